@@ -1,0 +1,114 @@
+package io.bulkhead;
+
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
+
+/**
+ * A compartment: a limit on the calls in flight to one dependency, a short bounded queue, a maximum
+ * wait, and a fast, typed "no" when it is full.
+ *
+ * <p>When every slot is taken, a caller joins the queue if fewer than {@code maxQueue} wait, and waits
+ * at most {@code maxWait}. A freed slot goes straight to the oldest waiter (FIFO hand-off): while anyone
+ * waits, no newcomer takes a slot, not even through {@link #tryAcquire()}. A caller that cannot queue,
+ * or waits too long, gets a {@link BulkheadFullException} at once; the dependency is never called for it.
+ *
+ * <pre>{@code
+ * Bulkhead llm = Bulkhead.builder("llm").limit(10).maxQueue(20).maxWait(Duration.ofSeconds(1)).build();
+ * String answer = llm.call(() -> client.complete(prompt));                 // sync, caller's thread
+ * CompletableFuture<String> f = llm.submit(() -> client.completeAsync(p)); // async, no thread held
+ * Optional<Permit> p = llm.tryAcquire();                                   // never waits
+ * }</pre>
+ *
+ * <p>Waiting parks with {@link java.util.concurrent.locks.LockSupport}; no waiting path uses a monitor,
+ * so a virtual thread waiting for a slot never pins its carrier. A slot is freed exactly once, whether
+ * the call returns, throws, or its stage completes exceptionally or is cancelled.
+ *
+ * <p>This interface is thread-safe.
+ */
+public interface Bulkhead {
+
+  /** Starts building a compartment with this name. */
+  static BulkheadBuilder builder(String name) {
+    return new BulkheadBuilder(name);
+  }
+
+  /** The compartment's name. */
+  String name();
+
+  /** The current settings; {@link BulkheadConfig#limit()} reflects the latest {@link #setLimit}. */
+  BulkheadConfig config();
+
+  /**
+   * Runs {@code task} on the caller's thread while holding a slot, waiting for one if necessary.
+   *
+   * <p>If every slot is taken and fewer than {@code maxQueue} callers wait, the thread parks for at most
+   * {@code maxWait}. The slot is freed when {@code task} returns or throws; its result or exception is
+   * passed through unchanged.
+   *
+   * <p>If the thread is interrupted while it waits, it leaves the queue, its interrupt status is set
+   * again, and {@link BulkheadFullException} with reason {@code INTERRUPTED} is thrown. A thread that
+   * arrives already interrupted and would have to wait is rejected the same way without queuing. If a
+   * slot was handed over at the same moment as the interrupt, the hand-off wins: the task runs with the
+   * interrupt status set.
+   *
+   * @throws BulkheadFullException if the call was not admitted; {@code task} was not run
+   * @throws Exception whatever {@code task} throws
+   */
+  <T> T call(Callable<T> task) throws Exception;
+
+  /**
+   * Starts {@code task} when a slot is free and holds the slot until the stage it returns completes.
+   *
+   * <p>A waiting call holds no thread. The supplier runs on the thread that admits it: the caller's if a
+   * slot is free, otherwise the thread that frees a slot for it. Rejection completes the returned future
+   * exceptionally with {@link BulkheadFullException}.
+   *
+   * <p>Cancelling the returned future (or completing it yourself, as {@code orTimeout} does) while the
+   * call waits removes it from the queue. After admission it forwards the cancellation to the stage, and
+   * the slot is freed only when that stage completes, so a timeout never lets more calls reach the
+   * dependency than the limit. If the stage you return is a bare {@link CompletableFuture} that
+   * completes on cancel while the work goes on, the slot frees at that moment: return a stage that
+   * completes when the work truly ends.
+   *
+   * <p>If the supplier throws or returns null, the slot is freed and the future fails with that
+   * exception (a {@link NullPointerException} for null).
+   */
+  <T> CompletableFuture<T> submit(Supplier<? extends CompletionStage<T>> task);
+
+  /**
+   * Takes a slot if one is free and nobody waits; never waits. The slot is held until the permit is
+   * closed. An empty result counts as a rejection with reason {@code QUEUE_FULL}.
+   */
+  Optional<Permit> tryAcquire();
+
+  /**
+   * Takes a slot, waiting like {@link #call} when necessary, and holds it until the permit is closed:
+   * for callers that hold a slot across callbacks or for a streamed response.
+   *
+   * @throws BulkheadFullException if no slot was obtained
+   */
+  Permit acquire();
+
+  /**
+   * Changes how many calls may be in flight; never blocks.
+   *
+   * <p>Raising the limit hands the new slots to waiters at once. Lowering it lets the calls in flight
+   * finish and admits no one until fewer than the new limit are in flight.
+   *
+   * @throws IllegalArgumentException if {@code limit} is less than 1, or the compartment's budget has
+   *     no room for it
+   */
+  void setLimit(int limit);
+
+  /** A snapshot of the compartment's numbers. */
+  BulkheadStats stats();
+
+  /** Adds a listener for this compartment's events; see {@link BulkheadListener}. */
+  void addListener(BulkheadListener listener);
+
+  /** Removes a listener added earlier; returns whether it was present. */
+  boolean removeListener(BulkheadListener listener);
+}

@@ -1,0 +1,176 @@
+package io.bulkhead;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Builds a {@link Bulkhead}. Obtain one from {@link Bulkhead#builder(String)}.
+ *
+ * <pre>{@code
+ * Bulkhead llm = Bulkhead.builder("llm")
+ *     .limit(10)                          // calls in flight
+ *     .maxQueue(20)                       // callers that may wait
+ *     .maxWait(Duration.ofSeconds(1))     // how long one may wait
+ *     .build();
+ * }</pre>
+ *
+ * <p>Each setter checks its own argument and throws {@link IllegalArgumentException} naming the field and
+ * the value; {@link #build()} checks the combination and names the conflict. {@code build()} copies the
+ * settings, so a builder can be changed and reused without touching compartments already built.
+ *
+ * <p>Defaults: no queue ({@code maxQueue(0)}: a full compartment rejects at once) and the system
+ * ticker. The limit has no default: a compartment's size is a decision, not something to inherit.
+ *
+ * <p>This class is <em>not</em> thread-safe.
+ */
+public final class BulkheadBuilder {
+
+  private final String name;
+  private int limit; // 0 until set
+  private boolean queueBounded = true;
+  private int maxQueue;
+  private boolean waitSet;
+  private Duration maxWait; // null with waitSet means unbounded
+  private final List<BulkheadListener> listeners = new ArrayList<>();
+  private Ticker ticker = Ticker.system();
+  private Scheduler scheduler; // null: the shared timer
+  private Budget budget;
+
+  BulkheadBuilder(String name) {
+    Objects.requireNonNull(name, "name");
+    if (name.isBlank()) {
+      throw new IllegalArgumentException("name must not be blank but was '" + name + "'");
+    }
+    this.name = name;
+  }
+
+  /**
+   * Sets how many calls may be in flight at once.
+   *
+   * @throws IllegalArgumentException if {@code limit} is less than 1
+   */
+  public BulkheadBuilder limit(int limit) {
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit must be at least 1 but was " + limit);
+    }
+    this.limit = limit;
+    return this;
+  }
+
+  /**
+   * Sets how many callers may wait for a slot when all are taken. {@code 0} (the default) rejects at
+   * once. A waiting caller holds no slot, but a synchronous one holds its thread: keep the queue short.
+   *
+   * @throws IllegalArgumentException if {@code maxQueue} is negative
+   */
+  public BulkheadBuilder maxQueue(int maxQueue) {
+    if (maxQueue < 0) {
+      throw new IllegalArgumentException("maxQueue must not be negative but was " + maxQueue);
+    }
+    this.queueBounded = true;
+    this.maxQueue = maxQueue;
+    return this;
+  }
+
+  /**
+   * Lets any number of callers wait. Rarely what you want in front of a slow dependency (a long queue
+   * turns fast rejections back into slow ones), but right for a server-wide cap that must never turn a
+   * request away. In practice the count of waiters stops at {@link Integer#MAX_VALUE}.
+   */
+  public BulkheadBuilder unboundedQueue() {
+    this.queueBounded = false;
+    this.maxQueue = 0;
+    return this;
+  }
+
+  /**
+   * Sets how long one caller may wait for a slot before it is rejected with
+   * {@link BulkheadFullException.Reason#WAIT_TIMEOUT}. Keep it well under your callers' own timeouts.
+   *
+   * @throws NullPointerException if {@code maxWait} is null
+   * @throws IllegalArgumentException if {@code maxWait} is negative, or too long to count in
+   *     nanoseconds (use {@link #unboundedWait()} to wait without a limit)
+   */
+  public BulkheadBuilder maxWait(Duration maxWait) {
+    Objects.requireNonNull(maxWait, "maxWait");
+    if (maxWait.isNegative()) {
+      throw new IllegalArgumentException("maxWait must not be negative but was " + maxWait);
+    }
+    if (Durations.exceedsNanos(maxWait)) {
+      throw new IllegalArgumentException("maxWait " + maxWait
+          + " is longer than the 292 years a nanosecond deadline can hold; use unboundedWait() to wait"
+          + " without a limit");
+    }
+    this.waitSet = true;
+    this.maxWait = maxWait;
+    return this;
+  }
+
+  /** Lets a waiter wait until a slot is handed to it. No timer is armed for such a waiter. */
+  public BulkheadBuilder unboundedWait() {
+    this.waitSet = true;
+    this.maxWait = null;
+    return this;
+  }
+
+  /** Adds a listener for this compartment's events; see {@link BulkheadListener}. */
+  public BulkheadBuilder listener(BulkheadListener listener) {
+    listeners.add(Objects.requireNonNull(listener, "listener"));
+    return this;
+  }
+
+  /** Replaces the source of time, for tests; the default is {@link Ticker#system()}. */
+  public BulkheadBuilder ticker(Ticker ticker) {
+    this.ticker = Objects.requireNonNull(ticker, "ticker");
+    return this;
+  }
+
+  /**
+   * Makes the compartment draw its limit from {@code budget}: {@link #build()} fails if the limits of
+   * the budget's compartments would add up to more than its capacity, and so does a later
+   * {@link Bulkhead#setLimit(int)} that would.
+   */
+  public BulkheadBuilder budget(Budget budget) {
+    this.budget = Objects.requireNonNull(budget, "budget");
+    return this;
+  }
+
+  BulkheadBuilder scheduler(Scheduler scheduler) {
+    this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+    return this;
+  }
+
+  /**
+   * Returns a new compartment with these settings.
+   *
+   * @throws IllegalArgumentException if the limit was not set, if callers may queue but no
+   *     {@code maxWait} was chosen, if they may queue but {@code maxWait} is zero, or if the budget
+   *     has no room for the limit
+   */
+  public Bulkhead build() {
+    if (limit == 0) {
+      throw new IllegalArgumentException("limit was not set for bulkhead '" + name
+          + "': call limit(int) with how many calls may be in flight at once");
+    }
+    boolean mayQueue = !queueBounded || maxQueue > 0;
+    if (mayQueue && !waitSet) {
+      throw new IllegalArgumentException("bulkhead '" + name + "' lets "
+          + (queueBounded ? maxQueue + " callers" : "any number of callers")
+          + " wait but no maxWait was set: call maxWait(Duration), or unboundedWait() to wait"
+          + " without a limit");
+    }
+    if (mayQueue && maxWait != null && maxWait.isZero()) {
+      throw new IllegalArgumentException("bulkhead '" + name + "' has maxWait PT0S, so the "
+          + (queueBounded ? maxQueue + " callers" : "callers")
+          + " its queue admits would be rejected the moment they queue: set maxWait above zero,"
+          + " or maxQueue(0) to reject at once");
+    }
+    Duration wait = waitSet ? maxWait : Duration.ZERO;
+    BulkheadConfig config = new BulkheadConfig(name, limit, queueBounded, maxQueue, wait);
+    Scheduler timer = scheduler != null ? scheduler : SharedTimer.INSTANCE;
+    return new DefaultBulkhead(config, listeners.toArray(new BulkheadListener[0]), ticker, timer,
+        budget);
+  }
+}

@@ -1,0 +1,729 @@
+package io.bulkhead;
+
+import java.lang.System.Logger.Level;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
+
+/*
+ * The compartment.
+ *
+ * Algorithm
+ * ---------
+ * One 64-bit state word holds two counts: the high 32 bits are `available`, the free slots (signed:
+ * limit - inFlight, negative just after the limit was lowered), the low 32 bits are `waiting`, the
+ * callers in the queue. Every change to either count is one atomic operation on that word, so "take a
+ * slot only if nobody waits" is a single CAS, not a check followed by an act.
+ *
+ * Fast paths, lock-free and allocation-free:
+ *   acquire  CAS available-1, allowed only when waiting == 0 && available > 0.
+ *   release  CAS available+1, allowed only when waiting == 0 || available < 0.
+ * Slow paths take `lock`, which guards the waiter queue (an intrusive doubly linked FIFO of Waiter):
+ *   acquire when full   re-check (take a slot that has just freed), reject if `waiting` reached
+ *                       maxQueue, otherwise CAS waiting+1 and link a node at the tail; wait outside.
+ *   release w/ waiters  (available == 0) unlink the head, waiting-1, CAS the node WAITING -> GRANTED.
+ *                       The releaser's slot passes straight to that waiter and `available` never
+ *                       rises, so no newcomer can slip in between. (Seed 004's release() decrements
+ *                       first and lets the waiter increment, which opens exactly that gap.)
+ *   setLimit            add the difference to `available`, then grant heads while available > 0.
+ *
+ * Invariants
+ * ----------
+ *   I1  waiting == number of linked nodes whenever `lock` is free: only lock holders link, unlink, or
+ *       change `waiting`; the fast paths only read it.
+ *   I2  waiting > 0 implies available <= 0. A node is linked only from a state with available <= 0;
+ *       available then grows only by a release while available < 0 (to at most 0), or by setLimit,
+ *       which grants under the same lock hold until available <= 0 or nobody waits.
+ *   I3  inFlight (= limit - available) exceeds limit only after setLimit lowered it: no path takes a
+ *       slot while available <= 0.
+ *   I4  a node leaves WAITING exactly once, by one CAS: to GRANTED (it owns a slot) or to TIMED_OUT,
+ *       INTERRUPTED or CANCELLED (it never will). Only a lock holder that has just unlinked a node
+ *       grants it, so a granted node is never in the queue and a linked node is never granted.
+ *   I5  a slot is freed exactly once: `call` frees it in a finally block; a Lease and an AsyncCall
+ *       free it behind a CAS of their own.
+ *
+ * Races, as interleavings
+ * -----------------------
+ *   R1 timeout vs hand-off. T1 waits and its deadline passes as T2 releases. T2 unlinks T1's node and
+ *      CASes WAITING -> GRANTED; T1 CASes WAITING -> TIMED_OUT. One CAS wins. If T2 wins, T1 proceeds
+ *      with the slot (it was handed over before T1 gave up). If T1 wins, T2 moves on to the next node,
+ *      or frees the slot if none is left: the slot is neither lost nor duplicated. T1 then takes the
+ *      lock to unlink itself, finds `linked == false` (T2 did it and decremented `waiting`), and does
+ *      not decrement again. Interrupt and cancel race with the hand-off the same way.
+ *   R2 enqueue vs fast release. T1, holding the lock, reads available == 0, waiting == 0 and decides to
+ *      queue; T2 fast-releases, available 0 -> 1. T1's CAS of waiting+1 fails because the word changed;
+ *      T1 re-reads, sees the free slot and takes it. With two separate counters T1 would queue behind a
+ *      free slot that nobody would ever hand it.
+ *   R3 cancel vs grant, async. T1 cancels the future while T2 grants its node. If T1's CAS wins, as R1.
+ *      If T2's wins, T2 starts the call after unlocking; AsyncCall.start() sees the future already done
+ *      and frees the slot without calling the supplier.
+ *   R4 cancel vs start, async. T2 runs the supplier, publishes the stage (volatile write), then checks
+ *      isDone(); T1 completes the future (a CAS on its result), then reads the stage. Volatile accesses
+ *      are sequentially consistent, so at least one of them sees the other and cancels the stage.
+ *      Cancelling it twice is harmless.
+ *   R5 timer vs new waiter. The sweep clears and re-arms `sweepScheduled` under the lock, and an async
+ *      waiter checks it under the same lock when it queues, so a waiter linked after a sweep's scan
+ *      either finds a timer armed for a deadline no later than its own, or arms one.
+ *   R6 lowering vs fast acquire. T1 reads available == 1 and CASes it to 0; T2's setLimit adds -5 to the
+ *      same word. Two atomic operations on one word: in either order available ends at -5, and no
+ *      acquire after setLimit succeeds until five calls have finished.
+ *
+ * Time: deadlines are enqueuedAt + maxWait on the injected Ticker. A parked thread expires itself
+ * (parkNanos until its deadline). A waiter without a thread is expired by the sweep, one timer per
+ * compartment armed for the head's deadline: FIFO order is deadline order, so a sweep stops at the first
+ * waiter not yet due and the timer queue holds one entry per compartment, not one per waiter. The
+ * ticker is read before the lock, so two waiters that race to the queue can be out of deadline order by
+ * the time one of them waited for the lock; the later one is then expired that much late.
+ * An unbounded wait arms no timer at all.
+ *
+ * Hand-off without recursion: a granted async call runs its supplier on the releasing thread. A
+ * supplier whose stage completes at once would release, grant the next, run its supplier and so on,
+ * one stack frame per waiter. The thread-local Trampoline turns that into a loop: while a thread is
+ * inside a release, the grants it causes are queued and the outermost frame runs them.
+ *
+ * User code (tasks, suppliers, listeners, future callbacks) never runs while the lock is held.
+ */
+final class DefaultBulkhead implements Bulkhead {
+
+  private static final System.Logger LOG = System.getLogger("io.bulkhead");
+
+  private static final long ONE_PERMIT = 1L << 32;
+  private static final int ADMITTED = 0;
+  private static final int QUEUED = 1;
+  private static final int QUEUE_FULL = 2;
+  private static final int WOULD_WAIT = 3;
+
+  /** Service-time estimate for {@code retryAfter} before any call has finished and without maxWait. */
+  static final long DEFAULT_SERVICE_ESTIMATE_NANOS = TimeUnit.SECONDS.toNanos(1);
+  private static final long NO_SAMPLE = -1;
+  private static final BulkheadFullException.Reason[] REASONS = BulkheadFullException.Reason.values();
+
+  private static final VarHandle STATE;
+  private static final VarHandle SERVICE_ESTIMATE;
+
+  static {
+    try {
+      MethodHandles.Lookup lookup = MethodHandles.lookup();
+      STATE = lookup.findVarHandle(DefaultBulkhead.class, "state", long.class);
+      SERVICE_ESTIMATE = lookup.findVarHandle(DefaultBulkhead.class, "serviceEstimate", long.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  // Admission state: available (high 32 bits) and waiting (low 32 bits).
+  private volatile long state;
+
+  private final String name;
+  private volatile BulkheadConfig config;
+  private final boolean queueBounded;
+  private final int maxQueue;
+  private final boolean waitBounded;
+  private final long maxWaitNanos;
+  private final Ticker ticker;
+  private final Scheduler scheduler;
+  private final Budget budget;
+  private final Listeners listeners;
+
+  private final ReentrantLock lock = new ReentrantLock();
+  private Waiter head; // guarded by lock
+  private Waiter tail; // guarded by lock
+  private boolean sweepScheduled; // guarded by lock
+  private final Runnable sweep = this::sweep;
+
+  private final LongAdder admitted = new LongAdder();
+  private final LongAdder completed = new LongAdder();
+  private final LongAdder cancelled = new LongAdder();
+  private final LongAdder[] rejected = new LongAdder[REASONS.length];
+  private final SlidingWindow window = new SlidingWindow();
+  // Exponentially weighted mean of admitted latency, for retryAfter. Written with plain opaque
+  // stores: a lost update under contention only makes a hint slightly staler.
+  @SuppressWarnings("unused") // accessed through SERVICE_ESTIMATE
+  private long serviceEstimate = NO_SAMPLE;
+
+  DefaultBulkhead(
+      BulkheadConfig config,
+      BulkheadListener[] listeners,
+      Ticker ticker,
+      Scheduler scheduler,
+      Budget budget) {
+    this.name = config.name();
+    this.config = config;
+    this.queueBounded = config.queueBounded();
+    this.maxQueue = config.maxQueueValue();
+    this.waitBounded = config.maxWaitOrNull() != null;
+    this.maxWaitNanos = waitBounded ? Durations.toNanosSaturated(config.maxWaitOrNull()) : 0;
+    this.ticker = ticker;
+    this.scheduler = scheduler;
+    this.budget = budget;
+    this.listeners = new Listeners(this, listeners);
+    for (int i = 0; i < rejected.length; i++) {
+      rejected[i] = new LongAdder();
+    }
+    if (budget != null) {
+      budget.join(name, config.limit()); // fails before the compartment exists
+    }
+    this.state = (long) config.limit() << 32;
+  }
+
+  static int available(long s) {
+    return (int) (s >> 32);
+  }
+
+  static int waiting(long s) {
+    return (int) s;
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // Public API
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public BulkheadConfig config() {
+    return config;
+  }
+
+  @Override
+  public <T> T call(Callable<T> task) throws Exception {
+    Objects.requireNonNull(task, "task");
+    long admittedAt = acquireBlocking();
+    try {
+      return task.call();
+    } finally {
+      release(admittedAt);
+    }
+  }
+
+  @Override
+  public Permit acquire() {
+    return new Lease(this, acquireBlocking());
+  }
+
+  @Override
+  public Optional<Permit> tryAcquire() {
+    if (tryTakeFree()) {
+      return Optional.of(new Lease(this, admittedNow()));
+    }
+    countRejection(BulkheadFullException.Reason.QUEUE_FULL);
+    return Optional.empty();
+  }
+
+  @Override
+  public <T> CompletableFuture<T> submit(Supplier<? extends CompletionStage<T>> task) {
+    Objects.requireNonNull(task, "task");
+    AsyncCall<T> call = new AsyncCall<>(this, task);
+    if (tryTakeFree()) {
+      call.start(admittedNow());
+      return call;
+    }
+    AsyncWaiter node = new AsyncWaiter(call);
+    call.waiter = node;
+    long now = ticker.read();
+    int outcome;
+    lock.lock();
+    try {
+      outcome = admitOrEnqueue(node, true, now);
+      if (outcome == QUEUED && waitBounded && !sweepScheduled) {
+        sweepScheduled = true;
+        scheduler.schedule(sweep, maxWaitNanos);
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (outcome == QUEUED) {
+      listeners.queued();
+    } else {
+      call.waiter = null; // never queued: nothing to withdraw
+      if (outcome == ADMITTED) {
+        call.start(admittedNow());
+      } else {
+        call.reject(reject(BulkheadFullException.Reason.QUEUE_FULL));
+      }
+    }
+    return call;
+  }
+
+  @Override
+  public void setLimit(int newLimit) {
+    if (newLimit < 1) {
+      throw new IllegalArgumentException(
+          "limit of bulkhead '" + name + "' must be at least 1 but was " + newLimit);
+    }
+    List<Waiter> granted = null;
+    lock.lock();
+    try {
+      BulkheadConfig current = config;
+      int delta = newLimit - current.limit();
+      if (delta == 0) {
+        return;
+      }
+      if (budget != null) {
+        budget.reserve(name, newLimit); // throws, and nothing has changed
+      }
+      config = current.withLimit(newLimit);
+      STATE.getAndAdd(this, (long) delta << 32);
+      for (;;) {
+        long s = state;
+        if (waiting(s) == 0 || available(s) <= 0) {
+          break;
+        }
+        Waiter w = head;
+        unlink(w);
+        if (w.grant()) {
+          STATE.getAndAdd(this, -1L - ONE_PERMIT);
+          if (granted == null) {
+            granted = new ArrayList<>();
+          }
+          granted.add(w);
+        } else {
+          STATE.getAndAdd(this, -1L);
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (granted != null) {
+      for (Waiter w : granted) {
+        w.granted(this);
+      }
+    }
+  }
+
+  @Override
+  public BulkheadStats stats() {
+    long s = state;
+    BulkheadConfig c = config;
+    int inFlight = Math.max(0, c.limit() - available(s));
+    long[] rejectedByReason = new long[REASONS.length];
+    for (int i = 0; i < REASONS.length; i++) {
+      rejectedByReason[i] = rejected[i].sum();
+    }
+    LatencySummary[] recent = window.snapshot(ticker.read());
+    return new BulkheadStats(
+        name,
+        c.limit(),
+        c.maxQueue(),
+        inFlight,
+        waiting(s),
+        admitted.sum(),
+        completed.sum(),
+        cancelled.sum(),
+        rejectedByReason,
+        listeners.failures(),
+        recent[0],
+        recent[1]);
+  }
+
+  @Override
+  public void addListener(BulkheadListener listener) {
+    listeners.add(listener);
+  }
+
+  @Override
+  public boolean removeListener(BulkheadListener listener) {
+    return listeners.remove(listener);
+  }
+
+  @Override
+  public String toString() {
+    long s = state;
+    BulkheadConfig c = config;
+    return "Bulkhead{name=" + name + ", inFlight=" + Math.max(0, c.limit() - available(s)) + "/"
+        + c.limit() + ", waiting=" + waiting(s) + "/"
+        + (queueBounded ? Integer.toString(maxQueue) : "unbounded") + "}";
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // Admission
+
+  private boolean tryTakeFree() {
+    long s = state;
+    while (waiting(s) == 0 && available(s) > 0) {
+      long witness = (long) STATE.compareAndExchange(this, s, s - ONE_PERMIT);
+      if (witness == s) {
+        return true;
+      }
+      s = witness;
+    }
+    return false;
+  }
+
+  /** Returns the ticker reading at admission; throws BulkheadFullException when not admitted. */
+  private long acquireBlocking() {
+    if (tryTakeFree()) {
+      return admittedNow();
+    }
+    boolean mayWait = !Thread.currentThread().isInterrupted();
+    ThreadWaiter node = new ThreadWaiter(Thread.currentThread());
+    long now = ticker.read();
+    int outcome;
+    lock.lock();
+    try {
+      outcome = admitOrEnqueue(node, mayWait, now);
+    } finally {
+      lock.unlock();
+    }
+    switch (outcome) {
+      case ADMITTED:
+        return admittedNow();
+      case QUEUE_FULL:
+        throw reject(BulkheadFullException.Reason.QUEUE_FULL);
+      case WOULD_WAIT:
+        throw reject(BulkheadFullException.Reason.INTERRUPTED); // interrupt status left set
+      default:
+        listeners.queued();
+        return awaitGrant(node);
+    }
+  }
+
+  /** Caller holds the lock. Takes a free slot, or links {@code node}, or says why it cannot. */
+  private int admitOrEnqueue(Waiter node, boolean mayWait, long now) {
+    long s = state;
+    for (;;) {
+      int waiting = waiting(s);
+      if (waiting == 0 && available(s) > 0) {
+        long witness = (long) STATE.compareAndExchange(this, s, s - ONE_PERMIT);
+        if (witness == s) {
+          return ADMITTED;
+        }
+        s = witness;
+        continue;
+      }
+      if (queueBounded ? waiting >= maxQueue : waiting == Integer.MAX_VALUE) {
+        return QUEUE_FULL;
+      }
+      if (!mayWait) {
+        return WOULD_WAIT;
+      }
+      long witness = (long) STATE.compareAndExchange(this, s, s + 1);
+      if (witness != s) {
+        s = witness; // R2: the word changed, perhaps a slot freed; decide again
+        continue;
+      }
+      node.enqueuedAt = now;
+      link(node);
+      return QUEUED;
+    }
+  }
+
+  private long awaitGrant(ThreadWaiter node) {
+    boolean interrupted = false;
+    try {
+      for (;;) {
+        int st = node.state;
+        if (st == Waiter.GRANTED) {
+          return admittedAfterWait(node);
+        }
+        if (st == Waiter.TIMED_OUT) {
+          throw reject(BulkheadFullException.Reason.WAIT_TIMEOUT); // expired by the sweep
+        }
+        if (Thread.interrupted()) {
+          interrupted = true;
+          if (node.abandon(Waiter.INTERRUPTED)) {
+            unlinkAbandoned(node);
+            throw reject(BulkheadFullException.Reason.INTERRUPTED);
+          }
+          continue; // R1: granted or expired at the same moment; the loop reads which
+        }
+        if (waitBounded) {
+          long remaining = maxWaitNanos - (ticker.read() - node.enqueuedAt);
+          if (remaining <= 0) {
+            if (node.abandon(Waiter.TIMED_OUT)) {
+              unlinkAbandoned(node);
+              throw reject(BulkheadFullException.Reason.WAIT_TIMEOUT);
+            }
+            continue;
+          }
+          LockSupport.parkNanos(this, remaining);
+        } else {
+          LockSupport.park(this);
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private long admittedNow() {
+    admitted.increment();
+    long now = ticker.read();
+    listeners.admitted(0L);
+    return now;
+  }
+
+  private long admittedAfterWait(Waiter node) {
+    admitted.increment();
+    long now = ticker.read();
+    long waited = now - node.enqueuedAt;
+    window.recordWait(now, waited);
+    listeners.admitted(waited);
+    return now;
+  }
+
+  /** Counts a rejection and returns the exception to throw or complete with. */
+  BulkheadFullException reject(BulkheadFullException.Reason reason) {
+    countRejection(reason);
+    return new BulkheadFullException(name, reason, retryAfterNanos());
+  }
+
+  private void countRejection(BulkheadFullException.Reason reason) {
+    rejected[reason.ordinal()].increment();
+    listeners.rejected(reason);
+  }
+
+  /**
+   * When a newcomer can expect a slot: the queue ahead of it plus itself, each taking one service time
+   * on one of {@code limit} slots. The service time is the weighted mean of recent admitted latency;
+   * before any call has finished it is maxWait, or a second when waiting is unbounded or zero.
+   */
+  private long retryAfterNanos() {
+    long service = (long) SERVICE_ESTIMATE.getOpaque(this);
+    if (service == NO_SAMPLE) {
+      service = waitBounded && maxWaitNanos > 0 ? maxWaitNanos : DEFAULT_SERVICE_ESTIMATE_NANOS;
+    }
+    int ahead = waiting(state);
+    double estimate = (double) service * (ahead + 1.0) / config.limit();
+    return estimate >= Long.MAX_VALUE ? Long.MAX_VALUE : (long) estimate;
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // Release and hand-off
+
+  /** Frees the slot of a call admitted at {@code admittedAt}. Never throws. */
+  void release(long admittedAt) {
+    long now = ticker.read();
+    long held = now - admittedAt;
+    completed.increment();
+    window.recordLatency(now, held);
+    long previous = (long) SERVICE_ESTIMATE.getOpaque(this);
+    SERVICE_ESTIMATE.setOpaque(this, previous == NO_SAMPLE ? held : previous + (held - previous) / 8);
+    Waiter granted = freeSlot();
+    if (granted != null) {
+      granted.granted(this);
+    }
+    listeners.released(held);
+  }
+
+  private Waiter freeSlot() {
+    long s = state;
+    for (;;) {
+      if (waiting(s) == 0 || available(s) < 0) {
+        long witness = (long) STATE.compareAndExchange(this, s, s + ONE_PERMIT);
+        if (witness == s) {
+          return null;
+        }
+        s = witness;
+      } else {
+        return handOff();
+      }
+    }
+  }
+
+  /** Passes the caller's slot to the oldest waiter still waiting, or frees it if there is none. */
+  private Waiter handOff() {
+    lock.lock();
+    try {
+      for (;;) {
+        long s = state;
+        if (waiting(s) == 0 || available(s) < 0) {
+          if (STATE.compareAndSet(this, s, s + ONE_PERMIT)) {
+            return null;
+          }
+          continue;
+        }
+        Waiter w = head; // non-null by I1, since waiting > 0 and we hold the lock
+        unlink(w);
+        STATE.getAndAdd(this, -1L);
+        if (w.grant()) {
+          return w; // the slot is now w's: available unchanged
+        }
+        // w gave up a moment ago (R1); its owner will find it unlinked. Try the next one.
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Runs a granted async call, through the trampoline when this thread is already releasing. */
+  void dispatch(AsyncCall<?> call) {
+    Trampoline trampoline = Trampoline.enter();
+    if (trampoline == null) {
+      Trampoline.current().pending.add(call); // the outermost frame on this thread will run it
+      return;
+    }
+    try {
+      startAfterWait(call);
+    } finally {
+      Trampoline.exit(trampoline);
+    }
+  }
+
+  void startAfterWait(AsyncCall<?> call) {
+    AsyncWaiter node = call.waiter;
+    call.waiter = null;
+    call.start(admittedAfterWait(node));
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // Leaving the queue without a slot
+
+  /** The owner of {@code node} gave up (timeout or interrupt); unlink it unless a granter already did. */
+  private void unlinkAbandoned(Waiter node) {
+    lock.lock();
+    try {
+      if (node.linked) {
+        unlink(node);
+        STATE.getAndAdd(this, -1L);
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** A queued async call was withdrawn by its caller. */
+  void withdrawn(AsyncWaiter node) {
+    unlinkAbandoned(node);
+    cancelled.increment();
+    listeners.cancelled(ticker.read() - node.enqueuedAt);
+  }
+
+  /** The timer task: expires every waiter whose deadline has passed and re-arms for the next one. */
+  private void sweep() {
+    List<Waiter> expired = null;
+    lock.lock();
+    try {
+      sweepScheduled = false;
+      long now = ticker.read();
+      Waiter w = head;
+      while (w != null && now - w.enqueuedAt >= maxWaitNanos) {
+        Waiter next = w.next;
+        boolean expiredHere = w.abandon(Waiter.TIMED_OUT);
+        // Either it expires now, or its owner abandoned it and has not unlinked it yet: do it for them.
+        unlink(w);
+        STATE.getAndAdd(this, -1L);
+        if (expiredHere) {
+          if (expired == null) {
+            expired = new ArrayList<>();
+          }
+          expired.add(w);
+        }
+        w = next;
+      }
+      if (head != null) {
+        sweepScheduled = true;
+        scheduler.schedule(sweep, maxWaitNanos - (now - head.enqueuedAt));
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (expired != null) {
+      for (Waiter e : expired) {
+        e.expired(this);
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // The queue (guarded by lock)
+
+  private void link(Waiter w) {
+    w.linked = true;
+    w.prev = tail;
+    w.next = null;
+    if (tail == null) {
+      head = w;
+    } else {
+      tail.next = w;
+    }
+    tail = w;
+  }
+
+  private void unlink(Waiter w) {
+    Waiter p = w.prev;
+    Waiter n = w.next;
+    if (p == null) {
+      head = n;
+    } else {
+      p.next = n;
+    }
+    if (n == null) {
+      tail = p;
+    } else {
+      n.prev = p;
+    }
+    w.prev = null;
+    w.next = null;
+    w.linked = false;
+  }
+
+  /** Leaves the budget, for a compartment that is being discarded. */
+  void leaveBudget() {
+    if (budget != null) {
+      budget.leave(name);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------
+
+  /**
+   * Per-thread run queue for granted async calls. {@link #enter()} returns a token when the caller is
+   * the outermost frame on this thread and null when a frame below it is already draining; the
+   * outermost frame's {@link #exit} runs what was queued meanwhile, in order.
+   */
+  static final class Trampoline {
+
+    private static final ThreadLocal<Trampoline> CURRENT = ThreadLocal.withInitial(Trampoline::new);
+
+    final ArrayDeque<AsyncCall<?>> pending = new ArrayDeque<>();
+    private boolean active;
+
+    static Trampoline current() {
+      return CURRENT.get();
+    }
+
+    static Trampoline enter() {
+      Trampoline t = CURRENT.get();
+      if (t.active) {
+        return null;
+      }
+      t.active = true;
+      return t;
+    }
+
+    static void exit(Trampoline token) {
+      if (token == null) {
+        return;
+      }
+      try {
+        AsyncCall<?> next;
+        while ((next = token.pending.poll()) != null) {
+          try {
+            next.startAfterWait();
+          } catch (Throwable t) {
+            LOG.log(Level.ERROR, "a granted call could not be started", t);
+          }
+        }
+      } finally {
+        token.active = false;
+      }
+    }
+  }
+}

@@ -1,0 +1,8 @@
+/**
+ * Bulkhead core: compartments that cap how much of a process one dependency may hold.
+ *
+ * <p>Only the API package is exported; the implementation classes in it are package-private.
+ */
+module io.bulkhead.core {
+  exports io.bulkhead;
+}
