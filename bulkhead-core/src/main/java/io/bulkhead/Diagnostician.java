@@ -30,6 +30,10 @@ import java.util.concurrent.locks.ReentrantLock;
  *      onRemoved(old) and onAdded(new) outside its lock, so they may arrive in either order. Charts
  *      are keyed by identity for removal: onAdded(new) replaces the chart of the same name, and a late
  *      onRemoved(old) finds that the chart under "x" belongs to another compartment and leaves it.
+ *   T1 registers "x" and T2 removes it at once: onRemoved(x) may arrive before onAdded(x) and find
+ *      nothing. onAdded(x) checks under `membership` that the registry still holds x; if T2's removal
+ *      came after that check, its onRemoved is still to come and removes the chart. Lock order is
+ *      ours then the registry's; the registry never calls a listener while holding its own.
  */
 
 /**
@@ -115,18 +119,6 @@ public final class Diagnostician {
   private final ReentrantLock membership = new ReentrantLock();
   private volatile Chart[] charts = new Chart[0];
 
-  private final BulkheadRegistry.Listener follower = new BulkheadRegistry.Listener() {
-    @Override
-    public void onAdded(Bulkhead bulkhead) {
-      watch(bulkhead);
-    }
-
-    @Override
-    public void onRemoved(Bulkhead bulkhead) {
-      unwatch(bulkhead);
-    }
-  };
-
   Diagnostician(DiagnosticianBuilder b) {
     this.shortWindowNanos = b.shortWindowNanos();
     this.longWindowNanos = b.longWindowNanos();
@@ -158,8 +150,15 @@ public final class Diagnostician {
    */
   public void watch(Bulkhead bulkhead) {
     Objects.requireNonNull(bulkhead, "bulkhead");
+    add(bulkhead, null);
+  }
+
+  private void add(Bulkhead bulkhead, BulkheadRegistry source) {
     membership.lock();
     try {
+      if (source != null && source.find(bulkhead.name()).orElse(null) != bulkhead) {
+        return; // removed again before we heard it was added: see the last interleaving above
+      }
       Chart[] current = charts;
       for (int i = 0; i < current.length; i++) {
         if (current[i].bulkhead == bulkhead) {
@@ -185,7 +184,18 @@ public final class Diagnostician {
    * is removed.
    */
   public void watch(BulkheadRegistry registry) {
-    Objects.requireNonNull(registry, "registry").addListener(follower);
+    Objects.requireNonNull(registry, "registry");
+    registry.addListener(new BulkheadRegistry.Listener() {
+      @Override
+      public void onAdded(Bulkhead bulkhead) {
+        add(bulkhead, registry);
+      }
+
+      @Override
+      public void onRemoved(Bulkhead bulkhead) {
+        unwatch(bulkhead);
+      }
+    });
   }
 
   /** Stops watching {@code bulkhead}; returns whether it was watched. */

@@ -400,6 +400,34 @@ class DiagnosticianTest {
     assertThat(d.diagnosis("a")).isPresent();
   }
 
+  /** As in the metrics binder: "added" heard after "removed" must not leave a chart behind. */
+  @Test
+  void addedHeardAfterRemoved_leavesNoChart() throws Exception {
+    BulkheadRegistry registry = BulkheadRegistry.create();
+    java.util.concurrent.CountDownLatch inGate = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch removed = new java.util.concurrent.CountDownLatch(1);
+    registry.addListener(new BulkheadRegistry.Listener() {
+      @Override
+      public void onAdded(Bulkhead b) {
+        inGate.countDown();
+        try {
+          removed.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    });
+    Diagnostician d = Diagnostician.builder().ticker(ticker).build();
+    d.watch(registry);
+    Thread registering = new Thread(() -> registry.register(new Scripted("ghost", 1)));
+    registering.start();
+    inGate.await();
+    registry.remove("ghost");
+    removed.countDown();
+    registering.join();
+    assertThat(d.diagnoses()).isEmpty();
+  }
+
   @Test
   void aSampleOlderThanTheLastOne_isDropped() {
     healthy(12);
