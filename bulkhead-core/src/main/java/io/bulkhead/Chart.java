@@ -195,9 +195,9 @@ final class Chart {
       String explanation = judged
           ? explain(state, span, intervals, rejectingIntervals, saturation, ratio, rejectionRate,
               latency, normalLatency)
-          : String.format(Locale.ROOT, "too few recent samples to judge (%d intervals over %s; need"
-              + " %d over at least %s); keeping %s", intervals, Durations.format(span),
-              Diagnostician.MIN_INTERVALS, Durations.format(rules.shortWindowNanos / 2), state);
+          : String.format(Locale.ROOT, "warming up: %s sampled in %d intervals; judging needs %s"
+              + " in at least %d; keeping %s", Durations.format(span), intervals,
+              Durations.format(rules.shortWindowNanos / 2), Diagnostician.MIN_INTERVALS, state);
       Diagnosis d = new Diagnosis(bulkhead.name(), state, now - stateSince, judged, span, saturation,
           admittedRate, rejectionRate, ratio, spread, longRejectionRate, latency, normalLatency,
           explanation);
@@ -232,12 +232,13 @@ final class Chart {
         + " intervals)", percent(ratio), rejectionRate, rejectingIntervals, intervals);
     switch (state) {
       case HEALTHY:
-        return String.format(Locale.ROOT, "healthy: at the limit in %s of the last %s, %s of calls"
-            + " rejected", percent(saturation), window, percent(ratio));
+        return String.format(Locale.ROOT, "healthy: at the limit in %s of the last %s, %s",
+            percent(saturation), window, rejectedPhrase(ratio, rejectingIntervals, intervals));
       case SATURATED:
-        return String.format(Locale.ROOT, "saturated: at the limit in %s of the last %s, %s of calls"
-            + " rejected; working as designed, but rejections come next if demand stays",
-            percent(saturation), window, percent(ratio));
+        return String.format(Locale.ROOT, "saturated: at the limit in %s of the last %s, %s%s",
+            percent(saturation), window, rejectedPhrase(ratio, rejectingIntervals, intervals),
+            rejectingIntervals == 0 ? ": working as designed; rejections come next if demand stays"
+                : "");
       case LIMIT_TOO_LOW:
         return "limit too low: " + rejecting + " while " + latencyPhrase(latency, normal)
             + ": the limit is too low for the demand, or demand grew";
@@ -247,6 +248,16 @@ final class Chart {
       default:
         throw new AssertionError(state);
     }
+  }
+
+  /** "0% of calls rejected", or "88% of calls rejected, in only 2 of 10 intervals (a burst)". */
+  private static String rejectedPhrase(double ratio, int rejectingIntervals, int intervals) {
+    String share = percent(ratio) + " of calls rejected";
+    if (rejectingIntervals == 0) {
+      return share;
+    }
+    return String.format(Locale.ROOT, "%s, in only %d of %d intervals (a burst, not a trend)", share,
+        rejectingIntervals, intervals);
   }
 
   private static String latencyPhrase(long latency, long normal) {

@@ -79,7 +79,9 @@ class DiagnosticianTest {
     Diagnosis early = seconds(4, 100, 300, 10, 100);
     assertThat(early.judged()).as("4 s of a 10 s window").isFalse();
     assertThat(early.state()).isEqualTo(State.HEALTHY);
-    assertThat(early.explanation()).startsWith("too few recent samples to judge (3 intervals over 3.0s");
+    assertThat(early.explanation())
+        .isEqualTo("warming up: 3.0s sampled in 3 intervals; judging needs 5.0s in at least 3; keeping"
+            + " HEALTHY");
 
     Diagnosis judged = seconds(2, 100, 300, 10, 100);
     assertThat(judged.judged()).isTrue();
@@ -130,8 +132,8 @@ class DiagnosticianTest {
     assertThat(states.subList(0, 7)).containsOnly(State.HEALTHY);
     assertThat(states.subList(7, 10)).containsOnly(State.SATURATED);
     Diagnosis d = doctor.diagnosis("llm").orElseThrow();
-    assertThat(d.explanation()).startsWith("saturated: at the limit in 100% of the last 10s, 0% of"
-        + " calls rejected");
+    assertThat(d.explanation()).isEqualTo("saturated: at the limit in 100% of the last 10s, 0% of"
+        + " calls rejected: working as designed; rejections come next if demand stays");
 
     // Load eases: at the limit every other second. 50% is below the enter level but not below the
     // exit level, so it stays saturated ...
@@ -298,6 +300,8 @@ class DiagnosticianTest {
     assertThat(d.rejectionRatio()).as("over the window").isGreaterThan(0.05);
     assertThat(d.rejectionSpread()).as("one interval of ten").isCloseTo(0.1, within(1e-9));
     assertThat(d.state()).isEqualTo(State.HEALTHY);
+    assertThat(d.explanation()).isEqualTo("healthy: at the limit in 10% of the last 10s, 48% of calls"
+        + " rejected, in only 1 of 10 intervals (a burst, not a trend)");
   }
 
   /**
