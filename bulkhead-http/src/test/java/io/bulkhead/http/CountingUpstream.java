@@ -66,6 +66,8 @@ final class CountingUpstream implements AutoCloseable {
   private final Thread thread;
   private final Map<SocketChannel, Conn> open = new LinkedHashMap<>(); // loop thread only
   private final PriorityQueue<Due> due = new PriorityQueue<>(); // loop thread only
+  private final java.util.concurrent.ConcurrentLinkedQueue<java.util.concurrent.CompletableFuture<Integer>>
+      probes = new java.util.concurrent.ConcurrentLinkedQueue<>();
   private volatile boolean running = true;
   private volatile int openNow;
   private volatile int maxOpen;
@@ -115,6 +117,17 @@ final class CountingUpstream implements AutoCloseable {
     return requests;
   }
 
+  /**
+   * Reads every open connection now, on the server's thread, and returns how many are still open:
+   * a connection its client has closed is no longer counted.
+   */
+  int probe() throws Exception {
+    java.util.concurrent.CompletableFuture<Integer> result = new java.util.concurrent.CompletableFuture<>();
+    probes.add(result);
+    selector.wakeup();
+    return result.get(5, java.util.concurrent.TimeUnit.SECONDS);
+  }
+
   private void loop() {
     ByteBuffer buffer = ByteBuffer.allocate(8192);
     try {
@@ -149,6 +162,11 @@ final class CountingUpstream implements AutoCloseable {
         }
         selector.selectedKeys().clear();
         answerDue();
+        java.util.concurrent.CompletableFuture<Integer> probe;
+        while ((probe = probes.poll()) != null) {
+          probeAll(buffer);
+          probe.complete(open.size());
+        }
       }
     } catch (IOException e) {
       if (running) {
