@@ -39,7 +39,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *     while the selector thread is still closing. Either would free the slot too early and let the next
  *     call open a connection while this one is still open. So an abort sets `aborting` first, which
  *     makes exchangeEnded() ignore the exchange's completion, and calls finish() itself only after
- *     cancel() has returned; and the JDK's request timeout is not used at all.
+ *     cancel() has returned; and the JDK's request timeout is never armed (sendAsync refuses a request
+ *     that carries one).
  *
  * Races, as interleavings
  * -----------------------

@@ -120,12 +120,20 @@ public final class UpstreamClient implements AutoCloseable {
    * exchange failed, and {@link CancellationException} if it was cancelled or the client closed. An
    * answer with any status code completes it normally.
    *
+   * @throws IllegalArgumentException if {@code request} carries its own {@code timeout()}: the JDK
+   *     would end such an exchange on its own thread, possibly freeing the slot before the connection
+   *     is closed; the client's deadline bounds every call instead
    * @throws IllegalStateException if the client is closed
    */
   public <T> CompletableFuture<HttpResponse<T>> sendAsync(
       HttpRequest request, HttpResponse.BodyHandler<T> bodyHandler) {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(bodyHandler, "bodyHandler");
+    if (request.timeout().isPresent()) {
+      throw new IllegalArgumentException("the request to upstream '" + name() + "' carries its own"
+          + " timeout (" + request.timeout().get() + "); build it without timeout(): the client's "
+          + format(deadline) + " deadline bounds every call and aborts it safely");
+    }
     if (closed) {
       throw new IllegalStateException("upstream client '" + name() + "' is closed");
     }

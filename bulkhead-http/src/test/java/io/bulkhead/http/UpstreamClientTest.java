@@ -332,6 +332,20 @@ class UpstreamClientTest {
   }
 
   @Test
+  void aRequestWithItsOwnTimeout_isRefused_becauseTheJdkWouldAbortItUnsafely() {
+    Bulkhead llm = Bulkhead.builder("llm").limit(1).build();
+    UpstreamClient client = closeLater(
+        UpstreamClient.builder(llm).deadline(Duration.ofSeconds(1)).build());
+    HttpRequest timed = HttpRequest.newBuilder(URI.create("http://127.0.0.1:1/x"))
+        .timeout(Duration.ofSeconds(5)).build();
+
+    assertThatThrownBy(() -> client.sendAsync(timed, BodyHandlers.ofString()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("carries its own timeout (PT5S)");
+    assertThat(llm.stats().admitted()).isZero();
+  }
+
+  @Test
   void builder_requiresAPositiveDeadline_andNamesTheValue() {
     Bulkhead llm = Bulkhead.builder("llm").limit(1).build();
     assertThatThrownBy(() -> UpstreamClient.builder(llm).build())
