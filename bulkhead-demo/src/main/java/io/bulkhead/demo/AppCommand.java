@@ -58,6 +58,7 @@ final class AppCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
+    Main.checkPort(spec, port);
     AppSettings settings = Main.checked(spec, () -> new AppSettings(mode, upstream, serverLimit,
         llmLimit, llmQueue, llmWait, upstreamDeadline));
     String problem = LoadGenerator.unreachable(upstream);
@@ -71,7 +72,7 @@ final class AppCommand implements Callable<Integer> {
       Thread hook = new Thread(app::close, "app-shutdown");
       Runtime.getRuntime().addShutdownHook(hook);
       out.println("app (" + mode.label() + " mode) listening on " + app.uri() + ", upstream "
-          + upstream + ", compartments " + app.registry().all() + "; Ctrl-C stops it");
+          + upstream + "; compartments: " + app.describeCompartments() + "; Ctrl-C stops it");
       out.flush();
       try {
         app.server().join();

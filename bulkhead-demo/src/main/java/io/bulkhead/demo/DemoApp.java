@@ -111,6 +111,26 @@ public class DemoApp implements AutoCloseable {
     return registry;
   }
 
+  /** "server (50 in flight, unbounded queue), llm (10 in flight, 20 waiting, 1 s wait)". */
+  public String describeCompartments() {
+    StringBuilder out = new StringBuilder();
+    for (Bulkhead b : registry.all()) {
+      if (out.length() > 0) {
+        out.append(", ");
+      }
+      out.append(b.name()).append(" (").append(b.config().limit()).append(" in flight, ");
+      java.util.OptionalInt queue = b.config().maxQueue();
+      if (queue.isEmpty()) {
+        out.append("unbounded queue)");
+      } else {
+        out.append(queue.getAsInt()).append(" waiting, ")
+            .append(b.config().maxWait().map(Durations::format).orElse("unbounded"))
+            .append(" wait)");
+      }
+    }
+    return out.toString();
+  }
+
   /**
    * Adds a route behind the server-wide cap, like {@code /login} and {@code /chat}.
    *

@@ -78,6 +78,13 @@ public final class Main implements Runnable {
     }
   }
 
+  static void checkPort(CommandLine.Model.CommandSpec spec, int port) {
+    if (port < 0 || port > 65_535) {
+      throw new CommandLine.ParameterException(spec.commandLine(),
+          "--port must be a TCP port from 0 (any free port) to 65535 but was " + port);
+    }
+  }
+
   private static String oneLine(String message) {
     return message == null ? "" : message.replaceAll("\\s*\\R\\s*", " ").trim();
   }

@@ -30,6 +30,7 @@ final class UpstreamCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
+    Main.checkPort(spec, port);
     if (delay.isNegative()) {
       throw new ParameterException(spec.commandLine(),
           "--delay must not be negative but was " + Durations.format(delay));
