@@ -11,8 +11,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -22,7 +22,9 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * Seed 000's load: {@code chats} requests to {@code /chat} at once, then after {@code loginsAfter}
  * {@code logins} requests to {@code /login} at once; every request's latency (to the last byte of the
- * answer) and status are recorded. Each request has its own connection, as a crowd of users would.
+ * answer) and status are recorded. Each request has its own connection, as a crowd of users would,
+ * and its own thread, started before the clock so that the burst measures the app rather than the
+ * load generator.
  *
  * <p>A run can be watched from another thread through {@link #chatsAnswered()} and
  * {@link #loginsAnswered()}.
@@ -98,21 +100,31 @@ public final class LoadGenerator {
         .version(HttpClient.Version.HTTP_1_1)
         .executor(executor)
         .build();
+    ConcurrentLinkedQueue<Sample> samples = new ConcurrentLinkedQueue<>();
+    CountDownLatch chatsGo = new CountDownLatch(1);
+    CountDownLatch loginsGo = new CountDownLatch(1);
+    long[] start = new long[1];
+    List<Thread> senders = new ArrayList<>(chats + logins);
     try {
-      ConcurrentLinkedQueue<Sample> samples = new ConcurrentLinkedQueue<>();
-      List<CompletableFuture<?>> pending = new ArrayList<>(chats + logins);
-      long start = System.nanoTime();
+      // One thread per request, all started before the clock does: a burst that had to start its
+      // threads (or hop through the JDK's completion executor, as sendAsync does) would measure the
+      // load generator, not the app.
       for (int i = 0; i < chats; i++) {
-        pending.add(send(client, Route.CHAT, start, samples, chatsAnswered));
+        senders.add(sender(client, Route.CHAT, chatsGo, start, samples, chatsAnswered, i));
       }
-      long loginsAt = start + loginsAfter.toNanos();
+      for (int i = 0; i < logins; i++) {
+        senders.add(sender(client, Route.LOGIN, loginsGo, start, samples, loginsAnswered, i));
+      }
+      start[0] = System.nanoTime();
+      chatsGo.countDown();
+      long loginsAt = start[0] + loginsAfter.toNanos();
       for (long left; (left = loginsAt - System.nanoTime()) > 0; ) {
         LockSupport.parkNanos(left); // pacing the schedule, not waiting for an event
       }
-      for (int i = 0; i < logins; i++) {
-        pending.add(send(client, Route.LOGIN, start, samples, loginsAnswered));
+      loginsGo.countDown();
+      for (Thread t : senders) {
+        t.join();
       }
-      CompletableFuture.allOf(pending.toArray(new CompletableFuture<?>[0])).join();
       List<Sample> sorted = new ArrayList<>(samples);
       sorted.sort(Comparator.comparingLong(Sample::sentAtNanos));
       long wall = 0;
@@ -120,28 +132,51 @@ public final class LoadGenerator {
         wall = Math.max(wall, s.answeredAtNanos());
       }
       return new LoadResult(sorted, wall);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new CliException("the load was interrupted");
     } finally {
+      chatsGo.countDown();
+      loginsGo.countDown();
       Threads.shutdown(client, executor);
     }
   }
 
-  private CompletableFuture<?> send(HttpClient client, Route route, long start,
-      ConcurrentLinkedQueue<Sample> samples, AtomicInteger answered) {
+  private Thread sender(HttpClient client, Route route, CountDownLatch go, long[] start,
+      ConcurrentLinkedQueue<Sample> samples, AtomicInteger answered, int index) {
     HttpRequest request = HttpRequest.newBuilder(target.resolve(route.path()))
         .timeout(timeout)
         .build();
-    // The latency ends when the body's last byte has been read, on the client's own thread: not when
-    // the future completes, which the JDK does on another executor a moment later.
+    // The latency ends when the body's last byte has been read, on the client's own thread.
     HttpResponse.BodyHandler<Long> timed = info -> HttpResponse.BodySubscribers.mapping(
         HttpResponse.BodySubscribers.discarding(), ignored -> System.nanoTime());
-    long sent = System.nanoTime();
-    return client.sendAsync(request, timed).handle((response, failure) -> {
-      long end = response != null ? response.body() : System.nanoTime();
-      int status = response != null ? response.statusCode() : 0;
-      samples.add(new Sample(route, sent - start, end - sent, status));
+    Thread t = new Thread(() -> {
+      try {
+        go.await();
+      } catch (InterruptedException e) {
+        return;
+      }
+      long sent = System.nanoTime();
+      long end;
+      int status;
+      try {
+        HttpResponse<Long> response = client.send(request, timed);
+        end = response.body();
+        status = response.statusCode();
+      } catch (IOException e) {
+        end = System.nanoTime();
+        status = 0;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        end = System.nanoTime();
+        status = 0;
+      }
+      samples.add(new Sample(route, sent - start[0], end - sent, status));
       answered.incrementAndGet();
-      return null;
-    });
+    }, "load-" + route.name().toLowerCase(java.util.Locale.ROOT) + "-" + index);
+    t.setDaemon(true);
+    t.start();
+    return t;
   }
 
   /** Why nothing accepts connections at {@code uri} ("Connection refused"), or null if something does. */

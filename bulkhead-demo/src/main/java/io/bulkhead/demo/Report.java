@@ -195,9 +195,8 @@ final class Report {
         .append(' ').append(HEIGHT).append("\" role=\"img\" aria-label=\"").append(m.mode().label())
         .append(" mode latency chart\" font-family=\"system-ui,sans-serif\" font-size=\"12\">\n");
     h.append("<text x=\"").append(LEFT).append("\" y=\"20\" font-size=\"14\" font-weight=\"600\">")
-        .append(m.mode().label()).append(" mode — login p99 ").append(esc(ms(load.login().p99Ms())))
-        .append(", chats ").append(load.chatOk()).append(" × 200, ").append(load.chatRejected())
-        .append(" × 503</text>\n");
+        .append(m.mode().label()).append(" mode: login p99 ").append(esc(ms(load.login().p99Ms())))
+        .append("</text>\n");
     h.append("<rect x=\"").append(LEFT).append("\" y=\"").append(TOP).append("\" width=\"")
         .append(plotW).append("\" height=\"").append(plotH)
         .append("\" fill=\"#fbfbfc\" stroke=\"#d0d7de\"/>\n");
@@ -224,12 +223,13 @@ final class Report {
       h.append("<line x1=\"").append(LEFT).append("\" y1=\"").append(f(y)).append("\" x2=\"")
           .append(LEFT + plotW).append("\" y2=\"").append(f(y))
           .append("\" stroke=\"#8b949e\" stroke-dasharray=\"4 4\"/>\n")
-          .append(text(LEFT + plotW - 4, y - 5, "end", "upstream delay"));
+          .append(text(LEFT + 6, y - 5, "start", "upstream delay"));
     }
     double loginX = LEFT + seconds(s.loginsAfter().toNanos()) / xMax * plotW;
     h.append("<line x1=\"").append(f(loginX)).append("\" y1=\"").append(TOP).append("\" x2=\"")
         .append(f(loginX)).append("\" y2=\"").append(TOP + plotH)
-        .append("\" stroke=\"#2563eb\" stroke-opacity=\".35\" stroke-dasharray=\"2 3\"/>\n");
+        .append("\" stroke=\"#2563eb\" stroke-opacity=\".35\" stroke-dasharray=\"2 3\"/>\n")
+        .append(text(loginX + 4, TOP + 14, "start", "logins sent"));
     // Points.
     for (Sample sample : load.samples()) {
       double x = LEFT + Math.min(seconds(sample.answeredAtNanos()), xMax) / xMax * plotW;
@@ -242,20 +242,20 @@ final class Report {
           .append(fmt(seconds(sample.sentAtNanos()))).append(" s, ")
           .append(esc(ms(latencyMs))).append("</title></circle>\n");
     }
-    legend(h, LEFT + plotW - 170, TOP + 10);
+    legend(h, WIDTH - RIGHT - 316, 20);
     h.append("</svg>\n");
   }
 
+  /** One row, right of the title: dot and name for each kind of request. */
   private static void legend(StringBuilder h, int x, int y) {
     String[] kinds = {"login", "chat 200", "chat 503", "chat other"};
-    h.append("<rect x=\"").append(x - 8).append("\" y=\"").append(y - 4)
-        .append("\" width=\"160\" height=\"").append(kinds.length * 17 + 6)
-        .append("\" fill=\"#ffffff\" fill-opacity=\".85\" stroke=\"#d0d7de\"/>\n");
+    int[] widths = {62, 82, 82, 90};
+    int at = x;
     for (int i = 0; i < kinds.length; i++) {
-      int cy = y + 8 + i * 17;
-      h.append("<circle cx=\"").append(x + 4).append("\" cy=\"").append(cy)
+      h.append("<circle cx=\"").append(at + 4).append("\" cy=\"").append(y - 4)
           .append("\" r=\"4\" fill=\"").append(color(kinds[i])).append("\"/>")
-          .append(text(x + 14, cy + 4, "start", kinds[i]));
+          .append(text(at + 12, y, "start", kinds[i]));
+      at += widths[i];
     }
   }
 
