@@ -1,5 +1,6 @@
 package io.bulkhead.demo;
 
+import java.io.Console;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -85,7 +86,7 @@ final class DemoCommand implements Callable<Integer> {
     err.flush();
 
     ExperimentResult r = new Experiment(settings)
-        .run(new ProgressLine(err, System.console() != null));
+        .run(new ProgressLine(err, interactive()));
 
     write(report, Report.html(r), "--report");
     write(result, Report.json(r), "--result");
@@ -100,6 +101,23 @@ final class DemoCommand implements Callable<Integer> {
     }
     out.flush();
     return 0;
+  }
+
+  /**
+   * Whether a person watches: then the progress line is rewritten in place. Java 22 and later return
+   * a console even when the output is redirected and say whether it is a terminal with
+   * {@code Console.isTerminal()}; Java 17 returns none.
+   */
+  private static boolean interactive() {
+    Console console = System.console();
+    if (console == null) {
+      return false;
+    }
+    try {
+      return (Boolean) Console.class.getMethod("isTerminal").invoke(console);
+    } catch (ReflectiveOperationException beforeJava22) {
+      return true;
+    }
   }
 
   private static void write(Path file, String content, String option) {

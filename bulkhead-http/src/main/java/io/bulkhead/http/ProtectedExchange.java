@@ -187,7 +187,11 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
     }
   }
 
-  /** The release-once path: Jetty's callback is completed once, then the slot is freed. */
+  /**
+   * The release-once path: Jetty's callback is completed once, then the slot is freed. In that order
+   * because freeing the slot may hand it to a waiter whose handler then starts on this thread; the
+   * response that freed it should not wait for that.
+   */
   private void finish(Throwable failure) {
     if (!finished.compareAndSet(false, true)) {
       return;

@@ -174,6 +174,12 @@ public final class UpstreamClient implements AutoCloseable {
     }
   }
 
+  /*
+   * A call adds itself to `inFlight` before it sends, then reads `closed`; close() sets `closed`, then
+   * reads `inFlight`. T1 (a call starting) and T2 (close) race: both are volatile/concurrent accesses,
+   * so either T1 sees `closed` and gives up without sending, or T2 finds T1 in `inFlight` and aborts
+   * it. A call is never sent unnoticed by a close that has returned.
+   */
   boolean track(UpstreamCall<?> call) {
     inFlight.add(call);
     if (closed) {

@@ -230,8 +230,7 @@ class BulkheadHandlerTest {
       HeldRequests.Held first = app.next();
       await().atMost(10, SECONDS).until(() -> one.stats().waiting() == waiters - 1);
 
-      // Still answering on other routes? Every route goes through "one" here, so check the waiters
-      // drain in arrival order as each answer frees the slot.
+      // Each answer frees the slot for the next waiter, which runs on a server thread.
       first.answer(first.path());
       for (int i = 1; i < waiters; i++) {
         HeldRequests.Held next = app.next();
