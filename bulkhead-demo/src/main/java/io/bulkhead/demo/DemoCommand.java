@@ -48,7 +48,8 @@ final class DemoCommand implements Callable<Integer> {
   int serverLimit;
 
   @Option(names = "--llm-limit", defaultValue = "10", paramLabel = "N",
-      description = "Bulkhead mode: upstream calls in flight and connections. Default: ${DEFAULT-VALUE}.")
+      description = "Bulkhead mode: upstream calls in flight, and the client's connection cap."
+          + " Default: ${DEFAULT-VALUE}.")
   int llmLimit;
 
   @Option(names = "--llm-queue", defaultValue = "20", paramLabel = "N",

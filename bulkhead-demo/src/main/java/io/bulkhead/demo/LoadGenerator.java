@@ -179,7 +179,7 @@ public final class LoadGenerator {
     return t;
   }
 
-  /** Why nothing accepts connections at {@code uri} ("Connection refused"), or null if something does. */
+  /** Why nothing accepts connections at {@code uri} ("Connection refused"), or null if one does. */
   static String unreachable(URI uri) {
     try (Socket probe = new Socket()) {
       probe.connect(new InetSocketAddress(uri.getHost(), uri.getPort()), 2_000);

@@ -50,14 +50,16 @@ final class PartitionCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     if (slots < 2) {
-      throw new ParameterException(spec.commandLine(), "--slots must be at least 2 to split but was " + slots);
+      throw new ParameterException(spec.commandLine(),
+          "--slots must be at least 2 to split but was " + slots);
     }
     if (reportsShare < 1 || reportsShare >= slots) {
-      throw new ParameterException(spec.commandLine(), "--reports-share must be between 1 and " + (slots - 1)
-          + " so that both get a slot, but was " + reportsShare);
+      throw new ParameterException(spec.commandLine(), "--reports-share must be between 1 and "
+          + (slots - 1) + " so that both get a slot, but was " + reportsShare);
     }
     if (reports < 0 || payments < 0) {
-      throw new ParameterException(spec.commandLine(), "--reports and --payments must not be negative");
+      throw new ParameterException(spec.commandLine(),
+          "--reports and --payments must not be negative");
     }
     PrintWriter out = spec.commandLine().getOut();
 

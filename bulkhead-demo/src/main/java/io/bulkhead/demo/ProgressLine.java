@@ -60,9 +60,10 @@ final class ProgressLine implements Experiment.Progress {
   }
 
   private void printDone(Mode mode, LoadResult result) {
-    String line = String.format(Locale.ROOT, "%s mode: done in %.1f s (login p99 %s; chats %d x 200,"
-        + " %d x 503, %d other)", mode.label(), result.wallMs() / 1000, Report.ms(result.login().p99Ms()),
-        result.chatOk(), result.chatRejected(), result.chatOther());
+    String line = String.format(Locale.ROOT,
+        "%s mode: done in %.1f s (login p99 %s; chats %d x 200, %d x 503, %d other)",
+        mode.label(), result.wallMs() / 1000, Report.ms(result.login().p99Ms()), result.chatOk(),
+        result.chatRejected(), result.chatOther());
     if (terminal) {
       err.print("\r" + pad(line) + "\n");
       lastLength = 0;

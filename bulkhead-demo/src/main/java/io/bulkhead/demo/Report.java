@@ -215,7 +215,8 @@ final class Report {
       h.append(line(x, TOP, x, TOP + plotH, "#eef0f3"))
           .append(text(x, TOP + plotH + 16, "middle", fmt(t) + " s"));
     }
-    h.append(text(LEFT + plotW / 2.0, HEIGHT - 6, "middle", "answered at (seconds since the chats were sent)"));
+    h.append(text(LEFT + plotW / 2.0, HEIGHT - 6, "middle",
+        "answered at (seconds since the chats were sent)"));
     // Markers: the upstream delay and the login wave.
     double delayMs = s.delay().toNanos() / 1e6;
     if (delayMs >= yMinMs && delayMs <= yMaxMs) {

@@ -167,10 +167,10 @@ class CliTest {
     URI appUri = app.awaitUri();
     try {
       HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-      HttpResponse<String> login = client.send(
-          HttpRequest.newBuilder(appUri.resolve("/login")).build(), HttpResponse.BodyHandlers.ofString());
-      HttpResponse<String> chat = client.send(
-          HttpRequest.newBuilder(appUri.resolve("/chat")).build(), HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> login = client.send(HttpRequest.newBuilder(appUri.resolve("/login"))
+          .build(), HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> chat = client.send(HttpRequest.newBuilder(appUri.resolve("/chat"))
+          .build(), HttpResponse.BodyHandlers.ofString());
 
       assertThat(login.statusCode()).isEqualTo(200);
       assertThat(login.body()).isEqualTo("ok\n");

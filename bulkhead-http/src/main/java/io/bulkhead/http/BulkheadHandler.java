@@ -51,13 +51,13 @@ import org.eclipse.jetty.util.Callback;
  * {@link io.bulkhead.BulkheadFullException#retryAfter()} (rounded up, at least 1), and a one-line
  * plain-text body naming the compartment.
  *
- * <p><b>A client that leaves frees its place.</b> If the client closes its connection, or Jetty fails the
- * request (an idle timeout, the server stopping, an HTTP/2 stream reset) while the request waits, the
- * request leaves the queue at once and its Jetty callback is failed. For HTTP/1.x, where Jetty itself
- * does not read the connection while a handler holds a request, the handler watches each waiting
- * request's socket for end of stream with a selector of its own, on one thread started when a request
- * first waits and stopped with the handler. Only waiting requests are watched; an admitted request
- * belongs to the wrapped handler.
+ * <p><b>A client that leaves frees its place.</b> If the client closes its connection, or Jetty
+ * fails the request (an idle timeout, the server stopping, an HTTP/2 stream reset) while it waits,
+ * the request leaves the queue at once and its Jetty callback is failed. For HTTP/1.x, where Jetty
+ * itself does not read the connection while a handler holds a request, the handler watches each
+ * waiting request's socket for end of stream with a selector of its own, on one thread started when
+ * a request first waits and stopped with the handler. Only waiting requests are watched; an admitted
+ * request belongs to the wrapped handler.
  *
  * <p>This class is thread-safe; its routes are fixed when it is built.
  */

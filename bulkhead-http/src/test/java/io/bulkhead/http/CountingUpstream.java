@@ -16,6 +16,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
 
 /*
  * A fake upstream that counts the connections its clients hold open, exactly.
@@ -66,8 +69,8 @@ final class CountingUpstream implements AutoCloseable {
   private final Thread thread;
   private final Map<SocketChannel, Conn> open = new LinkedHashMap<>(); // loop thread only
   private final PriorityQueue<Due> due = new PriorityQueue<>(); // loop thread only
-  private final java.util.concurrent.ConcurrentLinkedQueue<java.util.concurrent.CompletableFuture<Integer>>
-      probes = new java.util.concurrent.ConcurrentLinkedQueue<>();
+  private final ConcurrentLinkedQueue<CompletableFuture<Integer>> probes =
+      new ConcurrentLinkedQueue<>();
   private volatile boolean running = true;
   private volatile int openNow;
   private volatile int maxOpen;
@@ -122,10 +125,10 @@ final class CountingUpstream implements AutoCloseable {
    * a connection its client has closed is no longer counted.
    */
   int probe() throws Exception {
-    java.util.concurrent.CompletableFuture<Integer> result = new java.util.concurrent.CompletableFuture<>();
+    CompletableFuture<Integer> result = new CompletableFuture<>();
     probes.add(result);
     selector.wakeup();
-    return result.get(5, java.util.concurrent.TimeUnit.SECONDS);
+    return result.get(5, TimeUnit.SECONDS);
   }
 
   private void loop() {
@@ -162,7 +165,7 @@ final class CountingUpstream implements AutoCloseable {
         }
         selector.selectedKeys().clear();
         answerDue();
-        java.util.concurrent.CompletableFuture<Integer> probe;
+        CompletableFuture<Integer> probe;
         while ((probe = probes.poll()) != null) {
           probeAll(buffer);
           probe.complete(open.size());
