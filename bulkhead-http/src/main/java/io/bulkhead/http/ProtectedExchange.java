@@ -3,6 +3,7 @@ package io.bulkhead.http;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadFullException;
 import java.lang.System.Logger.Level;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -29,7 +30,8 @@ import org.eclipse.jetty.util.Callback;
  * completes, so the slot is held exactly as long as the request is being handled, whether the handler
  * finishes on the admitting thread or answers later from another one. A request admitted at once runs
  * on the thread that called handle(); one admitted later runs on the context's executor, so the thread
- * that freed the slot (maybe completing an unrelated response) only hands it over.
+ * that freed the slot (maybe completing an unrelated response) only hands it over. Likewise a refusal
+ * after waiting, which the compartment reports on its timer thread, is answered on that executor.
  *
  * Two one-shot gates
  * ------------------
@@ -109,7 +111,17 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
       queued.cancel(false); // R2
       return;
     }
-    queued.whenComplete(this::admissionEnded);
+    if (queued.isDone()) {
+      admissionEnded(queued); // refused at once, or already handled: on this Jetty thread
+    } else {
+      // A later refusal comes from the compartment's timer thread, shared by every compartment in
+      // the JVM: answer it on the server's executor instead.
+      queued.whenComplete((ignored, failure) -> {
+        if (failure != null) {
+          dispatch(() -> admissionEnded(queued));
+        }
+      });
+    }
     if (watcher != null && state.get() == WAITING && !queued.isDone()) {
       DisconnectWatcher.Watch w = watcher.watch(request, () -> clientGone(null));
       watch = w;
@@ -148,12 +160,27 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
     }
   }
 
-  private void admissionEnded(Void ignored, Throwable failure) {
-    if (failure == null) {
+  private void dispatch(Runnable task) {
+    try {
+      request.getContext().execute(task);
+    } catch (RejectedExecutionException stopping) {
+      task.run();
+    }
+  }
+
+  private void admissionEnded(CompletableFuture<Void> queued) {
+    if (!queued.isCompletedExceptionally()) {
       return; // admitted, handled, finished: finish() already answered
     }
-    Throwable cause = failure instanceof CompletionException && failure.getCause() != null
-        ? failure.getCause() : failure;
+    Throwable cause;
+    try {
+      queued.join();
+      return;
+    } catch (CompletionException e) {
+      cause = e.getCause();
+    } catch (CancellationException e) {
+      return; // withdrawn because the request was abandoned: finish() has answered
+    }
     if (cause instanceof BulkheadFullException && state.compareAndSet(WAITING, REJECTED)) {
       stopWatching();
       try {
