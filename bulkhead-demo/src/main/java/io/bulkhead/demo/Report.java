@@ -230,7 +230,7 @@ final class Report {
     h.append("<line x1=\"").append(f(loginX)).append("\" y1=\"").append(TOP).append("\" x2=\"")
         .append(f(loginX)).append("\" y2=\"").append(TOP + plotH)
         .append("\" stroke=\"#2563eb\" stroke-opacity=\".35\" stroke-dasharray=\"2 3\"/>\n")
-        .append(text(loginX + 4, TOP + 14, "start", "logins sent"));
+        .append(text(loginX + 4, HEIGHT - BOTTOM - 6, "start", "logins sent"));
     // Points.
     for (Sample sample : load.samples()) {
       double x = LEFT + Math.min(seconds(sample.answeredAtNanos()), xMax) / xMax * plotW;
