@@ -119,7 +119,7 @@ final class DisconnectWatcher implements AutoCloseable {
         if (stale != null) {
           // The previous request on this connection was watched; flush its cancelled key first.
           stale.cancel();
-          sel.selectNow(DisconnectWatcher.this::onReady);
+          sel.selectNow(DisconnectWatcher.this::judge);
         }
         key = channel.register(sel, SelectionKey.OP_READ, this);
       } catch (ClosedChannelException e) {
@@ -205,10 +205,14 @@ final class DisconnectWatcher implements AutoCloseable {
   private void loop(Selector sel) {
     try {
       while (!closed) {
-        sel.select(this::onReady);
+        sel.select(this::judge);
         Runnable task;
         while ((task = tasks.poll()) != null) {
-          task.run();
+          try {
+            task.run();
+          } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "the disconnect watcher's task failed", e);
+          }
         }
       }
     } catch (IOException | ClosedSelectorException e) {
@@ -221,6 +225,14 @@ final class DisconnectWatcher implements AutoCloseable {
       } catch (IOException e) {
         LOG.log(Level.DEBUG, "closing the disconnect watcher's selector", e);
       }
+    }
+  }
+
+  private void judge(SelectionKey key) {
+    try {
+      onReady(key);
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "the disconnect watcher failed to judge " + key.channel(), e);
     }
   }
 
