@@ -16,7 +16,8 @@ import picocli.CommandLine.Spec;
     header = "The app: /login and /chat behind a server-wide cap.",
     description = "The app: /login answers at once, /chat calls the upstream. Every route is behind a "
         + "server-wide cap with an unbounded queue; in bulkhead mode /chat also goes through "
-        + "the llm compartment and its own capped client. Runs until Ctrl-C.")
+        + "the llm compartment and its own capped client. Outside the cap it serves /dashboard "
+        + "(live page), /bulkheads (JSON) and /metrics (Prometheus). Runs until Ctrl-C.")
 final class AppCommand implements Callable<Integer> {
 
   @Spec
@@ -73,6 +74,8 @@ final class AppCommand implements Callable<Integer> {
       Runtime.getRuntime().addShutdownHook(hook);
       out.println("app (" + mode.label() + " mode) listening on " + app.uri() + ", upstream "
           + upstream + "; compartments: " + app.describeCompartments() + "; Ctrl-C stops it");
+      out.println("watch it: dashboard " + app.uri() + "/dashboard, JSON " + app.uri()
+          + "/bulkheads, Prometheus " + app.uri() + "/metrics");
       out.flush();
       try {
         app.server().join();

@@ -3,6 +3,7 @@ package io.bulkhead.demo;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.Diagnostician;
 import io.bulkhead.http.BulkheadHandler;
 import io.bulkhead.http.Rejection;
 import io.bulkhead.http.UpstreamClient;
@@ -43,7 +44,9 @@ import org.eclipse.jetty.util.Callback;
  * and its own client, capped at the compartment's limit in connections.
  *
  * <p>The compartments live in a {@link BulkheadRegistry} ({@code server}, and {@code llm} in bulkhead
- * mode) for whatever watches them. More routes can be added before {@link #start}: {@link #route}
+ * mode) for whatever watches them. The app watches them itself on routes outside the server-wide cap:
+ * {@code /metrics} (Prometheus text), {@code /bulkheads} (a JSON snapshot with each compartment's
+ * diagnosis) and {@code /dashboard} (a live page); see {@link Observability}. More routes can be added before {@link #start}: {@link #route}
  * puts one behind the server-wide cap like {@code /login}, {@link #adminRoute} keeps one out of it so
  * it answers while the server is saturated (metrics, a dashboard).
  *
@@ -67,6 +70,7 @@ public class DemoApp implements AutoCloseable {
   private final HttpClient sharedClient; // shared mode
   private final ExecutorService sharedExecutor; // shared mode
   private final Map<String, Handler> routes = new LinkedHashMap<>();
+  private final Observability observability;
   private final List<String> adminPaths = new ArrayList<>();
   private Server server;
   private int port;
@@ -99,6 +103,8 @@ public class DemoApp implements AutoCloseable {
     }
     routes.put("/login", new Login());
     routes.put("/chat", new Chat());
+    this.observability = new Observability(registry);
+    observability.install(this);
   }
 
   /** The settings the app was built with. */
@@ -214,12 +220,18 @@ public class DemoApp implements AutoCloseable {
     return server;
   }
 
-  /** Stops listening and closes the upstream clients. */
+  /** The diagnosis of every compartment, sampled once a second; also served at /bulkheads. */
+  public Diagnostician diagnostician() {
+    return observability.diagnostician();
+  }
+
+  /** Stops listening, the diagnosis sampler and the upstream clients. */
   @Override
   public void close() {
     if (server != null) {
       Servers.stopQuietly(server);
     }
+    observability.close();
     if (llmClient != null) {
       llmClient.close();
     }

@@ -3,11 +3,13 @@ package io.bulkhead.demo;
 import java.io.Console;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicReference;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -64,6 +66,17 @@ final class DemoCommand implements Callable<Integer> {
       description = "How long one upstream call may take. Default: 60s, or twice --delay if longer.")
   Duration upstreamDeadline;
 
+  @Option(names = "--dashboard",
+      description = "Watch it live: both apps listen on --port, one after the other, so the page at"
+          + " /dashboard follows the whole run; afterwards the bulkhead-mode app stays up (with its"
+          + " upstream) until Ctrl-C, for a look at its numbers or another 'load'.")
+  boolean dashboard;
+
+  @Option(names = "--port", defaultValue = "3000", paramLabel = "PORT",
+      description = "With --dashboard: the loopback port the apps listen on (0: any free port)."
+          + " Default: ${DEFAULT-VALUE}.")
+  int port;
+
   @Option(names = "--json",
       description = "Print the JSON result on standard output instead of the table.")
   boolean json;
@@ -81,13 +94,24 @@ final class DemoCommand implements Callable<Integer> {
     DemoSettings settings = Main.checked(spec, () -> new DemoSettings(delay, chats, logins,
         loginsAfter, serverLimit, llmLimit, llmQueue, llmWait,
         upstreamDeadline != null ? upstreamDeadline : DemoSettings.defaultDeadline(delay)));
+    if (dashboard) {
+      Main.checkPort(spec, port);
+    }
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
     err.println(Report.setup(settings));
+    if (dashboard && port != 0) {
+      err.println("dashboard: http://127.0.0.1:" + port + "/dashboard (open it now: it follows both"
+          + " runs)");
+    }
     err.flush();
 
-    ExperimentResult r = new Experiment(settings)
-        .run(new ProgressLine(err, interactive()));
+    Experiment experiment = new Experiment(settings);
+    Experiment.Progress progress = new ProgressLine(err, interactive());
+    AtomicReference<Experiment.Kept> kept = new AtomicReference<>();
+    ExperimentResult r = dashboard
+        ? experiment.run(announcing(progress, err), port, kept::set)
+        : experiment.run(progress);
 
     write(report, Report.html(r), "--report");
     write(result, Report.json(r), "--result");
@@ -101,7 +125,51 @@ final class DemoCommand implements Callable<Integer> {
       out.println("wrote " + report + " and " + result);
     }
     out.flush();
+    if (kept.get() != null) {
+      keepUp(kept.get(), out);
+    }
     return 0;
+  }
+
+  /** Says where each mode's app listens before its load starts. */
+  private static Experiment.Progress announcing(Experiment.Progress inner, PrintWriter err) {
+    return new Experiment.Progress() {
+      @Override
+      public void started(Mode mode, URI app) {
+        err.println(mode.label() + " mode: app at " + app + ", dashboard at " + app + "/dashboard");
+        err.flush();
+        inner.started(mode, app);
+      }
+
+      @Override
+      public void tick(Mode mode, long elapsedNanos, LoadGenerator load) {
+        inner.tick(mode, elapsedNanos, load);
+      }
+
+      @Override
+      public void done(Mode mode, LoadResult result) {
+        inner.done(mode, result);
+      }
+    };
+  }
+
+  /** Keeps the bulkhead-mode app and its upstream running until Ctrl-C. */
+  private static void keepUp(Experiment.Kept kept, PrintWriter out) {
+    URI app = kept.app().uri();
+    Thread hook = new Thread(kept::close, "demo-dashboard-shutdown");
+    Runtime.getRuntime().addShutdownHook(hook);
+    out.println("the bulkhead-mode app stays up at " + app + ": dashboard " + app + "/dashboard,"
+        + " JSON " + app + "/bulkheads, Prometheus " + app + "/metrics; more load with 'load --target "
+        + app + "'; Ctrl-C stops it");
+    out.flush();
+    try {
+      kept.app().server().join();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } finally {
+      UpstreamCommand.removeHook(hook);
+      kept.close();
+    }
   }
 
   /**

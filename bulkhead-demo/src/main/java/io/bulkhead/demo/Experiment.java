@@ -1,17 +1,23 @@
 package io.bulkhead.demo;
 
 import java.lang.management.ManagementFactory;
+import java.net.URI;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * Runs seed 000's experiment in this process: for each mode, a fresh upstream and a fresh app on
  * loopback ports chosen by the system, the load against the app, then both stopped. Nothing it
- * starts outlives {@link #run}.
+ * starts outlives {@link #run(Progress)}.
+ *
+ * <p>For someone watching the app's {@code /dashboard}, {@link #run(Progress, int, Consumer)} puts
+ * both apps on one port (one address to keep open in the browser) and hands the bulkhead-mode app
+ * and its upstream over, still running, instead of stopping them.
  */
 public final class Experiment {
 
@@ -20,6 +26,18 @@ public final class Experiment {
     default void tick(Mode mode, long elapsedNanos, LoadGenerator load) {}
 
     default void done(Mode mode, LoadResult result) {}
+
+    /** The app of {@code mode} listens at {@code app}; its load starts now. */
+    default void started(Mode mode, URI app) {}
+  }
+
+  /** The bulkhead-mode app and its upstream, left running by {@link #run(Progress, int, Consumer)}. */
+  public record Kept(DemoApp app, FakeUpstream upstream) implements AutoCloseable {
+    @Override
+    public void close() {
+      app.close();
+      upstream.close();
+    }
   }
 
   private final DemoSettings settings;
@@ -30,20 +48,36 @@ public final class Experiment {
 
   /** Runs shared mode, then bulkhead mode. */
   public ExperimentResult run(Progress progress) {
+    return run(progress, 0, null);
+  }
+
+  /**
+   * Runs shared mode, then bulkhead mode, each app listening on {@code appPort} (0: any free port),
+   * and gives the bulkhead-mode app and its upstream to {@code keep} still running (the receiver
+   * closes them). With a null {@code keep} nothing outlives the run.
+   *
+   * @throws CliException if {@code appPort} is in use
+   */
+  public ExperimentResult run(Progress progress, int appPort, Consumer<Kept> keep) {
     double loadBefore = loadAverage();
     Instant started = Instant.now();
     List<Integer> ports = new ArrayList<>();
-    ModeResult shared = runMode(Mode.SHARED, progress, ports);
-    ModeResult bulkhead = runMode(Mode.BULKHEAD, progress, ports);
+    ModeResult shared = runMode(Mode.SHARED, progress, ports, appPort, null);
+    ModeResult bulkhead = runMode(Mode.BULKHEAD, progress, ports, appPort, keep);
     return new ExperimentResult(settings, shared, bulkhead, started, loadBefore, loadAverage(),
         Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"), ports);
   }
 
-  private ModeResult runMode(Mode mode, Progress progress, List<Integer> ports) {
-    try (FakeUpstream upstream = FakeUpstream.start(0, settings.delay());
-        DemoApp app = new DemoApp(settings.app(mode, upstream.uri()))) {
+  private ModeResult runMode(Mode mode, Progress progress, List<Integer> ports, int appPort,
+      Consumer<Kept> keep) {
+    FakeUpstream upstream = FakeUpstream.start(0, settings.delay());
+    DemoApp app = null;
+    boolean handedOver = false;
+    try {
+      app = new DemoApp(settings.app(mode, upstream.uri()));
       ports.add(upstream.port());
-      ports.add(app.start(0));
+      ports.add(app.start(appPort));
+      progress.started(mode, app.uri());
       LoadGenerator load = new LoadGenerator(app.uri(), settings.chats(), settings.logins(),
           settings.loginsAfter(), settings.loadTimeout());
       ScheduledExecutorService ticker =
@@ -59,7 +93,20 @@ public final class Experiment {
         awaitQuietly(ticker);
       }
       progress.done(mode, result);
-      return new ModeResult(mode, result, upstream.maxOpenConnections(), upstream.requests());
+      ModeResult outcome =
+          new ModeResult(mode, result, upstream.maxOpenConnections(), upstream.requests());
+      if (keep != null) {
+        keep.accept(new Kept(app, upstream));
+        handedOver = true;
+      }
+      return outcome;
+    } finally {
+      if (!handedOver) {
+        if (app != null) {
+          app.close();
+        }
+        upstream.close();
+      }
     }
   }
 

@@ -132,18 +132,18 @@ class DemoAppTest {
     FakeUpstream upstream = closeLater(FakeUpstream.start(0, Duration.ofSeconds(3)));
     DemoApp app = closeLater(new DemoApp(settings(Mode.SHARED, upstream.uri(), 1, 1, 0,
         Duration.ZERO, Duration.ofSeconds(30))));
-    app.adminRoute("/metrics", text("metrics"));
+    app.adminRoute("/probe", text("probe")); // /metrics itself is built in: see ObservabilityTest
     app.route("/hello", text("hello"));
     app.start(0);
     CompletableFuture<HttpResponse<String>> holding = getAsync(app.uri(), "/chat");
     Bulkhead server = app.registry().find("server").orElseThrow();
     await().atMost(10, SECONDS).until(() -> upstream.requests() == 1);
 
-    HttpResponse<String> metrics = get(app.uri(), "/metrics"); // bypasses the full cap
+    HttpResponse<String> probe = get(app.uri(), "/probe"); // bypasses the full cap
     CompletableFuture<HttpResponse<String>> hello = getAsync(app.uri(), "/hello");
     await().atMost(10, SECONDS).until(() -> server.stats().waiting() == 1);
 
-    assertThat(metrics.body()).isEqualTo("metrics");
+    assertThat(probe.body()).isEqualTo("probe");
     assertThat(hello.isDone()).isFalse(); // queued behind the chat, like /login in the seed
     assertThat(holding.get(30, SECONDS).statusCode()).isEqualTo(200);
     assertThat(hello.get(30, SECONDS).body()).isEqualTo("hello");
