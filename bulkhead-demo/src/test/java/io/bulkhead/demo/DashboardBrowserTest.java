@@ -5,12 +5,15 @@ import static org.assertj.core.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.bulkhead.Bulkhead;
+import io.bulkhead.Permit;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,6 +22,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -134,6 +138,81 @@ class DashboardBrowserTest {
     }
   }
 
+  /**
+   * The same page with one compartment (shared mode has only the server-wide cap) and with thirty
+   * (the bulkhead-mode app plus 28 registered for the test, some with calls in flight): every card
+   * fits the window, no name, number or badge is clipped, and the compact layout takes over for many.
+   * The screenshots are target/dashboard/dashboard-1.png and dashboard-30.png.
+   */
+  @Test
+  void dashboard_isReadable_withOneCompartment_andWithThirty() throws Exception {
+    BrowserSetup.chromium();
+    BrowserSetup.npmCi(JS_SOURCES, JS_WORK);
+    Files.createDirectories(OUT);
+    URI nowhere = URI.create("http://127.0.0.1:1"); // nothing calls the upstream here
+
+    try (DemoApp one = new DemoApp(AppSettings.defaults(Mode.SHARED, nowhere))) {
+      one.start(0);
+      JsonNode layout = layout(one.uri(), "dashboard-1.png", 1280, 720, 1);
+      assertThat(layout.get("names").get(0).asText()).isEqualTo("server");
+      assertThat(layout.get("inFlight").get(0).asText()).isEqualTo("0 / 50");
+      assertThat(layout.get("dense").asBoolean()).isFalse();
+      assertThat(layout.get("narrowestCard").asDouble()).isGreaterThanOrEqualTo(360);
+      assertThat(layout.get("outsideWindow")).isEmpty();
+      assertThat(layout.get("clippedTexts")).isEmpty();
+    }
+
+    try (DemoApp many = new DemoApp(AppSettings.defaults(Mode.BULKHEAD, nowhere))) {
+      List<Permit> held = new ArrayList<>();
+      for (int i = 0; i < 28; i++) {
+        Bulkhead b = many.registry().register(
+            Bulkhead.builder(String.format(Locale.ROOT, "dependency-%02d", i)).limit(4 + i)
+                .maxQueue(i % 3 == 0 ? 0 : 8).maxWait(Duration.ofSeconds(1)).build());
+        for (int k = 0; k < i % 5; k++) {
+          held.add(b.tryAcquire().orElseThrow());
+        }
+      }
+      try {
+        many.start(0);
+        JsonNode layout = layout(many.uri(), "dashboard-30.png", 1440, 1000, 30);
+        assertThat(layout.get("cards").asInt()).isEqualTo(30);
+        assertThat(layout.get("dense").asBoolean()).isTrue();
+        assertThat(layout.get("outsideWindow")).as("every card in a 1440 x 1000 window").isEmpty();
+        assertThat(layout.get("clippedTexts")).isEmpty();
+        assertThat(layout.get("narrowestCard").asDouble()).isGreaterThanOrEqualTo(250);
+        assertThat(layout.get("names").get(9).asText()).isEqualTo("dependency-07");
+        assertThat(layout.get("inFlight").get(9).asText()).isEqualTo("2 / 11");
+      } finally {
+        held.forEach(Permit::close);
+      }
+    }
+  }
+
+  private static JsonNode layout(URI app, String png, int width, int height, int cards)
+      throws Exception {
+    Process p = new ProcessBuilder("node", "layout-dashboard.mjs", app + "/dashboard",
+        OUT.resolve(png).toString(), String.valueOf(width), String.valueOf(height),
+        String.valueOf(cards))
+        .directory(JS_WORK.toFile())
+        .redirectErrorStream(true)
+        .start();
+    CompletableFuture<String> output = CompletableFuture.supplyAsync(() -> {
+      try {
+        return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      } catch (IOException e) {
+        return e.toString();
+      }
+    });
+    if (!p.waitFor(90, TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+      fail("layout-dashboard.mjs took more than 90 s: " + output.getNow(""));
+    }
+    String text = output.get(10, TimeUnit.SECONDS);
+    assertThat(p.exitValue()).as(text).isZero();
+    String[] lines = text.strip().split("\\R");
+    return new ObjectMapper().readTree(lines[lines.length - 1]);
+  }
+
   private static JsonNode card(JsonNode reading, String name) {
     for (JsonNode c : reading.get("cards")) {
       if (c.get("name").asText().equals(name)) {
@@ -190,7 +269,8 @@ class DashboardBrowserTest {
     /** Copies package.json, its lock and the script to {@code work} and runs npm ci there once. */
     static void npmCi(Path sources, Path work) throws IOException, InterruptedException {
       Files.createDirectories(work);
-      for (String f : List.of("package.json", "package-lock.json", "watch-dashboard.mjs")) {
+      for (String f : List.of("package.json", "package-lock.json", "watch-dashboard.mjs",
+          "layout-dashboard.mjs")) {
         Files.copy(sources.resolve(f), work.resolve(f), StandardCopyOption.REPLACE_EXISTING);
       }
       if (Files.isDirectory(work.resolve("node_modules").resolve("playwright-core"))) {
