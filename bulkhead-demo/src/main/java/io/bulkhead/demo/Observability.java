@@ -43,6 +43,11 @@ import org.eclipse.jetty.util.Callback;
  * </ul>
  * A daemon thread samples the {@link Diagnostician} once a second. {@link #close()} stops it and
  * removes the meters.
+ *
+ * <p>Thread safety: the handlers run on Jetty's threads and the sampling on its own; they share only
+ * the registry, the Prometheus registry and the diagnostician, each thread-safe, and this class keeps
+ * no mutable state of its own. A snapshot reads each compartment's stats once, so its numbers for one
+ * compartment hang together, while two compartments are read a few microseconds apart.
  */
 final class Observability implements AutoCloseable {
 
