@@ -117,7 +117,40 @@ public final class CheckoutVsReports {
     }
   }
 
-  /** One open-loop run of the two workloads against one layout of pools. */
+  /*
+   * One open-loop run of the two workloads against one layout of pools.
+   *
+   * Algorithm
+   * ---------
+   * The calling thread dispatches: it parks until the next call is due (checkout every 25 ms, a
+   * report every 500 ms by default) and hands the call to a worker pool that grows without bound, so
+   * no call ever waits for a thread: a call that waits, waits for a connection. Each call records
+   * (kind, due, finished, outcome) in a lock-free queue. A sampler thread reads the pools' stats every
+   * 50 ms for the peaks. At the end of the degraded phase the dispatcher stops, `stopping` is set, the
+   * report queries still running are cancelled in the server, and the run waits for every call.
+   *
+   * Invariants
+   * ----------
+   *   I1 every dispatched call records exactly one Call, whatever happens to it (each task catches
+   *      everything its connection can throw and records in one place).
+   *   I2 no report query starts after `stopping` is set: a report checks the flag after registering
+   *      its statement and before executing it.
+   *   I3 every connection is closed by try-with-resources in the task that took it, so a cancelled
+   *      or failed call gives its slot back (the pool's own release-once path).
+   *
+   * Races, as interleavings
+   * -----------------------
+   *   R1 stop vs a report about to execute. T1 (report) registers its statement and reads
+   *      stopping == false; T2 (stopper) sets stopping and cancels the registered statement before T1
+   *      has sent the query, which cancels nothing; T1 then executes. T2 repeats the cancellation
+   *      every 100 ms until all reports have returned, so T1's query is cancelled on the next round.
+   *   R2 stop vs a report that has just finished. T2 cancels a statement whose query completed a
+   *      moment ago; the driver has nothing to cancel, or the statement is closed and cancel throws,
+   *      which T2 ignores. T1 has already recorded OK.
+   *   R3 stop vs a queued report (shared pool). T1 waits in the compartment's queue when stopping is
+   *      set; when a slot is handed to it, it reads stopping == true, records CUT_OFF and closes the
+   *      connection at once, passing the slot to the next waiter, often a checkout.
+   */
   private static final class Load {
 
     private final Settings s;
@@ -229,13 +262,7 @@ public final class CheckoutVsReports {
       calls.add(new Call(false, due, System.nanoTime(), outcome));
     }
 
-    /**
-     * Cancels the report queries still running and lets the queued ones give up their turn. A report
-     * registers its statement and then checks {@code stopping}; this sets {@code stopping} and then
-     * cancels what is registered. A statement registered just before {@code stopping} was set may not
-     * have reached the server when it is cancelled (the driver then has nothing to cancel), so the
-     * cancelling repeats until every report call has returned.
-     */
+    /** Cancels the report queries still running and lets the queued ones give up their turn (R1-R3). */
     private void stopReports() throws InterruptedException {
       stopping = true;
       CompletableFuture<Void> all = CompletableFuture.allOf(reportsDone.toArray(new CompletableFuture<?>[0]));
