@@ -70,7 +70,6 @@ final class PermitConnection implements InvocationHandler {
   private final HikariDataSource pool;
   private final String poolName;
   private final AtomicBoolean done = new AtomicBoolean();
-  private Connection self;
 
   private PermitConnection(Connection target, Permit permit, HikariDataSource pool, String poolName) {
     this.target = target;
@@ -81,10 +80,8 @@ final class PermitConnection implements InvocationHandler {
 
   /** Returns {@code target} behind a proxy that closes {@code permit} when the connection is closed. */
   static Connection wrap(Connection target, Permit permit, HikariDataSource pool, String poolName) {
-    PermitConnection handler = new PermitConnection(target, permit, pool, poolName);
-    handler.self = (Connection) Proxy.newProxyInstance(
-        PermitConnection.class.getClassLoader(), CONNECTION, handler);
-    return handler.self;
+    return (Connection) Proxy.newProxyInstance(PermitConnection.class.getClassLoader(), CONNECTION,
+        new PermitConnection(target, permit, pool, poolName));
   }
 
   @Override
@@ -138,7 +135,7 @@ final class PermitConnection implements InvocationHandler {
         break;
     }
     Object result = forward(target, method, args);
-    return rewrap(method.getReturnType(), result);
+    return rewrap((Connection) proxy, method.getReturnType(), result);
   }
 
   private void close() throws SQLException {
@@ -175,14 +172,14 @@ final class PermitConnection implements InvocationHandler {
   }
 
   /** Statements and metadata report this proxy as their connection. */
-  private Object rewrap(Class<?> type, Object result) {
+  private static Object rewrap(Connection owner, Class<?> type, Object result) {
     if (result == null) {
       return null;
     }
     if (type == Statement.class || type == PreparedStatement.class
         || type == CallableStatement.class || type == DatabaseMetaData.class) {
       return Proxy.newProxyInstance(PermitConnection.class.getClassLoader(), new Class<?>[] {type},
-          new OwnedByThis(result));
+          new OwnedBy(owner, result));
     }
     return result;
   }
@@ -196,11 +193,13 @@ final class PermitConnection implements InvocationHandler {
   }
 
   /** A statement or metadata object whose getConnection() returns the permit-holding connection. */
-  private final class OwnedByThis implements InvocationHandler {
+  private static final class OwnedBy implements InvocationHandler {
 
+    private final Connection owner;
     private final Object target;
 
-    OwnedByThis(Object target) {
+    OwnedBy(Connection owner, Object target) {
+      this.owner = owner;
       this.target = target;
     }
 
@@ -210,7 +209,7 @@ final class PermitConnection implements InvocationHandler {
       switch (method.getName()) {
         case "getConnection":
           if (arity == 0) {
-            return self;
+            return owner;
           }
           break;
         case "unwrap":
