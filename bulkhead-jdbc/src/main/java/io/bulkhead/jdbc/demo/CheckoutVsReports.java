@@ -95,7 +95,8 @@ public final class CheckoutVsReports {
       builder.pool(pool);
     }
     progress.accept("running " + layout.description + " for "
-        + seconds(s.healthyPhase.plus(s.degradedPhase)) + " ...");
+        + seconds(s.healthyPhase.plus(s.degradedPhase)) + " (connections named " + runId + "-"
+        + layout.key + ".*) ...");
     try (DatabasePools pools = builder.open()) {
       WorkloadPool checkout = pools.pool(layout.checkoutPool);
       WorkloadPool reports = pools.pool(layout.reportsPool);

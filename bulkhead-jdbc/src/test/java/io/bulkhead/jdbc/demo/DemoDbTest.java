@@ -2,13 +2,17 @@ package io.bulkhead.jdbc.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
+import io.bulkhead.jdbc.PostgresTestSupport;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /** The command line of {@code demo db}: bad input gets one line and a non-zero exit code. */
@@ -69,6 +73,10 @@ class DemoDbTest {
         .as(err()).isEqualTo(0);
     assertThat(out.toString(StandardCharsets.UTF_8).strip()).matches(CheckoutVsReportsTest.JSON);
     assertThat(err()).contains("demo db: using PostgreSQL");
+    Matcher run = Pattern.compile("connections named (demo-db-[0-9a-f]+)-shared").matcher(err());
+    assertThat(run.find()).as(err()).isTrue();
+    await().atMost(PostgresTestSupport.SERVER_SETTLES)
+        .until(() -> PostgresTestSupport.backends(run.group(1)), n -> n == 0);
   }
 
   @Test
