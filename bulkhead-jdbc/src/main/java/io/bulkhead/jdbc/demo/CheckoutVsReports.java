@@ -11,6 +11,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
@@ -190,7 +191,7 @@ public final class CheckoutVsReports {
         dispatch(workers, t0, end);
         stopReports();
         awaitAll(checkoutsDone, Duration.ofSeconds(30).plus(layout.longestWait()));
-        return outcome(end);
+        return outcome(t0, end);
       } finally {
         sampler.shutdownNow();
         workers.shutdownNow();
@@ -313,7 +314,8 @@ public final class CheckoutVsReports {
       peakWaiting.accumulate(waiting);
     }
 
-    private Outcome outcome(long end) {
+    private Outcome outcome(long t0, long end) {
+      List<CheckoutCall> timeline = new ArrayList<>();
       List<Call> healthyCheckouts = new ArrayList<>();
       List<Call> degradedCheckouts = new ArrayList<>();
       int completedInPhase = 0;
@@ -325,6 +327,7 @@ public final class CheckoutVsReports {
         boolean degraded = c.due >= healthyEnd;
         if (c.checkout) {
           (degraded ? degradedCheckouts : healthyCheckouts).add(c);
+          timeline.add(new CheckoutCall(c.due - t0, c.finished - c.due, c.result == Status.OK));
           if (c.result == Status.OK && c.finished >= healthyEnd && c.finished < end) {
             completedInPhase++;
           }
@@ -350,7 +353,7 @@ public final class CheckoutVsReports {
           CheckoutFigures.of(healthyCheckouts, s.healthyPhase.toNanos() / 1e9,
               countCompleted(healthyCheckouts, healthyEnd)),
           CheckoutFigures.of(degradedCheckouts, phaseSeconds, completedInPhase),
-          ok, rejected, errors, cutOff, peakQueued.get(), peakWaiting.get());
+          ok, rejected, errors, cutOff, peakQueued.get(), peakWaiting.get(), timeline);
     }
 
     private static int countCompleted(List<Call> calls, long before) {
@@ -420,6 +423,34 @@ public final class CheckoutVsReports {
         }
       }
       return longest;
+    }
+  }
+
+  /** One checkout call: when it was due, how long it took from then, and whether it succeeded. */
+  public static final class CheckoutCall {
+    private final long dueNanos;
+    private final long latencyNanos;
+    private final boolean ok;
+
+    CheckoutCall(long dueNanos, long latencyNanos, boolean ok) {
+      this.dueNanos = dueNanos;
+      this.latencyNanos = latencyNanos;
+      this.ok = ok;
+    }
+
+    /** When the call was due, from the start of the healthy phase. */
+    public Duration due() {
+      return Duration.ofNanos(dueNanos);
+    }
+
+    /** From when the call was due until it returned. */
+    public Duration latency() {
+      return Duration.ofNanos(latencyNanos);
+    }
+
+    /** Whether the call succeeded (false: rejected, timed out or failed). */
+    public boolean ok() {
+      return ok;
     }
   }
 
@@ -501,10 +532,11 @@ public final class CheckoutVsReports {
     private final int reportsCutOff;
     private final long peakQueued;
     private final long peakWaiting;
+    private final List<CheckoutCall> checkoutCalls;
 
     Outcome(String key, String description, CheckoutFigures healthyCheckout,
         CheckoutFigures degradedCheckout, int reportsOk, int reportsRejected, int reportsErrors,
-        int reportsCutOff, long peakQueued, long peakWaiting) {
+        int reportsCutOff, long peakQueued, long peakWaiting, List<CheckoutCall> checkoutCalls) {
       this.key = key;
       this.description = description;
       this.healthyCheckout = healthyCheckout;
@@ -515,6 +547,8 @@ public final class CheckoutVsReports {
       this.reportsCutOff = reportsCutOff;
       this.peakQueued = peakQueued;
       this.peakWaiting = peakWaiting;
+      checkoutCalls.sort(Comparator.comparing(CheckoutCall::due));
+      this.checkoutCalls = List.copyOf(checkoutCalls);
     }
 
     /** "shared" or "split". */
@@ -565,6 +599,11 @@ public final class CheckoutVsReports {
     /** The most threads seen waiting inside HikariCP at once (sampled every 50 ms). */
     public long peakWaitingInHikari() {
       return peakWaiting;
+    }
+
+    /** Every checkout call of the run, both phases, in the order they were due: for a chart. */
+    public List<CheckoutCall> checkoutCalls() {
+      return checkoutCalls;
     }
 
     String toJson() {

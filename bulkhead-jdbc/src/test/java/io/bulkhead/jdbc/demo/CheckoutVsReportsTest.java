@@ -55,6 +55,11 @@ class CheckoutVsReportsTest {
     assertThat(r.split().reportsErrors()).as(table).isZero();
     assertThat(r.shared().reportsErrors()).as(table).isZero();
 
+    assertThat(r.split().checkoutCalls()).hasSize(520) // 13 s at 40/s
+        .allSatisfy(c -> assertThat(c.ok()).isTrue());
+    assertThat(r.shared().checkoutCalls()).extracting(c -> c.latency())
+        .contains(shared.p99());
+
     assertThat(r.toJson()).matches(JSON);
     assertThat(table).contains("checkout p99").contains("shared pool of 10")
         .contains("split: checkout 6, reports 4");
