@@ -662,47 +662,75 @@ public final class CheckoutVsReports {
       return "{\"shared\": " + shared.toJson() + ", \"split\": " + split.toJson() + "}";
     }
 
-    /** The side-by-side table the demo prints. */
-    public String table() {
-      StringBuilder sb = new StringBuilder();
-      sb.append(String.format(Locale.ROOT,
+    /**
+     * What was run, in two sentences: the workloads, the phases, the server. The first line of
+     * {@link #table()}.
+     */
+    public String setup() {
+      return String.format(Locale.ROOT,
           "Checkout (%.0f/s, %s queries) and reports (%.0f/s, %s queries, degraded to %s)%n"
               + "on %s.%n%s healthy, then %s with reports degraded; figures for the degraded"
-              + " phase unless marked healthy.%n%n",
+              + " phase unless marked healthy.",
           settings.checkoutsPerSecond, millisOrSeconds(settings.checkoutQuery),
           settings.reportsPerSecond, millisOrSeconds(settings.reportQuery),
           millisOrSeconds(settings.degradedReportQuery), database,
-          seconds(settings.healthyPhase), seconds(settings.degradedPhase)));
-      String format = "%-38s %20s %30s%n";
-      sb.append(String.format(Locale.ROOT, format, "", "shared pool of " + BUDGET,
-          "split: checkout " + settings.checkoutSize + ", reports "
-              + (BUDGET - settings.checkoutSize)));
-      row(sb, format, "checkout p50 (healthy)", millis(shared.healthyCheckout.p50Nanos),
-          millis(split.healthyCheckout.p50Nanos));
-      row(sb, format, "checkout p99 (healthy)", millis(shared.healthyCheckout.p99Nanos),
-          millis(split.healthyCheckout.p99Nanos));
-      row(sb, format, "checkout p50", millis(shared.degradedCheckout.p50Nanos),
-          millis(split.degradedCheckout.p50Nanos));
-      row(sb, format, "checkout p99", millis(shared.degradedCheckout.p99Nanos),
-          millis(split.degradedCheckout.p99Nanos));
-      row(sb, format, "checkout errors", shared.degradedCheckout.errors + " of "
-          + shared.degradedCheckout.calls, split.degradedCheckout.errors + " of "
-          + split.degradedCheckout.calls);
-      row(sb, format, "checkout completed per second",
-          String.format(Locale.ROOT, "%.1f", shared.degradedCheckout.perSecond),
-          String.format(Locale.ROOT, "%.1f", split.degradedCheckout.perSecond));
-      row(sb, format, "reports ok", shared.reportsOk, split.reportsOk);
-      row(sb, format, "reports rejected", shared.reportsRejected, split.reportsRejected);
-      row(sb, format, "reports errors", shared.reportsErrors, split.reportsErrors);
-      row(sb, format, "reports cut off when the run ended", shared.reportsCutOff,
-          split.reportsCutOff);
-      row(sb, format, "most callers queued for a connection", shared.peakQueued, split.peakQueued);
-      return sb.toString();
+          seconds(settings.healthyPhase), seconds(settings.degradedPhase));
     }
 
-    private static void row(StringBuilder sb, String format, String label, Object shared,
-        Object split) {
-      sb.append(String.format(Locale.ROOT, format, label, shared, split));
+    /** The two column headings: the shared layout and the split one. */
+    public List<String> headings() {
+      return List.of("shared pool of " + BUDGET, "split: checkout " + settings.checkoutSize
+          + ", reports " + (BUDGET - settings.checkoutSize));
+    }
+
+    /**
+     * The rows of the side-by-side table, each {@code [label, shared, split]}, checkout first;
+     * {@link #KEY_ROWS} names the ones that tell the story.
+     */
+    public List<List<String>> rows() {
+      List<List<String>> rows = new ArrayList<>();
+      rows.add(List.of("checkout p50 (healthy)", millis(shared.healthyCheckout.p50Nanos),
+          millis(split.healthyCheckout.p50Nanos)));
+      rows.add(List.of("checkout p99 (healthy)", millis(shared.healthyCheckout.p99Nanos),
+          millis(split.healthyCheckout.p99Nanos)));
+      rows.add(List.of("checkout p50", millis(shared.degradedCheckout.p50Nanos),
+          millis(split.degradedCheckout.p50Nanos)));
+      rows.add(List.of("checkout p99", millis(shared.degradedCheckout.p99Nanos),
+          millis(split.degradedCheckout.p99Nanos)));
+      rows.add(List.of("checkout errors", shared.degradedCheckout.errors + " of "
+          + shared.degradedCheckout.calls, split.degradedCheckout.errors + " of "
+          + split.degradedCheckout.calls));
+      rows.add(List.of("checkout completed per second",
+          String.format(Locale.ROOT, "%.1f", shared.degradedCheckout.perSecond),
+          String.format(Locale.ROOT, "%.1f", split.degradedCheckout.perSecond)));
+      rows.add(List.of("reports ok", Integer.toString(shared.reportsOk),
+          Integer.toString(split.reportsOk)));
+      rows.add(List.of("reports rejected", Integer.toString(shared.reportsRejected),
+          Integer.toString(split.reportsRejected)));
+      rows.add(List.of("reports errors", Integer.toString(shared.reportsErrors),
+          Integer.toString(split.reportsErrors)));
+      rows.add(List.of("reports cut off when the run ended", Integer.toString(shared.reportsCutOff),
+          Integer.toString(split.reportsCutOff)));
+      rows.add(List.of("most callers queued for a connection", Long.toString(shared.peakQueued),
+          Long.toString(split.peakQueued)));
+      return rows;
+    }
+
+    /** The labels of the rows that tell the story, for emphasis. */
+    public static final List<String> KEY_ROWS =
+        List.of("checkout p99", "checkout errors", "checkout completed per second");
+
+    /** The side-by-side table the demo prints: {@link #setup()}, then {@link #rows()}. */
+    public String table() {
+      StringBuilder sb = new StringBuilder(setup()).append(System.lineSeparator())
+          .append(System.lineSeparator());
+      String format = "%-38s %20s %30s%n";
+      List<String> headings = headings();
+      sb.append(String.format(Locale.ROOT, format, "", headings.get(0), headings.get(1)));
+      for (List<String> row : rows()) {
+        sb.append(String.format(Locale.ROOT, format, row.get(0), row.get(1), row.get(2)));
+      }
+      return sb.toString();
     }
   }
 
