@@ -68,5 +68,18 @@ class CheckoutVsReportsTest {
     // Every connection the runs opened is gone: none was leaked by a rejected, failed or cut-off call.
     await().atMost(PostgresTestSupport.SERVER_SETTLES)
         .until(() -> PostgresTestSupport.backends(r.applicationNamePrefix()), n -> n == 0);
+    // And every thread the runs started is gone: the callers, the sampler, HikariCP's own.
+    await().atMost(PostgresTestSupport.SERVER_SETTLES).until(() -> liveThreads("demo-db-"),
+        List::isEmpty);
+  }
+
+  private static List<String> liveThreads(String prefix) {
+    List<String> names = new ArrayList<>();
+    for (Thread t : Thread.getAllStackTraces().keySet()) {
+      if (t.isAlive() && t.getName().startsWith(prefix)) {
+        names.add(t.getName());
+      }
+    }
+    return names;
   }
 }
