@@ -76,6 +76,14 @@ final class AsyncCall<T> extends CompletableFuture<T> {
     if (isDone()) {
       cancelStage(started); // R4: completed from outside while the supplier ran
     }
+    if (started instanceof CompletableFuture) {
+      CompletableFuture<T> future = (CompletableFuture<T>) started;
+      if (future.isDone() && !future.isCompletedExceptionally()) {
+        // Already succeeded (a cache hit, a fallback): finish without registering a callback.
+        finish(future.join(), null);
+        return;
+      }
+    }
     started.whenComplete(this::finish);
   }
 

@@ -23,7 +23,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * back. {@code sync} runs a task inside the compartment, {@code permit} takes and closes a bare permit,
  * {@code async} runs a task whose stage is already complete. The task itself is the same for every
  * subject, and {@code none} measures it with no compartment, so the difference is the compartment's
- * own cost. Run with {@code -prof gc} for allocation per operation.
+ * own cost; {@code future} is the async baseline that allocates and completes the one future any
+ * async wrapper returns. Run with {@code -prof gc} for allocation per operation.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -36,7 +37,7 @@ public class AdmitReleaseBenchmark {
 
   @Param({
     Subject.BULKHEAD, Subject.R4J, Subject.R4J_NO_STACK, Subject.FAILSAFE, Subject.NETFLIX,
-    Subject.SEMAPHORE_FAIR, Subject.SEMAPHORE, Subject.NONE
+    Subject.SEMAPHORE_FAIR, Subject.SEMAPHORE, Subject.NONE, Subject.FUTURE
   })
   public String subject;
 

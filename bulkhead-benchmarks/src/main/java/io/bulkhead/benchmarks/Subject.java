@@ -33,6 +33,8 @@ abstract class Subject {
   static final String SEMAPHORE_FAIR = "semaphore-fair";
   static final String SEMAPHORE = "semaphore-nonfair";
   static final String NONE = "none";
+  /** Baseline for the async path: no compartment, but allocate and complete one future. */
+  static final String FUTURE = "future";
 
   /** Runs {@code task} holding a slot; throws (or returns {@link #REJECTED}) when full. */
   abstract Object sync(Callable<Object> task) throws Exception;
@@ -66,6 +68,8 @@ abstract class Subject {
         return new Sem(limit, false);
       case NONE:
         return new None();
+      case FUTURE:
+        return new OneFuture();
       default:
         throw new IllegalArgumentException("unknown subject '" + name + "'");
     }
@@ -297,6 +301,31 @@ abstract class Subject {
     @Override
     CompletionStage<Object> async(Supplier<CompletionStage<Object>> task) {
       return task.get();
+    }
+
+    @Override
+    void fill() {
+      throw new UnsupportedOperationException("nothing to fill");
+    }
+  }
+
+  /** No compartment; the async path allocates and completes one future, as any wrapper must. */
+  static final class OneFuture extends Subject {
+    @Override
+    Object sync(Callable<Object> task) throws Exception {
+      return task.call();
+    }
+
+    @Override
+    boolean permit() {
+      return true;
+    }
+
+    @Override
+    CompletionStage<Object> async(Supplier<CompletionStage<Object>> task) {
+      CompletableFuture<Object> f = new CompletableFuture<>();
+      f.complete(task.get().toCompletableFuture().join());
+      return f;
     }
 
     @Override
