@@ -59,11 +59,6 @@ final class AsyncCall<T> extends CompletableFuture<T> {
     phase = RUNNING;
     Supplier<? extends CompletionStage<T>> supplier = task;
     task = null;
-    if (isDone()) {
-      // R3: withdrawn between the grant and now. Free the slot without calling the dependency.
-      finish(null, null);
-      return;
-    }
     CompletionStage<T> started;
     try {
       started = supplier.get();
@@ -99,7 +94,7 @@ final class AsyncCall<T> extends CompletableFuture<T> {
     }
   }
 
-  /** Starts this call once its waiter has been granted a slot. */
+  /** Starts this call once its waiter has been granted a slot (or passes the slot on, see R3). */
   void startAfterWait() {
     bulkhead.startAfterWait(this);
   }

@@ -67,8 +67,10 @@ import java.util.function.Supplier;
  *      T1 re-reads, sees the free slot and takes it. With two separate counters T1 would queue behind a
  *      free slot that nobody would ever hand it.
  *   R3 cancel vs grant, async. T1 cancels the future while T2 grants its node. If T1's CAS wins, as R1.
- *      If T2's wins, T2 starts the call after unlocking; AsyncCall.start() sees the future already done
- *      and frees the slot without calling the supplier.
+ *      If T2's wins, T1's withdraw fails (the node is GRANTED) and T2, after unlocking, finds the future
+ *      done in startAfterWait(): the call counts as withdrawn (not admitted) and T2 passes the slot to
+ *      the next waiter or frees it, without calling the supplier. A cancel that lands after that check
+ *      is R4.
  *   R4 cancel vs start, async. T2 runs the supplier, publishes the stage (volatile write), then checks
  *      isDone(); T1 completes the future (a CAS on its result), then reads the stage. Volatile accesses
  *      are sequentially consistent, so at least one of them sees the other and cancels the stage.
@@ -579,6 +581,17 @@ final class DefaultBulkhead implements Bulkhead {
   void startAfterWait(AsyncCall<?> call) {
     AsyncWaiter node = call.waiter;
     call.waiter = null;
+    if (call.isDone()) {
+      // R3: withdrawn between the grant and now. It never reaches the dependency: count it as
+      // withdrawn, not admitted, and pass the slot on without a latency sample.
+      cancelled.increment();
+      listeners.cancelled(ticker.read() - node.enqueuedAt);
+      Waiter next = freeSlot();
+      if (next != null) {
+        next.granted(this);
+      }
+      return;
+    }
     call.start(admittedAfterWait(node));
   }
 
