@@ -1,7 +1,10 @@
 package io.bulkhead;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -101,6 +104,19 @@ public final class SizingAdvisor {
     double arrivalRate = Math.max(0, current.arrivals - base.arrivals) / seconds;
     double rejectionRate = Math.max(0, current.rejected - base.rejected) / seconds;
     return new SizingAdvice(stats, headroom, span, arrivalRate, rejectionRate, latency);
+  }
+
+  /**
+   * Advises on every compartment of {@code registry}, in registration order: what a {@code /bulkheads}
+   * endpoint or a dashboard refresh calls.
+   */
+  public List<SizingAdvice> adviseAll(BulkheadRegistry registry) {
+    Objects.requireNonNull(registry, "registry");
+    List<SizingAdvice> all = new ArrayList<>();
+    for (Bulkhead b : registry.all()) {
+      all.add(advise(b));
+    }
+    return Collections.unmodifiableList(all);
   }
 
   /** Forgets what was seen of the compartment named {@code name}, for one that was removed. */

@@ -126,6 +126,40 @@ class SizingAdvisorTest {
   }
 
   @Test
+  void adviseAll_followsTheRegistry() {
+    BulkheadRegistry registry = BulkheadRegistry.create();
+    Bulkhead checkout = registry.register(compartment("checkout", 6));
+    Bulkhead reports = registry.register(compartment("reports", 4));
+    SizingAdvisor advisor = SizingAdvisor.builder().headroom("reports", Sizing.OPTIONAL_HEADROOM)
+        .ticker(ticker).build();
+    advisor.adviseAll(registry);
+    for (int round = 0; round < 200; round++) { // 10 s: checkout 40/s x 50 ms, reports 2/s x 1.5 s
+      List<Permit> held = new ArrayList<>();
+      held.add(checkout.tryAcquire().orElseThrow());
+      held.add(checkout.tryAcquire().orElseThrow());
+      ticker.advance(Duration.ofMillis(50));
+      held.forEach(Permit::close);
+    }
+    for (int round = 0; round < 20; round++) {
+      Permit a = reports.tryAcquire().orElseThrow();
+      Permit b = reports.tryAcquire().orElseThrow();
+      Permit c = reports.tryAcquire().orElseThrow();
+      ticker.advance(Duration.ofMillis(1500)); // 3 every 1.5 s is 2/s
+      a.close();
+      b.close();
+      c.close();
+    }
+    // checkout's snapshot is now 40 s old; its calls span 10 s of that, so its rate is diluted:
+    // the advisor measures what it saw over the span, not a peak.
+    List<SizingAdvice> all = advisor.adviseAll(registry);
+    assertThat(all).extracting(SizingAdvice::name).containsExactly("checkout", "reports");
+    assertThat(all.get(0).arrivalRate().getAsDouble()).isEqualTo(10.0);
+    assertThat(all.get(1).arrivalRate().getAsDouble()).isEqualTo(1.5);
+    assertThat(all.get(1).latency()).contains(Duration.ofMillis(1500));
+    assertThat(all.get(1).recommendedLimit()).hasValue(3); // 1.5/s x 1.5 s = 2.25, x4/3 = 3
+  }
+
+  @Test
   void headrooms_defaultToCritical_andAreChecked() {
     assertThat(SizingAdvisor.create().headroom("anything")).isEqualTo(Sizing.CRITICAL_HEADROOM);
     SizingAdvisor a = SizingAdvisor.builder().headroom(2).headroom("r", 1.5).build();

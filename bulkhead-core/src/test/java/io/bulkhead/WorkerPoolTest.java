@@ -339,14 +339,21 @@ class WorkerPoolTest {
     List<CompletableFuture<Void>> accepted = Collections.synchronizedList(new ArrayList<>());
     CountDownLatch go = new CountDownLatch(1);
     CountDownLatch halfway = new CountDownLatch(submitters);
+    CountDownLatch shutDown = new CountDownLatch(1);
     List<Future<?>> producers = new ArrayList<>();
     for (int s = 0; s < submitters; s++) {
       int base = s * perSubmitter;
+      // Half the submitters pause at halfway until the shutdown has happened (so some submissions
+      // surely come after it); the other half race it.
+      boolean pause = s % 2 == 0;
       producers.add(threads.submit(() -> {
         go.await();
         for (int i = 0; i < perSubmitter; i++) {
           if (i == perSubmitter / 2) {
             halfway.countDown();
+            if (pause) {
+              shutDown.await();
+            }
           }
           int id = base + i;
           try {
@@ -371,6 +378,7 @@ class WorkerPoolTest {
     go.countDown();
     assertThat(halfway.await(60, SECONDS)).isTrue();
     List<Runnable> left = p.shutdown(Duration.ZERO);
+    shutDown.countDown();
     for (Future<?> f : producers) {
       f.get(60, SECONDS);
     }
