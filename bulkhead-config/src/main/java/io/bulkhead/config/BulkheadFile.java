@@ -6,6 +6,8 @@ import io.bulkhead.BulkheadBuilder;
 import io.bulkhead.BulkheadRegistry;
 import io.bulkhead.Sizing;
 import io.bulkhead.SizingAdvisor;
+import io.bulkhead.WorkerPool;
+import io.bulkhead.WorkerPoolBuilder;
 import java.io.IOException;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
@@ -48,13 +50,21 @@ import org.snakeyaml.engine.v2.nodes.Node;
  *     limit: 4         # or give the limit directly
  *     queue: 2         # callers that may wait for a slot ...
  *     wait: 500ms      # ... and for how long
+ *
+ * workers:             # pools for background jobs: a WorkerPool each
+ *   exports:
+ *     budget: postgres
+ *     workers: 2       # or rate and latency of the jobs, with a criticality or headroom
+ *     queue: 50        # jobs that may wait for a worker (as long as it takes, unless wait is set)
+ *     threads: virtual # or platform, the default
  * </pre>
  *
  * <p>A compartment takes {@code limit}, {@code queue}, {@code wait}, {@code budget},
  * {@code criticality}, {@code rate}, {@code latency} and {@code headroom}. Its limit is either given,
  * or derived from {@code rate × latency} (its need) times its {@code headroom}, which defaults to its
  * criticality's, rounded up. A limit given alongside a rate and latency is kept, and the effective
- * headroom ({@code limit / need}) is reported.
+ * headroom ({@code limit / need}) is reported. A worker pool takes the same keys, with {@code workers}
+ * in place of {@code limit} and {@code threads}; its queued jobs may wait without a {@code wait}.
  *
  * <p>{@link #load} and {@link #parse} fail with a {@link ConfigException} naming the file, the line and
  * the key for malformed YAML, unknown keys (with a "did you mean" suggestion), wrong types, missing or
@@ -66,11 +76,13 @@ import org.snakeyaml.engine.v2.nodes.Node;
  */
 public final class BulkheadFile {
 
-  private static final Set<String> TOP_KEYS = Set.of("headroom", "budgets", "compartments");
+  private static final Set<String> TOP_KEYS = Set.of("headroom", "budgets", "compartments", "workers");
   private static final Set<String> HEADROOM_KEYS = Set.of("critical", "optional");
   private static final Set<String> BUDGET_KEYS = Set.of("capacity");
   private static final Set<String> COMPARTMENT_KEYS =
       Set.of("limit", "queue", "wait", "budget", "criticality", "rate", "latency", "headroom");
+  private static final Set<String> WORKER_KEYS =
+      Set.of("workers", "queue", "wait", "budget", "criticality", "rate", "latency", "headroom", "threads");
 
   private final String file;
   private final Map<Criticality, Headroom> headrooms;
@@ -138,7 +150,10 @@ public final class BulkheadFile {
     return budgets;
   }
 
-  /** The compartments, in file order, with their limits derived. */
+  /**
+   * The compartments, in file order, with their limits derived: those of the {@code compartments}
+   * section, then the worker pools of the {@code workers} section ({@link CompartmentSpec#workerPool()}).
+   */
   public List<CompartmentSpec> compartments() {
     return compartments;
   }
@@ -184,17 +199,41 @@ public final class BulkheadFile {
       built.put(b.name(), Budget.of(b.name(), b.capacity()));
     }
     BulkheadRegistry registry = BulkheadRegistry.create();
-    for (CompartmentSpec c : compartments) {
-      try {
-        BulkheadBuilder builder = Bulkhead.builder(c.name()).limit(c.limit()).maxQueue(c.queue());
-        c.maxWait().ifPresent(builder::maxWait);
-        c.budget().map(built::get).ifPresent(builder::budget);
-        registry.register(builder.build());
-      } catch (IllegalArgumentException e) {
-        throw new ConfigException(file, c.line(), "compartments." + c.name(), e.getMessage(), e);
+    LinkedHashMap<String, WorkerPool> pools = new LinkedHashMap<>();
+    try {
+      for (CompartmentSpec c : compartments) {
+        try {
+          if (c.workerPool()) {
+            WorkerPoolBuilder builder = WorkerPool.builder(c.name()).workers(c.limit()).queue(c.queue());
+            c.maxWait().ifPresent(builder::maxWait);
+            c.budget().map(built::get).ifPresent(builder::budget);
+            if (c.virtualThreads()) {
+              builder.virtualThreads();
+            }
+            WorkerPool pool = builder.build();
+            pools.put(c.name(), pool);
+            registry.register(pool.bulkhead());
+          } else {
+            BulkheadBuilder builder = Bulkhead.builder(c.name()).limit(c.limit()).maxQueue(c.queue());
+            c.maxWait().ifPresent(builder::maxWait);
+            c.budget().map(built::get).ifPresent(builder::budget);
+            registry.register(builder.build());
+          }
+        } catch (IllegalArgumentException | UnsupportedOperationException e) {
+          throw new ConfigException(file, c.line(), c.path(), e.getMessage(), e);
+        }
       }
+    } catch (ConfigException e) {
+      for (WorkerPool started : pools.values()) {
+        try {
+          started.shutdown(Duration.ZERO); // nothing was submitted yet: nothing to hand back
+        } catch (InterruptedException interrupted) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      throw e;
     }
-    return new Compartments(registry, built);
+    return new Compartments(registry, built, pools);
   }
 
   /**
@@ -249,16 +288,29 @@ public final class BulkheadFile {
         }
       }
       YamlTree.Entry section = top.get("compartments");
-      if (section == null) {
+      if (section == null && !top.containsKey("workers")) {
         throw new ConfigException(yaml.file, YamlTree.line(root.get()), "compartments",
-            "missing: the file declares no compartments");
+            "missing: the file declares no compartments (nor workers)");
       }
-      Map<String, YamlTree.Entry> declared = yaml.mapping(section.value, "compartments", null);
-      if (declared.isEmpty()) {
-        throw yaml.error(section.keyNode, "compartments", "is empty: declare at least one compartment");
+      if (section != null) {
+        Map<String, YamlTree.Entry> declared = yaml.mapping(section.value, "compartments", null);
+        if (declared.isEmpty()) {
+          throw yaml.error(section.keyNode, "compartments", "is empty: declare at least one compartment");
+        }
+        for (YamlTree.Entry e : declared.values()) {
+          compartments.add(readCompartment(e, false));
+        }
       }
-      for (YamlTree.Entry e : declared.values()) {
-        compartments.add(readCompartment(e));
+      if (top.containsKey("workers")) {
+        for (YamlTree.Entry e : yaml.mapping(top.get("workers").value, "workers", null).values()) {
+          for (CompartmentSpec c : compartments) {
+            if (c.name().equals(e.key)) {
+              throw yaml.error(e.keyNode, e.path, "the name is taken by the compartment on line "
+                  + c.line() + ": names must be unique, they are the registry's keys");
+            }
+          }
+          compartments.add(readCompartment(e, true));
+        }
       }
       return new BulkheadFile(yaml.file, headrooms, new ArrayList<>(budgets.values()), compartments,
           warnings);
@@ -287,9 +339,10 @@ public final class BulkheadFile {
       budgets.put(e.key, new BudgetSpec(e.key, capacity, YamlTree.line(e.keyNode)));
     }
 
-    private CompartmentSpec readCompartment(YamlTree.Entry e) {
-      requireName(e, "compartment");
-      Map<String, YamlTree.Entry> f = yaml.mapping(e.value, e.path, COMPARTMENT_KEYS);
+    private CompartmentSpec readCompartment(YamlTree.Entry e, boolean pool) {
+      requireName(e, pool ? "worker pool" : "compartment");
+      Map<String, YamlTree.Entry> f = yaml.mapping(e.value, e.path, pool ? WORKER_KEYS : COMPARTMENT_KEYS);
+      String limitKey = pool ? "workers" : "limit";
 
       Criticality criticality = null;
       if (f.containsKey("criticality")) {
@@ -327,25 +380,26 @@ public final class BulkheadFile {
       int limit;
       boolean derived;
       Headroom applied = null;
-      if (f.containsKey("limit")) {
+      if (f.containsKey(limitKey)) {
         if (headroom != null) {
-          throw yaml.error(f.get("headroom").keyNode, f.get("headroom").path, "give a headroom or a"
-              + " limit, not both: the limit is either given or derived from rate x latency x headroom");
+          throw yaml.error(f.get("headroom").keyNode, f.get("headroom").path, "give a headroom or "
+              + (pool ? "workers" : "a limit") + ", not both: " + (pool ? "workers are" : "the limit is")
+              + " either given or derived from rate x latency x headroom");
         }
-        limit = yaml.whole(f.get("limit"), 1);
+        limit = yaml.whole(f.get(limitKey), 1);
         derived = false;
         if (latency != null) {
           double need = need(f.get("latency"), rate, latency);
           if (limit < need) {
-            warnings.add(yaml.file + ":" + YamlTree.line(f.get("limit").value) + ": " + e.path
-                + ".limit: " + limit + " is below the need of " + Quantities.number(need) + " ("
-                + Quantities.rate(rate) + " x " + Quantities.duration(latency)
-                + "): it rejects calls even at the expected rate");
+            warnings.add(yaml.file + ":" + YamlTree.line(f.get(limitKey).value) + ": " + e.path
+                + "." + limitKey + ": " + limit + " is below the need of " + Quantities.number(need)
+                + " (" + Quantities.rate(rate) + " x " + Quantities.duration(latency)
+                + "): it rejects " + (pool ? "jobs" : "calls") + " even at the expected rate");
           }
         }
       } else if (latency != null) {
         if (headroom == null && criticality == null) {
-          throw yaml.error(e.keyNode, e.path, "derives its limit from rate and latency but has no"
+          throw yaml.error(e.keyNode, e.path, "derives its " + limitKey + " from rate and latency but has no"
               + " criticality: add criticality: critical (headroom " + headrooms.get(Criticality.CRITICAL)
               + ") or optional (" + headrooms.get(Criticality.OPTIONAL) + "), or a headroom");
         }
@@ -358,13 +412,13 @@ public final class BulkheadFile {
         }
         derived = true;
       } else {
-        throw yaml.error(e.keyNode, e.path, "needs a limit, or a rate and a latency to derive one"
-            + " from (Little's law: need = rate x latency)");
+        throw yaml.error(e.keyNode, e.path, "needs " + (pool ? "workers" : "a limit") + ", or a rate and"
+            + " a latency to derive " + (pool ? "them" : "one") + " from (Little's law: need = rate x latency)");
       }
 
       int queue = f.containsKey("queue") ? yaml.whole(f.get("queue"), 0) : 0;
       Duration wait = f.containsKey("wait") ? positiveDuration(f.get("wait")) : null;
-      if (queue > 0 && wait == null) {
+      if (queue > 0 && wait == null && !pool) {
         throw yaml.error(f.get("queue").keyNode, f.get("queue").path, "lets " + queue + " caller"
             + (queue == 1 ? "" : "s") + " wait but there is no wait: add wait (how long one may wait,"
             + " like 100ms)");
@@ -384,8 +438,19 @@ public final class BulkheadFile {
           throw yaml.error(b.value, b.path, "no budget named '" + budget + "'" + hint);
         }
       }
-      return new CompartmentSpec(e.key, YamlTree.line(e.keyNode), limit, derived, queue, wait, budget,
-          criticality, rate, latency, applied);
+      boolean virtual = false;
+      if (f.containsKey("threads")) {
+        YamlTree.Entry t = f.get("threads");
+        String word = yaml.scalar(t).trim();
+        if (!word.equals("platform") && !word.equals("virtual")) {
+          throw yaml.error(t.value, t.path, "must be platform or virtual but was '" + word + "'"
+              + DidYouMean.closest(word, List.of("platform", "virtual"))
+                  .map(x -> " (did you mean '" + x + "'?)").orElse(""));
+        }
+        virtual = word.equals("virtual");
+      }
+      return new CompartmentSpec(e.key, e.path, YamlTree.line(e.keyNode), limit, derived, queue, wait,
+          budget, criticality, rate, latency, applied, pool, virtual);
     }
 
     private double need(YamlTree.Entry latencyEntry, double rate, Duration latency) {

@@ -68,7 +68,7 @@ public final class CheckCommand {
       }
       OptionalDouble need = c.need();
       rows.add(new String[] {
-          c.name(),
+          c.workerPool() ? c.name() + " (workers)" : c.name(),
           c.budget().orElse("-"),
           c.rate().isPresent() ? Quantities.rate(c.rate().getAsDouble()) : "-",
           c.latency().map(Quantities::duration).orElse("-"),
@@ -78,11 +78,14 @@ public final class CheckCommand {
           share(file, c)});
     }
     StringBuilder sb = new StringBuilder();
-    int compartments = file.compartments().size();
+    long pools = file.compartments().stream().filter(CompartmentSpec::workerPool).count();
+    long compartments = file.compartments().size() - pools;
     int budgets = file.budgets().size();
-    sb.append(file.file()).append(": ").append(compartments).append(compartments == 1
-        ? " compartment, " : " compartments, ").append(budgets).append(budgets == 1 ? " budget" : " budgets")
-        .append("\n\n");
+    sb.append(file.file()).append(": ").append(count(compartments, "compartment"));
+    if (pools > 0) {
+      sb.append(", ").append(count(pools, "worker pool"));
+    }
+    sb.append(", ").append(count(budgets, "budget")).append("\n\n");
     sb.append(table(rows));
     if (givenWithNeed) {
       sb.append("(xN): the limit is given in the file; N = limit / need\n");
@@ -97,6 +100,10 @@ public final class CheckCommand {
       sb.append("warning: ").append(w).append('\n');
     }
     return sb.toString();
+  }
+
+  private static String count(long n, String what) {
+    return n + " " + what + (n == 1 ? "" : "s");
   }
 
   private static String share(BulkheadFile file, CompartmentSpec c) {

@@ -13,6 +13,7 @@ import java.util.OptionalDouble;
 public final class CompartmentSpec {
 
   private final String name;
+  private final String path;
   private final int line;
   private final int limit;
   private final boolean limitDerived;
@@ -23,10 +24,14 @@ public final class CompartmentSpec {
   private final double rate; // NaN: not given
   private final Duration latency; // null: not given
   private final Headroom headroom; // the one applied when derived; null otherwise
+  private final boolean workerPool;
+  private final boolean virtualThreads;
 
-  CompartmentSpec(String name, int line, int limit, boolean limitDerived, int queue, Duration wait,
-      String budget, Criticality criticality, double rate, Duration latency, Headroom headroom) {
+  CompartmentSpec(String name, String path, int line, int limit, boolean limitDerived, int queue,
+      Duration wait, String budget, Criticality criticality, double rate, Duration latency,
+      Headroom headroom, boolean workerPool, boolean virtualThreads) {
     this.name = name;
+    this.path = path;
     this.line = line;
     this.limit = limit;
     this.limitDerived = limitDerived;
@@ -37,6 +42,8 @@ public final class CompartmentSpec {
     this.rate = rate;
     this.latency = latency;
     this.headroom = headroom;
+    this.workerPool = workerPool;
+    this.virtualThreads = virtualThreads;
   }
 
   public String name() {
@@ -48,7 +55,25 @@ public final class CompartmentSpec {
     return line;
   }
 
-  /** How many calls may be in flight: as given, or derived. */
+  /** Where the file declares it: {@code compartments.NAME} or {@code workers.NAME}. */
+  public String path() {
+    return path;
+  }
+
+  /**
+   * Whether this is a worker pool (from the file's {@code workers} section): its limit is the number
+   * of workers, its queue holds jobs, and a queued job waits without a limit unless {@code wait} is set.
+   */
+  public boolean workerPool() {
+    return workerPool;
+  }
+
+  /** Whether a worker pool runs its jobs on virtual threads. */
+  public boolean virtualThreads() {
+    return virtualThreads;
+  }
+
+  /** How many calls may be in flight (for a worker pool: jobs running), as given or derived. */
   public int limit() {
     return limit;
   }
@@ -63,7 +88,10 @@ public final class CompartmentSpec {
     return queue;
   }
 
-  /** How long a caller may wait; empty when there is no queue. */
+  /**
+   * How long a caller may wait; empty when there is no queue (for a worker pool: when queued jobs wait
+   * as long as it takes).
+   */
   public Optional<Duration> maxWait() {
     return Optional.ofNullable(wait);
   }
@@ -109,7 +137,7 @@ public final class CompartmentSpec {
 
   @Override
   public String toString() {
-    return "CompartmentSpec{name=" + name + ", limit=" + limit + (limitDerived ? " (derived)" : "")
+    return "CompartmentSpec{name=" + name + (workerPool ? ", worker pool" : "") + ", limit=" + limit + (limitDerived ? " (derived)" : "")
         + ", queue=" + queue + (budget != null ? ", budget=" + budget : "") + "}";
   }
 }

@@ -158,7 +158,7 @@ class BulkheadFileTest {
     failsWith("just words").hasMessage("app.yml:1: expected a mapping (indented key: value lines) but"
         + " found the value 'just words'");
     failsWith("budgets:\n  postgres: 10\n").hasMessage("app.yml:1: compartments: missing: the file declares"
-        + " no compartments");
+        + " no compartments (nor workers)");
     failsWith("compartments:\n  - checkout\n  - reports\n")
         .hasMessage("app.yml:2: compartments: expected a mapping (indented key: value lines) but found a list");
     failsWith("compartments: {}\n").hasMessage("app.yml:1: compartments: is empty: declare at least one"
@@ -247,6 +247,90 @@ class BulkheadFileTest {
     failsWith(base + "limit: 4\n    budget: postgres\n")
         .hasMessage("app.yml:4: compartments.a.budget: no budget named 'postgres' (the file declares no"
             + " budgets)");
+  }
+
+  // --- worker pools --------------------------------------------------------------------------------
+
+  private static final String WITH_WORKERS = String.join("\n",
+      "budgets:",
+      "  postgres: 10",
+      "compartments:",
+      "  checkout: {budget: postgres, criticality: critical, rate: 40/s, latency: 50ms}",
+      "workers:",
+      "  exports:",
+      "    budget: postgres",
+      "    criticality: optional",
+      "    rate: 1/s",
+      "    latency: 2s",
+      "    queue: 20",
+      "  emails: {workers: 1, queue: 100}",
+      "");
+
+  @Test
+  void workers_areSizedLikeCompartments_drawOnBudgets_andBuildRunningPools() throws Exception {
+    BulkheadFile f = parse(WITH_WORKERS);
+    CompartmentSpec exports = f.compartments().get(1);
+    assertThat(exports.workerPool()).isTrue();
+    assertThat(exports.path()).isEqualTo("workers.exports");
+    assertThat(exports.need()).hasValue(2.0);
+    assertThat(exports.limit()).as("2 x 4/3 = 2.67, rounded up").isEqualTo(3);
+    assertThat(exports.maxWait()).as("queued jobs wait as long as it takes").isEmpty();
+    assertThat(f.budgetUse().get(0).describe())
+        .isEqualTo("budget 'postgres': checkout 6 + exports 3 = 9, within its capacity of 10");
+
+    Compartments built = f.build();
+    assertThat(built.registry().all()).extracting(Bulkhead::name).containsExactly("checkout", "exports", "emails");
+    io.bulkhead.WorkerPool pool = built.workerPool("exports").orElseThrow();
+    assertThat(pool.workers()).isEqualTo(3);
+    assertThat(built.registry().find("exports").orElseThrow().config().maxQueue()).hasValue(20);
+    assertThat(pool.submit(() -> "exported").get(10, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo("exported");
+    assertThat(built.budget("postgres").orElseThrow().allocated()).isEqualTo(9);
+    for (io.bulkhead.WorkerPool p : built.workerPools().values()) {
+      assertThat(p.shutdown(Duration.ofSeconds(10))).isEmpty();
+    }
+    assertThat(built.budget("postgres").orElseThrow().allocated()).as("pools gave their share back").isEqualTo(6);
+  }
+
+  @Test
+  void workers_overSubscribeTheirBudgetLikeAnyCompartment() {
+    BulkheadFile f = parse(WITH_WORKERS.replace("queue: 20", "queue: 20\n    headroom: 3"));
+    assertThatThrownBy(f::build).hasMessage("app.yml:2: budgets.postgres: budget 'postgres' is"
+        + " over-subscribed: checkout 6 + exports 6 = 12, more than its capacity of 10");
+  }
+
+  @Test
+  void workers_errors() {
+    failsWith(WITH_WORKERS.replace("  emails:", "  checkout:"))
+        .hasMessage("app.yml:12: workers.checkout: the name is taken by the compartment on line 4: names"
+            + " must be unique, they are the registry's keys");
+    failsWith(WITH_WORKERS.replace("queue: 20", "queue: 20\n    threads: virtaul"))
+        .hasMessage("app.yml:12: workers.exports.threads: must be platform or virtual but was 'virtaul'"
+            + " (did you mean 'virtual'?)");
+    failsWith(WITH_WORKERS.replace("{workers: 1, queue: 100}", "{limit: 1}"))
+        .hasMessage("app.yml:12: workers.emails.limit: unknown key (expected one of: budget, criticality,"
+            + " headroom, latency, queue, rate, threads, wait, workers)");
+    failsWith(WITH_WORKERS.replace("{workers: 1, queue: 100}", "{queue: 100}"))
+        .hasMessage("app.yml:12: workers.emails: needs workers, or a rate and a latency to derive them"
+            + " from (Little's law: need = rate x latency)");
+    failsWith(WITH_WORKERS.replace("{workers: 1, queue: 100}", "{workers: 0}"))
+        .hasMessage("app.yml:12: workers.emails.workers: must be at least 1 but was 0");
+  }
+
+  @Test
+  void virtualThreadWorkers_buildOnJava21_orFailWithTheirLineBefore() throws Exception {
+    BulkheadFile f = parse(WITH_WORKERS.replace("queue: 20", "queue: 20\n    threads: virtual"));
+    assertThat(f.compartments().get(1).virtualThreads()).isTrue();
+    if (Runtime.version().feature() >= 21) {
+      Compartments built = f.build();
+      assertThat(built.workerPool("exports").orElseThrow().virtualThreads()).isTrue();
+      for (io.bulkhead.WorkerPool p : built.workerPools().values()) {
+        p.shutdown(Duration.ZERO);
+      }
+    } else {
+      assertThatThrownBy(f::build).isInstanceOf(ConfigException.class)
+          .hasMessageStartingWith("app.yml:6: workers.exports: worker pool 'exports' asks for virtual"
+              + " threads, which need Java 21 or later");
+    }
   }
 
   @Test

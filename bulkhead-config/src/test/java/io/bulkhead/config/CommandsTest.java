@@ -80,6 +80,25 @@ class CommandsTest {
   }
 
   @Test
+  void check_listsWorkerPoolsInTheTable() {
+    String text = CheckCommand.render(BulkheadFile.parse(String.join("\n",
+        "budgets: {postgres: 10}",
+        "compartments:",
+        "  checkout: {budget: postgres, criticality: critical, rate: 40/s, latency: 50ms}",
+        "workers:",
+        "  exports: {budget: postgres, workers: 2, queue: 50}"), "f.yml"));
+    assertThat(text).isEqualTo(String.join("\n",
+        "f.yml: 1 compartment, 1 worker pool, 1 budget",
+        "",
+        "compartment        budget    rate  latency  need  headroom  limit  share",
+        "checkout           postgres  40/s  50ms     2     x3        6      60%",
+        "exports (workers)  postgres  -     -        -     -         2      20%",
+        "",
+        "budget 'postgres': checkout 6 + exports 2 = 8, within its capacity of 10",
+        ""));
+  }
+
+  @Test
   void check_givenLimits_showTheirEffectiveHeadroom() {
     String text = CheckCommand.render(BulkheadFile.parse(String.join("\n",
         "compartments:",
