@@ -207,8 +207,8 @@ public final class WorkerPool {
     }
     admission.whenComplete(job::admissionSettled);
     BulkheadFullException rejection = job.rejection;
-    if (rejection != null) {
-      throw rejection;
+    if (rejection != null && rejection.reason() == BulkheadFullException.Reason.QUEUE_FULL) {
+      throw rejection; // turned away at the door; a queued job that expires fails its future instead
     }
     job.result.whenComplete(job::resultSettled);
     return job.result;
@@ -613,9 +613,17 @@ public final class WorkerPool {
       throw notHere("acquire");
     }
 
-    /** Changes the number of workers; see {@link Bulkhead#setLimit}. */
+    /**
+     * Changes the number of workers; see {@link Bulkhead#setLimit}.
+     *
+     * @throws IllegalStateException if the pool has shut down (its budget share is already returned)
+     */
     @Override
     public void setLimit(int limit) {
+      if (isShutdown()) {
+        throw new IllegalStateException("worker pool '" + name + "' is shut down; its workers cannot"
+            + " change");
+      }
       gate.setLimit(limit);
     }
 

@@ -205,6 +205,9 @@ class WorkerPoolTest {
     assertThat(p.isTerminated()).isTrue();
     assertThat(db.allocated()).isZero();
     assertThat(p.shutdown(Duration.ZERO)).as("again").isEmpty();
+    assertThatThrownBy(() -> p.bulkhead().setLimit(5)).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("shut down");
+    assertThat(db.allocated()).as("a shut pool does not take its share back").isZero();
   }
 
   @Test
