@@ -1,6 +1,6 @@
 package io.bulkhead.config;
 
-import java.io.PrintStream;
+import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,7 +36,16 @@ public final class CheckCommand {
   private CheckCommand() {}
 
   /** Checks {@code file}, printing the table to {@code out} and errors to {@code err}. */
-  public static int run(Path file, PrintStream out, PrintStream err) {
+  public static int run(Path file, PrintWriter out, PrintWriter err) {
+    try {
+      return check(file, out, err);
+    } finally {
+      out.flush();
+      err.flush();
+    }
+  }
+
+  private static int check(Path file, PrintWriter out, PrintWriter err) {
     Objects.requireNonNull(file, "file");
     BulkheadFile loaded;
     try {

@@ -1,7 +1,7 @@
 package io.bulkhead.config;
 
 import io.bulkhead.Sizing;
-import java.io.PrintStream;
+import java.io.PrintWriter;
 import java.time.Duration;
 
 /**
@@ -38,8 +38,18 @@ public final class SizeCommand {
    * @param headroom the factor above the need, like {@code 3} or {@code 4/3}; null for both defaults
    * @param limit an existing limit to compare with; null for none
    */
-  public static int run(String rate, String latency, String headroom, String limit, PrintStream out,
-      PrintStream err) {
+  public static int run(String rate, String latency, String headroom, String limit, PrintWriter out,
+      PrintWriter err) {
+    try {
+      return size(rate, latency, headroom, limit, out, err);
+    } finally {
+      out.flush();
+      err.flush();
+    }
+  }
+
+  private static int size(String rate, String latency, String headroom, String limit, PrintWriter out,
+      PrintWriter err) {
     double perSecond;
     Duration took;
     Headroom factor = null;

@@ -2,9 +2,8 @@ package io.bulkhead.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -13,17 +12,29 @@ import org.junit.jupiter.api.io.TempDir;
 /** The check and size commands, with their real output. */
 class CommandsTest {
 
-  private final ByteArrayOutputStream outBytes = new ByteArrayOutputStream();
-  private final ByteArrayOutputStream errBytes = new ByteArrayOutputStream();
-  private final PrintStream out = new PrintStream(outBytes, true, StandardCharsets.UTF_8);
-  private final PrintStream err = new PrintStream(errBytes, true, StandardCharsets.UTF_8);
+  private StringWriter outText = new StringWriter();
+  private StringWriter errText = new StringWriter();
+  private PrintWriter out = new PrintWriter(outText, true);
+  private PrintWriter err = new PrintWriter(errText, true);
 
   private String out() {
-    return outBytes.toString(StandardCharsets.UTF_8);
+    out.flush();
+    return outText.toString();
   }
 
   private String err() {
-    return errBytes.toString(StandardCharsets.UTF_8);
+    err.flush();
+    return errText.toString();
+  }
+
+  private void resetErr() {
+    errText = new StringWriter();
+    err = new PrintWriter(errText, true);
+  }
+
+  private void resetOut() {
+    outText = new StringWriter();
+    out = new PrintWriter(outText, true);
   }
 
   @Test
@@ -74,7 +85,7 @@ class CommandsTest {
     assertThat(out()).isEmpty();
     assertThat(err()).isEqualTo(file + ":3: compartments.checkout.limt: unknown key (did you mean 'limit'?)\n");
 
-    errBytes.reset();
+    resetErr();
     assertThat(CheckCommand.run(dir.resolve("missing.yml"), out, err)).isEqualTo(CheckCommand.INVALID);
     assertThat(err()).isEqualTo(dir.resolve("missing.yml") + ": no such file\n");
   }
@@ -126,7 +137,7 @@ class CommandsTest {
     assertThat(out()).isEqualTo("need      3 calls in flight (2/s x 1.5s)\n"
         + "headroom  x4/3\n"
         + "limit     4 (3 x 4/3 = 4)\n");
-    outBytes.reset();
+    resetOut();
     assertThat(SizeCommand.run("2/s", "1.5s", "1.34", null, out, err)).isZero();
     assertThat(out()).isEqualTo("need      3 calls in flight (2/s x 1.5s)\n"
         + "headroom  x1.34\n"
@@ -156,19 +167,19 @@ class CommandsTest {
     assertThat(SizeCommand.run("40", "50ms", "3", null, out, err)).isEqualTo(SizeCommand.INVALID);
     assertThat(err()).isEqualTo("size: --rate: expected a rate with a unit, like 40/s, 2400/min or 3/h,"
         + " but was '40'\n");
-    errBytes.reset();
+    resetErr();
     assertThat(SizeCommand.run("40/s", "soon", null, null, out, err)).isEqualTo(SizeCommand.INVALID);
     assertThat(err()).isEqualTo("size: --latency: expected a duration with a unit, like 50ms, 1.5s or 2m,"
         + " but was 'soon'\n");
-    errBytes.reset();
+    resetErr();
     assertThat(SizeCommand.run("40/s", "50ms", "0.5", null, out, err)).isEqualTo(SizeCommand.INVALID);
     assertThat(err()).isEqualTo("size: --headroom: headroom must be at least 1 (1 = exactly the need) but"
         + " was '0.5'\n");
-    errBytes.reset();
+    resetErr();
     assertThat(SizeCommand.run("0/s", "50ms", null, null, out, err)).isEqualTo(SizeCommand.INVALID);
     assertThat(err()).isEqualTo("size: --rate/--latency: callsPerSecond must be a finite number above"
         + " zero but was 0.0\n");
-    errBytes.reset();
+    resetErr();
     assertThat(SizeCommand.run("40/s", "50ms", null, "0", out, err)).isEqualTo(SizeCommand.INVALID);
     assertThat(err()).isEqualTo("size: --limit: must be at least 1 but was 0\n");
     assertThat(out()).isEmpty();
