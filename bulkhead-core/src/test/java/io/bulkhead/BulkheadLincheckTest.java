@@ -1,0 +1,228 @@
+package io.bulkhead;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
+import org.jetbrains.lincheck.datastructures.Operation;
+import org.jetbrains.lincheck.datastructures.Param;
+import org.jetbrains.lincheck.datastructures.Validate;
+import org.jetbrains.lincheck.datastructures.IntGen;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Model checking of the whole admission core with Lincheck: acquire, release, hand-off to async
+ * waiters, timeout (on a fake clock, through the sweep), cancellation and limit changes, explored over
+ * thread interleavings rather than left to luck.
+ *
+ * <p>The operations share harness state (permits and running stages handed between threads), so their
+ * results are not a sequential specification: they return nothing, and Lincheck is used as a model
+ * checker. After every explored execution {@link #validate} checks the invariants: the compartment's
+ * counts match what the harness holds, every attempt is accounted for exactly once, no more calls were
+ * ever inside the dependency than the highest limit, and once everything is drained the compartment is
+ * empty and hands out exactly {@code limit} slots. {@link PermitLincheckTest} checks linearizability of
+ * the permit API on its own.
+ */
+@Param(name = "limit", gen = IntGen.class, conf = "1:3")
+public class BulkheadLincheckTest {
+
+  private static final int INITIAL_LIMIT = 2;
+  private static final int MAX_QUEUE = 2;
+  private static final Duration MAX_WAIT = Duration.ofSeconds(1);
+
+  private final FakeTicker ticker = new FakeTicker();
+  private final ManualScheduler scheduler = new ManualScheduler(ticker);
+  private final Bulkhead bulkhead = Bulkhead.builder("lincheck").limit(INITIAL_LIMIT)
+      .maxQueue(MAX_QUEUE).maxWait(MAX_WAIT).ticker(ticker).scheduler(scheduler).build();
+
+  private final ConcurrentLinkedDeque<Permit> permits = new ConcurrentLinkedDeque<>();
+  private final ConcurrentLinkedDeque<Stage> running = new ConcurrentLinkedDeque<>();
+  private final ConcurrentLinkedDeque<CompletableFuture<String>> submitted =
+      new ConcurrentLinkedDeque<>();
+  private final AtomicInteger attempts = new AtomicInteger();
+  private final AtomicInteger inside = new AtomicInteger();
+  private final AtomicInteger maxLimitEver = new AtomicInteger(INITIAL_LIMIT);
+  private final AtomicInteger started = new AtomicInteger();
+  private final AtomicInteger acquired = new AtomicInteger();
+  private final AtomicInteger violations = new AtomicInteger();
+
+  private void enter() {
+    if (inside.incrementAndGet() > maxLimitEver.get()) {
+      violations.incrementAndGet();
+    }
+  }
+
+  @Operation
+  public void tryAcquire() {
+    attempts.incrementAndGet();
+    Optional<Permit> p = bulkhead.tryAcquire();
+    if (p.isPresent()) {
+      acquired.incrementAndGet();
+      enter();
+      permits.add(p.get());
+    }
+  }
+
+  @Operation
+  public void closePermit() {
+    Permit p = permits.pollFirst();
+    if (p != null) {
+      inside.decrementAndGet();
+      p.close();
+    }
+  }
+
+  @Operation
+  public void submit() {
+    attempts.incrementAndGet();
+    CompletableFuture<String> f = bulkhead.submit(() -> {
+      started.incrementAndGet();
+      enter();
+      Stage stage = new Stage();
+      running.add(stage);
+      return stage;
+    });
+    submitted.add(f);
+  }
+
+  @Operation
+  public void completeRunning() {
+    Stage stage = running.pollFirst();
+    if (stage != null) {
+      stage.finish(() -> stage.complete("done"));
+    }
+  }
+
+  /** Cancels the oldest submitted call that is not done: queued (withdrawn) or running (forwarded). */
+  @Operation
+  public void cancelOldest() {
+    for (CompletableFuture<String> f : submitted) {
+      if (!f.isDone()) {
+        f.cancel(true);
+        return;
+      }
+    }
+  }
+
+  /**
+   * The dependency's work for one async call. It leaves the dependency before its stage completes,
+   * whether it finishes or is cancelled, because the stage's completion frees the slot.
+   */
+  final class Stage extends CompletableFuture<String> {
+    private final java.util.concurrent.atomic.AtomicBoolean finished =
+        new java.util.concurrent.atomic.AtomicBoolean();
+
+    void finish(Runnable completion) {
+      if (finished.compareAndSet(false, true)) {
+        inside.decrementAndGet();
+        completion.run();
+      }
+    }
+
+    @Override
+    public boolean cancel(boolean mayInterruptIfRunning) {
+      finish(() -> Stage.super.cancel(mayInterruptIfRunning));
+      return isCancelled();
+    }
+  }
+
+  @Operation
+  public void timePasses() {
+    ticker.advance(MAX_WAIT);
+    scheduler.runDue();
+  }
+
+  @Operation
+  public void setLimit(@Param(name = "limit") int limit) {
+    maxLimitEver.accumulateAndGet(limit, Math::max);
+    bulkhead.setLimit(limit);
+  }
+
+  @Validate
+  public void validate() {
+    if (violations.get() > 0) {
+      throw new IllegalStateException("more calls inside the dependency than the highest limit");
+    }
+    BulkheadStats s = bulkhead.stats();
+    // A cancelled running stage is still in `running` but has released its slot.
+    int runningNow = 0;
+    for (Stage stage : running) {
+      if (!stage.isDone()) {
+        runningNow++;
+      }
+    }
+    if (s.inFlight() != permits.size() + runningNow) {
+      throw new IllegalStateException("inFlight " + s.inFlight() + " but the harness holds "
+          + permits.size() + " permits and " + runningNow + " running stages");
+    }
+    int queued = 0;
+    for (CompletableFuture<String> f : submitted) {
+      if (!f.isDone()) {
+        queued++;
+      }
+    }
+    // A call whose stage runs is not done either: queued = not done - running.
+    int waitingByHarness = queued - runningNow;
+    if (s.waiting() != waitingByHarness) {
+      throw new IllegalStateException("waiting " + s.waiting() + " but the harness sees "
+          + waitingByHarness);
+    }
+    if (s.admitted() + s.rejected() + s.cancelled() + s.waiting() != attempts.get()) {
+      throw new IllegalStateException("accounting: admitted " + s.admitted() + " + rejected "
+          + s.rejected() + " + cancelled " + s.cancelled() + " + waiting " + s.waiting()
+          + " != attempts " + attempts.get());
+    }
+    // Drain: finish everything; queued calls get the freed slots and finish too.
+    for (int guard = 0; guard < 100; guard++) {
+      closePermit();
+      completeRunning();
+      if (permits.isEmpty() && running.stream().allMatch(CompletableFuture::isDone)
+          && bulkhead.stats().waiting() == 0) {
+        break;
+      }
+    }
+    for (Stage stage : running) {
+      stage.finish(() -> stage.complete("drained"));
+    }
+    BulkheadStats end = bulkhead.stats();
+    if (end.inFlight() != 0 || end.waiting() != 0) {
+      throw new IllegalStateException("not settled: " + end);
+    }
+    if (end.admitted() != end.completed() || end.admitted() != started.get() + countAcquired()) {
+      throw new IllegalStateException("admitted " + end.admitted() + ", completed "
+          + end.completed() + ", suppliers run " + started.get());
+    }
+    List<Permit> all = new ArrayList<>();
+    for (int i = 0; i < end.limit(); i++) {
+      Optional<Permit> p = bulkhead.tryAcquire();
+      if (p.isEmpty()) {
+        throw new IllegalStateException("only " + i + " of " + end.limit() + " slots came back");
+      }
+      all.add(p.get());
+    }
+    if (bulkhead.tryAcquire().isPresent()) {
+      throw new IllegalStateException("a slot beyond the limit of " + end.limit());
+    }
+    all.forEach(Permit::close);
+  }
+
+  private long countAcquired() {
+    return acquired.get();
+  }
+
+  @Test
+  void modelCheck() {
+    new ModelCheckingOptions()
+        .iterations(Integer.getInteger("bulkhead.lincheck.iterations", 40))
+        .invocationsPerIteration(Integer.getInteger("bulkhead.lincheck.invocations", 2_000))
+        .threads(3)
+        .actorsPerThread(3)
+        .actorsBefore(2)
+        .actorsAfter(1)
+        .check(BulkheadLincheckTest.class);
+  }
+}

@@ -1,0 +1,66 @@
+package io.bulkhead;
+
+import java.util.ArrayDeque;
+import org.jetbrains.lincheck.datastructures.IntGen;
+import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
+import org.jetbrains.lincheck.datastructures.Operation;
+import org.jetbrains.lincheck.datastructures.Param;
+import org.jetbrains.lincheck.datastructures.ThreadIdGen;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Linearizability of the lock-free fast path and of {@code setLimit} (races R2 and R6 in
+ * {@link DefaultBulkhead}): every concurrent history of tryAcquire, close and setLimit must be
+ * explainable by some sequential order of the same operations, with the same results.
+ *
+ * <p>Each thread keeps its own permits (indexed by thread id), so an operation's result depends on the
+ * compartment alone and the operations can serve as their own sequential specification.
+ */
+@Param(name = "limit", gen = IntGen.class, conf = "1:3")
+@Param(name = "tid", gen = ThreadIdGen.class)
+public class PermitLincheckTest {
+
+  private static final int THREADS = 3;
+
+  private final Bulkhead bulkhead = Bulkhead.builder("permits").limit(2).build();
+  @SuppressWarnings("unchecked")
+  private final ArrayDeque<Permit>[] held = new ArrayDeque[THREADS + 1];
+
+  public PermitLincheckTest() {
+    for (int i = 0; i < held.length; i++) {
+      held[i] = new ArrayDeque<>();
+    }
+  }
+
+  @Operation
+  public boolean tryAcquire(@Param(name = "tid") int tid) {
+    return bulkhead.tryAcquire().map(held[tid]::add).orElse(false);
+  }
+
+  @Operation
+  public boolean close(@Param(name = "tid") int tid) {
+    Permit p = held[tid].pollFirst();
+    if (p == null) {
+      return false;
+    }
+    p.close();
+    return true;
+  }
+
+  @Operation
+  public void setLimit(@Param(name = "limit") int limit) {
+    bulkhead.setLimit(limit);
+  }
+
+  @Test
+  void linearizable() {
+    new ModelCheckingOptions()
+        .iterations(Integer.getInteger("bulkhead.lincheck.iterations", 30))
+        .invocationsPerIteration(Integer.getInteger("bulkhead.lincheck.invocations", 500))
+        .threads(THREADS)
+        .actorsPerThread(3)
+        .actorsBefore(2)
+        .actorsAfter(2)
+        .check(PermitLincheckTest.class);
+  }
+}
