@@ -46,6 +46,7 @@ final class AsyncCall<T> extends CompletableFuture<T> {
   private volatile CompletionStage<T> stage;
   // Non-null only while the call is in the queue, so that only a queued call can be withdrawn.
   volatile AsyncWaiter waiter;
+  private boolean timed;
   private long admittedAt;
 
   AsyncCall(DefaultBulkhead bulkhead, Supplier<? extends CompletionStage<T>> task) {
@@ -54,7 +55,8 @@ final class AsyncCall<T> extends CompletableFuture<T> {
   }
 
   /** Runs the supplier; the caller has just obtained a slot for this call, at {@code admittedAt}. */
-  void start(long admittedAt) {
+  void start(boolean timed, long admittedAt) {
+    this.timed = timed;
     this.admittedAt = admittedAt;
     phase = RUNNING;
     Supplier<? extends CompletionStage<T>> supplier = task;
@@ -74,6 +76,14 @@ final class AsyncCall<T> extends CompletableFuture<T> {
     if (isDone()) {
       cancelStage(started); // R4: completed from outside while the supplier ran
     }
+    if (started instanceof CompletableFuture) {
+      CompletableFuture<T> future = (CompletableFuture<T>) started;
+      if (future.isDone() && !future.isCompletedExceptionally()) {
+        // Already succeeded (a cache hit, a fallback): finish without registering a callback.
+        finish(future.join(), null);
+        return;
+      }
+    }
     started.whenComplete(this::finish);
   }
 
@@ -83,7 +93,7 @@ final class AsyncCall<T> extends CompletableFuture<T> {
     }
     DefaultBulkhead.Trampoline trampoline = DefaultBulkhead.Trampoline.enter();
     try {
-      bulkhead.release(admittedAt);
+      bulkhead.release(timed, admittedAt);
       if (failure != null) {
         super.completeExceptionally(failure);
       } else {

@@ -39,7 +39,9 @@ public interface BulkheadListener {
   /**
    * An admitted call finished and gave its slot back (to the compartment or to the oldest waiter).
    *
-   * @param heldNanos how long it held the slot: the admitted latency of the call
+   * @param heldNanos how long it held the slot: the admitted latency of the call. Every call is timed
+   *     while a listener is attached; only a call admitted before the first listener was added and
+   *     released after it may report 0
    */
   default void onReleased(Bulkhead bulkhead, long heldNanos) {}
 }

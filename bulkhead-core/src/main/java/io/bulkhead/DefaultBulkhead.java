@@ -90,6 +90,25 @@ import java.util.function.Supplier;
  * the time one of them waited for the lock; the later one is then expired that much late.
  * An unbounded wait arms no timer at all.
  *
+ * What the hot path pays for: two CASes on the state word, one LongAdder increment (admitted), and two
+ * reads of the ticker for the admitted latency, which cost more than everything else
+ * together (System.nanoTime is about 25 ns on a virtualised x86 host). So the latency of a call is
+ * measured whenever it can matter — a compartment more than half full, a call admitted after waiting,
+ * every call while recent measured calls took 20 µs or more, and every call while a listener is
+ * attached (listeners get every call's duration) — and for one call in 64 otherwise:
+ * fast calls in a compartment with room to spare, where reading the clock would cost more than the call
+ * and one in 64 still gives plenty of samples. The counters stay exact; only the latency histogram
+ * and the retry-after estimate are sampled. The sampling state is two racy ints: a lost update only
+ * changes which call gets timed.
+ *
+ * `completed` is not counted on release: it is admitted - inFlight, derived in stats(). The derivation
+ * never over-counts, so clamping it to the last value reported keeps it monotonic and exact at rest:
+ * `admitted` is read before the state word, so an admission between the two reads raises inFlight
+ * but not admitted (an under-count); `admitted` is incremented just after the CAS that admits, and a
+ * hand-off keeps inFlight while the waiter's admission is not counted yet (under-counts again); and
+ * (limit, state) are read as a pair behind `limitVersion`, a seqlock that setLimit holds odd while it
+ * changes the two, so inFlight = limit - available is never computed from a torn pair.
+ *
  * Hand-off without recursion: a granted async call runs its supplier on the releasing thread. A
  * supplier whose stage completes at once would release, grant the next, run its supplier and so on,
  * one stack frame per waiter. The thread-local Trampoline turns that into a loop: while a thread is
@@ -106,6 +125,10 @@ final class DefaultBulkhead implements Bulkhead {
   private static final int QUEUED = 1;
   private static final int QUEUE_FULL = 2;
   private static final int WOULD_WAIT = 3;
+
+  /** Calls faster than this may be timed one in {@link #SPARSE_MASK} + 1 (see the design comment). */
+  static final long FAST_CALL_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
+  private static final int SPARSE_MASK = 63;
 
   /** Service-time estimate for {@code retryAfter} before any call has finished and without maxWait. */
   static final long DEFAULT_SERVICE_ESTIMATE_NANOS = TimeUnit.SECONDS.toNanos(1);
@@ -127,6 +150,16 @@ final class DefaultBulkhead implements Bulkhead {
 
   // Admission state: available (high 32 bits) and waiting (low 32 bits).
   private volatile long state;
+  // Mirrors config.limit(), for the hot path's "more than half full" test.
+  private volatile int limit;
+  // Seqlock around setLimit's two writes (config, state); odd while they are in progress.
+  private volatile int limitVersion;
+  // The last `completed` reported by stats(), so the derived count never goes down.
+  private final java.util.concurrent.atomic.AtomicLong completedReported =
+      new java.util.concurrent.atomic.AtomicLong();
+  // Latency sampling (see the design comment): 0 times every call, SPARSE_MASK one in 64.
+  private int sampleMask;
+  private int sampleCounter;
 
   private final String name;
   private volatile BulkheadConfig config;
@@ -146,7 +179,6 @@ final class DefaultBulkhead implements Bulkhead {
   private final Runnable sweep = this::sweep;
 
   private final LongAdder admitted = new LongAdder();
-  private final LongAdder completed = new LongAdder();
   private final LongAdder cancelled = new LongAdder();
   private final LongAdder[] rejected = new LongAdder[REASONS.length];
   private final SlidingWindow window = new SlidingWindow();
@@ -177,6 +209,7 @@ final class DefaultBulkhead implements Bulkhead {
     if (budget != null) {
       budget.join(name, config.limit()); // fails before the compartment exists
     }
+    this.limit = config.limit();
     this.state = (long) config.limit() << 32;
   }
 
@@ -204,23 +237,39 @@ final class DefaultBulkhead implements Bulkhead {
   @Override
   public <T> T call(Callable<T> task) throws Exception {
     Objects.requireNonNull(task, "task");
-    long admittedAt = acquireBlocking();
+    boolean timed;
+    long admittedAt;
+    int free = takeFree();
+    if (free >= 0) {
+      timed = shouldTime(free);
+      admittedAt = admittedNow(timed);
+    } else {
+      timed = true;
+      admittedAt = acquireSlow();
+    }
     try {
       return task.call();
     } finally {
-      release(admittedAt);
+      release(timed, admittedAt);
     }
   }
 
   @Override
   public Permit acquire() {
-    return new Lease(this, acquireBlocking());
+    int free = takeFree();
+    if (free >= 0) {
+      boolean timed = shouldTime(free);
+      return new Lease(this, timed, admittedNow(timed));
+    }
+    return new Lease(this, true, acquireSlow());
   }
 
   @Override
   public Optional<Permit> tryAcquire() {
-    if (tryTakeFree()) {
-      return Optional.of(new Lease(this, admittedNow()));
+    int free = takeFree();
+    if (free >= 0) {
+      boolean timed = shouldTime(free);
+      return Optional.of(new Lease(this, timed, admittedNow(timed)));
     }
     countRejection(BulkheadFullException.Reason.QUEUE_FULL);
     return Optional.empty();
@@ -230,8 +279,10 @@ final class DefaultBulkhead implements Bulkhead {
   public <T> CompletableFuture<T> submit(Supplier<? extends CompletionStage<T>> task) {
     Objects.requireNonNull(task, "task");
     AsyncCall<T> call = new AsyncCall<>(this, task);
-    if (tryTakeFree()) {
-      call.start(admittedNow());
+    int free = takeFree();
+    if (free >= 0) {
+      boolean timed = shouldTime(free);
+      call.start(timed, admittedNow(timed));
       return call;
     }
     AsyncWaiter node = new AsyncWaiter(call);
@@ -253,7 +304,7 @@ final class DefaultBulkhead implements Bulkhead {
     } else {
       call.waiter = null; // never queued: nothing to withdraw
       if (outcome == ADMITTED) {
-        call.start(admittedNow());
+        call.start(true, admittedNow(true));
       } else {
         call.reject(reject(BulkheadFullException.Reason.QUEUE_FULL));
       }
@@ -278,8 +329,11 @@ final class DefaultBulkhead implements Bulkhead {
       if (budget != null) {
         budget.reserve(name, newLimit); // throws, and nothing has changed
       }
+      limitVersion++; // odd: (config, state) are changing
       config = current.withLimit(newLimit);
+      limit = newLimit;
       STATE.getAndAdd(this, (long) delta << 32);
+      limitVersion++;
       for (;;) {
         long s = state;
         if (waiting(s) == 0 || available(s) <= 0) {
@@ -309,9 +363,20 @@ final class DefaultBulkhead implements Bulkhead {
 
   @Override
   public BulkheadStats stats() {
-    long s = state;
-    BulkheadConfig c = config;
+    long admittedSoFar = admitted.sum(); // before the state word: see the design comment
+    long s;
+    BulkheadConfig c;
+    for (;;) {
+      int version = limitVersion;
+      c = config;
+      s = state;
+      if ((version & 1) == 0 && version == limitVersion) {
+        break;
+      }
+      Thread.onSpinWait(); // a setLimit is between its two writes; it holds no lock we need
+    }
     int inFlight = Math.max(0, c.limit() - available(s));
+    long completedNow = completedReported.accumulateAndGet(admittedSoFar - inFlight, Math::max);
     long[] rejectedByReason = new long[REASONS.length];
     for (int i = 0; i < REASONS.length; i++) {
       rejectedByReason[i] = rejected[i].sum();
@@ -323,8 +388,8 @@ final class DefaultBulkhead implements Bulkhead {
         c.maxQueue(),
         inFlight,
         waiting(s),
-        admitted.sum(),
-        completed.sum(),
+        admittedSoFar,
+        completedNow,
         cancelled.sum(),
         rejectedByReason,
         listeners.failures(),
@@ -354,23 +419,30 @@ final class DefaultBulkhead implements Bulkhead {
   // ------------------------------------------------------------------------------------------------
   // Admission
 
-  private boolean tryTakeFree() {
+  /** Takes a free slot if nobody waits; returns the slots still free after it, or -1 if none was. */
+  private int takeFree() {
     long s = state;
     while (waiting(s) == 0 && available(s) > 0) {
       long witness = (long) STATE.compareAndExchange(this, s, s - ONE_PERMIT);
       if (witness == s) {
-        return true;
+        return available(s) - 1;
       }
       s = witness;
     }
-    return false;
+    return -1;
   }
 
-  /** Returns the ticker reading at admission; throws BulkheadFullException when not admitted. */
-  private long acquireBlocking() {
-    if (tryTakeFree()) {
-      return admittedNow();
-    }
+  /** Whether to time a call admitted with {@code free} slots left; see the design comment. */
+  private boolean shouldTime(int free) {
+    int mask = sampleMask;
+    return mask == 0 || free * 2 < limit || listeners.any() || (++sampleCounter & mask) == 0;
+  }
+
+  /**
+   * The slow path of call and acquire: takes a slot that has just freed, or queues and parks. Returns
+   * the ticker reading at admission (always timed); throws BulkheadFullException when not admitted.
+   */
+  private long acquireSlow() {
     boolean mayWait = !Thread.currentThread().isInterrupted();
     ThreadWaiter node = new ThreadWaiter(Thread.currentThread());
     long now = ticker.read();
@@ -383,7 +455,7 @@ final class DefaultBulkhead implements Bulkhead {
     }
     switch (outcome) {
       case ADMITTED:
-        return admittedNow();
+        return admittedNow(true);
       case QUEUE_FULL:
         throw reject(BulkheadFullException.Reason.QUEUE_FULL);
       case WOULD_WAIT:
@@ -464,9 +536,10 @@ final class DefaultBulkhead implements Bulkhead {
     }
   }
 
-  private long admittedNow() {
+  /** Counts an admission without waiting; returns the ticker reading when timed, else 0. */
+  private long admittedNow(boolean timed) {
     admitted.increment();
-    long now = ticker.read();
+    long now = timed ? ticker.read() : 0L;
     listeners.admitted(0L);
     return now;
   }
@@ -509,19 +582,33 @@ final class DefaultBulkhead implements Bulkhead {
   // ------------------------------------------------------------------------------------------------
   // Release and hand-off
 
-  /** Frees the slot of a call admitted at {@code admittedAt}. Never throws. */
-  void release(long admittedAt) {
-    long now = ticker.read();
-    long held = now - admittedAt;
-    completed.increment();
-    window.recordLatency(now, held);
-    long previous = (long) SERVICE_ESTIMATE.getOpaque(this);
-    SERVICE_ESTIMATE.setOpaque(this, previous == NO_SAMPLE ? held : previous + (held - previous) / 8);
+  /**
+   * Frees the slot of a call admitted at {@code admittedAt} (a ticker reading, meaningful only when
+   * {@code timed}). Never throws.
+   */
+  void release(boolean timed, long admittedAt) {
+    long held = 0;
+    if (timed) {
+      long now = ticker.read();
+      held = Math.max(0, now - admittedAt);
+      window.recordLatency(now, held);
+      long previous = (long) SERVICE_ESTIMATE.getOpaque(this);
+      SERVICE_ESTIMATE.setOpaque(this,
+          previous == NO_SAMPLE ? held : previous + (held - previous) / 8);
+      int mask = held < FAST_CALL_NANOS ? SPARSE_MASK : 0;
+      if (sampleMask != mask) {
+        sampleMask = mask;
+      }
+    }
     Waiter granted = freeSlot();
     if (granted != null) {
       granted.granted(this);
     }
-    listeners.released(held);
+    if (timed) {
+      listeners.released(held);
+    } else {
+      listeners.releasedUntimed(); // only reached with no listener attached: a no-op
+    }
   }
 
   private Waiter freeSlot() {
@@ -592,7 +679,7 @@ final class DefaultBulkhead implements Bulkhead {
       }
       return;
     }
-    call.start(admittedAfterWait(node));
+    call.start(true, admittedAfterWait(node));
   }
 
   // ------------------------------------------------------------------------------------------------

@@ -25,16 +25,22 @@ final class Durations {
     return duration.compareTo(MAX_NANOS) > 0;
   }
 
-  /** A short human form: 850µs, 12ms, 1.5s, 2m5s. */
+  /**
+   * A short human form: 850µs, 12ms, 1.5s, 42s, 2m5s. Plain arithmetic rather than String.format: it
+   * builds exception messages, and CompletableFuture builds those eagerly whenever it wraps one.
+   */
   static String format(long nanos) {
     if (nanos < 1_000_000L) {
       return (nanos / 1_000L) + "µs";
     }
-    if (nanos < 10_000_000_000L) {
-      long millis = nanos / 1_000_000L;
-      return millis < 1_000L ? millis + "ms" : String.format(java.util.Locale.ROOT, "%.1fs", nanos / 1e9);
+    long millis = nanos / 1_000_000L;
+    if (millis < 1_000L) {
+      return millis + "ms";
     }
-    long seconds = nanos / 1_000_000_000L;
+    if (millis < 10_000L) {
+      return (millis / 1_000L) + "." + (millis % 1_000L) / 100 + "s";
+    }
+    long seconds = millis / 1_000L;
     return seconds < 120 ? seconds + "s" : (seconds / 60) + "m" + (seconds % 60) + "s";
   }
 }

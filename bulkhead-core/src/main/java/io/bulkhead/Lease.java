@@ -17,18 +17,20 @@ final class Lease implements Permit {
   }
 
   private final DefaultBulkhead bulkhead;
+  private final boolean timed;
   private final long admittedAt;
   private volatile boolean closed;
 
-  Lease(DefaultBulkhead bulkhead, long admittedAt) {
+  Lease(DefaultBulkhead bulkhead, boolean timed, long admittedAt) {
     this.bulkhead = bulkhead;
+    this.timed = timed;
     this.admittedAt = admittedAt;
   }
 
   @Override
   public void close() {
     if (CLOSED.compareAndSet(this, false, true)) {
-      bulkhead.release(admittedAt);
+      bulkhead.release(timed, admittedAt);
     }
   }
 

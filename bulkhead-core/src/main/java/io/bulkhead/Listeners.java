@@ -65,6 +65,19 @@ final class Listeners {
     }
   }
 
+  /** Whether any listener is attached; a call is then always timed, so they all get durations. */
+  boolean any() {
+    return listeners.length != 0;
+  }
+
+  /**
+   * A release that was not timed. Calls are left untimed only while no listener is attached; one
+   * added since then gets the call's release with the duration it has: none measured, so zero.
+   */
+  void releasedUntimed() {
+    released(0L);
+  }
+
   long failures() {
     return failures.sum();
   }

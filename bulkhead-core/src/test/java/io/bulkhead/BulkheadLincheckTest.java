@@ -13,6 +13,7 @@ import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.Validate;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Model checking of the whole admission core with Lincheck: acquire, release, hand-off to async
@@ -30,7 +31,7 @@ import org.junit.jupiter.api.Test;
 @Param(name = "limit", gen = IntGen.class, conf = "1:3")
 public class BulkheadLincheckTest {
 
-  private static final int INITIAL_LIMIT = 2;
+  private static final int INITIAL_LIMIT = 1;
   private static final int MAX_QUEUE = 2;
   private static final Duration MAX_WAIT = Duration.ofSeconds(1);
 
@@ -130,6 +131,19 @@ public class BulkheadLincheckTest {
     }
   }
 
+  /** Cancels the newest submitted call that is not done: most often one still in the queue. */
+  @Operation
+  public void cancelNewest() {
+    for (java.util.Iterator<CompletableFuture<String>> it = submitted.descendingIterator();
+        it.hasNext(); ) {
+      CompletableFuture<String> f = it.next();
+      if (!f.isDone()) {
+        f.cancel(true);
+        return;
+      }
+    }
+  }
+
   @Operation
   public void timePasses() {
     ticker.advance(MAX_WAIT);
@@ -214,15 +228,74 @@ public class BulkheadLincheckTest {
     return acquired.get();
   }
 
+  // Model checking is slow on a loaded 2-core machine; a deeper run:
+  // -Dbulkhead.lincheck.iterations=30 -Dbulkhead.lincheck.invocations=2000
   @Test
+  @Timeout(value = 15, unit = java.util.concurrent.TimeUnit.MINUTES)
   void modelCheck() {
-    new ModelCheckingOptions()
-        .iterations(Integer.getInteger("bulkhead.lincheck.iterations", 40))
-        .invocationsPerIteration(Integer.getInteger("bulkhead.lincheck.invocations", 2_000))
+    ModelCheckingOptions options = new ModelCheckingOptions()
+        .iterations(Integer.getInteger("bulkhead.lincheck.iterations", 4))
+        .invocationsPerIteration(Integer.getInteger("bulkhead.lincheck.invocations", 200))
         .threads(3)
         .actorsPerThread(3)
         .actorsBefore(2)
-        .actorsAfter(1)
-        .check(BulkheadLincheckTest.class);
+        .actorsAfter(1);
+    // The races of DefaultBulkhead's design comment, set up so that every interleaving of each is
+    // explored, in addition to the random scenarios.
+    // R1/R3/R4: withdrawal of a queued call against the hand-off of a freed slot.
+    options.addCustomScenario(race(List.of("submit", "submit"), List.of("cancelNewest"),
+        List.of("completeRunning")));
+    // R1: the sweep's timeout against the hand-off.
+    options.addCustomScenario(race(List.of("submit", "submit"), List.of("timePasses"),
+        List.of("completeRunning")));
+    // Withdrawal against the timeout, with a permit released meanwhile.
+    options.addCustomScenario(race(List.of("tryAcquire", "submit"), List.of("cancelNewest"),
+        List.of("timePasses"), List.of("closePermit")));
+    // setLimit raising against a withdrawal and a release.
+    options.addCustomScenario(race(List.of("submit", "submit", "submit"), List.of("raiseLimit"),
+        List.of("cancelNewest"), List.of("completeRunning")));
+    // R6: lowering against fast acquire and release.
+    options.addCustomScenario(race(List.of("raiseLimit", "tryAcquire"), List.of("lowerLimit"),
+        List.of("tryAcquire"), List.of("closePermit", "tryAcquire")));
+    options.check(BulkheadLincheckTest.class);
+  }
+
+  @Operation
+  public void raiseLimit() {
+    setLimit(3);
+  }
+
+  @Operation
+  public void lowerLimit() {
+    setLimit(1);
+  }
+
+  /** A scenario: the initial operations, then each list run by its own thread in parallel. */
+  @SafeVarargs
+  private static kotlin.jvm.functions.Function1<org.jetbrains.lincheck.datastructures.DSLScenarioBuilder,
+      kotlin.Unit> race(List<String> initial, List<String>... threads) {
+    return builder -> {
+      builder.initial(t -> actors(t, initial));
+      builder.parallel(p -> {
+        for (List<String> ops : threads) {
+          p.thread(t -> actors(t, ops));
+        }
+        return kotlin.Unit.INSTANCE;
+      });
+      return kotlin.Unit.INSTANCE;
+    };
+  }
+
+  private static kotlin.Unit actors(org.jetbrains.lincheck.datastructures.DSLThreadScenario t,
+      List<String> ops) {
+    for (String op : ops) {
+      try {
+        t.actor(kotlin.reflect.jvm.ReflectJvmMapping.getKotlinFunction(
+            BulkheadLincheckTest.class.getMethod(op)));
+      } catch (NoSuchMethodException e) {
+        throw new IllegalArgumentException("no operation named " + op, e);
+      }
+    }
+    return kotlin.Unit.INSTANCE;
   }
 }

@@ -558,6 +558,64 @@ class BulkheadSemanticsTest {
   }
 
   @Test
+  void latency_fastCallsWithRoomToSpareAreTimedOneIn64_everythingThatCanMatterIsTimed()
+      throws Exception {
+    Bulkhead b = fake(4, 0, Duration.ZERO);
+    // The first call is timed; it took no time on the fake clock, so fast calls become sparse.
+    b.call(() -> null);
+    assertThat(b.stats().latency().count()).isEqualTo(1);
+    for (int i = 0; i < 64; i++) {
+      b.call(() -> null); // 3 of 4 slots free after admission: room to spare
+    }
+    assertThat(b.stats().latency().count()).as("one in 64 of the fast calls").isEqualTo(2);
+    assertThat(b.stats().completed()).as("counters stay exact").isEqualTo(65);
+
+    // More than half full: every call is timed.
+    Permit p1 = b.tryAcquire().orElseThrow();
+    Permit p2 = b.tryAcquire().orElseThrow();
+    long before = b.stats().latency().count();
+    for (int i = 0; i < 10; i++) {
+      b.call(() -> null);
+    }
+    assertThat(b.stats().latency().count() - before).isEqualTo(10);
+    p1.close();
+    p2.close();
+
+    // A listener gets every call's duration, so every call is timed while one is attached.
+    List<Long> durations = new ArrayList<>();
+    BulkheadListener listener = new BulkheadListener() {
+      @Override
+      public void onReleased(Bulkhead bulkhead, long heldNanos) {
+        durations.add(heldNanos);
+      }
+    };
+    b.addListener(listener);
+    for (int i = 0; i < 10; i++) {
+      b.call(() -> {
+        ticker.advance(Duration.ofNanos(500));
+        return null;
+      });
+    }
+    assertThat(durations).hasSize(10).allSatisfy(d -> assertThat(d).isEqualTo(500L));
+    b.removeListener(listener);
+
+    // A slow call switches timing back on for every call.
+    long timedSoFar = b.stats().latency().count();
+    for (int i = 0; i < 64 && b.stats().latency().count() == timedSoFar; i++) {
+      b.call(() -> {
+        ticker.advance(Duration.ofMillis(5));
+        return null;
+      });
+    }
+    long afterSlow = b.stats().latency().count();
+    for (int i = 0; i < 10; i++) {
+      b.call(() -> null);
+    }
+    assertThat(b.stats().latency().count() - afterSlow)
+        .as("after a slow call every call is timed, until a timed one is fast again").isEqualTo(1);
+  }
+
+  @Test
   void retryAfter_followsObservedServiceTimeAndQueueDepth() throws Exception {
     Bulkhead b = fake(2, 2, Duration.ofMillis(500));
     // Before anything finished, the estimate is maxWait per queue position and slot.

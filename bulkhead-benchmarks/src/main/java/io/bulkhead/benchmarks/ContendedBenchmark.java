@@ -1,0 +1,50 @@
+package io.bulkhead.benchmarks;
+
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Threads;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * Two threads admitting and releasing on one compartment at once (the limit is high enough that both
+ * are always admitted): the cost of contention on the shared state.
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(2)
+@Threads(2)
+@State(Scope.Benchmark)
+public class ContendedBenchmark {
+
+  @Param({
+    Subject.BULKHEAD, Subject.R4J, Subject.FAILSAFE, Subject.NETFLIX, Subject.SEMAPHORE_FAIR,
+    Subject.SEMAPHORE
+  })
+  public String subject;
+
+  private Subject s;
+  private final Object value = new Object();
+  private final Callable<Object> task = () -> value;
+
+  @Setup
+  public void setUp() {
+    s = Subject.create(subject, 1_000);
+  }
+
+  @Benchmark
+  public Object sync() throws Exception {
+    return s.sync(task);
+  }
+}

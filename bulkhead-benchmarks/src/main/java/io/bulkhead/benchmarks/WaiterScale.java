@@ -1,0 +1,129 @@
+package io.bulkhead.benchmarks;
+
+import io.bulkhead.Bulkhead;
+import io.bulkhead.BulkheadFullException;
+import io.bulkhead.Permit;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryMXBean;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.HdrHistogram.Histogram;
+
+/**
+ * Scale: many asynchronous waiters parked with a timeout in one compartment.
+ *
+ * <p>Every slot is held, then {@code --waiters} calls are submitted; each waits without a thread until
+ * its {@code maxWait} passes and it is rejected with WAIT_TIMEOUT. Reports the heap each waiter costs
+ * (its future and the compartment's queue node; measured as the growth of the used heap after full
+ * GCs, minus the harness's own array of references) and the timeout lateness: how long after its
+ * deadline each waiter's rejection arrived. Usage:
+ * {@code java -cp benchmarks.jar io.bulkhead.benchmarks.WaiterScale [waiters] [maxWaitMillis]}.
+ */
+public final class WaiterScale {
+
+  private WaiterScale() {}
+
+  public static void main(String[] args) throws Exception {
+    int waiters = args.length > 0 ? Integer.parseInt(args[0]) : 100_000;
+    long maxWaitMillis = args.length > 1 ? Long.parseLong(args[1]) : 3_000;
+    Result r = run(waiters, Duration.ofMillis(maxWaitMillis));
+    System.out.println(r.toJson());
+  }
+
+  static final class Result {
+    int waiters;
+    double bytesPerWaiter;
+    double latenessP50Ms;
+    double latenessP99Ms;
+    double latenessMaxMs;
+    long enqueueMillis;
+    long timedOut;
+
+    String toJson() {
+      return String.format(Locale.ROOT,
+          "{\"waiters\": %d, \"bytes_per_waiter\": %.1f, \"lateness_p50_ms\": %.3f,"
+              + " \"lateness_p99_ms\": %.3f, \"lateness_max_ms\": %.3f, \"enqueue_ms\": %d,"
+              + " \"timed_out\": %d}",
+          waiters, bytesPerWaiter, latenessP50Ms, latenessP99Ms, latenessMaxMs, enqueueMillis,
+          timedOut);
+    }
+  }
+
+  static Result run(int waiters, Duration maxWait) throws Exception {
+    Bulkhead bulkhead = Bulkhead.builder("scale").limit(1).maxQueue(waiters).maxWait(maxWait)
+        .build();
+    Permit held = bulkhead.tryAcquire().orElseThrow();
+    CompletableFuture<Object> never = new CompletableFuture<>();
+    Supplier<CompletionStage<Object>> task = () -> never; // shared: measure the compartment's cost
+    @SuppressWarnings("unchecked")
+    CompletableFuture<Object>[] futures = new CompletableFuture[waiters];
+    long[] enqueuedAt = new long[waiters];
+    long[] rejectedAt = new long[waiters];
+
+    MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
+    long before = usedAfterGc(memory);
+    long start = System.nanoTime();
+    for (int i = 0; i < waiters; i++) {
+      enqueuedAt[i] = System.nanoTime();
+      futures[i] = bulkhead.submit(task);
+    }
+    long enqueueNanos = System.nanoTime() - start;
+    long after = usedAfterGc(memory);
+    if (bulkhead.stats().waiting() != waiters) {
+      throw new IllegalStateException("expected " + waiters + " waiting but "
+          + bulkhead.stats().waiting() + " wait; was the enqueueing slower than maxWait?");
+    }
+
+    CountDownLatch done = new CountDownLatch(waiters);
+    for (int i = 0; i < waiters; i++) {
+      int index = i;
+      // handle() sees the rejection itself; whenComplete() would make the JDK wrap it in a
+      // CompletionException with a stack trace, a cost of CompletableFuture, not of the compartment.
+      futures[i].handle((v, e) -> {
+        rejectedAt[index] = System.nanoTime();
+        if (!(e instanceof BulkheadFullException)
+            || ((BulkheadFullException) e).reason() != BulkheadFullException.Reason.WAIT_TIMEOUT) {
+          throw new IllegalStateException("waiter " + index + " ended with " + e);
+        }
+        done.countDown();
+        return null;
+      });
+    }
+    if (!done.await(maxWait.toMillis() + 60_000, TimeUnit.MILLISECONDS)) {
+      throw new IllegalStateException(done.getCount() + " waiters never timed out");
+    }
+    held.close();
+
+    Histogram lateness = new Histogram(TimeUnit.MINUTES.toNanos(5), 3);
+    long maxWaitNanos = maxWait.toNanos();
+    for (int i = 0; i < waiters; i++) {
+      lateness.recordValue(Math.max(0, rejectedAt[i] - (enqueuedAt[i] + maxWaitNanos)));
+    }
+    Result r = new Result();
+    r.waiters = waiters;
+    // The harness's own array of futures is not the compartment's cost.
+    long harness = 16L + 4L * waiters;
+    r.bytesPerWaiter = (after - before - harness) / (double) waiters;
+    r.latenessP50Ms = lateness.getValueAtPercentile(50) / 1e6;
+    r.latenessP99Ms = lateness.getValueAtPercentile(99) / 1e6;
+    r.latenessMaxMs = lateness.getMaxValue() / 1e6;
+    r.enqueueMillis = TimeUnit.NANOSECONDS.toMillis(enqueueNanos);
+    r.timedOut = bulkhead.stats().rejected(BulkheadFullException.Reason.WAIT_TIMEOUT);
+    return r;
+  }
+
+  private static long usedAfterGc(MemoryMXBean memory) throws InterruptedException {
+    long used = Long.MAX_VALUE;
+    for (int i = 0; i < 5; i++) {
+      System.gc();
+      Thread.sleep(100); // let a concurrent collector finish; pacing, not synchronisation
+      used = Math.min(used, memory.getHeapMemoryUsage().getUsed());
+    }
+    return used;
+  }
+}
