@@ -21,10 +21,13 @@ import java.util.Collections;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Function;
+import org.snakeyaml.engine.v2.nodes.MappingNode;
 import org.snakeyaml.engine.v2.nodes.Node;
 
 /**
@@ -318,14 +321,14 @@ public final class BulkheadFile {
 
     private void readHeadrooms(YamlTree.Entry section) {
       for (YamlTree.Entry e : yaml.mapping(section.value, "headroom", HEADROOM_KEYS).values()) {
-        headrooms.put(Criticality.valueOf(e.key.toUpperCase(java.util.Locale.ROOT)), headroom(e));
+        headrooms.put(Criticality.valueOf(e.key.toUpperCase(Locale.ROOT)), headroom(e));
       }
     }
 
     private void readBudget(YamlTree.Entry e) {
       requireName(e, "budget");
       int capacity;
-      if (e.value instanceof org.snakeyaml.engine.v2.nodes.MappingNode) {
+      if (e.value instanceof MappingNode) {
         Map<String, YamlTree.Entry> fields = yaml.mapping(e.value, e.path, BUDGET_KEYS);
         YamlTree.Entry c = fields.get("capacity");
         if (c == null) {
@@ -479,7 +482,7 @@ public final class BulkheadFile {
       return d;
     }
 
-    private <T> T parse(YamlTree.Entry e, java.util.function.Function<String, T> parser) {
+    private <T> T parse(YamlTree.Entry e, Function<String, T> parser) {
       String text = yaml.scalar(e);
       try {
         return parser.apply(text);

@@ -1,5 +1,6 @@
 package io.bulkhead.config;
 
+import io.bulkhead.Sizing;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.OptionalDouble;
@@ -118,7 +119,7 @@ public final class CompartmentSpec {
   /** Rate × latency (Little's law), when both are given. */
   public OptionalDouble need() {
     return latency == null ? OptionalDouble.empty()
-        : OptionalDouble.of(io.bulkhead.Sizing.need(rate, latency));
+        : OptionalDouble.of(Sizing.need(rate, latency));
   }
 
   /** The headroom the derived limit was computed with; empty when the limit was given. */
