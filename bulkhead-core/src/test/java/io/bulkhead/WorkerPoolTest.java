@@ -86,7 +86,8 @@ class WorkerPoolTest {
     assertThat(s.maxQueue()).hasValue(5);
     assertThat(s.admitted()).isEqualTo(2);
     assertThat(s.completed()).isEqualTo(2);
-    assertThat(s.latency().count()).isEqualTo(2);
+    // The first call is always timed; the compartment may sample later sub-20 µs ones (DefaultBulkhead).
+    assertThat(s.latency().count()).isBetween(1L, 2L);
     assertThat(emails.workers()).isEqualTo(2);
     assertThat(emails.virtualThreads()).isFalse();
   }
