@@ -1,0 +1,87 @@
+package io.bulkhead.demo;
+
+import java.io.PrintWriter;
+import java.net.URI;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code app}: the app with /login and /chat, until Ctrl-C. */
+@Command(
+    name = "app",
+    mixinStandardHelpOptions = true,
+    header = "The app: /login and /chat behind a server-wide cap.",
+    description = "The app: /login answers at once, /chat calls the upstream. Every route is behind a "
+        + "server-wide cap with an unbounded queue; in bulkhead mode /chat also goes through "
+        + "the llm compartment and its own capped client. Runs until Ctrl-C.")
+final class AppCommand implements Callable<Integer> {
+
+  @Spec
+  private CommandSpec spec;
+
+  @Option(names = "--port", defaultValue = "3000", paramLabel = "PORT",
+      description = "Loopback port to listen on (0: any free port). Default: ${DEFAULT-VALUE}.")
+  int port;
+
+  @Option(names = "--mode", defaultValue = "shared", paramLabel = "shared|bulkhead",
+      description = "shared: /chat uses a plain client with no cap; bulkhead: /chat goes through"
+          + " the llm compartment. Default: ${DEFAULT-VALUE}.")
+  Mode mode;
+
+  @Option(names = "--upstream", defaultValue = "http://127.0.0.1:4001", paramLabel = "URL",
+      description = "The slow upstream, a loopback URL. Default: ${DEFAULT-VALUE}.")
+  URI upstream;
+
+  @Option(names = "--server-limit", defaultValue = "50", paramLabel = "N",
+      description = "Server-wide cap: requests in flight over all routes. Default: ${DEFAULT-VALUE}.")
+  int serverLimit;
+
+  @Option(names = "--llm-limit", defaultValue = "10", paramLabel = "N",
+      description = "Bulkhead mode: upstream calls in flight, and the client's connection cap."
+          + " Default: ${DEFAULT-VALUE}.")
+  int llmLimit;
+
+  @Option(names = "--llm-queue", defaultValue = "20", paramLabel = "N",
+      description = "Bulkhead mode: upstream calls that may wait. Default: ${DEFAULT-VALUE}.")
+  int llmQueue;
+
+  @Option(names = "--llm-wait", defaultValue = "1s", paramLabel = "DURATION",
+      description = "Bulkhead mode: how long one call may wait. Default: ${DEFAULT-VALUE}.")
+  Duration llmWait;
+
+  @Option(names = "--upstream-deadline", defaultValue = "60s", paramLabel = "DURATION",
+      description = "How long one upstream call may take. Default: ${DEFAULT-VALUE}.")
+  Duration upstreamDeadline;
+
+  @Override
+  public Integer call() {
+    Main.checkPort(spec, port);
+    AppSettings settings = Main.checked(spec, () -> new AppSettings(mode, upstream, serverLimit,
+        llmLimit, llmQueue, llmWait, upstreamDeadline));
+    String problem = LoadGenerator.unreachable(upstream);
+    if (problem != null) {
+      throw new CliException("the upstream at " + upstream + " does not answer (" + problem
+          + "): start it first with 'upstream', or point --upstream at it");
+    }
+    PrintWriter out = spec.commandLine().getOut();
+    try (DemoApp app = new DemoApp(settings)) {
+      app.start(port);
+      Thread hook = new Thread(app::close, "app-shutdown");
+      Runtime.getRuntime().addShutdownHook(hook);
+      out.println("app (" + mode.label() + " mode) listening on " + app.uri() + ", upstream "
+          + upstream + "; compartments: " + app.describeCompartments() + "; Ctrl-C stops it");
+      out.flush();
+      try {
+        app.server().join();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } finally {
+        UpstreamCommand.removeHook(hook);
+      }
+    }
+    return 0;
+  }
+}

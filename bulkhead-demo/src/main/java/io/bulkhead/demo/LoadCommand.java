@@ -1,0 +1,75 @@
+package io.bulkhead.demo;
+
+import java.io.PrintWriter;
+import java.net.URI;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code load}: seed 000's load against a running app. */
+@Command(
+    name = "load",
+    mixinStandardHelpOptions = true,
+    header = "Seed 000's load against a running app.",
+    description = "Fires --chats requests to /chat at once and, --logins-after later, --logins requests "
+        + "to /login at once; reports login latency, chat outcomes, how fast the 503s came, "
+        + "wall time.")
+final class LoadCommand implements Callable<Integer> {
+
+  @Spec
+  private CommandSpec spec;
+
+  @Option(names = "--target", defaultValue = "http://127.0.0.1:3000", paramLabel = "URL",
+      description = "The app, a loopback URL. Default: ${DEFAULT-VALUE}.")
+  URI target;
+
+  @Option(names = "--chats", defaultValue = "80", paramLabel = "N",
+      description = "Requests to /chat, all at once. Default: ${DEFAULT-VALUE}.")
+  int chats;
+
+  @Option(names = "--logins", defaultValue = "50", paramLabel = "N",
+      description = "Requests to /login, all at once. Default: ${DEFAULT-VALUE}.")
+  int logins;
+
+  @Option(names = "--logins-after", defaultValue = "1s", paramLabel = "DURATION",
+      description = "When the logins go, after the chats. Default: ${DEFAULT-VALUE}.")
+  Duration loginsAfter;
+
+  @Option(names = "--timeout", defaultValue = "5m", paramLabel = "DURATION",
+      description = "How long one request may take before it counts as 'other'."
+          + " Default: ${DEFAULT-VALUE}.")
+  Duration timeout;
+
+  @Option(names = "--json", description = "Print the result as JSON instead of text.")
+  boolean json;
+
+  @Override
+  public Integer call() {
+    LoadGenerator load = Main.checked(spec, () -> {
+      if (timeout.isNegative() || timeout.isZero()) {
+        throw new CliException("--timeout must be above zero but was " + Durations.format(timeout));
+      }
+      return new LoadGenerator(target, chats, logins, loginsAfter, timeout);
+    });
+    LoadResult result = load.run();
+    PrintWriter out = spec.commandLine().getOut();
+    if (json) {
+      out.println(Report.mode(result).replace("\n  ", "\n"));
+    } else {
+      out.println("load against " + target + ": " + chats + " /chat at once, " + logins
+          + " /login " + Durations.format(loginsAfter) + " later");
+      out.println("login p50 / p99 / max   " + Report.ms(result.login().p50Ms()) + " / "
+          + Report.ms(result.login().p99Ms()) + " / " + Report.ms(result.login().maxMs()));
+      out.println("chat 200 / 503 / other  " + result.chatOk() + " / " + result.chatRejected()
+          + " / " + result.chatOther());
+      out.println("503 p50 / p99           " + Report.ms(result.rejected().p50Ms()) + " / "
+          + Report.ms(result.rejected().p99Ms()));
+      out.println("wall time               " + Report.ms(result.wallMs()));
+    }
+    out.flush();
+    return 0;
+  }
+}
