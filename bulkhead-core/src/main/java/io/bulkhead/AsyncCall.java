@@ -76,7 +76,8 @@ final class AsyncCall<T> extends CompletableFuture<T> {
     if (isDone()) {
       cancelStage(started); // R4: completed from outside while the supplier ran
     }
-    if (started instanceof CompletableFuture) {
+    // Exactly CompletableFuture: its subclasses include minimalCompletionStage()'s, whose isDone throws.
+    if (started.getClass() == CompletableFuture.class) {
       CompletableFuture<T> future = (CompletableFuture<T>) started;
       if (future.isDone() && !future.isCompletedExceptionally()) {
         // Already succeeded (a cache hit, a fallback): finish without registering a callback.
