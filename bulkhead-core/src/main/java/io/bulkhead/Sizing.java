@@ -65,7 +65,7 @@ public final class Sizing {
         ? callsPerSecond * seconds(latency)
         : callsPerSecond * latency.toNanos() / 1e9;
     if (Double.isInfinite(need) || need > Integer.MAX_VALUE) {
-      throw new IllegalArgumentException("need of " + callsPerSecond + " calls/s × " + latency
+      throw new IllegalArgumentException("need of " + callsPerSecond + " calls/s x " + latency
           + " is " + need + " calls in flight, more than a compartment can hold");
     }
     return need;
@@ -87,7 +87,7 @@ public final class Sizing {
     requireHeadroom(headroom);
     double exact = need * headroom;
     if (!(exact <= Integer.MAX_VALUE)) {
-      throw new IllegalArgumentException("limit for need " + need + " × headroom " + headroom
+      throw new IllegalArgumentException("limit for need " + need + " x headroom " + headroom
           + " is " + exact + ", more than a compartment can hold");
     }
     return roundUp(exact);

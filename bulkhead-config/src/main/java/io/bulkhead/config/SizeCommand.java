@@ -31,81 +31,78 @@ public final class SizeCommand {
   private SizeCommand() {}
 
   /**
-   * Runs the command.
+   * Runs the command: prints {@link #report} to {@code out}, or one line naming the option to
+   * {@code err}.
    *
-   * @param rate the arrival rate, like {@code 40/s} or {@code 2400/min}
-   * @param latency how long one call holds its slot, like {@code 50ms} or {@code 1.5s}
-   * @param headroom the factor above the need, like {@code 3} or {@code 4/3}; null for both defaults
-   * @param limit an existing limit to compare with; null for none
+   * @return {@link #OK}, or {@link #INVALID} for a value it cannot read
    */
   public static int run(String rate, String latency, String headroom, String limit, PrintWriter out,
       PrintWriter err) {
     try {
-      return size(rate, latency, headroom, limit, out, err);
+      out.print(report(rate, latency, headroom, limit));
+      return OK;
+    } catch (IllegalArgumentException e) {
+      err.println("size: " + e.getMessage());
+      return INVALID;
     } finally {
       out.flush();
       err.flush();
     }
   }
 
-  private static int size(String rate, String latency, String headroom, String limit, PrintWriter out,
-      PrintWriter err) {
-    double perSecond;
-    Duration took;
-    Headroom factor = null;
+  /**
+   * Returns what the command prints, one line per figure.
+   *
+   * @param rate the arrival rate, like {@code 40/s} or {@code 2400/min}
+   * @param latency how long one call holds its slot, like {@code 50ms} or {@code 1.5s}
+   * @param headroom the factor above the need, like {@code 3} or {@code 4/3}; null for both defaults
+   * @param limit an existing limit to compare with; null for none
+   * @throws IllegalArgumentException with a message that starts with the option it is about, such as
+   *     {@code --rate: expected a rate with a unit, like 40/s, ...}
+   */
+  public static String report(String rate, String latency, String headroom, String limit) {
+    double perSecond = option("--rate", rate, Quantities::ratePerSecond);
+    Duration took = option("--latency", latency, Quantities::duration);
+    Headroom factor = headroom == null ? null : option("--headroom", headroom, Headroom::parse);
     int existing = 0;
-    double need;
-    try {
-      perSecond = option("--rate", rate, Quantities::ratePerSecond);
-      took = option("--latency", latency, Quantities::duration);
-      if (headroom != null) {
-        factor = option("--headroom", headroom, Headroom::parse);
+    if (limit != null) {
+      long l = option("--limit", limit, Quantities::whole);
+      if (l < 1 || l > Integer.MAX_VALUE) {
+        throw new IllegalArgumentException("--limit: must be at least 1 but was " + limit.trim());
       }
-      if (limit != null) {
-        long l = option("--limit", limit, Quantities::whole);
-        if (l < 1 || l > Integer.MAX_VALUE) {
-          throw new IllegalArgumentException("--limit: must be at least 1 but was " + limit);
-        }
-        existing = (int) l;
-      }
-      need = option("--rate/--latency", null, ignored -> Sizing.need(perSecond, took));
-    } catch (IllegalArgumentException e) {
-      err.println("size: " + e.getMessage());
-      return INVALID;
+      existing = (int) l;
     }
+    double need = option("--rate/--latency", rate, ignored -> Sizing.need(perSecond, took));
     String needText = Quantities.number(need);
-    out.println("need      " + needText + " call" + (need == 1 ? "" : "s") + " in flight ("
-        + Quantities.rate(perSecond) + " x " + Quantities.duration(took) + ")");
+    StringBuilder out = new StringBuilder();
+    out.append("need      ").append(needText).append(" call").append(need == 1 ? "" : "s")
+        .append(" in flight (").append(Quantities.rate(perSecond)).append(" x ")
+        .append(Quantities.duration(took)).append(")\n");
     if (factor != null) {
-      int l;
-      try {
-        l = factor.limitFor(need);
-      } catch (IllegalArgumentException e) {
-        err.println("size: " + e.getMessage());
-        return INVALID;
-      }
-      out.println("headroom  " + factor);
-      double exact = need * factor.factor();
-      String product = Quantities.number(exact);
-      out.println("limit     " + l + " (" + needText + " x " + factor.toString().substring(1) + " = "
-          + product + (product.equals(Integer.toString(l)) ? "" : ", rounded up") + ")");
+      Headroom f = factor;
+      int l = option("--headroom", headroom, ignored -> f.limitFor(need));
+      String product = Quantities.number(need * factor.factor());
+      out.append("headroom  ").append(factor).append('\n');
+      out.append("limit     ").append(l).append(" (").append(needText).append(" x ")
+          .append(factor.toString().substring(1)).append(" = ").append(product)
+          .append(product.equals(Integer.toString(l)) ? "" : ", rounded up").append(")\n");
     } else {
-      StringBuilder sb = new StringBuilder("limit     ");
+      out.append("limit     ");
       boolean first = true;
       for (Criticality c : Criticality.values()) {
         if (!first) {
-          sb.append(", ");
+          out.append(", ");
         }
         first = false;
-        sb.append(c.defaultHeadroom().limitFor(need)).append(" if ").append(c.key()).append(" (")
-            .append(c.defaultHeadroom()).append(')');
+        int l = option("--rate/--latency", rate, ignored -> c.defaultHeadroom().limitFor(need));
+        out.append(l).append(" if ").append(c.key()).append(" (").append(c.defaultHeadroom()).append(')');
       }
-      out.println(sb);
+      out.append('\n');
     }
     if (existing > 0) {
-      out.println(whatIf(existing, need));
+      out.append(whatIf(existing, need)).append('\n');
     }
-    return OK;
+    return out.toString();
   }
 
   private static String whatIf(int limit, double need) {
@@ -125,7 +122,7 @@ public final class SizeCommand {
   }
 
   private static <T> T option(String name, String text, Parser<T> parser) {
-    if (text == null && !name.contains("/")) {
+    if (text == null) {
       throw new IllegalArgumentException(name + ": missing");
     }
     try {

@@ -180,6 +180,10 @@ class CommandsTest {
     assertThat(err()).isEqualTo("size: --rate/--latency: callsPerSecond must be a finite number above"
         + " zero but was 0.0\n");
     resetErr();
+    assertThat(SizeCommand.run("1000000/s", "1000s", null, null, out, err)).isEqualTo(SizeCommand.INVALID);
+    assertThat(err()).startsWith("size: --rate/--latency: limit for need 1.0E9 x headroom 3.0")
+        .endsWith("more than a compartment can hold\n");
+    resetErr();
     assertThat(SizeCommand.run("40/s", "50ms", null, "0", out, err)).isEqualTo(SizeCommand.INVALID);
     assertThat(err()).isEqualTo("size: --limit: must be at least 1 but was 0\n");
     assertThat(out()).isEmpty();
