@@ -76,16 +76,22 @@ final class AsyncCall<T> extends CompletableFuture<T> {
     if (isDone()) {
       cancelStage(started); // R4: completed from outside while the supplier ran
     }
-    // Exactly CompletableFuture: its subclasses include minimalCompletionStage()'s, whose isDone throws.
-    if (started.getClass() == CompletableFuture.class) {
-      CompletableFuture<T> future = (CompletableFuture<T>) started;
-      if (future.isDone() && !future.isCompletedExceptionally()) {
-        // Already succeeded (a cache hit, a fallback): finish without registering a callback.
-        finish(future.join(), null);
-        return;
+    try {
+      // Exactly CompletableFuture: subclasses may refuse these calls (minimalCompletionStage's
+      // throws UnsupportedOperationException from isDone()).
+      if (started.getClass() == CompletableFuture.class) {
+        CompletableFuture<T> future = (CompletableFuture<T>) started;
+        if (future.isDone() && !future.isCompletedExceptionally()) {
+          // Already succeeded (a cache hit, a fallback): finish without registering a callback.
+          finish(future.join(), null);
+          return;
+        }
       }
+      started.whenComplete(this::finish);
+    } catch (Throwable brokenStage) {
+      // A stage that will not take a callback would strand the slot: free it now.
+      finish(null, brokenStage);
     }
-    started.whenComplete(this::finish);
   }
 
   private void finish(T value, Throwable failure) {

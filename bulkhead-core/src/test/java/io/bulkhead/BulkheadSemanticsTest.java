@@ -666,6 +666,30 @@ class BulkheadSemanticsTest {
   }
 
   @Test
+  void stagesThatRefuseInspection_orCallbacks_stillFreeTheSlot() {
+    Bulkhead b = Bulkhead.builder("b").limit(1).build();
+    // minimalCompletionStage() is a CompletableFuture whose isDone() throws.
+    CompletableFuture<String> done = CompletableFuture.completedFuture("x");
+    assertThat(b.submit(done::minimalCompletionStage).join()).isEqualTo("x");
+    CompletableFuture<String> later = new CompletableFuture<>();
+    CompletableFuture<String> result = b.submit(later::minimalCompletionStage);
+    assertThat(b.stats().inFlight()).isEqualTo(1);
+    later.complete("y");
+    assertThat(result.join()).isEqualTo("y");
+    // A stage that throws when given a callback: the slot is freed and the call fails with it.
+    java.util.concurrent.CompletionStage<String> hostile = new CompletableFuture<String>() {
+      @Override
+      public CompletableFuture<String> whenComplete(
+          java.util.function.BiConsumer<? super String, ? super Throwable> action) {
+        throw new IllegalStateException("no callbacks here");
+      }
+    };
+    CompletableFuture<String> refused = b.submit(() -> hostile);
+    assertThatThrownBy(refused::join).hasCauseInstanceOf(IllegalStateException.class);
+    assertSettled(b, 1);
+  }
+
+  @Test
   void dependentStages_arePlainFutures() {
     Bulkhead b = Bulkhead.builder("b").limit(1).build();
     CompletableFuture<Integer> f = b.submit(() -> CompletableFuture.completedFuture(1));
