@@ -138,6 +138,8 @@ public final class BulkheadRegistry {
     }
     if (removed instanceof DefaultBulkhead) {
       ((DefaultBulkhead) removed).leaveBudget();
+    } else if (removed instanceof WorkerPool.Compartment) {
+      ((WorkerPool.Compartment) removed).leaveBudget();
     }
     for (Listener l : listeners) {
       try {

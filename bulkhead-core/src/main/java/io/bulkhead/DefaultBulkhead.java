@@ -176,6 +176,7 @@ final class DefaultBulkhead implements Bulkhead {
   private Waiter head; // guarded by lock
   private Waiter tail; // guarded by lock
   private boolean sweepScheduled; // guarded by lock
+  private boolean leftBudget; // guarded by lock
   private final Runnable sweep = this::sweep;
 
   private final LongAdder admitted = new LongAdder();
@@ -326,7 +327,7 @@ final class DefaultBulkhead implements Bulkhead {
       if (delta == 0) {
         return;
       }
-      if (budget != null) {
+      if (budget != null && !leftBudget) {
         budget.reserve(name, newLimit); // throws, and nothing has changed
       }
       limitVersion++; // odd: (config, state) are changing
@@ -774,10 +775,22 @@ final class DefaultBulkhead implements Bulkhead {
     w.linked = false;
   }
 
-  /** Leaves the budget, for a compartment that is being discarded. */
+  /**
+   * Leaves the budget, for a compartment that is being discarded (removed from its registry). Later
+   * limit changes no longer touch the budget, so a discarded compartment cannot take its share back.
+   */
   void leaveBudget() {
-    if (budget != null) {
-      budget.leave(name);
+    if (budget == null) {
+      return;
+    }
+    lock.lock();
+    try {
+      if (!leftBudget) {
+        leftBudget = true;
+        budget.leave(name);
+      }
+    } finally {
+      lock.unlock();
     }
   }
 

@@ -64,7 +64,10 @@ class BulkheadRegistryTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("budget 'postgres' is over-subscribed: giving 'exports' a limit of 1 makes"
             + " checkout 6 + reports 4 + exports 1 = 11, more than its capacity of 10");
+    Bulkhead reports = registry.find("reports").orElseThrow();
     registry.remove("reports");
+    assertThat(db.allocated()).isEqualTo(6);
+    reports.setLimit(5); // a discarded compartment cannot take its share back
     assertThat(db.allocated()).isEqualTo(6);
     registry.register(Bulkhead.builder("exports").limit(4).budget(db).build());
     assertThat(db.shares()).containsEntry("exports", 4).containsEntry("checkout", 6);

@@ -9,7 +9,8 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /**
- * {@code java -jar bulkhead-demo.jar <command>}: seed 000's experiment and seed 003's partition demo.
+ * {@code java -jar bulkhead-demo.jar <command>}: seed 000's experiment, seed 003's partition demo, and
+ * seed 003's sizing ({@code check FILE}, {@code size}).
  *
  * <p>Exit codes: 0 done, 1 failed (a port in use, an upstream that does not answer), 2 bad usage. A
  * failure is one line on standard error, never a stack trace.
@@ -23,7 +24,9 @@ import picocli.CommandLine.Command;
       UpstreamCommand.class,
       AppCommand.class,
       LoadCommand.class,
-      PartitionCommand.class
+      PartitionCommand.class,
+      CheckCommand.class,
+      SizeCommand.class
     },
     description = "One slow dependency should not starve everything else: seed 000's experiment, end to "
         + "end.%nStart with 'demo' (no arguments needed).")
@@ -94,7 +97,7 @@ public final class Main implements Runnable {
     // No command: show what there is to run.
     spec.commandLine().usage(spec.commandLine().getErr());
     throw new CommandLine.ParameterException(spec.commandLine(),
-        "a command is required: demo, upstream, app, load or partition");
+        "a command is required: demo, upstream, app, load, partition, check or size");
   }
 
   /** The version from the jar's manifest, or "dev" when run from classes. */

@@ -1,0 +1,494 @@
+package io.bulkhead.config;
+
+import io.bulkhead.Budget;
+import io.bulkhead.Bulkhead;
+import io.bulkhead.BulkheadBuilder;
+import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.Sizing;
+import io.bulkhead.SizingAdvisor;
+import io.bulkhead.WorkerPool;
+import io.bulkhead.WorkerPoolBuilder;
+import java.io.IOException;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Function;
+import org.snakeyaml.engine.v2.nodes.MappingNode;
+import org.snakeyaml.engine.v2.nodes.Node;
+
+/**
+ * A configuration file of budgets and compartments, loaded and validated: the sizing of seed 003 as a
+ * file that can be checked before it is deployed.
+ *
+ * <pre>
+ * headroom:            # optional; these are the defaults
+ *   critical: 3        # a fast path the business depends on: about three times its need
+ *   optional: 4/3      # a slow path that may be refused: a third above its need
+ *
+ * budgets:
+ *   postgres: 10       # or  postgres: {capacity: 10}
+ *
+ * compartments:
+ *   checkout:
+ *     budget: postgres
+ *     criticality: critical
+ *     rate: 40/s       # expected arrivals
+ *     latency: 50ms    # how long one call holds its slot: need 40 × 0.05 = 2, limit 2 × 3 = 6
+ *   reports:
+ *     budget: postgres
+ *     limit: 4         # or give the limit directly
+ *     queue: 2         # callers that may wait for a slot ...
+ *     wait: 500ms      # ... and for how long
+ *
+ * workers:             # pools for background jobs: a WorkerPool each
+ *   exports:
+ *     budget: postgres
+ *     workers: 2       # or rate and latency of the jobs, with a criticality or headroom
+ *     queue: 50        # jobs that may wait for a worker (as long as it takes, unless wait is set)
+ *     threads: virtual # or platform, the default
+ * </pre>
+ *
+ * <p>A compartment takes {@code limit}, {@code queue}, {@code wait}, {@code budget},
+ * {@code criticality}, {@code rate}, {@code latency} and {@code headroom}. Its limit is either given,
+ * or derived from {@code rate × latency} (its need) times its {@code headroom}, which defaults to its
+ * criticality's, rounded up. A limit given alongside a rate and latency is kept, and the effective
+ * headroom ({@code limit / need}) is reported. A worker pool takes the same keys, with {@code workers}
+ * in place of {@code limit} and {@code threads}; its queued jobs may wait without a {@code wait}.
+ *
+ * <p>{@link #load} and {@link #parse} fail with a {@link ConfigException} naming the file, the line and
+ * the key for malformed YAML, unknown keys (with a "did you mean" suggestion), wrong types, missing or
+ * conflicting values and unknown budgets. A budget whose compartments together exceed its capacity is
+ * not a load error, so that {@code check} can show the whole table; {@link #budgetUse()} reports it and
+ * {@link #build()} refuses it.
+ *
+ * <p>This class is immutable.
+ */
+public final class BulkheadFile {
+
+  private static final Set<String> TOP_KEYS = Set.of("headroom", "budgets", "compartments", "workers");
+  private static final Set<String> HEADROOM_KEYS = Set.of("critical", "optional");
+  private static final Set<String> BUDGET_KEYS = Set.of("capacity");
+  private static final Set<String> COMPARTMENT_KEYS =
+      Set.of("limit", "queue", "wait", "budget", "criticality", "rate", "latency", "headroom");
+  private static final Set<String> WORKER_KEYS =
+      Set.of("workers", "queue", "wait", "budget", "criticality", "rate", "latency", "headroom", "threads");
+
+  private final String file;
+  private final Map<Criticality, Headroom> headrooms;
+  private final List<BudgetSpec> budgets;
+  private final List<CompartmentSpec> compartments;
+  private final List<String> warnings;
+
+  private BulkheadFile(String file, Map<Criticality, Headroom> headrooms, List<BudgetSpec> budgets,
+      List<CompartmentSpec> compartments, List<String> warnings) {
+    this.file = file;
+    this.headrooms = Collections.unmodifiableMap(headrooms);
+    this.budgets = List.copyOf(budgets);
+    this.compartments = List.copyOf(compartments);
+    this.warnings = List.copyOf(warnings);
+  }
+
+  /**
+   * Reads and validates the file at {@code path}, which errors name as {@code path} was written.
+   *
+   * @throws ConfigException if the file cannot be read, is not valid YAML, or is not a valid
+   *     configuration
+   */
+  public static BulkheadFile load(Path path) {
+    Objects.requireNonNull(path, "path");
+    String name = path.toString();
+    String text;
+    try {
+      text = Files.readString(path, StandardCharsets.UTF_8);
+    } catch (NoSuchFileException e) {
+      throw new ConfigException(name, 0, null, "no such file", e);
+    } catch (AccessDeniedException e) {
+      throw new ConfigException(name, 0, null, "permission denied", e);
+    } catch (CharacterCodingException e) {
+      throw new ConfigException(name, 0, null, "not UTF-8 text", e);
+    } catch (IOException e) {
+      String why = Files.isDirectory(path) ? "is a directory, not a file" : "cannot be read: " + e;
+      throw new ConfigException(name, 0, null, why, e);
+    }
+    return parse(text, name);
+  }
+
+  /**
+   * Validates {@code yaml} as if read from a file called {@code fileName}.
+   *
+   * @throws ConfigException if it is not valid YAML or not a valid configuration
+   */
+  public static BulkheadFile parse(String yaml, String fileName) {
+    Objects.requireNonNull(yaml, "yaml");
+    Objects.requireNonNull(fileName, "fileName");
+    return new Reader(new YamlTree(fileName)).read(yaml);
+  }
+
+  /** The file's name, as errors give it. */
+  public String file() {
+    return file;
+  }
+
+  /** The headroom a compartment of this criticality gets: the default, or the file's override. */
+  public Headroom headroom(Criticality criticality) {
+    return headrooms.get(Objects.requireNonNull(criticality, "criticality"));
+  }
+
+  /** The budgets, in file order. */
+  public List<BudgetSpec> budgets() {
+    return budgets;
+  }
+
+  /**
+   * The compartments, in file order, with their limits derived: those of the {@code compartments}
+   * section, then the worker pools of the {@code workers} section ({@link CompartmentSpec#workerPool()}).
+   */
+  public List<CompartmentSpec> compartments() {
+    return compartments;
+  }
+
+  /**
+   * Things that are allowed but probably wrong, one line each with file, line and key: a limit given
+   * below the compartment's own need, which rejects calls even at the expected rate.
+   */
+  public List<String> warnings() {
+    return warnings;
+  }
+
+  /** For every budget, in file order, the limits drawn on it against its capacity. */
+  public List<BudgetUse> budgetUse() {
+    List<BudgetUse> uses = new ArrayList<>();
+    for (BudgetSpec b : budgets) {
+      LinkedHashMap<String, Integer> shares = new LinkedHashMap<>();
+      for (CompartmentSpec c : compartments) {
+        if (c.budget().filter(b.name()::equals).isPresent()) {
+          shares.put(c.name(), c.limit());
+        }
+      }
+      uses.add(new BudgetUse(b, shares));
+    }
+    return uses;
+  }
+
+  /**
+   * Builds the budgets and the compartments, registered in a new registry in file order.
+   *
+   * @throws ConfigException if a budget is over-subscribed: the message lists every compartment
+   *     drawing on it, with its limit, and the total against the capacity
+   */
+  public Compartments build() {
+    for (BudgetUse use : budgetUse()) {
+      if (use.overSubscribed()) {
+        throw new ConfigException(file, use.budget().line(), "budgets." + use.budget().name(),
+            use.describe());
+      }
+    }
+    LinkedHashMap<String, Budget> built = new LinkedHashMap<>();
+    for (BudgetSpec b : budgets) {
+      built.put(b.name(), Budget.of(b.name(), b.capacity()));
+    }
+    BulkheadRegistry registry = BulkheadRegistry.create();
+    LinkedHashMap<String, WorkerPool> pools = new LinkedHashMap<>();
+    try {
+      for (CompartmentSpec c : compartments) {
+        try {
+          if (c.workerPool()) {
+            WorkerPoolBuilder builder = WorkerPool.builder(c.name()).workers(c.limit()).queue(c.queue());
+            c.maxWait().ifPresent(builder::maxWait);
+            c.budget().map(built::get).ifPresent(builder::budget);
+            if (c.virtualThreads()) {
+              builder.virtualThreads();
+            }
+            WorkerPool pool = builder.build();
+            pools.put(c.name(), pool);
+            registry.register(pool.bulkhead());
+          } else {
+            BulkheadBuilder builder = Bulkhead.builder(c.name()).limit(c.limit()).maxQueue(c.queue());
+            c.maxWait().ifPresent(builder::maxWait);
+            c.budget().map(built::get).ifPresent(builder::budget);
+            registry.register(builder.build());
+          }
+        } catch (IllegalArgumentException | UnsupportedOperationException e) {
+          throw new ConfigException(file, c.line(), c.path(), e.getMessage(), e);
+        }
+      }
+    } catch (ConfigException e) {
+      for (WorkerPool started : pools.values()) {
+        try {
+          started.shutdown(Duration.ZERO); // nothing was submitted yet: nothing to hand back
+        } catch (InterruptedException interrupted) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      throw e;
+    }
+    return new Compartments(registry, built, pools);
+  }
+
+  /**
+   * Returns an advisor that applies to each compartment the headroom the file gives it, and the
+   * critical headroom to compartments it does not know.
+   */
+  public SizingAdvisor advisor() {
+    SizingAdvisor.Builder b = SizingAdvisor.builder().headroom(headroom(Criticality.CRITICAL).factor());
+    for (CompartmentSpec c : compartments) {
+      Optional<Headroom> h = c.headroom().or(() -> c.criticality().map(headrooms::get));
+      h.ifPresent(headroom -> b.headroom(c.name(), headroom.factor()));
+    }
+    return b.build();
+  }
+
+  @Override
+  public String toString() {
+    return "BulkheadFile{" + file + ", budgets=" + budgets + ", compartments=" + compartments + "}";
+  }
+
+  // ------------------------------------------------------------------------------------------------
+
+  /** One pass over the node tree; every check throws at the first problem with its position. */
+  private static final class Reader {
+
+    private final YamlTree yaml;
+    private final Map<Criticality, Headroom> headrooms = new EnumMap<>(Criticality.class);
+    private final LinkedHashMap<String, BudgetSpec> budgets = new LinkedHashMap<>();
+    private final List<CompartmentSpec> compartments = new ArrayList<>();
+    private final List<String> warnings = new ArrayList<>();
+
+    Reader(YamlTree yaml) {
+      this.yaml = yaml;
+      for (Criticality c : Criticality.values()) {
+        headrooms.put(c, c.defaultHeadroom());
+      }
+    }
+
+    BulkheadFile read(String text) {
+      Optional<Node> root = yaml.compose(text);
+      if (root.isEmpty()) {
+        throw new ConfigException(yaml.file, 0, null,
+            "the file is empty: expected 'budgets' and 'compartments'");
+      }
+      Map<String, YamlTree.Entry> top = yaml.mapping(root.get(), null, TOP_KEYS);
+      if (top.containsKey("headroom")) {
+        readHeadrooms(top.get("headroom"));
+      }
+      if (top.containsKey("budgets")) {
+        for (YamlTree.Entry e : yaml.mapping(top.get("budgets").value, "budgets", null).values()) {
+          readBudget(e);
+        }
+      }
+      YamlTree.Entry section = top.get("compartments");
+      if (section == null && !top.containsKey("workers")) {
+        throw new ConfigException(yaml.file, YamlTree.line(root.get()), "compartments",
+            "missing: the file declares no compartments (nor workers)");
+      }
+      if (section != null) {
+        Map<String, YamlTree.Entry> declared = yaml.mapping(section.value, "compartments", null);
+        if (declared.isEmpty()) {
+          throw yaml.error(section.keyNode, "compartments", "is empty: declare at least one compartment");
+        }
+        for (YamlTree.Entry e : declared.values()) {
+          compartments.add(readCompartment(e, false));
+        }
+      }
+      if (top.containsKey("workers")) {
+        for (YamlTree.Entry e : yaml.mapping(top.get("workers").value, "workers", null).values()) {
+          for (CompartmentSpec c : compartments) {
+            if (c.name().equals(e.key)) {
+              throw yaml.error(e.keyNode, e.path, "the name is taken by the compartment on line "
+                  + c.line() + ": names must be unique, they are the registry's keys");
+            }
+          }
+          compartments.add(readCompartment(e, true));
+        }
+      }
+      return new BulkheadFile(yaml.file, headrooms, new ArrayList<>(budgets.values()), compartments,
+          warnings);
+    }
+
+    private void readHeadrooms(YamlTree.Entry section) {
+      for (YamlTree.Entry e : yaml.mapping(section.value, "headroom", HEADROOM_KEYS).values()) {
+        headrooms.put(Criticality.valueOf(e.key.toUpperCase(Locale.ROOT)), headroom(e));
+      }
+    }
+
+    private void readBudget(YamlTree.Entry e) {
+      requireName(e, "budget");
+      int capacity;
+      if (e.value instanceof MappingNode) {
+        Map<String, YamlTree.Entry> fields = yaml.mapping(e.value, e.path, BUDGET_KEYS);
+        YamlTree.Entry c = fields.get("capacity");
+        if (c == null) {
+          throw yaml.error(e.keyNode, e.path, "has no capacity: add capacity (how many connections or"
+              + " concurrent calls the resource takes)");
+        }
+        capacity = yaml.whole(c, 1);
+      } else {
+        capacity = yaml.whole(e, 1);
+      }
+      budgets.put(e.key, new BudgetSpec(e.key, capacity, YamlTree.line(e.keyNode)));
+    }
+
+    private CompartmentSpec readCompartment(YamlTree.Entry e, boolean pool) {
+      requireName(e, pool ? "worker pool" : "compartment");
+      Map<String, YamlTree.Entry> f = yaml.mapping(e.value, e.path, pool ? WORKER_KEYS : COMPARTMENT_KEYS);
+      String limitKey = pool ? "workers" : "limit";
+
+      Criticality criticality = null;
+      if (f.containsKey("criticality")) {
+        YamlTree.Entry c = f.get("criticality");
+        String word = yaml.scalar(c).trim();
+        for (Criticality candidate : Criticality.values()) {
+          if (candidate.key().equals(word)) {
+            criticality = candidate;
+          }
+        }
+        if (criticality == null) {
+          throw yaml.error(c.value, c.path, "must be critical or optional but was '" + word + "'"
+              + DidYouMean.closest(word, List.of("critical", "optional"))
+                  .map(s -> " (did you mean '" + s + "'?)").orElse(""));
+        }
+      }
+      double rate = Double.NaN;
+      if (f.containsKey("rate")) {
+        YamlTree.Entry r = f.get("rate");
+        rate = parse(r, Quantities::ratePerSecond);
+        if (!(rate > 0)) {
+          throw yaml.error(r.value, r.path, "must be above zero but was '" + yaml.scalar(r) + "'");
+        }
+      }
+      Duration latency = f.containsKey("latency") ? positiveDuration(f.get("latency")) : null;
+      if (f.containsKey("rate") != f.containsKey("latency")) {
+        String missing = latency == null ? "latency" : "rate";
+        throw yaml.error(e.keyNode, e.path, "has a " + (latency == null ? "rate" : "latency")
+            + " but no " + missing + ": Little's law needs both (add " + missing
+            + (latency == null ? ", how long one call holds its slot, like 50ms" : ", like 40/s")
+            + ")");
+      }
+      Headroom headroom = f.containsKey("headroom") ? headroom(f.get("headroom")) : null;
+
+      int limit;
+      boolean derived;
+      Headroom applied = null;
+      if (f.containsKey(limitKey)) {
+        if (headroom != null) {
+          throw yaml.error(f.get("headroom").keyNode, f.get("headroom").path, "give a headroom or "
+              + (pool ? "workers" : "a limit") + ", not both: " + (pool ? "workers are" : "the limit is")
+              + " either given or derived from rate x latency x headroom");
+        }
+        limit = yaml.whole(f.get(limitKey), 1);
+        derived = false;
+        if (latency != null) {
+          double need = need(f.get("latency"), rate, latency);
+          if (limit < need) {
+            warnings.add(yaml.file + ":" + YamlTree.line(f.get(limitKey).value) + ": " + e.path
+                + "." + limitKey + ": " + limit + " is below the need of " + Quantities.number(need)
+                + " (" + Quantities.rate(rate) + " x " + Quantities.duration(latency)
+                + "): it rejects " + (pool ? "jobs" : "calls") + " even at the expected rate");
+          }
+        }
+      } else if (latency != null) {
+        if (headroom == null && criticality == null) {
+          throw yaml.error(e.keyNode, e.path, "derives its " + limitKey + " from rate and latency but has no"
+              + " criticality: add criticality: critical (headroom " + headrooms.get(Criticality.CRITICAL)
+              + ") or optional (" + headrooms.get(Criticality.OPTIONAL) + "), or a headroom");
+        }
+        applied = headroom != null ? headroom : headrooms.get(criticality);
+        double need = need(f.get("latency"), rate, latency);
+        try {
+          limit = applied.limitFor(need);
+        } catch (IllegalArgumentException tooLarge) {
+          throw yaml.error(e.keyNode, e.path, tooLarge.getMessage());
+        }
+        derived = true;
+      } else {
+        throw yaml.error(e.keyNode, e.path, "needs " + (pool ? "workers" : "a limit") + ", or a rate and"
+            + " a latency to derive " + (pool ? "them" : "one") + " from (Little's law: need = rate x latency)");
+      }
+
+      int queue = f.containsKey("queue") ? yaml.whole(f.get("queue"), 0) : 0;
+      Duration wait = f.containsKey("wait") ? positiveDuration(f.get("wait")) : null;
+      if (queue > 0 && wait == null && !pool) {
+        throw yaml.error(f.get("queue").keyNode, f.get("queue").path, "lets " + queue + " caller"
+            + (queue == 1 ? "" : "s") + " wait but there is no wait: add wait (how long one may wait,"
+            + " like 100ms)");
+      }
+      if (queue == 0 && wait != null) {
+        throw yaml.error(f.get("wait").keyNode, f.get("wait").path, "has no effect without a queue:"
+            + " add queue (how many callers may wait), or remove wait");
+      }
+
+      String budget = null;
+      if (f.containsKey("budget")) {
+        YamlTree.Entry b = f.get("budget");
+        budget = yaml.scalar(b).trim();
+        if (!budgets.containsKey(budget)) {
+          String hint = budgets.isEmpty() ? " (the file declares no budgets)"
+              : YamlTree.suggestion(budget, budgets.keySet()).replace("expected one of", "budgets");
+          throw yaml.error(b.value, b.path, "no budget named '" + budget + "'" + hint);
+        }
+      }
+      boolean virtual = false;
+      if (f.containsKey("threads")) {
+        YamlTree.Entry t = f.get("threads");
+        String word = yaml.scalar(t).trim();
+        if (!word.equals("platform") && !word.equals("virtual")) {
+          throw yaml.error(t.value, t.path, "must be platform or virtual but was '" + word + "'"
+              + DidYouMean.closest(word, List.of("platform", "virtual"))
+                  .map(x -> " (did you mean '" + x + "'?)").orElse(""));
+        }
+        virtual = word.equals("virtual");
+      }
+      return new CompartmentSpec(e.key, e.path, YamlTree.line(e.keyNode), limit, derived, queue, wait,
+          budget, criticality, rate, latency, applied, pool, virtual);
+    }
+
+    private double need(YamlTree.Entry latencyEntry, double rate, Duration latency) {
+      try {
+        return Sizing.need(rate, latency);
+      } catch (IllegalArgumentException tooLarge) {
+        throw yaml.error(latencyEntry.value, latencyEntry.path, tooLarge.getMessage());
+      }
+    }
+
+    private void requireName(YamlTree.Entry e, String what) {
+      if (e.key.isBlank()) {
+        throw yaml.error(e.keyNode, e.path, "a " + what + " needs a name");
+      }
+    }
+
+    private Headroom headroom(YamlTree.Entry e) {
+      return parse(e, Headroom::parse);
+    }
+
+    private Duration positiveDuration(YamlTree.Entry e) {
+      Duration d = parse(e, Quantities::duration);
+      if (d.isZero()) {
+        throw yaml.error(e.value, e.path, "must be above zero but was '" + yaml.scalar(e).trim() + "'");
+      }
+      return d;
+    }
+
+    private <T> T parse(YamlTree.Entry e, Function<String, T> parser) {
+      String text = yaml.scalar(e);
+      try {
+        return parser.apply(text);
+      } catch (IllegalArgumentException bad) {
+        throw yaml.error(e.value, e.path, bad.getMessage());
+      }
+    }
+  }
+}

@@ -1,0 +1,144 @@
+package io.bulkhead.config;
+
+import io.bulkhead.Sizing;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.OptionalDouble;
+
+/**
+ * A compartment as the file declares it, validated and sized: its limit is either given, or derived
+ * from an expected rate and latency (the need, by Little's law) times the headroom of its criticality.
+ *
+ * <p>This class is immutable.
+ */
+public final class CompartmentSpec {
+
+  private final String name;
+  private final String path;
+  private final int line;
+  private final int limit;
+  private final boolean limitDerived;
+  private final int queue;
+  private final Duration wait; // null: no queue
+  private final String budget; // null: none
+  private final Criticality criticality; // null: not given
+  private final double rate; // NaN: not given
+  private final Duration latency; // null: not given
+  private final Headroom headroom; // the one applied when derived; null otherwise
+  private final boolean workerPool;
+  private final boolean virtualThreads;
+
+  CompartmentSpec(String name, String path, int line, int limit, boolean limitDerived, int queue,
+      Duration wait, String budget, Criticality criticality, double rate, Duration latency,
+      Headroom headroom, boolean workerPool, boolean virtualThreads) {
+    this.name = name;
+    this.path = path;
+    this.line = line;
+    this.limit = limit;
+    this.limitDerived = limitDerived;
+    this.queue = queue;
+    this.wait = wait;
+    this.budget = budget;
+    this.criticality = criticality;
+    this.rate = rate;
+    this.latency = latency;
+    this.headroom = headroom;
+    this.workerPool = workerPool;
+    this.virtualThreads = virtualThreads;
+  }
+
+  public String name() {
+    return name;
+  }
+
+  /** The line of the file where the compartment is declared. */
+  public int line() {
+    return line;
+  }
+
+  /** Where the file declares it: {@code compartments.NAME} or {@code workers.NAME}. */
+  public String path() {
+    return path;
+  }
+
+  /**
+   * Whether this is a worker pool (from the file's {@code workers} section): its limit is the number
+   * of workers, its queue holds jobs, and a queued job waits without a limit unless {@code wait} is set.
+   */
+  public boolean workerPool() {
+    return workerPool;
+  }
+
+  /** Whether a worker pool runs its jobs on virtual threads. */
+  public boolean virtualThreads() {
+    return virtualThreads;
+  }
+
+  /** How many calls may be in flight (for a worker pool: jobs running), as given or derived. */
+  public int limit() {
+    return limit;
+  }
+
+  /** Whether {@link #limit()} was derived from the rate, latency and headroom rather than given. */
+  public boolean limitDerived() {
+    return limitDerived;
+  }
+
+  /** How many callers may wait for a slot; 0 rejects at once. */
+  public int queue() {
+    return queue;
+  }
+
+  /**
+   * How long a caller may wait; empty when there is no queue (for a worker pool: when queued jobs wait
+   * as long as it takes).
+   */
+  public Optional<Duration> maxWait() {
+    return Optional.ofNullable(wait);
+  }
+
+  /** The name of the budget the compartment draws on, if any. */
+  public Optional<String> budget() {
+    return Optional.ofNullable(budget);
+  }
+
+  public Optional<Criticality> criticality() {
+    return Optional.ofNullable(criticality);
+  }
+
+  /** The expected arrival rate, in calls per second, if given. */
+  public OptionalDouble rate() {
+    return Double.isNaN(rate) ? OptionalDouble.empty() : OptionalDouble.of(rate);
+  }
+
+  /** The expected latency of one call, if given. */
+  public Optional<Duration> latency() {
+    return Optional.ofNullable(latency);
+  }
+
+  /** Rate × latency (Little's law), when both are given. */
+  public OptionalDouble need() {
+    return latency == null ? OptionalDouble.empty()
+        : OptionalDouble.of(Sizing.need(rate, latency));
+  }
+
+  /** The headroom the derived limit was computed with; empty when the limit was given. */
+  public Optional<Headroom> headroom() {
+    return Optional.ofNullable(headroom);
+  }
+
+  /**
+   * The factor by which the limit exceeds the need ({@code limit / need}): the headroom that the
+   * compartment really has, whether its limit was derived or given. Empty without a need.
+   */
+  public OptionalDouble effectiveHeadroom() {
+    OptionalDouble need = need();
+    return need.isPresent() ? OptionalDouble.of(limit / need.getAsDouble()) : OptionalDouble.empty();
+  }
+
+  @Override
+  public String toString() {
+    return "CompartmentSpec{name=" + name + (workerPool ? ", worker pool" : "") + ", limit=" + limit + (limitDerived ? " (derived)" : "")
+        + ", queue=" + queue + (budget != null ? ", budget=" + budget : "") + "}";
+  }
+}

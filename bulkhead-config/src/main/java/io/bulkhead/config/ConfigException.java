@@ -1,0 +1,69 @@
+package io.bulkhead.config;
+
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalInt;
+
+/**
+ * A configuration file that cannot be used, with where and why: the file, the line, the key (as a
+ * dotted path such as {@code compartments.reports.latency}) and the problem.
+ *
+ * <p>{@link #getMessage()} is one line in the form compilers use, so editors can jump to it:
+ * <pre>
+ * examples/checkout-reports.yml:14: compartments.reports.latncy: unknown key (did you mean 'latency'?)
+ * </pre>
+ */
+public final class ConfigException extends RuntimeException {
+
+  private static final long serialVersionUID = 1L;
+
+  private final String file;
+  private final int line; // 0: unknown
+  private final String key; // null: not about one key
+  private final String problem;
+
+  ConfigException(String file, int line, String key, String problem) {
+    super(format(file, line, key, problem));
+    this.file = Objects.requireNonNull(file, "file");
+    this.line = line;
+    this.key = key;
+    this.problem = Objects.requireNonNull(problem, "problem");
+  }
+
+  ConfigException(String file, int line, String key, String problem, Throwable cause) {
+    this(file, line, key, problem);
+    initCause(cause);
+  }
+
+  private static String format(String file, int line, String key, String problem) {
+    StringBuilder sb = new StringBuilder(file);
+    if (line > 0) {
+      sb.append(':').append(line);
+    }
+    sb.append(": ");
+    if (key != null) {
+      sb.append(key).append(": ");
+    }
+    return sb.append(problem).toString();
+  }
+
+  /** The file, as it was named to the loader. */
+  public String file() {
+    return file;
+  }
+
+  /** The line (from 1) the problem is on; empty when it is about the file as a whole. */
+  public OptionalInt line() {
+    return line > 0 ? OptionalInt.of(line) : OptionalInt.empty();
+  }
+
+  /** The key, as a dotted path; empty for problems not tied to one key (YAML syntax, say). */
+  public Optional<String> key() {
+    return Optional.ofNullable(key);
+  }
+
+  /** The problem alone, without file, line and key. */
+  public String problem() {
+    return problem;
+  }
+}

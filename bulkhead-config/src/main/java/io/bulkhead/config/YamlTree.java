@@ -1,0 +1,175 @@
+package io.bulkhead.config;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeSet;
+import org.snakeyaml.engine.v2.api.LoadSettings;
+import org.snakeyaml.engine.v2.composer.Composer;
+import org.snakeyaml.engine.v2.exceptions.Mark;
+import org.snakeyaml.engine.v2.exceptions.MarkedYamlEngineException;
+import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
+import org.snakeyaml.engine.v2.nodes.MappingNode;
+import org.snakeyaml.engine.v2.nodes.Node;
+import org.snakeyaml.engine.v2.nodes.NodeTuple;
+import org.snakeyaml.engine.v2.nodes.ScalarNode;
+import org.snakeyaml.engine.v2.nodes.SequenceNode;
+import org.snakeyaml.engine.v2.nodes.Tag;
+import org.snakeyaml.engine.v2.parser.ParserImpl;
+import org.snakeyaml.engine.v2.scanner.StreamReader;
+import org.snakeyaml.engine.v2.schema.CoreSchema;
+
+/**
+ * The YAML node tree of one file, read with SnakeYAML Engine's composer so that every node keeps its
+ * position, and the checks every section needs: a mapping where one is expected, scalar keys, no
+ * duplicates, no unknown keys (with a suggestion), a value where one is expected. Each failure is a
+ * {@link ConfigException} naming the file, the line and the key.
+ */
+final class YamlTree {
+
+  /** One {@code key: value} of a mapping, with the dotted path of the key. */
+  static final class Entry {
+    final String key;
+    final String path;
+    final Node keyNode;
+    final Node value;
+
+    Entry(String key, String path, Node keyNode, Node value) {
+      this.key = key;
+      this.path = path;
+      this.keyNode = keyNode;
+      this.value = value;
+    }
+  }
+
+  final String file;
+
+  YamlTree(String file) {
+    this.file = file;
+  }
+
+  /** Composes the single document in {@code text}; empty when the file holds no document. */
+  Optional<Node> compose(String text) {
+    LoadSettings settings = LoadSettings.builder()
+        .setLabel(file)
+        .setSchema(new CoreSchema())
+        .setMaxAliasesForCollections(50) // a configuration file has no use for alias bombs
+        .build();
+    try {
+      Composer composer = new Composer(settings, new ParserImpl(settings, new StreamReader(settings, text)));
+      return composer.getSingleNode();
+    } catch (MarkedYamlEngineException e) {
+      Optional<Mark> mark = e.getProblemMark().isPresent() ? e.getProblemMark() : e.getContextMark();
+      int line = mark.map(m -> m.getLine() + 1).orElse(0);
+      String problem = e.getProblem() != null ? e.getProblem() : e.getContext();
+      if (e.getContext() != null && e.getProblem() != null) {
+        problem = problem + " (" + e.getContext() + ")";
+      }
+      throw new ConfigException(file, line, null, "invalid YAML: " + oneLine(problem), e);
+    } catch (YamlEngineException e) {
+      throw new ConfigException(file, 0, null, "invalid YAML: " + oneLine(e.getMessage()), e);
+    }
+  }
+
+  static int line(Node node) {
+    return node.getStartMark().map(m -> m.getLine() + 1).orElse(0);
+  }
+
+  ConfigException error(Node at, String path, String problem) {
+    return new ConfigException(file, line(at), path, problem);
+  }
+
+  /**
+   * The entries of {@code node}, which must be a mapping, in file order.
+   *
+   * @param known the keys allowed, or null when the keys are names (of compartments, budgets)
+   */
+  Map<String, Entry> mapping(Node node, String path, Collection<String> known) {
+    if (!(node instanceof MappingNode)) {
+      throw error(node, path, "expected a mapping (indented key: value lines) but found " + describe(node));
+    }
+    Map<String, Entry> entries = new LinkedHashMap<>();
+    for (NodeTuple t : ((MappingNode) node).getValue()) {
+      Node k = t.getKeyNode();
+      if (!(k instanceof ScalarNode) || k.getTag().equals(Tag.NULL)) {
+        throw error(k, path, "keys must be plain names but found " + describe(k));
+      }
+      String key = ((ScalarNode) k).getValue();
+      String keyPath = path == null ? key : path + "." + key;
+      Entry previous = entries.get(key);
+      if (previous != null) {
+        throw error(k, keyPath, "duplicate key (first given on line " + line(previous.keyNode) + ")");
+      }
+      if (known != null && !known.contains(key)) {
+        throw error(k, keyPath, "unknown key" + suggestion(key, known));
+      }
+      entries.put(key, new Entry(key, keyPath, k, t.getValueNode()));
+    }
+    return entries;
+  }
+
+  static String suggestion(String word, Collection<String> known) {
+    Optional<String> close = DidYouMean.closest(word, known);
+    if (close.isPresent()) {
+      return " (did you mean '" + close.get() + "'?)";
+    }
+    return " (expected one of: " + String.join(", ", new TreeSet<>(known)) + ")";
+  }
+
+  /** The text of a scalar value; fails for a missing value, a list or a mapping. */
+  String scalar(Entry e) {
+    Node v = e.value;
+    if (!(v instanceof ScalarNode)) {
+      throw error(v, e.path, "expected a single value but found " + describe(v));
+    }
+    if (v.getTag().equals(Tag.NULL)) {
+      throw error(e.keyNode, e.path, "has no value");
+    }
+    return ((ScalarNode) v).getValue();
+  }
+
+  /** A whole number of at least {@code min}. */
+  int whole(Entry e, int min) {
+    String text = scalar(e);
+    long n;
+    try {
+      n = Quantities.whole(text);
+    } catch (IllegalArgumentException notWhole) {
+      throw error(e.value, e.path, "expected a whole number but was '" + text + "'");
+    }
+    if (n < min || n > Integer.MAX_VALUE) {
+      throw error(e.value, e.path, "must be " + (min == 0 ? "zero or more" : "at least " + min)
+          + " but was " + text.trim());
+    }
+    return (int) n;
+  }
+
+  private static String describe(Node node) {
+    if (node instanceof MappingNode) {
+      return "a mapping";
+    }
+    if (node instanceof SequenceNode) {
+      return "a list";
+    }
+    if (node.getTag().equals(Tag.NULL)) {
+      return "nothing";
+    }
+    return "the value '" + ((ScalarNode) node).getValue() + "'";
+  }
+
+  private static String oneLine(String s) {
+    if (s == null) {
+      return "unreadable";
+    }
+    List<String> parts = new ArrayList<>();
+    for (String p : s.split("\\R")) {
+      if (!p.isBlank()) {
+        parts.add(p.trim());
+      }
+    }
+    return String.join(" ", parts);
+  }
+}

@@ -1,0 +1,176 @@
+package io.bulkhead;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Builds a {@link WorkerPool}. Obtain one from {@link WorkerPool#builder(String)}.
+ *
+ * <pre>{@code
+ * WorkerPool exports = WorkerPool.builder("exports")
+ *     .workers(2)                 // jobs running at once
+ *     .queue(50)                  // jobs that may wait for a worker
+ *     .virtualThreads()           // Java 21+; platform threads by default
+ *     .budget(postgres)           // the workers draw on the same 10 connections as the rest
+ *     .build();
+ * }</pre>
+ *
+ * <p>Each setter checks its own argument and throws {@link IllegalArgumentException} naming the field
+ * and the value. {@code build()} copies the settings, so a builder can be reused.
+ *
+ * <p>Defaults: no queue ({@code queue(0)}: a job that finds every worker busy is rejected at once),
+ * queued jobs wait as long as it takes (set {@link #maxWait} to reject jobs that would start too late
+ * to matter), platform threads, the system ticker. The worker count has no default.
+ *
+ * <p>This class is <em>not</em> thread-safe.
+ */
+public final class WorkerPoolBuilder {
+
+  private final String name;
+  private int workers; // 0 until set
+  private int queue;
+  private Duration maxWait; // null: a queued job waits until a worker is free
+  private boolean virtual;
+  private final List<BulkheadListener> listeners = new ArrayList<>();
+  private Ticker ticker = Ticker.system();
+  private Budget budget;
+
+  WorkerPoolBuilder(String name) {
+    Objects.requireNonNull(name, "name");
+    if (name.isBlank()) {
+      throw new IllegalArgumentException("name must not be blank but was '" + name + "'");
+    }
+    this.name = name;
+  }
+
+  /**
+   * Sets how many jobs may run at once: the compartment's limit.
+   *
+   * @throws IllegalArgumentException if {@code workers} is less than 1
+   */
+  public WorkerPoolBuilder workers(int workers) {
+    if (workers < 1) {
+      throw new IllegalArgumentException("workers must be at least 1 but was " + workers);
+    }
+    this.workers = workers;
+    return this;
+  }
+
+  /**
+   * Sets how many jobs may wait for a worker. A job submitted when every worker is busy and the queue
+   * is full is rejected at once with {@link BulkheadFullException}. A queued job holds no thread.
+   *
+   * @throws IllegalArgumentException if {@code queue} is negative
+   */
+  public WorkerPoolBuilder queue(int queue) {
+    if (queue < 0) {
+      throw new IllegalArgumentException("queue must not be negative but was " + queue);
+    }
+    this.queue = queue;
+    return this;
+  }
+
+  /**
+   * Sets how long a job may wait in the queue; one that waits longer is not run, and its future fails
+   * with {@link BulkheadFullException.Reason#WAIT_TIMEOUT}. Unset, a queued job waits until a worker
+   * takes it.
+   *
+   * @throws IllegalArgumentException if {@code maxWait} is zero, negative, or too long to count in
+   *     nanoseconds
+   */
+  public WorkerPoolBuilder maxWait(Duration maxWait) {
+    Objects.requireNonNull(maxWait, "maxWait");
+    if (maxWait.isNegative() || maxWait.isZero()) {
+      throw new IllegalArgumentException("maxWait must be above zero but was " + maxWait);
+    }
+    if (Durations.exceedsNanos(maxWait)) {
+      throw new IllegalArgumentException("maxWait " + maxWait + " is longer than the 292 years a"
+          + " nanosecond deadline can hold; leave it unset to let queued jobs wait without a limit");
+    }
+    this.maxWait = maxWait;
+    return this;
+  }
+
+  /** Runs jobs on platform threads, reused between jobs (the default). */
+  public WorkerPoolBuilder platformThreads() {
+    this.virtual = false;
+    return this;
+  }
+
+  /**
+   * Runs each job on a new virtual thread. The worker count still caps how many run at once, which is
+   * the point: virtual threads are cheap, the database behind them is not.
+   *
+   * @throws UnsupportedOperationException on Java releases before 21, which have no virtual threads
+   */
+  public WorkerPoolBuilder virtualThreads() {
+    if (!VirtualThreads.available()) {
+      VirtualThreads.factory(name, "worker pool '" + name + "'"); // throws the explanation
+    }
+    this.virtual = true;
+    return this;
+  }
+
+  /** Adds a listener for the pool's compartment events; see {@link BulkheadListener}. */
+  public WorkerPoolBuilder listener(BulkheadListener listener) {
+    listeners.add(Objects.requireNonNull(listener, "listener"));
+    return this;
+  }
+
+  /** Replaces the source of time for the pool's stats and queue deadlines, for tests. */
+  public WorkerPoolBuilder ticker(Ticker ticker) {
+    this.ticker = Objects.requireNonNull(ticker, "ticker");
+    return this;
+  }
+
+  /**
+   * Makes the pool's workers draw on {@code budget}, like any compartment's limit: {@link #build()}
+   * fails if the budget has no room for them. The share is returned when the pool has shut down and
+   * its last job has ended.
+   */
+  public WorkerPoolBuilder budget(Budget budget) {
+    this.budget = Objects.requireNonNull(budget, "budget");
+    return this;
+  }
+
+  /**
+   * Returns a new, running pool with these settings. Threads start as jobs arrive.
+   *
+   * @throws IllegalArgumentException if the worker count was not set, or the budget has no room for it
+   */
+  public WorkerPool build() {
+    if (workers == 0) {
+      throw new IllegalArgumentException("workers was not set for worker pool '" + name
+          + "': call workers(int) with how many jobs may run at once");
+    }
+    BulkheadBuilder gate = Bulkhead.builder(name).limit(workers).maxQueue(queue).ticker(ticker);
+    if (maxWait != null) {
+      gate.maxWait(maxWait);
+    } else {
+      gate.unboundedWait();
+    }
+    listeners.forEach(gate::listener);
+    if (budget != null) {
+      gate.budget(budget);
+    }
+    ThreadFactory threads = virtual
+        ? VirtualThreads.factory(name + "-worker-", "worker pool '" + name + "'")
+        : platformThreads(name + "-worker-");
+    return new WorkerPool((DefaultBulkhead) gate.build(), threads, virtual);
+  }
+
+  private static ThreadFactory platformThreads(String prefix) {
+    AtomicLong count = new AtomicLong();
+    return task -> {
+      Thread thread = new Thread(task, prefix + count.incrementAndGet());
+      // Not a daemon: a JVM whose main thread ends lets running jobs finish, and each one that ends
+      // starts the next queued one, so the queue drains instead of vanishing at exit.
+      thread.setDaemon(false);
+      return thread;
+    };
+  }
+}

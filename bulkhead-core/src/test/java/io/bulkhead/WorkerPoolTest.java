@@ -1,0 +1,410 @@
+package io.bulkhead;
+
+import static java.util.concurrent.TimeUnit.SECONDS;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.bulkhead.BulkheadFullException.Reason;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** Worker pools: order is decided by latches and held jobs, never by sleeping. */
+class WorkerPoolTest {
+
+  private final List<WorkerPool> pools = new ArrayList<>();
+  private final ExecutorService threads = Executors.newCachedThreadPool();
+
+  @AfterEach
+  void stop() throws InterruptedException {
+    for (WorkerPool p : pools) {
+      p.shutdown(Duration.ZERO).forEach(Runnable::run);
+      assertThat(p.awaitTermination(Duration.ofSeconds(10))).as("%s terminates", p.name()).isTrue();
+    }
+    threads.shutdownNow();
+    assertThat(threads.awaitTermination(10, SECONDS)).isTrue();
+  }
+
+  private WorkerPool pool(WorkerPoolBuilder b) {
+    WorkerPool p = b.build();
+    pools.add(p);
+    return p;
+  }
+
+  /** A job that says when it started and runs until released (or interrupted). */
+  private static final class Held implements Runnable {
+    final CountDownLatch started = new CountDownLatch(1);
+    final CountDownLatch release = new CountDownLatch(1);
+    final String name;
+    final List<String> log;
+
+    Held(String name, List<String> log) {
+      this.name = name;
+      this.log = log;
+    }
+
+    @Override
+    public void run() {
+      log.add(name);
+      started.countDown();
+      try {
+        release.await();
+      } catch (InterruptedException e) {
+        log.add(name + " interrupted");
+        throw new IllegalStateException(name + " was interrupted", e);
+      }
+    }
+
+    @Override
+    public String toString() {
+      return name;
+    }
+  }
+
+  @Test
+  void runsJobsOnNamedWorkers_andCountsThemLikeAnyCompartment() throws Exception {
+    WorkerPool emails = pool(WorkerPool.builder("emails").workers(2).queue(5));
+    CompletableFuture<String> f = emails.submit(() -> Thread.currentThread().getName());
+    assertThat(f.get(10, SECONDS)).startsWith("emails-worker-");
+    CompletableFuture<Void> r = emails.submit(() -> { });
+    r.get(10, SECONDS);
+    BulkheadStats s = emails.stats();
+    assertThat(s.name()).isEqualTo("emails");
+    assertThat(s.limit()).isEqualTo(2);
+    assertThat(s.maxQueue()).hasValue(5);
+    assertThat(s.admitted()).isEqualTo(2);
+    assertThat(s.completed()).isEqualTo(2);
+    // The first call is always timed; the compartment may sample later sub-20 µs ones (DefaultBulkhead).
+    assertThat(s.latency().count()).isBetween(1L, 2L);
+    assertThat(emails.workers()).isEqualTo(2);
+    assertThat(emails.virtualThreads()).isFalse();
+  }
+
+  @Test
+  void aFailingJob_failsItsFuture_andFreesItsWorker() throws Exception {
+    WorkerPool p = pool(WorkerPool.builder("p").workers(1));
+    CompletableFuture<Object> f = p.submit(() -> {
+      throw new IllegalStateException("boom");
+    });
+    assertThatThrownBy(() -> f.get(10, SECONDS)).isInstanceOf(ExecutionException.class)
+        .hasCauseInstanceOf(IllegalStateException.class).hasRootCauseMessage("boom");
+    assertThat(p.submit(() -> 42).get(10, SECONDS)).isEqualTo(42);
+  }
+
+  @Test
+  void whenEveryWorkerIsBusyAndTheQueueFull_submitThrowsAtOnce_andTheJobNeverRuns() throws Exception {
+    List<String> log = Collections.synchronizedList(new ArrayList<>());
+    WorkerPool exports = pool(WorkerPool.builder("exports").workers(1).queue(1));
+    Held a = new Held("a", log);
+    CompletableFuture<Void> fa = exports.submit(a);
+    assertThat(a.started.await(10, SECONDS)).isTrue();
+    CompletableFuture<?> fb = exports.submit(() -> log.add("b"));
+    assertThat(exports.stats().waiting()).isEqualTo(1);
+
+    assertThatThrownBy(() -> exports.submit(() -> log.add("c")))
+        .isInstanceOfSatisfying(BulkheadFullException.class, e -> {
+          assertThat(e.bulkheadName()).isEqualTo("exports");
+          assertThat(e.reason()).isEqualTo(Reason.QUEUE_FULL);
+        });
+    assertThat(exports.stats().rejected(Reason.QUEUE_FULL)).isEqualTo(1);
+
+    a.release.countDown();
+    fa.get(10, SECONDS);
+    fb.get(10, SECONDS);
+    assertThat(log).containsExactly("a", "b");
+  }
+
+  @Test
+  void shutdown_finishesQueuedWorkWithinTheDeadline_andRefusesNewWork() throws Exception {
+    List<String> log = Collections.synchronizedList(new ArrayList<>());
+    Budget db = Budget.of("postgres", 10);
+    WorkerPool p = pool(WorkerPool.builder("webhooks").workers(1).queue(3).budget(db));
+    Held a = new Held("a", log);
+    CompletableFuture<Void> fa = p.submit(a);
+    assertThat(a.started.await(10, SECONDS)).isTrue();
+    CompletableFuture<?> fb = p.submit(() -> log.add("b"));
+    CompletableFuture<?> fc = p.submit(() -> log.add("c"));
+
+    Future<List<Runnable>> leftovers = threads.submit(() -> p.shutdown(Duration.ofSeconds(60)));
+    await().atMost(Duration.ofSeconds(10)).until(p::isShutdown);
+    assertThatThrownBy(() -> p.submit(() -> log.add("late")))
+        .isInstanceOf(RejectedExecutionException.class).hasMessageContaining("'webhooks'");
+    assertThat(p.isTerminated()).isFalse();
+    assertThat(db.allocated()).as("share kept while work remains").isEqualTo(1);
+
+    a.release.countDown();
+    assertThat(leftovers.get(10, SECONDS)).isEmpty();
+    assertThat(fa).isCompleted();
+    assertThat(fb).isCompleted();
+    assertThat(fc).isCompleted();
+    assertThat(log).containsExactly("a", "b", "c");
+    assertThat(p.isTerminated()).isTrue();
+    assertThat(db.allocated()).as("share returned at termination").isZero();
+  }
+
+  @Test
+  void shutdown_atTheDeadline_handsBackQueuedJobsInOrder_andInterruptsTheRunningOne() throws Exception {
+    List<String> log = Collections.synchronizedList(new ArrayList<>());
+    Budget db = Budget.of("postgres", 10);
+    WorkerPool p = pool(WorkerPool.builder("reports").workers(1).queue(3).budget(db));
+    Held a = new Held("a", log);
+    CompletableFuture<Void> fa = p.submit(a);
+    assertThat(a.started.await(10, SECONDS)).isTrue();
+    AtomicInteger bRuns = new AtomicInteger();
+    CompletableFuture<Integer> fb = p.submit(bRuns::incrementAndGet);
+    CompletableFuture<Void> fc = p.submit(new Runnable() {
+      @Override
+      public void run() {
+        log.add("c");
+      }
+
+      @Override
+      public String toString() {
+        return "job c";
+      }
+    });
+
+    // a never finishes by itself: the deadline (a real 200 ms wait, the feature under test) passes.
+    List<Runnable> left = p.shutdown(Duration.ofMillis(200));
+
+    assertThat(left).hasSize(2);
+    assertThat(left.get(1).toString()).contains("'reports'").contains("job c");
+    assertThatThrownBy(() -> fa.get(10, SECONDS)).hasRootCauseInstanceOf(InterruptedException.class);
+    assertThat(log).containsExactly("a", "a interrupted");
+    assertThat(fb).as("handed back, not failed: nothing is dropped").isNotDone();
+    assertThat(fc).isNotDone();
+    assertThat(p.stats().waiting()).isZero();
+    assertThat(p.awaitTermination(Duration.ofSeconds(10))).isTrue();
+    assertThat(db.allocated()).isZero();
+
+    left.forEach(Runnable::run); // the caller runs them here instead
+    left.forEach(Runnable::run); // at most once
+    assertThat(fb.get(10, SECONDS)).isEqualTo(1);
+    assertThat(bRuns).hasValue(1);
+    assertThat(fc).isCompleted();
+    assertThat(log).containsExactly("a", "a interrupted", "c");
+  }
+
+  @Test
+  void shutdownOfAnIdlePool_returnsAtOnce_andTerminates() throws Exception {
+    Budget db = Budget.of("postgres", 10);
+    WorkerPool p = pool(WorkerPool.builder("idle").workers(3).budget(db));
+    assertThat(db.allocated()).isEqualTo(3);
+    assertThat(p.shutdown(Duration.ofDays(1))).isEmpty();
+    assertThat(p.isTerminated()).isTrue();
+    assertThat(db.allocated()).isZero();
+    assertThat(p.shutdown(Duration.ZERO)).as("again").isEmpty();
+    assertThatThrownBy(() -> p.bulkhead().setLimit(5)).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("shut down");
+    assertThat(db.allocated()).as("a shut pool does not take its share back").isZero();
+  }
+
+  @Test
+  void cancellingAQueuedJobsFuture_withdrawsIt() throws Exception {
+    List<String> log = Collections.synchronizedList(new ArrayList<>());
+    WorkerPool p = pool(WorkerPool.builder("p").workers(1).queue(2));
+    Held a = new Held("a", log);
+    CompletableFuture<Void> fa = p.submit(a);
+    assertThat(a.started.await(10, SECONDS)).isTrue();
+    CompletableFuture<?> fb = p.submit(() -> log.add("b"));
+    assertThat(p.stats().waiting()).isEqualTo(1);
+    assertThat(fb.cancel(false)).isTrue();
+    assertThat(p.stats().waiting()).isZero();
+    assertThat(p.stats().cancelled()).isEqualTo(1);
+    a.release.countDown();
+    fa.get(10, SECONDS);
+    CompletableFuture<?> fc = p.submit(() -> log.add("c"));
+    fc.get(10, SECONDS);
+    assertThat(log).containsExactly("a", "c");
+  }
+
+  @Test
+  void aJobThatWaitsLongerThanMaxWait_isNotRun_andItsFutureSaysWhy() throws Exception {
+    List<String> log = Collections.synchronizedList(new ArrayList<>());
+    WorkerPool p = pool(WorkerPool.builder("p").workers(1).queue(1).maxWait(Duration.ofMillis(20)));
+    Held a = new Held("a", log);
+    CompletableFuture<Void> fa = p.submit(a);
+    assertThat(a.started.await(10, SECONDS)).isTrue();
+    CompletableFuture<?> fb = p.submit(() -> log.add("b"));
+    assertThatThrownBy(() -> fb.get(10, SECONDS)).isInstanceOf(ExecutionException.class)
+        .cause().isInstanceOfSatisfying(BulkheadFullException.class,
+            e -> assertThat(e.reason()).isEqualTo(Reason.WAIT_TIMEOUT));
+    a.release.countDown();
+    fa.get(10, SECONDS);
+    assertThat(log).containsExactly("a");
+    assertThat(p.stats().rejected(Reason.WAIT_TIMEOUT)).isEqualTo(1);
+  }
+
+  @Test
+  void theCompartmentView_registers_reportsTheSameStats_andResizesTheWorkers() throws Exception {
+    Budget db = Budget.of("postgres", 10);
+    BulkheadRegistry registry = BulkheadRegistry.create();
+    registry.register(Bulkhead.builder("checkout").limit(6).budget(db).build());
+    WorkerPool exports = pool(WorkerPool.builder("exports").workers(1).queue(4).budget(db));
+    Bulkhead view = registry.register(exports.bulkhead());
+    assertThat(registry.find("exports")).containsSame(view);
+    assertThat(view.config().limit()).isEqualTo(1);
+    assertThatThrownBy(() -> WorkerPool.builder("emails").workers(4).budget(db).build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("budget 'postgres' is over-subscribed: giving 'emails' a limit of 4 makes"
+            + " checkout 6 + exports 1 + emails 4 = 11, more than its capacity of 10");
+
+    for (String method : List.of("call", "submit", "tryAcquire", "acquire")) {
+      assertThatThrownBy(() -> {
+        switch (method) {
+          case "call": view.call(() -> 1); break;
+          case "submit": view.submit(() -> CompletableFuture.completedFuture(1)); break;
+          case "tryAcquire": view.tryAcquire(); break;
+          default: view.acquire();
+        }
+      }).as(method).isInstanceOf(UnsupportedOperationException.class)
+          .hasMessageContaining("worker pool").hasMessageContaining("WorkerPool.submit");
+    }
+
+    List<String> log = Collections.synchronizedList(new ArrayList<>());
+    Held a = new Held("a", log);
+    Held b = new Held("b", log);
+    exports.submit(a);
+    exports.submit(b);
+    assertThat(a.started.await(10, SECONDS)).isTrue();
+    assertThat(view.stats().inFlight()).isEqualTo(1);
+    assertThat(view.stats().waiting()).isEqualTo(1);
+
+    view.setLimit(2); // a second worker takes b at once
+    assertThat(b.started.await(10, SECONDS)).isTrue();
+    assertThat(exports.workers()).isEqualTo(2);
+    assertThat(db.allocated()).isEqualTo(8);
+    assertThatThrownBy(() -> view.setLimit(5)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("checkout 6 + exports 5 = 11");
+
+    a.release.countDown();
+    b.release.countDown();
+    registry.remove("exports");
+    assertThat(db.allocated()).as("removal returns the share").isEqualTo(6);
+  }
+
+  @Test
+  void virtualThreads_onJava21AndLater_orAClearErrorBefore() throws Exception {
+    if (Runtime.version().feature() >= 21) {
+      WorkerPool p = pool(WorkerPool.builder("vt").workers(2).queue(10).virtualThreads());
+      CompletableFuture<Boolean> virtual = p.submit(() -> VirtualThreads.isVirtual(Thread.currentThread()));
+      CompletableFuture<String> name = p.submit(() -> Thread.currentThread().getName());
+      assertThat(virtual.get(10, SECONDS)).isTrue();
+      assertThat(name.get(10, SECONDS)).startsWith("vt-worker-");
+      assertThat(p.virtualThreads()).isTrue();
+      assertThat(p.stats().completed()).isEqualTo(2);
+    } else {
+      assertThatThrownBy(() -> WorkerPool.builder("vt").workers(2).virtualThreads())
+          .isInstanceOf(UnsupportedOperationException.class)
+          .hasMessageContaining("worker pool 'vt'")
+          .hasMessageContaining("Java 21 or later")
+          .hasMessageContaining("platformThreads()");
+    }
+  }
+
+  @Test
+  void builderRejectsNonsense() {
+    assertThatThrownBy(() -> WorkerPool.builder("x").workers(0)).hasMessage("workers must be at least 1 but was 0");
+    assertThatThrownBy(() -> WorkerPool.builder("x").queue(-1)).hasMessage("queue must not be negative but was -1");
+    assertThatThrownBy(() -> WorkerPool.builder("x").maxWait(Duration.ZERO)).hasMessageContaining("maxWait");
+    assertThatThrownBy(() -> WorkerPool.builder("x").build()).hasMessageContaining("workers was not set");
+    assertThatThrownBy(() -> WorkerPool.builder(" ")).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  /**
+   * Many submitters race each other and a shutdown with no grace. Every job must be accounted for
+   * exactly once: ran, rejected at submit, refused after shutdown, or handed back; none runs twice,
+   * and never more than the worker count run at once.
+   */
+  @Test
+  void underContention_withAShutdownRacingIn_noJobIsLostOrRunTwice() throws Exception {
+    int workers = 3;
+    int submitters = 4;
+    int perSubmitter = 2_000;
+    WorkerPool p = pool(WorkerPool.builder("race").workers(workers).queue(8));
+    AtomicInteger running = new AtomicInteger();
+    AtomicInteger maxRunning = new AtomicInteger();
+    AtomicInteger ran = new AtomicInteger();
+    AtomicInteger rejected = new AtomicInteger();
+    AtomicInteger refused = new AtomicInteger();
+    int[] runsPerJob = new int[submitters * perSubmitter];
+    List<CompletableFuture<Void>> accepted = Collections.synchronizedList(new ArrayList<>());
+    CountDownLatch go = new CountDownLatch(1);
+    CountDownLatch halfway = new CountDownLatch(submitters);
+    CountDownLatch shutDown = new CountDownLatch(1);
+    List<Future<?>> producers = new ArrayList<>();
+    for (int s = 0; s < submitters; s++) {
+      int base = s * perSubmitter;
+      // Half the submitters pause at halfway until the shutdown has happened (so some submissions
+      // surely come after it); the other half race it.
+      boolean pause = s % 2 == 0;
+      producers.add(threads.submit(() -> {
+        go.await();
+        for (int i = 0; i < perSubmitter; i++) {
+          if (i == perSubmitter / 2) {
+            halfway.countDown();
+            if (pause) {
+              shutDown.await();
+            }
+          }
+          int id = base + i;
+          try {
+            accepted.add(p.submit(() -> {
+              int now = running.incrementAndGet();
+              maxRunning.accumulateAndGet(now, Math::max);
+              synchronized (runsPerJob) {
+                runsPerJob[id]++;
+              }
+              ran.incrementAndGet();
+              running.decrementAndGet();
+            }));
+          } catch (BulkheadFullException e) {
+            rejected.incrementAndGet();
+          } catch (RejectedExecutionException e) {
+            refused.incrementAndGet();
+          }
+        }
+        return null;
+      }));
+    }
+    go.countDown();
+    assertThat(halfway.await(60, SECONDS)).isTrue();
+    List<Runnable> left = p.shutdown(Duration.ZERO);
+    shutDown.countDown();
+    for (Future<?> f : producers) {
+      f.get(60, SECONDS);
+    }
+    int ranByPool = 0;
+    assertThat(p.awaitTermination(Duration.ofSeconds(30))).isTrue();
+    ranByPool = ran.get();
+    left.forEach(Runnable::run);
+
+    assertThat(maxRunning.get()).as("never more than the workers at once").isLessThanOrEqualTo(workers);
+    assertThat(ran.get()).isEqualTo(ranByPool + left.size());
+    assertThat(ran.get() + rejected.get() + refused.get())
+        .as("ran %d + rejected %d + refused %d (handed back %d)", ran.get(), rejected.get(), refused.get(), left.size())
+        .isEqualTo(submitters * perSubmitter);
+    for (int runs : runsPerJob) {
+      assertThat(runs).isLessThanOrEqualTo(1);
+    }
+    for (CompletableFuture<Void> f : accepted) {
+      assertThat(f).as("every accepted job's future settles").isDone();
+    }
+    assertThat(refused.get()).as("submissions after shutdown are refused").isPositive();
+    BulkheadStats s = p.stats();
+    assertThat(s.inFlight()).isZero();
+    assertThat(s.waiting()).isZero();
+  }
+}
