@@ -8,6 +8,8 @@ import io.bulkhead.BulkheadStats;
 import io.bulkhead.Diagnosis;
 import io.bulkhead.Diagnostician;
 import io.bulkhead.LatencySummary;
+import io.bulkhead.SizingAdvice;
+import io.bulkhead.SizingAdvisor;
 import io.bulkhead.micrometer.BulkheadMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -37,7 +39,7 @@ import org.eclipse.jetty.util.Callback;
  *   <li>{@code /metrics}: Prometheus text, from {@link BulkheadMetrics} bound to a
  *       {@link PrometheusMeterRegistry};
  *   <li>{@code /bulkheads}: a JSON snapshot of every compartment: its settings, the four numbers,
- *       its counters, and its {@link Diagnosis};
+ *       its counters, its {@link Diagnosis}, and a {@link SizingAdvisor}'s advice on its limit;
  *   <li>{@code /dashboard}: a live page (plain HTML, CSS and JavaScript from this jar's resources)
  *       that polls {@code /bulkheads} twice a second.
  * </ul>
@@ -45,7 +47,7 @@ import org.eclipse.jetty.util.Callback;
  * removes the meters.
  *
  * <p>Thread safety: the handlers run on Jetty's threads and the sampling on its own; they share only
- * the registry, the Prometheus registry and the diagnostician, each thread-safe, and this class keeps
+ * the registry, the Prometheus registry, the diagnostician and the advisor, each thread-safe, and this class keeps
  * no mutable state of its own. A snapshot reads each compartment's stats once, so its numbers for one
  * compartment hang together, while two compartments are read a few microseconds apart.
  */
@@ -65,6 +67,7 @@ final class Observability implements AutoCloseable {
       new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final BulkheadMetrics metrics;
   private final Diagnostician diagnostician = Diagnostician.create();
+  private final SizingAdvisor advisor = SizingAdvisor.create();
   private final ScheduledExecutorService sampler =
       new ScheduledThreadPoolExecutor(1, Threads.daemon("bulkhead-diagnosis-"));
   private final long startedNanos = System.nanoTime();
@@ -74,6 +77,12 @@ final class Observability implements AutoCloseable {
     this.metrics = BulkheadMetrics.of(registry);
     metrics.bindTo(prometheus);
     diagnostician.watch(registry);
+    registry.addListener(new BulkheadRegistry.Listener() {
+      @Override
+      public void onRemoved(Bulkhead bulkhead) {
+        advisor.forget(bulkhead.name());
+      }
+    });
     sampler.scheduleAtFixedRate(diagnostician::sample, 0, SAMPLE_EVERY.toMillis(),
         TimeUnit.MILLISECONDS);
   }
@@ -157,6 +166,23 @@ final class Observability implements AutoCloseable {
     latency(j, s.queueWait(), s.window());
     j.field("diagnosis");
     diagnosis(j, diagnostician.diagnosis(b.name()));
+    j.field("advice");
+    advice(j, advisor.advise(b));
+    j.close('}');
+  }
+
+  private static void advice(Json j, SizingAdvice a) {
+    j.open('{');
+    j.field("summary").string(a.summary());
+    j.field("headroom").decimal(a.headroom());
+    j.field("spanMs");
+    millisOrNull(j, a.span().isPresent(), a.span().orElse(Duration.ZERO));
+    j.field("arrivalRate").decimal(a.arrivalRate().orElse(Double.NaN));
+    j.field("rejectionRate").decimal(a.rejectionRate().orElse(Double.NaN));
+    j.field("latencyMs");
+    millisOrNull(j, a.latency().isPresent(), a.latency().orElse(Duration.ZERO));
+    j.field("need").decimal(a.need().orElse(Double.NaN));
+    j.field("recommendedLimit").number(a.recommendedLimit());
     j.close('}');
   }
 

@@ -103,6 +103,11 @@ class ObservabilityTest {
     JsonNode d = l.get("diagnosis");
     assertThat(d.get("state").asText()).isEqualTo("HEALTHY");
     assertThat(d.get("explanation").asText()).isNotBlank();
+    JsonNode advice = l.get("advice");
+    assertThat(advice.get("summary").asText()).isEqualTo(
+        "first look at 'llm': the rate needs a second snapshot");
+    assertThat(advice.get("recommendedLimit").isNull()).isTrue();
+    assertThat(advice.get("headroom").asDouble()).isPositive();
 
     assertThat(chat.get(60, SECONDS).statusCode()).isEqualTo(200);
     assertThat(login.get(60, SECONDS).statusCode()).isEqualTo(200);
@@ -112,6 +117,9 @@ class ObservabilityTest {
     assertThat(after.get("latency").get("count").asLong()).isEqualTo(1);
     assertThat(after.get("latency").get("p99Ms").asDouble()).as("the upstream's 5 s")
         .isBetween(4_900.0, 7_000.0);
+    assertThat(after.get("advice").get("summary").asText()).as("no llm call arrived since")
+        .startsWith("no calls arrived in the last ");
+    assertThat(after.get("advice").get("arrivalRate").asDouble()).isZero();
   }
 
   @Test

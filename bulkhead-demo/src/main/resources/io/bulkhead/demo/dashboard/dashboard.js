@@ -97,7 +97,7 @@
         b.admitted + " adm · " + b.rejected + " rej";
     const why = el.querySelector('[data-field="explanation"]');
     why.textContent = d.explanation;
-    why.title = d.explanation + (b.advice ? "\n\nAdvice: " + b.advice : "");
+    why.title = d.explanation + (b.advice ? "\n\nSizing: " + b.advice.summary : "");
   }
 
   function render(snapshot) {
