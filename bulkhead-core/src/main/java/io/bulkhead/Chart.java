@@ -195,8 +195,9 @@ final class Chart {
       String explanation = judged
           ? explain(state, span, intervals, rejectingIntervals, saturation, ratio, rejectionRate,
               latency, normalLatency)
-          : String.format(Locale.ROOT, "warming up: %s sampled in %d intervals; judging needs %s"
+          : String.format(Locale.ROOT, "warming up: %s sampled in %d interval%s; judging needs %s"
               + " in at least %d; keeping %s", Durations.format(span), intervals,
+              intervals == 1 ? "" : "s",
               Durations.format(rules.shortWindowNanos / 2), Diagnostician.MIN_INTERVALS, state);
       Diagnosis d = new Diagnosis(bulkhead.name(), state, now - stateSince, judged, span, saturation,
           admittedRate, rejectionRate, ratio, spread, longRejectionRate, latency, normalLatency,
