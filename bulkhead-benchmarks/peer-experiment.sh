@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # Seed 000's experiment against a peer: the demo's app with /chat guarded by our compartment, then by
 # Resilience4j's SemaphoreBulkhead, under the same load. Writes DIR/peer.json (read by report.py for
-# BENCHMARKS.md) and the chart bulkhead-benchmarks/peer-experiment.svg. About a minute and a half with
+# BENCHMARKS.md) and the chart bulkhead-benchmarks/peer-experiment.svg. About a minute with
 # the seed's 30 s upstream.
 #
-#   bulkhead-benchmarks/peer-experiment.sh DIR [--delay 3s] [--sample-every 20ms]
+#   bulkhead-benchmarks/peer-experiment.sh DIR [--delay 3s] [--logins-after 1s] [--sample-every 20ms]
 #
 # Builds nothing: bulkhead-benchmarks/run builds the jar first (or run
 #   mvn -B -q -Pbenchmarks -pl bulkhead-benchmarks -am package -DskipTests
 # yourself).
 set -euo pipefail
 if [[ $# -lt 1 || "$1" == -* ]]; then
-  echo "usage: $0 DIR [--delay 3s] [--sample-every 20ms]" >&2
+  echo "usage: $0 DIR [--delay 3s] [--logins-after 1s] [--sample-every 20ms] [--svg FILE]" >&2
   exit 2
 fi
 mkdir -p "$1"

@@ -27,7 +27,7 @@ import java.util.regex.Pattern;
  *
  * <pre>
  * java -cp bulkhead-benchmarks/target/benchmarks.jar io.bulkhead.benchmarks.peer.PeerExperiment \
- *     [--delay 30s] [--out DIR] [--svg FILE] [--sample-every 20ms]
+ *     [--delay 30s] [--logins-after 1s] [--out DIR] [--svg FILE] [--sample-every 20ms]
  * </pre>
  *
  * Writes {@code DIR/peer.json} (figures, sampled series, and the Markdown section of BENCHMARKS.md)
@@ -40,8 +40,8 @@ public final class PeerExperiment {
   static final Path DEFAULT_OUT = Path.of("bulkhead-benchmarks", "target", "results");
   static final Path DEFAULT_SVG = Path.of("bulkhead-benchmarks", "peer-experiment.svg");
 
-  private static final String USAGE = "usage: PeerExperiment [--delay 30s] [--out DIR]"
-      + " [--svg FILE] [--sample-every 20ms]";
+  private static final String USAGE = "usage: PeerExperiment [--delay 30s] [--logins-after 1s]"
+      + " [--out DIR] [--svg FILE] [--sample-every 20ms]";
 
   private PeerExperiment() {}
 
@@ -69,7 +69,10 @@ public final class PeerExperiment {
   }
 
   static void run(Options o) {
-    DemoSettings settings = DemoSettings.seed(o.delay);
+    DemoSettings seed = DemoSettings.seed(o.delay);
+    DemoSettings settings = new DemoSettings(seed.delay(), seed.chats(), seed.logins(),
+        o.loginsAfter != null ? o.loginsAfter : seed.loginsAfter(), seed.serverLimit(),
+        seed.llmLimit(), seed.llmQueue(), seed.llmWait(), seed.upstreamDeadline());
     String r4jVersion = resilience4jVersion(); // before the runs: a broken jar fails at once
     Path json = o.out.resolve("peer.json");
     createParent(json, "--out"); // and a directory that cannot be written
@@ -190,6 +193,7 @@ public final class PeerExperiment {
   /** The command line. */
   static final class Options {
     Duration delay = DemoSettings.DELAY;
+    Duration loginsAfter; // null: the seed's
     Path out = DEFAULT_OUT;
     Path svg = DEFAULT_SVG;
     Duration sampleEvery = DEFAULT_SAMPLE_EVERY;
@@ -216,6 +220,13 @@ public final class PeerExperiment {
             o.delay = duration(name, value);
             if (o.delay.isNegative() || o.delay.compareTo(Duration.ofMinutes(10)) > 0) {
               throw new IllegalArgumentException("--delay must be from 0 to 10m but was " + value);
+            }
+            break;
+          case "--logins-after":
+            o.loginsAfter = duration(name, value);
+            if (o.loginsAfter.isNegative() || o.loginsAfter.compareTo(Duration.ofMinutes(1)) > 0) {
+              throw new IllegalArgumentException("--logins-after must be from 0 to 1m but was "
+                  + value);
             }
             break;
           case "--sample-every":

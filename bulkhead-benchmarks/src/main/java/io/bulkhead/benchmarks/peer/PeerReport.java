@@ -137,8 +137,11 @@ final class PeerReport {
           + "variant. ");
     }
     m.append("Latencies run from sending a request to the last byte of its answer, one connection "
-        + "per request. Each variant ran once, ").append(Variant.BULKHEAD.title())
-        .append(" first, after a short warm-up run of both.\n\n");
+        + "per request. Both apps' Jetty thread pools were grown to ")
+        .append(PeerApp.threadsFor(s)).append(" threads before the load, as on a server that has "
+        + "been serving traffic: Resilience4j parks one thread per waiting chat, and a cold pool "
+        + "would create them during the burst. Each variant ran once, ")
+        .append(Variant.BULKHEAD.title()).append(" first, after a short warm-up run of both.\n\n");
     m.append(machine(r)).append(". Run it alone with `bulkhead-benchmarks/peer-experiment.sh "
         + "DIR [--delay 3s]` after building the benchmarks.\n");
     return m.toString();
@@ -192,6 +195,7 @@ final class PeerReport {
         .append(", \"chat_queue_bulkhead\": ").append(s.llmQueue())
         .append(", \"chat_wait_ms\": ").append(s.llmWait().toMillis())
         .append(", \"upstream_deadline_ms\": ").append(s.upstreamDeadline().toMillis())
+        .append(", \"jetty_threads\": ").append(PeerApp.threadsFor(s))
         .append(", \"sample_every_ms\": ").append(num(r.sampleEvery().toNanos() / 1e6))
         .append("},\n");
     j.append("  \"machine\": {\"processors\": ").append(r.processors())
