@@ -75,7 +75,8 @@ final class PeerReport {
     m.append("Seed 000's experiment, both variants in one JVM on loopback: a fake upstream that "
         + "answers after ").append(duration(s.delay())).append("; the demo app, every route of "
         + "which sits behind a server-wide cap of ").append(s.serverLimit())
-        .append(" slots with an unbounded queue; ").append(s.chats()).append(" `/chat` at once, then ")
+        .append(" slots with an unbounded queue; ").append(s.chats())
+        .append(" `/chat` at once, then ")
         .append(s.logins()).append(" `/login` ").append(duration(s.loginsAfter()))
         .append(" later. Only the guard on `/chat` differs. **")
         .append(Variant.BULKHEAD.title()).append("** is the demo's bulkhead mode: compartment "
