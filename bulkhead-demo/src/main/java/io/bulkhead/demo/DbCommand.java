@@ -1,0 +1,128 @@
+package io.bulkhead.demo;
+
+import io.bulkhead.jdbc.demo.CheckoutVsReports;
+import io.bulkhead.jdbc.demo.LocalPostgres;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code demo db}: seed 003's outage on a real PostgreSQL. Checkout and reports share a database; the
+ * report query degrades; one shared pool versus split pools, side by side.
+ */
+@Command(
+    name = "db",
+    mixinStandardHelpOptions = true,
+    header = "Seed 003 on a real PostgreSQL: one shared pool versus split pools.",
+    description = "Checkout (40/s, 50 ms queries) and reports (2/s, 1.5 s queries) run against "
+        + "PostgreSQL for --healthy, then the report query takes --degraded for --duration; once "
+        + "with one shared pool of 10, once with checkout 6 and reports 4. Prints checkout p50, p99, "
+        + "errors and throughput side by side and adds them to the HTML report. Uses the server on "
+        + "127.0.0.1:5432 (database test) when one answers, otherwise an embedded PostgreSQL. About "
+        + "2 x 50 s with the defaults.")
+final class DbCommand implements Callable<Integer> {
+
+  @Spec
+  private CommandSpec spec;
+
+  @Option(names = "--degraded", defaultValue = "30s", paramLabel = "DURATION",
+      description = "How long a report query takes once degraded. Default: ${DEFAULT-VALUE}.")
+  Duration degraded;
+
+  @Option(names = "--duration", defaultValue = "40s", paramLabel = "DURATION",
+      description = "How long the degraded phase lasts. Default: ${DEFAULT-VALUE}.")
+  Duration duration;
+
+  @Option(names = "--healthy", defaultValue = "10s", paramLabel = "DURATION",
+      description = "How long the healthy phase before it lasts. Default: ${DEFAULT-VALUE}.")
+  Duration healthy;
+
+  @Option(names = "--jdbc-url", paramLabel = "URL",
+      description = "The PostgreSQL to use, user and password in the URL, e.g. "
+          + "jdbc:postgresql://127.0.0.1:5432/test?user=postgres. Default: the server on "
+          + "127.0.0.1:5432 (database test) if one answers, otherwise an embedded one.")
+  String jdbcUrl;
+
+  @Option(names = "--json",
+      description = "Print the JSON result on standard output instead of the table.")
+  boolean json;
+
+  @Option(names = "--report", defaultValue = "bulkhead-demo-report.html", paramLabel = "FILE",
+      description = "The HTML report to add the figures to (replacing those of an earlier demo db "
+          + "run); written anew if it does not exist. Default: ${DEFAULT-VALUE}.")
+  Path report;
+
+  @Override
+  public Integer call() {
+    CheckoutVsReports.Settings settings = Main.checked(spec, () -> {
+      try {
+        return CheckoutVsReports.Settings.builder()
+            .degradedReportQuery(degraded)
+            .degradedPhase(duration)
+            .healthyPhase(healthy)
+            .build();
+      } catch (IllegalArgumentException e) {
+        throw new CliException(e.getMessage());
+      }
+    });
+    PrintWriter out = spec.commandLine().getOut();
+    PrintWriter err = spec.commandLine().getErr();
+
+    Instant started = Instant.now();
+    double loadBefore = Experiment.loadAverage();
+    CheckoutVsReports.Result result;
+    try (LocalPostgres db = jdbcUrl == null ? LocalPostgres.findOrStart() : LocalPostgres.at(jdbcUrl)) {
+      err.println("using " + db.description());
+      err.flush();
+      result = CheckoutVsReports.run(db, settings, line -> {
+        err.println(line);
+        err.flush();
+      });
+    } catch (SQLException | IllegalStateException e) {
+      throw new CliException(e.getMessage(), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new CliException("interrupted");
+    }
+    DbReport.Run run = new DbReport.Run(result, started, loadBefore, Experiment.loadAverage(),
+        Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"));
+
+    String existing = null;
+    try {
+      if (Files.exists(report)) {
+        existing = Files.readString(report, StandardCharsets.UTF_8);
+      }
+      Path parent = report.toAbsolutePath().getParent();
+      if (parent != null) {
+        Files.createDirectories(parent);
+      }
+      Files.writeString(report, DbReport.mergeInto(existing, DbReport.section(run)),
+          StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new CliException("cannot write " + report + " (--report): " + e.getMessage());
+    }
+    if (json) {
+      out.println(result.toJson());
+      err.println("added the figures to " + report);
+      err.flush();
+    } else {
+      out.println();
+      out.print(result.table());
+      out.println();
+      out.println(DbReport.machine(run));
+      out.println("added the figures to " + report);
+    }
+    out.flush();
+    return 0;
+  }
+}

@@ -1,0 +1,511 @@
+package io.bulkhead.jdbc;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.pool.HikariPool;
+import io.bulkhead.Budget;
+import io.bulkhead.Bulkhead;
+import io.bulkhead.BulkheadBuilder;
+import io.bulkhead.BulkheadRegistry;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+
+/**
+ * The connection pools of one database, one per workload, sized so that together they fit what the
+ * server allows.
+ *
+ * <p>One shared pool lets a slow workload take every connection: a report query that degrades to 30
+ * seconds holds them all, and checkout, which never runs a report, waits in the same line. Here each
+ * workload gets its own {@link WorkloadPool} with its own size, and a compartment in front of it that
+ * rejects at once, or after a short wait, when all its connections are in use. A slow workload
+ * exhausts only its own pool.
+ *
+ * <pre>{@code
+ * DatabasePools db = DatabasePools.builder("orders")
+ *     .jdbcUrl("jdbc:postgresql://db:5432/orders")
+ *     .username("app").password(secret)
+ *     .reserveForOtherClients(10)                      // psql, migrations, the other instances
+ *     .pool(PoolConfig.builder("checkout").size(6).maxQueue(40).maxWait(Duration.ofSeconds(1)).build())
+ *     .pool(PoolConfig.builder("reports").size(4).build())
+ *     .open();
+ * DataSource checkout = db.pool("checkout");
+ * }</pre>
+ *
+ * <p><b>The budget.</b> The pools draw on one {@link Budget}. Its capacity is {@link Builder#budget}
+ * if set, otherwise everything the server allows: on PostgreSQL, {@code max_connections} minus
+ * {@code superuser_reserved_connections} minus {@code reserved_connections} (16 and later) minus
+ * {@link Builder#reserveForOtherClients}, read from the server by {@link Builder#open()}. Pools that
+ * add up to more, or a budget larger than the server allows, fail at start-up with a message that
+ * shows the arithmetic, because pools that over-subscribe the server are decoration: when they fill
+ * together, the server's own limit becomes the shared pool they were meant to avoid. Raising a
+ * compartment's limit later ({@link Bulkhead#setLimit}) is checked against the same budget.
+ *
+ * <p><b>Start-up.</b> {@code open()} reads the server's limit over one short-lived connection, then
+ * opens every pool and every one of its connections, so a database that is unreachable, refuses the
+ * credentials or has no slots left fails here with an {@link SQLException} naming the cause, not
+ * later under load.
+ *
+ * <p>This class is thread-safe.
+ */
+public final class DatabasePools implements AutoCloseable {
+
+  private static final System.Logger LOG = System.getLogger("io.bulkhead.jdbc");
+
+  private final String name;
+  private final Budget budget;
+  private final ServerLimit serverLimit; // null when the server's limit was not read
+  private final Map<String, WorkloadPool> pools; // by workload name, in the order given
+  private final BulkheadRegistry registry; // null when none was given
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  private DatabasePools(String name, Budget budget, ServerLimit serverLimit,
+      Map<String, WorkloadPool> pools, BulkheadRegistry registry) {
+    this.name = name;
+    this.budget = budget;
+    this.serverLimit = serverLimit;
+    this.pools = pools;
+    this.registry = registry;
+  }
+
+  /** Starts describing the pools of the database called {@code name} ("orders"). */
+  public static Builder builder(String name) {
+    return new Builder(name);
+  }
+
+  /** The database's name, as given to {@link #builder(String)}. */
+  public String name() {
+    return name;
+  }
+
+  /** The budget the pools draw on; its capacity is the number of connections they may hold together. */
+  public Budget budget() {
+    return budget;
+  }
+
+  /** The server's limit as read at start-up; empty when it was not read (not PostgreSQL). */
+  public Optional<ServerLimit> serverLimit() {
+    return Optional.ofNullable(serverLimit);
+  }
+
+  /**
+   * Returns the pool of the workload called {@code workload}.
+   *
+   * @throws IllegalArgumentException if there is none, naming the workloads there are
+   */
+  public WorkloadPool pool(String workload) {
+    WorkloadPool pool = pools.get(workload);
+    if (pool == null) {
+      throw new IllegalArgumentException("database '" + name + "' has no pool named '" + workload
+          + "'; its pools are " + pools.keySet());
+    }
+    return pool;
+  }
+
+  /** The pools, in the order they were given to the builder. */
+  public List<WorkloadPool> pools() {
+    return List.copyOf(pools.values());
+  }
+
+  /** A snapshot of every pool, in the order they were given to the builder. */
+  public List<PoolStats> stats() {
+    List<PoolStats> stats = new ArrayList<>(pools.size());
+    for (WorkloadPool pool : pools.values()) {
+      stats.add(pool.stats());
+    }
+    return stats;
+  }
+
+  /**
+   * Closes every pool and removes its compartment from the registry, if one was given. Connections
+   * still in use are aborted by HikariCP; close them before, when you can. Calling it again does
+   * nothing.
+   */
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    for (WorkloadPool pool : pools.values()) {
+      pool.close();
+      if (registry != null) {
+        registry.remove(pool.qualifiedName());
+      }
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "DatabasePools{" + name + ", budget=" + budget + ", pools=" + pools.values() + "}";
+  }
+
+  /**
+   * Describes the pools of one database; {@link #open()} opens them. Each setter checks its own
+   * argument and throws {@link IllegalArgumentException} naming the field and the value.
+   *
+   * <p>This class is <em>not</em> thread-safe.
+   */
+  public static final class Builder {
+
+    private final String name;
+    private String jdbcUrl;
+    private String username;
+    private String password;
+    private final Properties properties = new Properties();
+    private int reserveForOthers;
+    private int budget; // 0 until set: then the server's usable limit
+    private BulkheadRegistry registry;
+    private Consumer<HikariConfig> hikari = config -> { };
+    private final LinkedHashMap<String, PoolConfig> pools = new LinkedHashMap<>();
+
+    private Builder(String name) {
+      Objects.requireNonNull(name, "name");
+      if (name.isBlank()) {
+        throw new IllegalArgumentException("database name must not be blank but was '" + name + "'");
+      }
+      this.name = name;
+    }
+
+    /**
+     * Sets the JDBC URL of the database, e.g. {@code jdbc:postgresql://127.0.0.1:5432/orders}.
+     *
+     * @throws IllegalArgumentException if it does not start with {@code jdbc:}
+     */
+    public Builder jdbcUrl(String jdbcUrl) {
+      Objects.requireNonNull(jdbcUrl, "jdbcUrl");
+      if (!jdbcUrl.startsWith("jdbc:")) {
+        throw new IllegalArgumentException("jdbcUrl of database '" + name
+            + "' must start with 'jdbc:' but was '" + Urls.redact(jdbcUrl) + "'");
+      }
+      this.jdbcUrl = jdbcUrl;
+      return this;
+    }
+
+    /** Sets the user the pools connect as; without it, the URL or the driver's default decides. */
+    public Builder username(String username) {
+      this.username = Objects.requireNonNull(username, "username");
+      return this;
+    }
+
+    /** Sets the password the pools connect with. */
+    public Builder password(String password) {
+      this.password = Objects.requireNonNull(password, "password");
+      return this;
+    }
+
+    /** Sets a driver property for every connection ({@code sslmode}, {@code connectTimeout}, ...). */
+    public Builder property(String key, String value) {
+      properties.setProperty(Objects.requireNonNull(key, "key"), Objects.requireNonNull(value, "value"));
+      return this;
+    }
+
+    /**
+     * Sets how many of the server's connections to leave to other clients: psql, migrations,
+     * monitoring, and the other instances of this service if they connect to the same server. The
+     * default is 0: these pools may take everything the server allows.
+     *
+     * @throws IllegalArgumentException if {@code connections} is negative
+     */
+    public Builder reserveForOtherClients(int connections) {
+      if (connections < 0) {
+        throw new IllegalArgumentException("reserveForOtherClients of database '" + name
+            + "' must not be negative but was " + connections);
+      }
+      this.reserveForOthers = connections;
+      return this;
+    }
+
+    /**
+     * Caps what the pools may hold together below what the server allows (the share your DBA gave
+     * you). {@link #open()} still checks it against the server on PostgreSQL. Without it the budget
+     * is everything the server allows.
+     *
+     * @throws IllegalArgumentException if {@code connections} is less than 1
+     */
+    public Builder budget(int connections) {
+      if (connections < 1) {
+        throw new IllegalArgumentException(
+            "budget of database '" + name + "' must be at least 1 but was " + connections);
+      }
+      this.budget = connections;
+      return this;
+    }
+
+    /**
+     * Registers each pool's compartment in {@code registry} (so metrics binders and dashboards find
+     * it) until the pools are closed.
+     */
+    public Builder registry(BulkheadRegistry registry) {
+      this.registry = Objects.requireNonNull(registry, "registry");
+      return this;
+    }
+
+    /**
+     * Lets you set any other HikariCP setting (leak detection, keepalive, TLS data source
+     * properties...). It runs on each pool's configuration before the settings this class owns are
+     * applied: pool name, URL, credentials, {@code maximumPoolSize}, {@code minimumIdle} (equal to the
+     * size: the pools are fixed) and {@code connectionTimeout}.
+     */
+    public Builder hikari(Consumer<HikariConfig> customizer) {
+      this.hikari = Objects.requireNonNull(customizer, "customizer");
+      return this;
+    }
+
+    /**
+     * Adds a workload's pool.
+     *
+     * @throws IllegalArgumentException if a pool with the same name was added
+     */
+    public Builder pool(PoolConfig pool) {
+      Objects.requireNonNull(pool, "pool");
+      if (pools.containsKey(pool.name())) {
+        throw new IllegalArgumentException("database '" + name + "' already has a pool named '"
+            + pool.name() + "' (size " + pools.get(pool.name()).size() + ")");
+      }
+      pools.put(pool.name(), pool);
+      return this;
+    }
+
+    /**
+     * Checks the pools against the server's limit and opens them, each with all its connections.
+     *
+     * @throws IllegalArgumentException if no URL or no pool was given, if the pools add up to more than
+     *     the budget, if the budget is more than the server allows, or if the server is not PostgreSQL
+     *     and no {@link #budget(int)} was given; the message shows the arithmetic. No connection is
+     *     left open.
+     * @throws SQLException if the database cannot be reached, refuses the credentials, or cannot give
+     *     every pool all its connections; the message names the URL (without a password), the user
+     *     and the cause. No connection is left open.
+     */
+    public DatabasePools open() throws SQLException {
+      if (jdbcUrl == null) {
+        throw new IllegalArgumentException("jdbcUrl of database '" + name + "' was not set: call"
+            + " jdbcUrl(String), e.g. jdbcUrl(\"jdbc:postgresql://127.0.0.1:5432/" + name + "\")");
+      }
+      if (pools.isEmpty()) {
+        throw new IllegalArgumentException("database '" + name + "' has no pools: call"
+            + " pool(PoolConfig) for each workload");
+      }
+      ServerLimit limit = readServerLimit();
+      int capacity = capacity(limit);
+      Budget shared = Budget.of(name, capacity);
+
+      // Compartments first, so that a name clash in the registry fails before any connection opens.
+      Map<String, Bulkhead> compartments = new LinkedHashMap<>();
+      Map<String, WorkloadPool> opened = new LinkedHashMap<>();
+      List<Bulkhead> registered = new ArrayList<>();
+      try {
+        for (PoolConfig pool : pools.values()) {
+          Bulkhead bulkhead = compartment(name + "." + pool.name(), pool, shared);
+          compartments.put(pool.name(), bulkhead);
+          if (registry != null) {
+            registry.register(bulkhead);
+            registered.add(bulkhead);
+          }
+        }
+        for (PoolConfig pool : pools.values()) {
+          String qualified = name + "." + pool.name();
+          HikariDataSource hikariPool = openHikari(qualified, pool);
+          opened.put(pool.name(),
+              new WorkloadPool(pool, qualified, compartments.get(pool.name()), hikariPool));
+        }
+      } catch (SQLException | RuntimeException | Error e) {
+        for (WorkloadPool pool : opened.values()) {
+          pool.close();
+        }
+        for (Bulkhead b : registered) {
+          registry.remove(b.name());
+        }
+        throw e;
+      }
+      LOG.log(System.Logger.Level.DEBUG, () -> "opened pools of database '" + name + "': "
+          + shared.shares() + " of a budget of " + capacity
+          + (limit == null ? "" : " (" + limit.explain() + ")"));
+      return new DatabasePools(name, shared, limit, Collections.unmodifiableMap(opened), registry);
+    }
+
+    private Properties connectionProperties() {
+      Properties p = new Properties();
+      p.putAll(properties);
+      if (username != null) {
+        p.setProperty("user", username);
+      }
+      if (password != null) {
+        p.setProperty("password", password);
+      }
+      return p;
+    }
+
+    private boolean isPostgres() {
+      return jdbcUrl.startsWith("jdbc:postgresql:");
+    }
+
+    /** Reads the server's limit over one short-lived connection; null if not PostgreSQL. */
+    private ServerLimit readServerLimit() throws SQLException {
+      Properties p = connectionProperties();
+      if (isPostgres() && !p.containsKey("ApplicationName")) {
+        p.setProperty("ApplicationName", name + ".limit-check");
+      }
+      try (Connection c = DriverManager.getConnection(jdbcUrl, p)) {
+        String product = c.getMetaData().getDatabaseProductName();
+        if (!"PostgreSQL".equals(product)) {
+          if (budget == 0) {
+            throw new IllegalArgumentException("database '" + name + "' is " + product
+                + ", whose connection limit this library cannot read (it knows PostgreSQL): call"
+                + " budget(int) with how many connections these pools may hold together");
+          }
+          LOG.log(System.Logger.Level.INFO, () -> "database '" + name + "' is " + product
+              + ": its connection limit was not read; the pools draw on the budget of " + budget
+              + " as given");
+          return null;
+        }
+        return ServerLimit.read(c, reserveForOthers);
+      } catch (SQLException e) {
+        throw new SQLException(cannotConnect(e), e.getSQLState(), e);
+      }
+    }
+
+    private int capacity(ServerLimit limit) {
+      int capacity;
+      String source;
+      if (limit == null) {
+        capacity = budget;
+        source = "set by budget(" + budget + ")";
+      } else if (budget == 0) {
+        if (limit.usable() < 1) {
+          throw new IllegalArgumentException("the server of database '" + name + "' leaves no"
+              + " connections for these pools: " + limit.explain()
+              + "; lower reserveForOtherClients(int) or raise max_connections");
+        }
+        capacity = limit.usable();
+        source = limit.explain();
+      } else {
+        if (budget > limit.usable()) {
+          throw new IllegalArgumentException("budget of database '" + name + "' is " + budget
+              + " connections but the server allows only " + limit.usable() + ": "
+              + limit.explain() + "; lower budget(int) or reserveForOtherClients(int)");
+        }
+        capacity = budget;
+        source = "set by budget(" + budget + "); the server allows " + limit.explain();
+      }
+      int total = 0;
+      StringBuilder sum = new StringBuilder();
+      for (PoolConfig pool : pools.values()) {
+        total += pool.size();
+        sum.append(sum.length() == 0 ? "" : " + ").append(pool.name()).append(' ').append(pool.size());
+      }
+      if (total > capacity) {
+        throw new IllegalArgumentException("pools of database '" + name + "' need " + sum + " = "
+            + total + " connections, more than its budget of " + capacity + " (" + source
+            + "): shrink the pools"
+            + (limit != null && budget == 0 ? " or lower reserveForOtherClients(int)" : ""));
+      }
+      return capacity;
+    }
+
+    private static Bulkhead compartment(String qualified, PoolConfig pool, Budget budget) {
+      BulkheadBuilder b = Bulkhead.builder(qualified).limit(pool.size()).budget(budget);
+      if (pool.queueBounded()) {
+        b.maxQueue(pool.maxQueueValue());
+      } else {
+        b.unboundedQueue();
+      }
+      if (!pool.maxWait().isZero()) {
+        b.maxWait(pool.maxWait());
+      }
+      return b.build();
+    }
+
+    private HikariDataSource openHikari(String qualified, PoolConfig pool) throws SQLException {
+      HikariConfig config = new HikariConfig();
+      hikari.accept(config);
+      config.setPoolName(qualified);
+      config.setJdbcUrl(jdbcUrl);
+      if (username != null) {
+        config.setUsername(username);
+      }
+      if (password != null) {
+        config.setPassword(password);
+      }
+      for (String key : properties.stringPropertyNames()) {
+        config.addDataSourceProperty(key, properties.getProperty(key));
+      }
+      if (isPostgres() && !properties.containsKey("ApplicationName")) {
+        config.addDataSourceProperty("ApplicationName", qualified);
+      }
+      config.setMaximumPoolSize(pool.size());
+      config.setMinimumIdle(pool.size());
+      config.setConnectionTimeout(pool.connectionTimeout().toMillis());
+
+      HikariDataSource ds;
+      try {
+        ds = new HikariDataSource(config);
+      } catch (HikariPool.PoolInitializationException e) {
+        SQLException cause = e.getCause() instanceof SQLException ? (SQLException) e.getCause() : null;
+        throw new SQLException("pool '" + qualified + "' could not open a connection: "
+            + (cause != null ? cannotConnect(cause) : e.getMessage()),
+            cause != null ? cause.getSQLState() : null, e);
+      }
+      try {
+        fill(ds, qualified, pool);
+      } catch (SQLException | RuntimeException | Error e) {
+        ds.close();
+        throw e;
+      }
+      return ds;
+    }
+
+    /**
+     * Borrows every connection of a new pool at once, so that HikariCP opens them all now and a
+     * server without enough free slots fails start-up instead of the first busy minute. HikariCP's
+     * own connectionTimeout bounds the wait.
+     */
+    private void fill(HikariDataSource ds, String qualified, PoolConfig pool) throws SQLException {
+      List<Connection> held = new ArrayList<>(pool.size());
+      try {
+        for (int i = 0; i < pool.size(); i++) {
+          held.add(ds.getConnection());
+        }
+      } catch (SQLException e) {
+        Throwable cause = e.getCause() instanceof SQLException ? e.getCause() : e;
+        throw new SQLException("pool '" + qualified + "' opened only " + held.size() + " of its "
+            + pool.size() + " connections within its connectionTimeout of "
+            + pool.connectionTimeout() + ": " + (cause instanceof SQLException
+                ? cannotConnect((SQLException) cause) : cause.getMessage()),
+            e.getSQLState(), e);
+      } finally {
+        for (Connection c : held) {
+          c.close();
+        }
+      }
+    }
+
+    private String cannotConnect(SQLException e) {
+      String state = e.getSQLState() == null ? "" : e.getSQLState();
+      String who = username != null ? "user '" + username + "'" : "the user given in the URL";
+      String where = "database '" + name + "' at " + Urls.redact(jdbcUrl);
+      if (state.equals("28000") || state.equals("28P01")) {
+        return "the server refused the credentials of " + who + " for " + where + ": "
+            + e.getMessage();
+      }
+      if (state.equals("3D000")) {
+        return "the server at " + Urls.redact(jdbcUrl) + " has no such database: " + e.getMessage();
+      }
+      if (state.equals("53300")) {
+        return "the server has no connection slots left for " + where
+            + " (other clients hold them): " + e.getMessage();
+      }
+      return "cannot connect to " + where + " as " + who + ": " + e.getMessage();
+    }
+  }
+}

@@ -1,0 +1,220 @@
+package io.bulkhead.jdbc;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.OptionalInt;
+
+/**
+ * The immutable settings of one workload's pool: how many connections it holds, how many callers may
+ * wait for one and for how long, and how long HikariCP may take to open one.
+ *
+ * <pre>{@code
+ * PoolConfig checkout = PoolConfig.builder("checkout")
+ *     .size(6)                                   // connections, and calls holding one at once
+ *     .maxQueue(40)                              // callers that may wait for a connection
+ *     .maxWait(Duration.ofSeconds(1))            // how long one may wait
+ *     .build();
+ * PoolConfig reports = PoolConfig.builder("reports").size(4).build();  // full: reject at once
+ * }</pre>
+ *
+ * <p>Defaults: no queue (a full pool rejects at once) and a {@link #connectionTimeout()} of 5 seconds.
+ * The size has no default: how many connections a workload may hold is a decision.
+ *
+ * <p>This class is immutable and thread-safe.
+ */
+public final class PoolConfig {
+
+  /** The default {@link #connectionTimeout()}: a server that cannot open a connection in 5 s is down. */
+  public static final Duration DEFAULT_CONNECTION_TIMEOUT = Duration.ofSeconds(5);
+
+  /** HikariCP refuses a connection timeout shorter than this. */
+  static final Duration MIN_CONNECTION_TIMEOUT = Duration.ofMillis(250);
+
+  private final String name;
+  private final int size;
+  private final boolean queueBounded;
+  private final int maxQueue;
+  private final Duration maxWait; // ZERO when nobody may wait
+  private final Duration connectionTimeout;
+
+  private PoolConfig(Builder b) {
+    this.name = b.name;
+    this.size = b.size;
+    this.queueBounded = b.queueBounded;
+    this.maxQueue = b.maxQueue;
+    this.maxWait = b.maxWait;
+    this.connectionTimeout = b.connectionTimeout;
+  }
+
+  /** Starts building the settings of the pool called {@code name} ("checkout", "reports"). */
+  public static Builder builder(String name) {
+    return new Builder(name);
+  }
+
+  /** The workload's name, unique within its {@link DatabasePools}. */
+  public String name() {
+    return name;
+  }
+
+  /** How many connections the pool holds, and so how many calls may hold one at once. */
+  public int size() {
+    return size;
+  }
+
+  /** How many callers may wait for a connection; empty when unbounded, {@code 0} to reject at once. */
+  public OptionalInt maxQueue() {
+    return queueBounded ? OptionalInt.of(maxQueue) : OptionalInt.empty();
+  }
+
+  /** How long one caller may wait for a connection; zero when nobody may wait. */
+  public Duration maxWait() {
+    return maxWait;
+  }
+
+  /**
+   * How long an admitted caller may wait for HikariCP to hand over a connection (HikariCP's
+   * {@code connectionTimeout}). The compartment admits at most {@link #size()} callers, so HikariCP
+   * has one for each of them unless it is opening or replacing connections: this bounds how long a
+   * caller waits for a server that is slow to accept connections or gone.
+   */
+  public Duration connectionTimeout() {
+    return connectionTimeout;
+  }
+
+  boolean queueBounded() {
+    return queueBounded;
+  }
+
+  int maxQueueValue() {
+    return maxQueue;
+  }
+
+  @Override
+  public String toString() {
+    return "PoolConfig{name=" + name
+        + ", size=" + size
+        + ", maxQueue=" + (queueBounded ? Integer.toString(maxQueue) : "unbounded")
+        + ", maxWait=" + maxWait
+        + ", connectionTimeout=" + connectionTimeout
+        + "}";
+  }
+
+  /**
+   * Builds a {@link PoolConfig}. Each setter checks its own argument and throws
+   * {@link IllegalArgumentException} naming the field and the value; {@link #build()} checks the
+   * combination. {@code build()} copies, so a builder can be reused.
+   *
+   * <p>This class is <em>not</em> thread-safe.
+   */
+  public static final class Builder {
+
+    private final String name;
+    private int size; // 0 until set
+    private boolean queueBounded = true;
+    private int maxQueue;
+    private Duration maxWait = Duration.ZERO;
+    private Duration connectionTimeout = DEFAULT_CONNECTION_TIMEOUT;
+
+    private Builder(String name) {
+      Objects.requireNonNull(name, "name");
+      if (name.isBlank()) {
+        throw new IllegalArgumentException("pool name must not be blank but was '" + name + "'");
+      }
+      this.name = name;
+    }
+
+    /**
+     * Sets how many connections the pool holds (HikariCP's {@code maximumPoolSize}, and the limit of
+     * the compartment in front of it). The pool opens them all at start-up and keeps them open.
+     *
+     * @throws IllegalArgumentException if {@code size} is less than 1
+     */
+    public Builder size(int size) {
+      if (size < 1) {
+        throw new IllegalArgumentException(
+            "size of pool '" + name + "' must be at least 1 but was " + size);
+      }
+      this.size = size;
+      return this;
+    }
+
+    /**
+     * Sets how many callers may wait for a connection when all are in use. {@code 0} (the default)
+     * rejects at once. A waiting caller holds its thread: keep the queue short.
+     *
+     * @throws IllegalArgumentException if {@code maxQueue} is negative
+     */
+    public Builder maxQueue(int maxQueue) {
+      if (maxQueue < 0) {
+        throw new IllegalArgumentException(
+            "maxQueue of pool '" + name + "' must not be negative but was " + maxQueue);
+      }
+      this.queueBounded = true;
+      this.maxQueue = maxQueue;
+      return this;
+    }
+
+    /**
+     * Lets any number of callers wait, as a plain connection pool does. This is how one shared pool
+     * turns a slow workload into everybody's outage; it exists to show that, and for pools that must
+     * never turn a caller away.
+     */
+    public Builder unboundedQueue() {
+      this.queueBounded = false;
+      this.maxQueue = 0;
+      return this;
+    }
+
+    /**
+     * Sets how long one caller may wait for a connection before it is rejected with
+     * {@code BulkheadFullException} (reason {@code WAIT_TIMEOUT}).
+     *
+     * @throws IllegalArgumentException if {@code maxWait} is negative
+     */
+    public Builder maxWait(Duration maxWait) {
+      Objects.requireNonNull(maxWait, "maxWait");
+      if (maxWait.isNegative()) {
+        throw new IllegalArgumentException(
+            "maxWait of pool '" + name + "' must not be negative but was " + maxWait);
+      }
+      this.maxWait = maxWait;
+      return this;
+    }
+
+    /**
+     * Sets HikariCP's {@code connectionTimeout} for this pool; see {@link PoolConfig#connectionTimeout()}.
+     *
+     * @throws IllegalArgumentException if shorter than 250 ms, HikariCP's floor
+     */
+    public Builder connectionTimeout(Duration connectionTimeout) {
+      Objects.requireNonNull(connectionTimeout, "connectionTimeout");
+      if (connectionTimeout.compareTo(MIN_CONNECTION_TIMEOUT) < 0) {
+        throw new IllegalArgumentException("connectionTimeout of pool '" + name
+            + "' must be at least 250ms (HikariCP's floor) but was " + connectionTimeout);
+      }
+      this.connectionTimeout = connectionTimeout;
+      return this;
+    }
+
+    /**
+     * Returns the settings.
+     *
+     * @throws IllegalArgumentException if the size was not set, or callers may queue but no positive
+     *     {@code maxWait} was chosen
+     */
+    public PoolConfig build() {
+      if (size == 0) {
+        throw new IllegalArgumentException("size of pool '" + name
+            + "' was not set: call size(int) with how many connections the workload may hold");
+      }
+      boolean mayQueue = !queueBounded || maxQueue > 0;
+      if (mayQueue && maxWait.isZero()) {
+        throw new IllegalArgumentException("pool '" + name + "' lets "
+            + (queueBounded ? maxQueue + " callers" : "any number of callers")
+            + " wait for a connection but its maxWait is zero: call maxWait(Duration) with a"
+            + " positive wait, or maxQueue(0) to reject at once");
+      }
+      return new PoolConfig(this);
+    }
+  }
+}
