@@ -4,6 +4,7 @@
 Every figure in the output comes from those files; the targets are the ones issue 7 sets.
 """
 import json
+import math
 import os
 import sys
 
@@ -24,6 +25,13 @@ load_after = ""
 if os.path.exists(os.path.join(out, "load_after.txt")):
     load_after = open(os.path.join(out, "load_after.txt")).read().strip()
 
+def number(value):
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
 # (benchmark method, subject) -> (score ns/op, error, alloc B/op)
 results = {}
 for r in jmh:
@@ -31,7 +39,8 @@ for r in jmh:
     subject = r.get("params", {}).get("subject", "")
     pm = r["primaryMetric"]
     alloc = r.get("secondaryMetrics", {}).get("gc.alloc.rate.norm", {}).get("score")
-    results[(method, subject)] = (pm["score"], pm["scoreError"], alloc)
+    # JMH writes "NaN" for the error when a run has too few iterations to estimate one (--quick).
+    results[(method, subject)] = (pm["score"], number(pm["scoreError"]), alloc)
 
 
 def cell(method, subject):
@@ -42,7 +51,11 @@ def cell(method, subject):
 
 
 def fmt_ns(v):
-    return "%.1f ± %.1f" % (v[0], v[1]) if v else "–"
+    if not v:
+        return "–"
+    if math.isnan(v[1]):
+        return "%.1f ± n/a" % v[0]
+    return "%.1f ± %.1f" % (v[0], v[1])
 
 
 def fmt_alloc(v):

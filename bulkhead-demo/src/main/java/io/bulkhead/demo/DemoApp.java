@@ -48,7 +48,8 @@ import org.eclipse.jetty.util.Callback;
  * {@code /metrics} (Prometheus text), {@code /bulkheads} (a JSON snapshot with each compartment's
  * diagnosis) and {@code /dashboard} (a live page); see {@link Observability}. More routes can be added before {@link #start}: {@link #route}
  * puts one behind the server-wide cap like {@code /login}, {@link #adminRoute} keeps one out of it so
- * it answers while the server is saturated (metrics, a dashboard).
+ * it answers while the server is saturated (metrics, a dashboard), and {@link #replaceRoute} swaps the
+ * handler of an existing route.
  *
  * <pre>{@code
  * try (DemoApp app = new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream))) {
@@ -158,6 +159,32 @@ public class DemoApp implements AutoCloseable {
   public DemoApp adminRoute(String path, Handler handler) {
     addRoute(path, handler);
     adminPaths.add(path);
+    return this;
+  }
+
+  /**
+   * Replaces the handler of a route that is already there ({@code /login}, {@code /chat}, or one added
+   * with {@link #route} or {@link #adminRoute}), keeping its place behind or outside the server-wide
+   * cap. Everything else about the app stays as it was: the server cap, its queue, Jetty's setup and
+   * the other routes. This lets an experiment compare another way of guarding {@code /chat} inside
+   * the very same app (the benchmarks put it behind another library's bulkhead), without the demo
+   * depending on that library.
+   *
+   * @throws IllegalStateException if the app has started
+   * @throws IllegalArgumentException if no route {@code path} exists
+   */
+  public DemoApp replaceRoute(String path, Handler handler) {
+    Objects.requireNonNull(path, "path");
+    Objects.requireNonNull(handler, "handler");
+    if (server != null) {
+      throw new IllegalStateException("routes must be replaced before the app starts; '" + path
+          + "' came too late");
+    }
+    if (!routes.containsKey(path)) {
+      throw new IllegalArgumentException("there is no route '" + path + "' to replace; the routes are "
+          + routes.keySet());
+    }
+    routes.put(path, handler);
     return this;
   }
 

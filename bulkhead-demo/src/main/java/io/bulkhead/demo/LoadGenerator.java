@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -26,8 +27,9 @@ import java.util.concurrent.locks.LockSupport;
  * and its own thread, started before the clock so that the burst measures the app rather than the
  * load generator.
  *
- * <p>A run can be watched from another thread through {@link #chatsAnswered()} and
- * {@link #loginsAnswered()}.
+ * <p>A run can be watched from another thread through {@link #chatsAnswered()},
+ * {@link #loginsAnswered()}, and {@link #startedAtNanos()}, which puts what the watcher sees on the
+ * run's own time axis.
  */
 public final class LoadGenerator {
 
@@ -43,6 +45,7 @@ public final class LoadGenerator {
   private final Duration timeout;
   private final AtomicInteger chatsAnswered = new AtomicInteger();
   private final AtomicInteger loginsAnswered = new AtomicInteger();
+  private volatile OptionalLong startedAtNanos = OptionalLong.empty();
 
   /**
    * @param target the app, a loopback URL
@@ -81,6 +84,14 @@ public final class LoadGenerator {
   }
 
   /**
+   * The {@link System#nanoTime()} at which the run's clock started, the moment the chats were let go:
+   * every {@link Sample#sentAtNanos()} counts from it. Empty until {@link #run()} gets there.
+   */
+  public OptionalLong startedAtNanos() {
+    return startedAtNanos;
+  }
+
+  /**
    * Runs the load and waits for every answer.
    *
    * @throws CliException if nothing listens at the target
@@ -116,6 +127,7 @@ public final class LoadGenerator {
         senders.add(sender(client, Route.LOGIN, loginsGo, start, samples, loginsAnswered, i));
       }
       start[0] = System.nanoTime();
+      startedAtNanos = OptionalLong.of(start[0]);
       chatsGo.countDown();
       long loginsAt = start[0] + loginsAfter.toNanos();
       for (long left; (left = loginsAt - System.nanoTime()) > 0; ) {

@@ -162,6 +162,72 @@ class DemoAppTest {
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("'/late'");
   }
 
+  @Test
+  void replaceRoute_swapsTheHandler_andKeepsTheRouteBehindTheServerCap() throws Exception {
+    FakeUpstream upstream = closeLater(FakeUpstream.start(0, Duration.ofSeconds(3)));
+    DemoApp app = closeLater(new DemoApp(settings(Mode.SHARED, upstream.uri(), 1, 1, 0,
+        Duration.ZERO, Duration.ofSeconds(30))));
+    CompletableFuture<Void> release = new CompletableFuture<>();
+    CompletableFuture<Void> entered = new CompletableFuture<>();
+    app.replaceRoute("/chat", new Handler.Abstract() {
+      @Override
+      public boolean handle(Request request, Response response, Callback callback) {
+        entered.complete(null);
+        // Answers when the test says so, holding its server slot until then.
+        release.thenRun(() -> Content.Sink.write(response, true, "replaced", callback));
+        return true;
+      }
+    });
+    app.start(0);
+    Bulkhead server = app.registry().find("server").orElseThrow();
+
+    CompletableFuture<HttpResponse<String>> chat = getAsync(app.uri(), "/chat");
+    entered.get(10, SECONDS);
+    CompletableFuture<HttpResponse<String>> login = getAsync(app.uri(), "/login");
+    await().atMost(10, SECONDS).until(() -> server.stats().waiting() == 1);
+    assertThat(login.isDone()).isFalse(); // the replaced /chat holds the only server slot
+    release.complete(null);
+
+    assertThat(chat.get(10, SECONDS).body()).isEqualTo("replaced");
+    assertThat(login.get(10, SECONDS).body()).isEqualTo("ok\n");
+    assertThat(upstream.requests()).isZero(); // the demo's own /chat handler never ran
+  }
+
+  @Test
+  void replaceRoute_needsAnExistingRoute_beforeTheStart() {
+    DemoApp app = closeLater(new DemoApp(AppSettings.defaults(Mode.SHARED,
+        URI.create("http://127.0.0.1:1"))));
+    assertThatThrownBy(() -> app.replaceRoute("/nowhere", text("x")))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'/nowhere'")
+        .hasMessageContaining("/chat");
+    app.start(0);
+    assertThatThrownBy(() -> app.replaceRoute("/chat", text("x")))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("'/chat'");
+  }
+
+  @Test
+  void loadGenerator_tellsWhenItsClockStarted() throws Exception {
+    FakeUpstream upstream = closeLater(FakeUpstream.start(0, Duration.ofMillis(100)));
+    DemoApp app = closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream.uri())));
+    app.start(0);
+    LoadGenerator load = new LoadGenerator(app.uri(), 2, 2, Duration.ofMillis(50),
+        Duration.ofSeconds(30));
+    assertThat(load.startedAtNanos()).isEmpty();
+
+    long before = System.nanoTime();
+    LoadResult result = load.run();
+    long after = System.nanoTime();
+
+    assertThat(load.startedAtNanos()).isPresent();
+    long start = load.startedAtNanos().getAsLong();
+    assertThat(start - before).isBetween(0L, after - before);
+    // Every request was sent after the clock started and answered before run() returned.
+    assertThat(result.samples()).hasSize(4).allSatisfy(sample -> {
+      assertThat(sample.sentAtNanos()).isNotNegative();
+      assertThat(start + sample.answeredAtNanos()).isLessThanOrEqualTo(after);
+    });
+  }
+
   private static Handler text(String body) {
     return new Handler.Abstract() {
       @Override
