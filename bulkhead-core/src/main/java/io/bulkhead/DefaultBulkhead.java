@@ -776,6 +776,14 @@ final class DefaultBulkhead implements Bulkhead {
   }
 
   /**
+   * Makes listeners receive {@code face} as the compartment of every event: a WorkerPool registers a
+   * view of this compartment, and a listener added through that view must see that view.
+   */
+  void reportEventsAs(Bulkhead face) {
+    listeners.reportAs(face);
+  }
+
+  /**
    * Leaves the budget, for a compartment that is being discarded (removed from its registry). Later
    * limit changes no longer touch the budget, so a discarded compartment cannot take its share back.
    */

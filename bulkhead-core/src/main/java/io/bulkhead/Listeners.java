@@ -20,7 +20,8 @@ final class Listeners {
   private static final System.Logger LOG = System.getLogger("io.bulkhead");
   private static final BulkheadListener[] NONE = new BulkheadListener[0];
 
-  private final Bulkhead bulkhead;
+  // The compartment named in events: the compartment itself, or the view a WorkerPool registers.
+  private volatile Bulkhead bulkhead;
   private final java.util.concurrent.locks.ReentrantLock writeLock =
       new java.util.concurrent.locks.ReentrantLock();
   private volatile BulkheadListener[] listeners;
@@ -63,6 +64,11 @@ final class Listeners {
     } finally {
       writeLock.unlock();
     }
+  }
+
+  /** Names {@code face} instead of the compartment in every later event. */
+  void reportAs(Bulkhead face) {
+    this.bulkhead = face;
   }
 
   /** Whether any listener is attached; a call is then always timed, so they all get durations. */

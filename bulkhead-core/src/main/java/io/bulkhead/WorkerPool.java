@@ -134,6 +134,7 @@ public final class WorkerPool {
   WorkerPool(DefaultBulkhead gate, ThreadFactory threads, boolean virtual) {
     this.name = gate.name();
     this.gate = gate;
+    gate.reportEventsAs(compartment); // listeners added through bulkhead() see that object
     this.virtual = virtual;
     if (virtual) {
       this.platformExecutor = null;

@@ -93,6 +93,29 @@ class WorkerPoolTest {
   }
 
   @Test
+  void listenersAddedThroughTheRegisteredView_seeThatViewInEveryEvent() throws Exception {
+    WorkerPool emails = pool(WorkerPool.builder("emails").workers(1));
+    Bulkhead view = emails.bulkhead();
+    List<Bulkhead> seen = Collections.synchronizedList(new ArrayList<>());
+    CountDownLatch released = new CountDownLatch(1);
+    view.addListener(new BulkheadListener() {
+      @Override
+      public void onAdmitted(Bulkhead bulkhead, long waitedNanos) {
+        seen.add(bulkhead);
+      }
+
+      @Override
+      public void onReleased(Bulkhead bulkhead, long heldNanos) {
+        seen.add(bulkhead);
+        released.countDown();
+      }
+    });
+    emails.submit(() -> { }).get(10, SECONDS);
+    assertThat(released.await(10, SECONDS)).isTrue();
+    assertThat(seen).hasSize(2).allSatisfy(b -> assertThat(b).isSameAs(view));
+  }
+
+  @Test
   void aFailingJob_failsItsFuture_andFreesItsWorker() throws Exception {
     WorkerPool p = pool(WorkerPool.builder("p").workers(1));
     CompletableFuture<Object> f = p.submit(() -> {
