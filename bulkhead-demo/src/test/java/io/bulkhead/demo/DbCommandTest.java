@@ -157,9 +157,16 @@ class DbCommandTest {
   }
 
   @Test
-  void dashboard_badPort_isOneLine() {
+  void dashboard_badPort_isOneLine() throws IOException {
     assertOneLineError(CliTest.run("demo", "db", "--dashboard", "--port", "70000"), 2,
         "bulkhead-demo demo db: --port must be a TCP port", "70000");
+    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      int port = taken.getLocalPort();
+      // Checked before the database is touched: the line says which port and which option.
+      assertOneLineError(CliTest.run("demo", "db", "--dashboard", "--port", String.valueOf(port)),
+          1, "bulkhead-demo demo db: cannot start the dashboard: port " + port
+              + " on 127.0.0.1 is already in use (--port)");
+    }
   }
 
   private static final Pattern DASHBOARD =
