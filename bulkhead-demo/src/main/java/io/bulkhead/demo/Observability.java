@@ -18,9 +18,12 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -78,9 +81,9 @@ final class Observability implements AutoCloseable {
    */
   record Resource(String kind, Map<String, Long> figures, String summary) {
     Resource {
-      java.util.Objects.requireNonNull(kind, "kind");
-      java.util.Objects.requireNonNull(summary, "summary");
-      figures = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(figures));
+      Objects.requireNonNull(kind, "kind");
+      Objects.requireNonNull(summary, "summary");
+      figures = Collections.unmodifiableMap(new LinkedHashMap<>(figures));
     }
   }
 
@@ -134,7 +137,7 @@ final class Observability implements AutoCloseable {
    * first {@link Resources} added that knows a compartment's resource gives it.
    */
   void add(Resources more) {
-    resources.add(java.util.Objects.requireNonNull(more, "more"));
+    resources.add(Objects.requireNonNull(more, "more"));
   }
 
   /** The registry {@code /metrics} scrapes, for binders of other meters (a pool's connections). */
