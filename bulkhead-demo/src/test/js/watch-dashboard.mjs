@@ -56,6 +56,7 @@ try {
         state: el.querySelector(".badge").dataset.state,
         badge: el.querySelector(".badge").textContent,
         explanation: field("explanation"),
+        advice: field("adviceText"),
       };
     }));
     const atMs = Date.now() - started;

@@ -4,6 +4,7 @@ import io.bulkhead.jdbc.demo.CheckoutVsReports;
 import io.bulkhead.jdbc.demo.LocalPostgres;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -29,7 +30,7 @@ import picocli.CommandLine.Spec;
         + "with one shared pool of 10, once with checkout 6 and reports 4. Prints checkout p50, p99, "
         + "errors and throughput side by side and adds them to the HTML report. Uses the server on "
         + "127.0.0.1:5432 (database test) when one answers, otherwise an embedded PostgreSQL. About "
-        + "2 x 50 s with the defaults.")
+        + "2 x 50 s with the defaults. With --dashboard, watch the pools live in a browser.")
 final class DbCommand implements Callable<Integer> {
 
   @Spec
@@ -57,6 +58,18 @@ final class DbCommand implements Callable<Integer> {
       description = "Print the JSON result on standard output instead of the table.")
   boolean json;
 
+  @Option(names = "--dashboard",
+      description = "Watch it live: serve /dashboard, /bulkheads and /metrics on --port for the"
+          + " compartments of each run's pools while it lasts (the shared pool, then checkout and"
+          + " reports, each card with its pool's connections); afterwards the server stays up until"
+          + " Ctrl-C.")
+  boolean dashboard;
+
+  @Option(names = "--port", defaultValue = "3000", paramLabel = "PORT",
+      description = "With --dashboard: the loopback port of the page (0: any free port)."
+          + " Default: ${DEFAULT-VALUE}.")
+  int port;
+
   @Option(names = "--report", defaultValue = "bulkhead-demo-report.html", paramLabel = "FILE",
       description = "The HTML report to add the figures to (replacing those of an earlier demo db "
           + "run); written anew if it does not exist. Default: ${DEFAULT-VALUE}.")
@@ -75,9 +88,35 @@ final class DbCommand implements Callable<Integer> {
         throw new CliException(e.getMessage());
       }
     });
+    if (dashboard) {
+      Main.checkPort(spec, port);
+    }
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
 
+    // Before the database: a port in use fails at once.
+    DbDashboard watch = dashboard ? DbDashboard.start(port) : null;
+    boolean keep = false;
+    try {
+      if (watch != null) {
+        err.println("dashboard: " + watch.uri() + "/dashboard (open it now: it follows both runs)");
+        err.flush();
+      }
+      run(settings, watch, out, err);
+      keep = watch != null;
+    } finally {
+      if (!keep && watch != null) {
+        watch.close();
+      }
+    }
+    if (keep) {
+      keepUp(watch, json ? err : out);
+    }
+    return 0;
+  }
+
+  private void run(CheckoutVsReports.Settings settings, DbDashboard watch, PrintWriter out,
+      PrintWriter err) {
     Instant started = Instant.now();
     double loadBefore = Experiment.loadAverage();
     CheckoutVsReports.Result result;
@@ -87,7 +126,7 @@ final class DbCommand implements Callable<Integer> {
       result = CheckoutVsReports.run(db, settings, line -> {
         err.println(line);
         err.flush();
-      });
+      }, watch);
     } catch (SQLException | IllegalStateException e) {
       throw new CliException(e.getMessage(), e);
     } catch (InterruptedException e) {
@@ -123,6 +162,28 @@ final class DbCommand implements Callable<Integer> {
       out.println("added the figures to " + report);
     }
     out.flush();
-    return 0;
+  }
+
+  /** Keeps the dashboard's server up until Ctrl-C (or, in tests, an interrupt). */
+  private static void keepUp(DbDashboard watch, PrintWriter to) {
+    Thread hook = new Thread(watch::close, "demo-db-dashboard-shutdown");
+    Runtime.getRuntime().addShutdownHook(hook);
+    URI at = watch.uri();
+    to.println("the dashboard stays up at " + at + "/dashboard (JSON " + at + "/bulkheads,"
+        + " Prometheus " + at + "/metrics); both runs are over and their pools closed, so it lists"
+        + " no compartments now; Ctrl-C stops it");
+    to.flush();
+    boolean interrupted = false;
+    try {
+      watch.join();
+    } catch (InterruptedException e) {
+      interrupted = true; // restored after the stop: Jetty's stop would be cut short by it
+    } finally {
+      UpstreamCommand.removeHook(hook);
+      watch.close();
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
   }
 }

@@ -105,7 +105,7 @@ public class DemoApp implements AutoCloseable {
     routes.put("/login", new Login());
     routes.put("/chat", new Chat());
     this.observability = new Observability(registry);
-    observability.install(this);
+    observability.install(this::adminRoute);
   }
 
   /** The settings the app was built with. */
@@ -245,6 +245,11 @@ public class DemoApp implements AutoCloseable {
   /** The Jetty server once started, for tests and extensions. */
   protected Server server() {
     return server;
+  }
+
+  /** What the app serves about its compartments, to add resources or meters to it. */
+  Observability observability() {
+    return observability;
   }
 
   /** The diagnosis of every compartment, sampled once a second; also served at /bulkheads. */

@@ -11,19 +11,26 @@ import io.bulkhead.LatencySummary;
 import io.bulkhead.SizingAdvice;
 import io.bulkhead.SizingAdvisor;
 import io.bulkhead.micrometer.BulkheadMetrics;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.io.Content;
@@ -33,13 +40,16 @@ import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
 
 /**
- * What the demo app shows about its compartments, on routes that bypass the server-wide cap so they
- * answer while the server is saturated:
+ * What the demo shows about the compartments of a registry, on routes that bypass the server-wide cap
+ * of the demo app so they answer while the server is saturated (or on a server of their own, see
+ * {@link DashboardServer}):
  * <ul>
  *   <li>{@code /metrics}: Prometheus text, from {@link BulkheadMetrics} bound to a
- *       {@link PrometheusMeterRegistry};
+ *       {@link PrometheusMeterRegistry}, and from any other binder bound to {@link #meters()};
  *   <li>{@code /bulkheads}: a JSON snapshot of every compartment: its settings, the four numbers,
- *       its counters, its {@link Diagnosis}, and a {@link SizingAdvisor}'s advice on its limit;
+ *       its counters, its {@link Diagnosis}, a {@link SizingAdvisor}'s advice on its limit, and the
+ *       figures of the resource behind it when a {@link Resources} knows them (a connection pool's
+ *       connections);
  *   <li>{@code /dashboard}: a live page (plain HTML, CSS and JavaScript from this jar's resources)
  *       that polls {@code /bulkheads} twice a second.
  * </ul>
@@ -47,11 +57,35 @@ import org.eclipse.jetty.util.Callback;
  * removes the meters.
  *
  * <p>Thread safety: the handlers run on Jetty's threads and the sampling on its own; they share only
- * the registry, the Prometheus registry, the diagnostician and the advisor, each thread-safe, and this class keeps
- * no mutable state of its own. A snapshot reads each compartment's stats once, so its numbers for one
- * compartment hang together, while two compartments are read a few microseconds apart.
+ * the registry, the Prometheus registry, the diagnostician, the advisor and the list of
+ * {@link Resources}, each thread-safe, and this class keeps no other mutable state. A snapshot reads
+ * each compartment's stats once, so its numbers for one compartment hang together, while two
+ * compartments (and a compartment and its resource) are read a few microseconds apart.
  */
 final class Observability implements AutoCloseable {
+
+  /**
+   * Knows the resource behind some compartments: what a connection pool holds behind the compartment
+   * in front of it. Called on Jetty's threads for every compartment of every snapshot, so it must be
+   * thread-safe and quick.
+   */
+  interface Resources {
+    /** The figures of the resource behind {@code compartment}; empty when this knows none. */
+    Optional<Resource> of(Bulkhead compartment);
+  }
+
+  /**
+   * What a compartment guards, in its own units: {@code kind} says what it is ("pool"), {@code
+   * figures} are whole numbers by name in the order to show them ("active", "idle", "total",
+   * "awaiting"), and {@code summary} says them in a sentence.
+   */
+  record Resource(String kind, Map<String, Long> figures, String summary) {
+    Resource {
+      Objects.requireNonNull(kind, "kind");
+      Objects.requireNonNull(summary, "summary");
+      figures = Collections.unmodifiableMap(new LinkedHashMap<>(figures));
+    }
+  }
 
   /** How often the diagnosis samples the compartments. */
   static final Duration SAMPLE_EVERY = Duration.ofSeconds(1);
@@ -71,6 +105,7 @@ final class Observability implements AutoCloseable {
   private final ScheduledExecutorService sampler =
       new ScheduledThreadPoolExecutor(1, Threads.daemon("bulkhead-diagnosis-"));
   private final long startedNanos = System.nanoTime();
+  private final List<Resources> resources = new CopyOnWriteArrayList<>();
 
   Observability(BulkheadRegistry registry) {
     this.registry = registry;
@@ -87,11 +122,27 @@ final class Observability implements AutoCloseable {
         TimeUnit.MILLISECONDS);
   }
 
-  /** Adds {@code /metrics}, {@code /bulkheads} and {@code /dashboard} to {@code app}. */
-  void install(DemoApp app) {
-    app.adminRoute("/metrics", new Text("text/plain;version=0.0.4;charset=utf-8", prometheus::scrape));
-    app.adminRoute("/bulkheads", new Text("application/json;charset=utf-8", this::snapshotJson));
-    app.adminRoute("/dashboard/*", new Dashboard());
+  /**
+   * Hands {@code /metrics}, {@code /bulkheads} and {@code /dashboard/*} with their handlers to
+   * {@code route} (a demo app's {@link DemoApp#adminRoute}, or a {@link DashboardServer}'s routes).
+   */
+  void install(BiConsumer<String, Handler> route) {
+    route.accept("/metrics", new Text("text/plain;version=0.0.4;charset=utf-8", prometheus::scrape));
+    route.accept("/bulkheads", new Text("application/json;charset=utf-8", this::snapshotJson));
+    route.accept("/dashboard/*", new Dashboard());
+  }
+
+  /**
+   * Adds what {@code more} knows about the resources behind compartments to every later snapshot; the
+   * first {@link Resources} added that knows a compartment's resource gives it.
+   */
+  void add(Resources more) {
+    resources.add(Objects.requireNonNull(more, "more"));
+  }
+
+  /** The registry {@code /metrics} scrapes, for binders of other meters (a pool's connections). */
+  MeterRegistry meters() {
+    return prometheus;
   }
 
   Diagnostician diagnostician() {
@@ -168,6 +219,35 @@ final class Observability implements AutoCloseable {
     diagnosis(j, diagnostician.diagnosis(b.name()));
     j.field("advice");
     advice(j, advisor.advise(b));
+    j.field("resource");
+    resource(j, resourceOf(b));
+    j.close('}');
+  }
+
+  private Optional<Resource> resourceOf(Bulkhead b) {
+    for (Resources r : resources) {
+      Optional<Resource> found = r.of(b);
+      if (found.isPresent()) {
+        return found;
+      }
+    }
+    return Optional.empty();
+  }
+
+  private static void resource(Json j, Optional<Resource> found) {
+    if (found.isEmpty()) {
+      j.nul(); // a compartment with nothing known behind it
+      return;
+    }
+    Resource r = found.get();
+    j.open('{');
+    j.field("kind").string(r.kind());
+    j.field("figures").open('{');
+    for (Map.Entry<String, Long> f : r.figures().entrySet()) {
+      j.field(f.getKey()).number(f.getValue());
+    }
+    j.close('}');
+    j.field("summary").string(r.summary());
     j.close('}');
   }
 

@@ -283,6 +283,14 @@ class CliTest {
       return out.toString(StandardCharsets.UTF_8);
     }
 
+    String err() {
+      return err.toString(StandardCharsets.UTF_8);
+    }
+
+    boolean isDone() {
+      return exit.isDone();
+    }
+
     URI awaitUri() {
       await().atMost(10, SECONDS).until(() -> URL.matcher(out()).find() || exit.isDone());
       Matcher m = URL.matcher(out());

@@ -3,10 +3,16 @@ package io.bulkhead.demo;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.bulkhead.jdbc.demo.LocalPostgres;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -85,6 +91,122 @@ class DbCommandTest {
     assertThat(page.split(Pattern.quote(DbReport.BEGIN), -1)).as("one section, replaced").hasSize(2);
     assertThat(page).contains("<h1>demo's own page</h1>");
     assertNoConnectionLeft(table.err);
+  }
+
+  /**
+   * {@code demo db --dashboard}: while each run lasts, {@code /bulkheads} lists its pools'
+   * compartments with their connections and {@code /metrics} their meters; a finished run's
+   * compartments disappear and the next run's appear; after both runs the server stays up, empty,
+   * until stopped.
+   */
+  @Test
+  void dashboard_servesEachRunsPools_withTheirConnections_thenStaysUpUntilStopped(@TempDir Path dir)
+      throws Exception {
+    CliTest.CommandThread demo = CliTest.CommandThread.start("demo", "db", "--dashboard", "--port",
+        "0", "--healthy", "2s", "--duration", "4s", "--degraded", "3s",
+        "--report", dir.resolve("r.html").toString());
+    try {
+      await().atMost(Duration.ofSeconds(60))
+          .until(() -> DASHBOARD.matcher(demo.err()).find() || demo.isDone());
+      Matcher m = DASHBOARD.matcher(demo.err());
+      assertThat(m.find()).as(demo.err()).isTrue();
+      URI base = URI.create(m.group(1));
+
+      // The shared run: one pool of 10 for both workloads.
+      JsonNode shared = await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(100))
+          .until(() -> pool(base, ".shared"), java.util.Objects::nonNull);
+      String sharedName = shared.get("name").asText();
+      assertThat(shared.get("limit").asInt()).isEqualTo(10);
+      assertPoolFigures(shared.get("resource"), 10);
+      assertThat(get(base, "/metrics")).contains(
+          "bulkhead_pool_connections_open{name=\"" + sharedName + "\"} 10.0",
+          "bulkhead_limit{name=\"" + sharedName + "\"} 10.0");
+
+      // The split run: checkout 6 and reports 4; the shared pool has gone.
+      JsonNode checkout = await().atMost(Duration.ofSeconds(90))
+          .pollInterval(Duration.ofMillis(100))
+          .until(() -> pool(base, ".checkout"), java.util.Objects::nonNull);
+      JsonNode doc = bulkheads(base);
+      JsonNode reports = null;
+      for (JsonNode c : doc.get("compartments")) {
+        assertThat(c.get("name").asText()).as("only the split run's compartments")
+            .doesNotEndWith(".shared");
+        if (c.get("name").asText().endsWith(".reports")) {
+          reports = c;
+        }
+      }
+      assertThat(reports).as("%s", doc).isNotNull();
+      assertPoolFigures(checkout.get("resource"), 6);
+      assertThat(checkout.get("limit").asInt()).isEqualTo(6);
+      assertThat(reports.get("limit").asInt()).isEqualTo(4);
+      String checkoutName = checkout.get("name").asText();
+      assertThat(get(base, "/metrics"))
+          .contains("bulkhead_pool_connections_open{name=\"" + checkoutName + "\"} 6.0")
+          .doesNotContain("name=\"" + sharedName + "\"");
+
+      await().atMost(Duration.ofSeconds(90)).until(() -> demo.out().contains("stays up at"));
+      assertThat(demo.out()).contains("checkout p99", base + "/dashboard", "Ctrl-C");
+      assertThat(bulkheads(base).get("compartments")).as("both runs over: no compartment").isEmpty();
+      assertThat(get(base, "/metrics")).doesNotContain("bulkhead_pool_")
+          .doesNotContain("name=\"demo-db-");
+      assertThat(get(base, "/dashboard")).contains("<title>Bulkhead dashboard</title>");
+    } finally {
+      assertThat(demo.stop()).as(demo.err()).isZero();
+    }
+    assertNoConnectionLeft(demo.err());
+  }
+
+  @Test
+  void dashboard_badPort_isOneLine() throws IOException {
+    assertOneLineError(CliTest.run("demo", "db", "--dashboard", "--port", "70000"), 2,
+        "bulkhead-demo demo db: --port must be a TCP port", "70000");
+    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      int port = taken.getLocalPort();
+      // Checked before the database is touched: the line says which port and which option.
+      assertOneLineError(CliTest.run("demo", "db", "--dashboard", "--port", String.valueOf(port)),
+          1, "bulkhead-demo demo db: cannot start the dashboard: port " + port
+              + " on 127.0.0.1 is already in use (--port)");
+    }
+  }
+
+  private static final Pattern DASHBOARD =
+      Pattern.compile("dashboard: (http://127\\.0\\.0\\.1:\\d+)/dashboard");
+  private static final HttpClient HTTP = HttpClient.newBuilder()
+      .version(HttpClient.Version.HTTP_1_1).build();
+
+  private static String get(URI base, String path) throws Exception {
+    HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(base.resolve(path))
+        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).as(path).isEqualTo(200);
+    return r.body();
+  }
+
+  private static JsonNode bulkheads(URI base) throws Exception {
+    return new ObjectMapper().readTree(get(base, "/bulkheads"));
+  }
+
+  /** The compartment whose name ends with {@code suffix}, once its pool figures are there. */
+  private static JsonNode pool(URI base, String suffix) throws Exception {
+    for (JsonNode c : bulkheads(base).get("compartments")) {
+      if (c.get("name").asText().endsWith(suffix) && !c.get("resource").isNull()) {
+        return c;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * A fixed pool of {@code size}: all its connections open, each figure in range. (Active and idle
+   * are read one after the other while the load runs, so their sum is not checked.)
+   */
+  private static void assertPoolFigures(JsonNode resource, int size) {
+    assertThat(resource.get("kind").asText()).isEqualTo("pool");
+    JsonNode f = resource.get("figures");
+    assertThat(f.get("total").asInt()).as("%s", resource).isEqualTo(size);
+    assertThat(f.get("active").asInt()).as("%s", resource).isBetween(0, size);
+    assertThat(f.get("idle").asInt()).as("%s", resource).isBetween(0, size);
+    assertThat(f.get("awaiting").asInt()).as("%s", resource).isGreaterThanOrEqualTo(0);
+    assertThat(resource.get("summary").asText()).startsWith("HikariCP pool of " + size + ": ");
   }
 
   @Test

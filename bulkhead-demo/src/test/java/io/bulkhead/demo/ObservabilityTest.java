@@ -108,6 +108,7 @@ class ObservabilityTest {
         "first look at 'llm': the rate needs a second snapshot");
     assertThat(advice.get("recommendedLimit").isNull()).isTrue();
     assertThat(advice.get("headroom").asDouble()).isPositive();
+    assertThat(l.get("resource").isNull()).as("nothing known behind the llm compartment").isTrue();
 
     assertThat(chat.get(60, SECONDS).statusCode()).isEqualTo(200);
     assertThat(login.get(60, SECONDS).statusCode()).isEqualTo(200);

@@ -32,6 +32,53 @@
     return r >= 100 ? r.toFixed(0) + "/s" : r.toFixed(1) + "/s";
   }
 
+  function fmtNeed(n) {
+    if (n >= 10) return n.toFixed(0);
+    if (n >= 1) return n.toFixed(1);
+    return n >= 0.01 ? n.toFixed(2) : "< 0.01";
+  }
+
+  // The advisor's Little's-law arithmetic in one short line: "need 12 → limit 36 (now 10)", or why
+  // there is none yet. The full summary is the tooltip.
+  function adviceLine(a, limit) {
+    if (!a) return ["–", "none"];
+    if (a.recommendedLimit !== null && a.need !== null) {
+      return ["need " + fmtNeed(a.need) + " → limit " + a.recommendedLimit + " (now " + limit + ")",
+          a.recommendedLimit > limit ? "low" : "fits"];
+    }
+    if (a.spanMs === null) return ["measuring…", "none"];
+    if (a.arrivalRate === 0) return ["no calls lately", "none"];
+    return ["latency not known yet", "none"];
+  }
+
+  // What the compartment guards (a pool's connections): one cell per figure, in the server's order.
+  function drawResource(row, r) {
+    row.hidden = !r;
+    if (!r) return;
+    row.querySelector('[data-field="resourceKind"]').textContent = r.kind;
+    row.title = r.summary;
+    const figs = row.querySelector(".figs");
+    const keys = Object.keys(r.figures);
+    if (figs.dataset.keys !== keys.join(",")) {
+      figs.replaceChildren(...keys.map((k) => {
+        const cell = document.createElement("span");
+        cell.className = "fig";
+        cell.dataset.figure = k;
+        const n = document.createElement("b");
+        n.className = "n";
+        const word = document.createElement("span");
+        word.className = "k";
+        word.textContent = k;
+        cell.append(n, word);
+        return cell;
+      }));
+      figs.dataset.keys = keys.join(",");
+    }
+    for (const k of keys) {
+      figs.querySelector(`[data-figure="${k}"] .n`).textContent = String(r.figures[k]);
+    }
+  }
+
   function cardFor(name) {
     let c = cards.get(name);
     if (!c) {
@@ -95,9 +142,15 @@
     el.querySelector('[data-field="p99"]').textContent = fmtMs(b.latency.p99Ms);
     el.querySelector('[data-field="totals"]').textContent =
         b.admitted + " adm · " + b.rejected + " rej";
+    drawResource(el.querySelector('[data-field="resource"]'), b.resource);
+    const [text, verdict] = adviceLine(b.advice, b.limit);
+    const advice = el.querySelector('[data-field="advice"]');
+    advice.querySelector('[data-field="adviceText"]').textContent = text;
+    advice.dataset.verdict = verdict;
+    advice.title = b.advice ? b.advice.summary : "";
     const why = el.querySelector('[data-field="explanation"]');
     why.textContent = d.explanation;
-    why.title = d.explanation + (b.advice ? "\n\nSizing: " + b.advice.summary : "");
+    why.title = d.explanation;
   }
 
   function render(snapshot) {

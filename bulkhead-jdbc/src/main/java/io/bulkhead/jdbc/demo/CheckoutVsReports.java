@@ -1,6 +1,7 @@
 package io.bulkhead.jdbc.demo;
 
 import io.bulkhead.BulkheadFullException;
+import io.bulkhead.BulkheadRegistry;
 import io.bulkhead.jdbc.DatabasePools;
 import io.bulkhead.jdbc.PoolConfig;
 import io.bulkhead.jdbc.PoolStats;
@@ -70,6 +71,25 @@ public final class CheckoutVsReports {
   private CheckoutVsReports() {}
 
   /**
+   * Follows the pools of each run, for a dashboard: their compartments join {@link #registry()} while
+   * the run lasts, and {@link #opened}/{@link #closing} frame it. Called on the thread that calls
+   * {@link CheckoutVsReports#run(LocalPostgres, Settings, Consumer, Watch)}.
+   */
+  public interface Watch {
+    /**
+     * The registry each run's compartments join when its pools open and leave when they close
+     * ({@link DatabasePools.Builder#registry}).
+     */
+    BulkheadRegistry registry();
+
+    /** A run's pools are open; its load starts after this returns. */
+    default void opened(DatabasePools pools) {}
+
+    /** A run's load is over, or failed (also when {@link #opened} threw); its pools close next. */
+    default void closing(DatabasePools pools) {}
+  }
+
+  /**
    * Runs the shared layout, then the split one, against {@code db}.
    *
    * @param progress receives one line as each run starts and ends
@@ -77,21 +97,36 @@ public final class CheckoutVsReports {
    */
   public static Result run(LocalPostgres db, Settings settings, Consumer<String> progress)
       throws SQLException, InterruptedException {
+    return run(db, settings, progress, null);
+  }
+
+  /**
+   * Runs the shared layout, then the split one, against {@code db}, and lets {@code watch} follow
+   * each run's pools (null: nobody watches).
+   *
+   * @param progress receives one line as each run starts and ends
+   * @throws SQLException if the pools cannot be opened (the message says why)
+   */
+  public static Result run(LocalPostgres db, Settings settings, Consumer<String> progress,
+      Watch watch) throws SQLException, InterruptedException {
     Objects.requireNonNull(db, "db");
     Objects.requireNonNull(settings, "settings");
     Objects.requireNonNull(progress, "progress");
     String runId = "demo-db-" + Long.toHexString(System.nanoTime() & 0xffffffL);
-    Outcome shared = runLayout(db, settings, Layout.shared(settings), runId, progress);
-    Outcome split = runLayout(db, settings, Layout.split(settings), runId, progress);
+    Outcome shared = runLayout(db, settings, Layout.shared(settings), runId, progress, watch);
+    Outcome split = runLayout(db, settings, Layout.split(settings), runId, progress, watch);
     return new Result(settings, db.description(), runId, shared, split);
   }
 
   private static Outcome runLayout(LocalPostgres db, Settings s, Layout layout, String runId,
-      Consumer<String> progress) throws SQLException, InterruptedException {
+      Consumer<String> progress, Watch watch) throws SQLException, InterruptedException {
     DatabasePools.Builder builder = DatabasePools.builder(runId + "-" + layout.key)
         .jdbcUrl(db.jdbcUrl())
         .budget(BUDGET);
     db.username().ifPresent(builder::username);
+    if (watch != null) {
+      builder.registry(watch.registry());
+    }
     for (PoolConfig pool : layout.pools) {
       builder.pool(pool);
     }
@@ -99,13 +134,22 @@ public final class CheckoutVsReports {
         + seconds(s.healthyPhase.plus(s.degradedPhase)) + " (connections named " + runId + "-"
         + layout.key + ".*) ...");
     try (DatabasePools pools = builder.open()) {
-      WorkloadPool checkout = pools.pool(layout.checkoutPool);
-      WorkloadPool reports = pools.pool(layout.reportsPool);
-      warmUp(checkout);
-      Outcome outcome = new Load(s, layout, pools, checkout, reports).run();
-      progress.accept("  checkout p99 " + millis(outcome.degradedCheckout.p99Nanos)
-          + " in the degraded phase, " + outcome.degradedCheckout.errors + " errors");
-      return outcome;
+      try {
+        if (watch != null) {
+          watch.opened(pools);
+        }
+        WorkloadPool checkout = pools.pool(layout.checkoutPool);
+        WorkloadPool reports = pools.pool(layout.reportsPool);
+        warmUp(checkout);
+        Outcome outcome = new Load(s, layout, pools, checkout, reports).run();
+        progress.accept("  checkout p99 " + millis(outcome.degradedCheckout.p99Nanos)
+            + " in the degraded phase, " + outcome.degradedCheckout.errors + " errors");
+        return outcome;
+      } finally {
+        if (watch != null) {
+          watch.closing(pools);
+        }
+      }
     }
   }
 

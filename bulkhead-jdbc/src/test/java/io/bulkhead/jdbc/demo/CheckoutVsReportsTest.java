@@ -3,7 +3,10 @@ package io.bulkhead.jdbc.demo;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.jdbc.DatabasePools;
 import io.bulkhead.jdbc.PostgresTestSupport;
+import io.bulkhead.jdbc.WorkloadPool;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,8 +36,32 @@ class CheckoutVsReportsTest {
         .reportsPerSecond(4)
         .build();
     List<String> progress = new ArrayList<>();
+    BulkheadRegistry registry = BulkheadRegistry.create();
+    List<String> watched = new ArrayList<>();
+    CheckoutVsReports.Watch watch = new CheckoutVsReports.Watch() {
+      @Override
+      public BulkheadRegistry registry() {
+        return registry;
+      }
+
+      @Override
+      public void opened(DatabasePools pools) {
+        // Open in full, and the pools' compartments in the registry, before the load starts.
+        for (WorkloadPool p : pools.pools()) {
+          assertThat(p.stats().total()).as("%s", p).isEqualTo(p.config().size());
+          assertThat(registry.find(p.qualifiedName())).containsSame(p.bulkhead());
+        }
+        watched.add("opened " + names(pools));
+      }
+
+      @Override
+      public void closing(DatabasePools pools) {
+        assertThat(registry.all()).hasSize(pools.pools().size());
+        watched.add("closing " + names(pools));
+      }
+    };
     CheckoutVsReports.Result r =
-        CheckoutVsReports.run(PostgresTestSupport.db(), settings, progress::add);
+        CheckoutVsReports.run(PostgresTestSupport.db(), settings, progress::add, watch);
 
     CheckoutVsReports.CheckoutFigures shared = r.shared().checkout();
     CheckoutVsReports.CheckoutFigures split = r.split().checkout();
@@ -64,6 +91,10 @@ class CheckoutVsReportsTest {
     assertThat(table).contains("checkout p99").contains("shared pool of 10")
         .contains("split: checkout 6, reports 4");
     assertThat(progress).hasSize(4);
+    assertThat(watched).as("the watch follows each run's pools")
+        .containsExactly("opened [shared]", "closing [shared]", "opened [checkout, reports]",
+            "closing [checkout, reports]");
+    assertThat(registry.all()).as("every run's compartments left the registry").isEmpty();
 
     // Every connection the runs opened is gone: none was leaked by a rejected, failed or cut-off call.
     await().atMost(PostgresTestSupport.SERVER_SETTLES)
@@ -71,6 +102,14 @@ class CheckoutVsReportsTest {
     // And every thread the runs started is gone: the callers, the sampler, HikariCP's own.
     await().atMost(PostgresTestSupport.SERVER_SETTLES).until(() -> liveThreads("demo-db-"),
         List::isEmpty);
+  }
+
+  private static List<String> names(DatabasePools pools) {
+    List<String> names = new ArrayList<>();
+    for (WorkloadPool p : pools.pools()) {
+      names.add(p.name());
+    }
+    return names;
   }
 
   private static List<String> liveThreads(String prefix) {

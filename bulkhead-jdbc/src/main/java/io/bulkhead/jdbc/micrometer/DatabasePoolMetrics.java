@@ -1,0 +1,178 @@
+package io.bulkhead.jdbc.micrometer;
+
+import io.bulkhead.jdbc.DatabasePools;
+import io.bulkhead.jdbc.PoolStats;
+import io.bulkhead.jdbc.WorkloadPool;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.ToIntFunction;
+
+/*
+ * Concurrency
+ * -----------
+ * bindTo() and close() may run on any thread, and bindTo() may be called for several MeterRegistries.
+ * `registered` (the meters of every binding, with the registry that holds them) and `closed` are
+ * guarded by `lock`; each bindTo() registers its meters while holding it, so close() cannot miss a
+ * binding that is half done. Registering a gauge runs none of our code: the gauges' functions run
+ * later, on the scraping thread, never under `lock`, and only read the pools' stats.
+ *
+ *   T1 bindTo(r); T2 close(). Either T1 takes the lock first, registers and lists its meters, and T2
+ *      then removes them; or T2 first sets `closed`, and T1 refuses to bind. No meter survives close().
+ *   T1 scrapes a gauge while T2 closes the pools: the gauge reads the stats of a closed pool, which are
+ *      zero connections, never an exception.
+ */
+
+/**
+ * Micrometer gauges for the connection pools of one {@link DatabasePools}: the connections each
+ * workload's HikariCP pool has handed out, has idle and has open, and the threads waiting inside it for
+ * one.
+ *
+ * <pre>{@code
+ * BulkheadRegistry registry = BulkheadRegistry.create();
+ * DatabasePools db = DatabasePools.builder("orders")...registry(registry).open();
+ * BulkheadMetrics.of(registry).bindTo(meterRegistry);        // each pool's compartment: limit,
+ *                                                            // in flight, waiting, rejected{reason}, timers
+ * DatabasePoolMetrics.of(db).bindTo(meterRegistry);          // each pool's connections
+ * }</pre>
+ *
+ * <p>Every gauge carries the tag {@value #NAME_TAG} with the pool's qualified name
+ * ({@code orders.checkout}), which is also the name of the compartment in front of it, so the two
+ * families line up: {@code bulkhead_pool_connections_active / bulkhead_limit} is how full a pool is,
+ * and {@code bulkhead_rejected_total} counts the callers it turned away. The gauges, as Micrometer and
+ * as Prometheus spell them:
+ * <table>
+ *   <caption>Gauges</caption>
+ *   <tr><th>Micrometer</th><th>Prometheus</th><th>{@link PoolStats}</th></tr>
+ *   <tr><td>{@value #CONNECTIONS_ACTIVE}</td><td>{@code bulkhead_pool_connections_active}</td>
+ *       <td>{@link PoolStats#active()}</td></tr>
+ *   <tr><td>{@value #CONNECTIONS_IDLE}</td><td>{@code bulkhead_pool_connections_idle}</td>
+ *       <td>{@link PoolStats#idle()}</td></tr>
+ *   <tr><td>{@value #CONNECTIONS_OPEN}</td><td>{@code bulkhead_pool_connections_open}</td>
+ *       <td>{@link PoolStats#total()}</td></tr>
+ *   <tr><td>{@value #THREADS_AWAITING}</td><td>{@code bulkhead_pool_threads_awaiting}</td>
+ *       <td>{@link PoolStats#waiting()}</td></tr>
+ * </table>
+ *
+ * <p>The open connections are not called "total": Prometheus reserves the {@code _total} suffix for
+ * counters, and its client drops it from a gauge's name ({@code bulkhead.pool.total} would be exported
+ * as {@code bulkhead_pool}).
+ *
+ * <p>Each gauge reads {@link WorkloadPool#stats()} when the registry polls it, so it costs nothing on
+ * the connection path. A closed pool reads zero connections; close this binder when you close the
+ * pools, to remove its gauges. The pools' compartments are not this binder's: give the pools a
+ * registry ({@link DatabasePools.Builder#registry}) and bind {@code BulkheadMetrics.of(registry)} from
+ * {@code bulkhead-micrometer}, which also removes their meters when the pools close.
+ *
+ * <p>Micrometer knows a meter by its name and tags only: bind one binder per {@code DatabasePools}
+ * to a registry, and close it before binding pools that reuse the same qualified names, or the new
+ * binder would be handed the old gauges.
+ *
+ * <p>This class needs {@code micrometer-core}, an optional dependency of {@code bulkhead-jdbc}: an
+ * application that exports metrics has it already. It is thread-safe.
+ */
+public final class DatabasePoolMetrics implements MeterBinder, AutoCloseable {
+
+  /** Gauge: connections handed out and not yet returned. */
+  public static final String CONNECTIONS_ACTIVE = "bulkhead.pool.connections.active";
+  /** Gauge: open connections ready to be handed out. */
+  public static final String CONNECTIONS_IDLE = "bulkhead.pool.connections.idle";
+  /** Gauge: open connections, active and idle. */
+  public static final String CONNECTIONS_OPEN = "bulkhead.pool.connections.open";
+  /** Gauge: threads inside HikariCP waiting for a connection (its {@code threadsAwaitingConnection}). */
+  public static final String THREADS_AWAITING = "bulkhead.pool.threads.awaiting";
+  /** The tag carrying the pool's qualified name, which is also its compartment's name. */
+  public static final String NAME_TAG = "name";
+
+  private final DatabasePools pools;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final List<Binding> bindings = new ArrayList<>(); // guarded by lock
+  private boolean closed; // guarded by lock
+
+  private DatabasePoolMetrics(DatabasePools pools) {
+    this.pools = pools;
+  }
+
+  /** Gauges for every pool of {@code pools}. */
+  public static DatabasePoolMetrics of(DatabasePools pools) {
+    return new DatabasePoolMetrics(Objects.requireNonNull(pools, "pools"));
+  }
+
+  /**
+   * Registers the gauges in {@code meterRegistry}. May be called for several registries.
+   *
+   * @throws IllegalStateException if this binder was closed
+   */
+  @Override
+  public void bindTo(MeterRegistry meterRegistry) {
+    Objects.requireNonNull(meterRegistry, "meterRegistry");
+    lock.lock();
+    try {
+      if (closed) {
+        throw new IllegalStateException("DatabasePoolMetrics of database '" + pools.name()
+            + "' was closed; create a new one to bind again");
+      }
+      List<Meter> meters = new ArrayList<>();
+      for (WorkloadPool pool : pools.pools()) {
+        meters.add(gauge(meterRegistry, pool, CONNECTIONS_ACTIVE, PoolStats::active,
+            "Connections handed out and not yet returned"));
+        meters.add(gauge(meterRegistry, pool, CONNECTIONS_IDLE, PoolStats::idle,
+            "Open connections ready to be handed out"));
+        meters.add(gauge(meterRegistry, pool, CONNECTIONS_OPEN, PoolStats::total,
+            "Open connections, active and idle"));
+        meters.add(gauge(meterRegistry, pool, THREADS_AWAITING, PoolStats::waiting,
+            "Threads inside the pool waiting for a connection"));
+      }
+      bindings.add(new Binding(meterRegistry, meters));
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Removes every gauge this binder registered. Idempotent. */
+  @Override
+  public void close() {
+    lock.lock();
+    try {
+      closed = true;
+      for (Binding b : bindings) {
+        for (Meter m : b.meters) {
+          b.registry.remove(m);
+        }
+      }
+      bindings.clear();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private static Gauge gauge(MeterRegistry registry, WorkloadPool pool, String name,
+      ToIntFunction<PoolStats> figure, String description) {
+    return Gauge.builder(name, pool, p -> figure.applyAsInt(p.stats()))
+        .description(description)
+        .tag(NAME_TAG, pool.qualifiedName())
+        .strongReference(true)
+        .register(registry);
+  }
+
+  @Override
+  public String toString() {
+    return "DatabasePoolMetrics{" + pools.name() + "}";
+  }
+
+  /** The gauges registered in one MeterRegistry. */
+  private static final class Binding {
+    final MeterRegistry registry;
+    final List<Meter> meters;
+
+    Binding(MeterRegistry registry, List<Meter> meters) {
+      this.registry = registry;
+      this.meters = meters;
+    }
+  }
+}
