@@ -5,6 +5,7 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -23,6 +24,9 @@ final class AppCommand implements Callable<Integer> {
   @Spec
   private CommandSpec spec;
 
+  @Mixin
+  private CompartmentOptions compartments;
+
   @Option(names = "--port", defaultValue = "3000", paramLabel = "PORT",
       description = "Loopback port to listen on (0: any free port). Default: ${DEFAULT-VALUE}.")
   int port;
@@ -36,22 +40,9 @@ final class AppCommand implements Callable<Integer> {
       description = "The slow upstream, a loopback URL. Default: ${DEFAULT-VALUE}.")
   URI upstream;
 
-  @Option(names = "--server-limit", defaultValue = "50", paramLabel = "N",
-      description = "Server-wide cap: requests in flight over all routes. Default: ${DEFAULT-VALUE}.")
-  int serverLimit;
 
-  @Option(names = "--llm-limit", defaultValue = "10", paramLabel = "N",
-      description = "Bulkhead mode: upstream calls in flight, and the client's connection cap."
-          + " Default: ${DEFAULT-VALUE}.")
-  int llmLimit;
 
-  @Option(names = "--llm-queue", defaultValue = "20", paramLabel = "N",
-      description = "Bulkhead mode: upstream calls that may wait. Default: ${DEFAULT-VALUE}.")
-  int llmQueue;
 
-  @Option(names = "--llm-wait", defaultValue = "1s", paramLabel = "DURATION",
-      description = "Bulkhead mode: how long one call may wait. Default: ${DEFAULT-VALUE}.")
-  Duration llmWait;
 
   @Option(names = "--upstream-deadline", defaultValue = "60s", paramLabel = "DURATION",
       description = "How long one upstream call may take. Default: ${DEFAULT-VALUE}.")
@@ -60,14 +51,16 @@ final class AppCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     Main.checkPort(spec, port);
-    AppSettings settings = Main.checked(spec, () -> new AppSettings(mode, upstream, serverLimit,
-        llmLimit, llmQueue, llmWait, upstreamDeadline));
+    AppSettings settings = Main.checked(spec, () -> new AppSettings(mode, upstream,
+        compartments.serverLimit, compartments.llmLimit, compartments.llmQueue,
+        compartments.llmWait, upstreamDeadline));
     String problem = LoadGenerator.unreachable(upstream);
     if (problem != null) {
       throw new CliException("the upstream at " + upstream + " does not answer (" + problem
           + "): start it first with 'upstream', or point --upstream at it");
     }
     PrintWriter out = spec.commandLine().getOut();
+    boolean interrupted = false;
     try (DemoApp app = new DemoApp(settings)) {
       app.start(port);
       Thread hook = new Thread(app::close, "app-shutdown");
@@ -80,10 +73,13 @@ final class AppCommand implements Callable<Integer> {
       try {
         app.server().join();
       } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
+        interrupted = true; // restored after the stop: Jetty's stop would be cut short by it
       } finally {
         UpstreamCommand.removeHook(hook);
       }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
     }
     return 0;
   }

@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicReference;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -30,38 +31,22 @@ final class DemoCommand implements Callable<Integer> {
   @Spec
   private CommandSpec spec;
 
+  @Mixin
+  private LoadShapeOptions load;
+
+  @Mixin
+  private CompartmentOptions compartments;
+
   @Option(names = "--delay", defaultValue = "30s", paramLabel = "DURATION",
       description = "How long the upstream takes to answer. Default: ${DEFAULT-VALUE}.")
   Duration delay;
 
-  @Option(names = "--chats", defaultValue = "80", paramLabel = "N",
-      description = "Requests to /chat, all at once. Default: ${DEFAULT-VALUE}.")
-  int chats;
 
-  @Option(names = "--logins", defaultValue = "50", paramLabel = "N",
-      description = "Requests to /login, all at once. Default: ${DEFAULT-VALUE}.")
-  int logins;
 
-  @Option(names = "--logins-after", defaultValue = "1s", paramLabel = "DURATION",
-      description = "When the logins go, after the chats. Default: ${DEFAULT-VALUE}.")
-  Duration loginsAfter;
 
-  @Option(names = "--server-limit", defaultValue = "50", paramLabel = "N",
-      description = "Server-wide cap over all routes. Default: ${DEFAULT-VALUE}.")
-  int serverLimit;
 
-  @Option(names = "--llm-limit", defaultValue = "10", paramLabel = "N",
-      description = "Bulkhead mode: upstream calls in flight, and the client's connection cap."
-          + " Default: ${DEFAULT-VALUE}.")
-  int llmLimit;
 
-  @Option(names = "--llm-queue", defaultValue = "20", paramLabel = "N",
-      description = "Bulkhead mode: upstream calls that may wait. Default: ${DEFAULT-VALUE}.")
-  int llmQueue;
 
-  @Option(names = "--llm-wait", defaultValue = "1s", paramLabel = "DURATION",
-      description = "Bulkhead mode: how long one call may wait. Default: ${DEFAULT-VALUE}.")
-  Duration llmWait;
 
   @Option(names = "--upstream-deadline", paramLabel = "DURATION",
       description = "How long one upstream call may take. Default: 60s, or twice --delay if longer.")
@@ -92,8 +77,9 @@ final class DemoCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    DemoSettings settings = Main.checked(spec, () -> new DemoSettings(delay, chats, logins,
-        loginsAfter, serverLimit, llmLimit, llmQueue, llmWait,
+    DemoSettings settings = Main.checked(spec, () -> new DemoSettings(delay, load.chats,
+        load.logins, load.loginsAfter, compartments.serverLimit, compartments.llmLimit,
+        compartments.llmQueue, compartments.llmWait,
         upstreamDeadline != null ? upstreamDeadline : DemoSettings.defaultDeadline(delay)));
     if (dashboard) {
       Main.checkPort(spec, port);
@@ -163,13 +149,17 @@ final class DemoCommand implements Callable<Integer> {
         + " JSON " + app + "/bulkheads, Prometheus " + app + "/metrics; more load with 'load --target "
         + app + "'; Ctrl-C stops it");
     out.flush();
+    boolean interrupted = false;
     try {
       kept.app().server().join();
     } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+      interrupted = true; // restored after the stop: Jetty's stop would be cut short by it
     } finally {
       UpstreamCommand.removeHook(hook);
       kept.close();
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
     }
   }
 

@@ -5,6 +5,7 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -22,21 +23,15 @@ final class LoadCommand implements Callable<Integer> {
   @Spec
   private CommandSpec spec;
 
+  @Mixin
+  private LoadShapeOptions shape;
+
   @Option(names = "--target", defaultValue = "http://127.0.0.1:3000", paramLabel = "URL",
       description = "The app, a loopback URL. Default: ${DEFAULT-VALUE}.")
   URI target;
 
-  @Option(names = "--chats", defaultValue = "80", paramLabel = "N",
-      description = "Requests to /chat, all at once. Default: ${DEFAULT-VALUE}.")
-  int chats;
 
-  @Option(names = "--logins", defaultValue = "50", paramLabel = "N",
-      description = "Requests to /login, all at once. Default: ${DEFAULT-VALUE}.")
-  int logins;
 
-  @Option(names = "--logins-after", defaultValue = "1s", paramLabel = "DURATION",
-      description = "When the logins go, after the chats. Default: ${DEFAULT-VALUE}.")
-  Duration loginsAfter;
 
   @Option(names = "--timeout", defaultValue = "5m", paramLabel = "DURATION",
       description = "How long one request may take before it counts as 'other'."
@@ -52,15 +47,15 @@ final class LoadCommand implements Callable<Integer> {
       if (timeout.isNegative() || timeout.isZero()) {
         throw new CliException("--timeout must be above zero but was " + Durations.format(timeout));
       }
-      return new LoadGenerator(target, chats, logins, loginsAfter, timeout);
+      return new LoadGenerator(target, shape.chats, shape.logins, shape.loginsAfter, timeout);
     });
     LoadResult result = load.run();
     PrintWriter out = spec.commandLine().getOut();
     if (json) {
       out.println(Report.mode(result).replace("\n  ", "\n"));
     } else {
-      out.println("load against " + target + ": " + chats + " /chat at once, " + logins
-          + " /login " + Durations.format(loginsAfter) + " later");
+      out.println("load against " + target + ": " + shape.chats + " /chat at once, "
+          + shape.logins + " /login " + Durations.format(shape.loginsAfter) + " later");
       out.println("login p50 / p99 / max   " + Report.ms(result.login().p50Ms()) + " / "
           + Report.ms(result.login().p99Ms()) + " / " + Report.ms(result.login().maxMs()));
       out.println("chat 200 / 503 / other  " + result.chatOk() + " / " + result.chatRejected()

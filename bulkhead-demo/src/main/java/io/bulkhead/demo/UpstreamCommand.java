@@ -36,6 +36,7 @@ final class UpstreamCommand implements Callable<Integer> {
           "--delay must not be negative but was " + Durations.format(delay));
     }
     PrintWriter out = spec.commandLine().getOut();
+    boolean interrupted = false;
     try (FakeUpstream upstream = FakeUpstream.start(port, delay)) {
       Thread hook = new Thread(upstream::close, "upstream-shutdown");
       Runtime.getRuntime().addShutdownHook(hook);
@@ -45,10 +46,13 @@ final class UpstreamCommand implements Callable<Integer> {
       try {
         upstream.join();
       } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
+        interrupted = true; // restored after the stop: Jetty's stop would be cut short by it
       } finally {
         removeHook(hook);
       }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
     }
     return 0;
   }
