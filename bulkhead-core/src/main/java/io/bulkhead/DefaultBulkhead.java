@@ -81,6 +81,11 @@ import java.util.function.Supplier;
  *   R6 lowering vs fast acquire. T1 reads available == 1 and CASes it to 0; T2's setLimit adds -5 to the
  *      same word. Two atomic operations on one word: in either order available ends at -5, and no
  *      acquire after setLimit succeeds until five calls have finished.
+ *   R7 full-queue rejection without the lock. When every slot is taken and the queue is at maxQueue,
+ *      call, acquire and submit reject after one read of the state word, before allocating a node,
+ *      reading the ticker or taking the lock. Both counts come from that one read, so at that instant
+ *      the compartment was full and so was its queue: the rejection linearizes there. If T2 frees a
+ *      slot just after T1's read, T1's rejection still precedes T2's release, as if T1 had come first.
  *
  * Time: deadlines are enqueuedAt + maxWait on the injected Ticker. A parked thread expires itself
  * (parkNanos until its deadline). A waiter without a thread is expired by the sweep, one timer per
@@ -286,6 +291,10 @@ final class DefaultBulkhead implements Bulkhead {
       call.start(timed, admittedNow(timed));
       return call;
     }
+    if (fullWithQueueFull()) {
+      call.reject(reject(BulkheadFullException.Reason.QUEUE_FULL)); // R7
+      return call;
+    }
     AsyncWaiter node = new AsyncWaiter(call);
     call.waiter = node;
     long now = ticker.read();
@@ -433,6 +442,12 @@ final class DefaultBulkhead implements Bulkhead {
     return -1;
   }
 
+  /** Whether one read of the state word finds every slot taken and the queue at maxQueue (R7). */
+  private boolean fullWithQueueFull() {
+    long s = state;
+    return queueBounded && available(s) <= 0 && waiting(s) >= maxQueue;
+  }
+
   /** Whether to time a call admitted with {@code free} slots left; see the design comment. */
   private boolean shouldTime(int free) {
     int mask = sampleMask;
@@ -444,6 +459,9 @@ final class DefaultBulkhead implements Bulkhead {
    * the ticker reading at admission (always timed); throws BulkheadFullException when not admitted.
    */
   private long acquireSlow() {
+    if (fullWithQueueFull()) {
+      throw reject(BulkheadFullException.Reason.QUEUE_FULL); // R7
+    }
     boolean mayWait = !Thread.currentThread().isInterrupted();
     ThreadWaiter node = new ThreadWaiter(Thread.currentThread());
     long now = ticker.read();

@@ -115,6 +115,33 @@ class BulkheadSemanticsTest {
   }
 
   @Test
+  void fullQueue_rejectsFromOneReadOfTheState_withoutTheClockOrTheLock() throws Exception {
+    // R7: with every slot taken and the queue at maxQueue, call and submit reject before reading the
+    // ticker (which would cost more than the rest of the rejection) or taking the queue's lock.
+    java.util.concurrent.atomic.AtomicInteger reads = new java.util.concurrent.atomic.AtomicInteger();
+    Ticker counting = () -> {
+      reads.incrementAndGet();
+      return ticker.read();
+    };
+    Bulkhead b = Bulkhead.builder("b").limit(1).maxQueue(1).maxWait(Duration.ofSeconds(1))
+        .ticker(counting).scheduler(scheduler).build();
+    Permit held = b.tryAcquire().orElseThrow();
+    CompletableFuture<String> queued = b.submit(() -> CompletableFuture.completedFuture("queued"));
+    assertThat(b.stats().waiting()).isEqualTo(1);
+    int before = reads.get();
+    assertThatThrownBy(() -> b.call(() -> "never"))
+        .isInstanceOfSatisfying(BulkheadFullException.class,
+            e -> assertThat(e.reason()).isEqualTo(Reason.QUEUE_FULL));
+    assertThat(b.submit(() -> CompletableFuture.completedFuture("never")))
+        .isCompletedExceptionally();
+    assertThat(reads.get()).as("ticker reads while rejecting").isEqualTo(before);
+    assertThat(b.stats().rejected(Reason.QUEUE_FULL)).isEqualTo(2);
+    held.close();
+    assertThat(queued.get()).isEqualTo("queued");
+    assertSettled(b, 1);
+  }
+
+  @Test
   void queueBound_neverMoreThanMaxQueueWait() {
     Bulkhead b = fake(1, 2, Duration.ofSeconds(1));
     Held running = new Held().submitTo(b);
