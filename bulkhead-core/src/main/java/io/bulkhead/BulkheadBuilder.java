@@ -63,11 +63,17 @@ public final class BulkheadBuilder {
    * Sets how many callers may wait for a slot when all are taken. {@code 0} (the default) rejects at
    * once. A waiting caller holds no slot, but a synchronous one holds its thread: keep the queue short.
    *
-   * @throws IllegalArgumentException if {@code maxQueue} is negative
+   * @throws IllegalArgumentException if {@code maxQueue} is negative or above 16,777,215, the most
+   *     waiters one compartment counts
    */
   public BulkheadBuilder maxQueue(int maxQueue) {
     if (maxQueue < 0) {
       throw new IllegalArgumentException("maxQueue must not be negative but was " + maxQueue);
+    }
+    if (maxQueue > DefaultBulkhead.MAX_WAITING) {
+      throw new IllegalArgumentException("maxQueue must be at most " + DefaultBulkhead.MAX_WAITING
+          + " (the most waiters one compartment counts) but was " + maxQueue
+          + "; use unboundedQueue() for no bound of your own");
     }
     this.queueBounded = true;
     this.maxQueue = maxQueue;
@@ -77,7 +83,8 @@ public final class BulkheadBuilder {
   /**
    * Lets any number of callers wait. Rarely what you want in front of a slow dependency (a long queue
    * turns fast rejections back into slow ones), but right for a server-wide cap that must never turn a
-   * request away. In practice the count of waiters stops at {@link Integer#MAX_VALUE}.
+   * request away. In practice the count of waiters stops at 16,777,215 (1.5 GB of asynchronous
+   * waiters); a caller beyond that is rejected with {@link BulkheadFullException.Reason#QUEUE_FULL}.
    */
   public BulkheadBuilder unboundedQueue() {
     this.queueBounded = false;

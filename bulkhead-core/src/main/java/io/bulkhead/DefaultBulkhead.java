@@ -22,13 +22,17 @@ import java.util.function.Supplier;
  *
  * Algorithm
  * ---------
- * One 64-bit state word holds two counts: the high 32 bits are `available`, the free slots (signed:
- * limit - inFlight, negative just after the limit was lowered), the low 32 bits are `waiting`, the
- * callers in the queue. Every change to either count is one atomic operation on that word, so "take a
- * slot only if nobody waits" is a single CAS, not a check followed by an act.
+ * One 64-bit state word holds three counts: the high 32 bits are `available`, the free slots (signed:
+ * limit - inFlight, negative just after the limit was lowered); the next 24 bits are `waiting`, the
+ * callers in the queue (at most MAX_WAITING); the low 8 bits are `fast`, the admissions by the fast
+ * path modulo 256. Every change to the counts is one atomic operation on that word, so "take a slot
+ * only if nobody waits" is a single CAS, not a check followed by an act, and the admission is counted
+ * by the same CAS that takes the slot, at no extra cost.
  *
  * Fast paths, lock-free and allocation-free:
- *   acquire  CAS available-1, allowed only when waiting == 0 && available > 0.
+ *   acquire  CAS available-1, fast+1, allowed only when waiting == 0 && available > 0 && fast < 255.
+ *            At fast == 255 the acquire takes the lock and carries: one CAS takes the slot and sets
+ *            fast to 0, and `fastCarried` grows by 256, inside the `limitVersion` seqlock (C1).
  *   release  CAS available+1, allowed only when waiting == 0 || available < 0.
  * Slow paths take `lock`, which guards the waiter queue (an intrusive doubly linked FIFO of Waiter):
  *   acquire when full   re-check (take a slot that has just freed), reject if `waiting` reached
@@ -53,6 +57,9 @@ import java.util.function.Supplier;
  *       grants it, so a granted node is never in the queue and a linked node is never granted.
  *   I5  a slot is freed exactly once: `call` frees it in a finally block; a Lease and an AsyncCall
  *       free it behind a CAS of their own.
+ *   I6  admitted == slowAdmitted.sum() + fastCarried + fast at rest: every admission is counted once,
+ *       by the fast CAS that took its slot, or by `slowAdmitted` for one taken under the lock or
+ *       handed over. `fast` only grows outside the lock and is reset (with the carry) only under it.
  *
  * Races, as interleavings
  * -----------------------
@@ -81,6 +88,12 @@ import java.util.function.Supplier;
  *   R6 lowering vs fast acquire. T1 reads available == 1 and CASes it to 0; T2's setLimit adds -5 to the
  *      same word. Two atomic operations on one word: in either order available ends at -5, and no
  *      acquire after setLimit succeeds until five calls have finished.
+ *   C1 carry vs readers. T1 holds the lock, finds fast == 255 and carries: limitVersion odd, CAS the
+ *      word (slot taken, fast 255 -> 0), fastCarried += 256, limitVersion even. T2 in stats() reads
+ *      limitVersion, the word and fastCarried, then limitVersion again, and retries if it was odd or
+ *      changed, so it never adds a fast of 0 to a fastCarried without the 256 (or the reverse). No other
+ *      thread can carry meanwhile: every acquire that sees fast == 255 queues for the lock, and the
+ *      releases that race with T1's CAS change only `available`, so T1 re-reads and retries.
  *   R7 full-queue rejection without the lock. When every slot is taken and the queue is at maxQueue,
  *      call, acquire and submit reject after one read of the state word, before allocating a node,
  *      reading the ticker or taking the lock. Both counts come from that one read, so at that instant
@@ -95,8 +108,8 @@ import java.util.function.Supplier;
  * the time one of them waited for the lock; the later one is then expired that much late.
  * An unbounded wait arms no timer at all.
  *
- * What the hot path pays for: two CASes on the state word, one LongAdder increment (admitted), and two
- * reads of the ticker for the admitted latency, which cost more than everything else
+ * What the hot path pays for: two CASes on the state word (one of which also counts the admission), and
+ * two reads of the ticker for the admitted latency, which cost more than everything else
  * together (System.nanoTime is about 25 ns on a virtualised x86 host). So the latency of a call is
  * measured whenever it can matter — a compartment more than half full, a call admitted after waiting,
  * every call while recent measured calls took 20 µs or more, and every call while a listener is
@@ -108,9 +121,10 @@ import java.util.function.Supplier;
  *
  * `completed` is not counted on release: it is admitted - inFlight, derived in stats(). The derivation
  * never over-counts, so clamping it to the last value reported keeps it monotonic and exact at rest:
- * `admitted` is read before the state word, so an admission between the two reads raises inFlight
- * but not admitted (an under-count); `admitted` is incremented just after the CAS that admits, and a
- * hand-off keeps inFlight while the waiter's admission is not counted yet (under-counts again); and
+ * fast admissions are read from the same word as inFlight; `slowAdmitted` is read before the state
+ * word, so a slow admission between the two reads raises inFlight but not admitted (an under-count);
+ * `slowAdmitted` is incremented just after the CAS that admits, and a hand-off keeps inFlight while the
+ * waiter's admission is not counted yet (under-counts again); and
  * (limit, state) are read as a pair behind `limitVersion`, a seqlock that setLimit holds odd while it
  * changes the two, so inFlight = limit - available is never computed from a torn pair.
  *
@@ -126,6 +140,11 @@ final class DefaultBulkhead implements Bulkhead {
   private static final System.Logger LOG = System.getLogger("io.bulkhead");
 
   private static final long ONE_PERMIT = 1L << 32;
+  private static final int FAST_BITS = 8;
+  private static final long ONE_WAITER = 1L << FAST_BITS;
+  private static final long FAST_MASK = ONE_WAITER - 1;
+  /** The most callers one compartment can count as waiting: the width of `waiting` in the word. */
+  static final int MAX_WAITING = (1 << (32 - FAST_BITS)) - 1;
   private static final int ADMITTED = 0;
   private static final int QUEUED = 1;
   private static final int QUEUE_FULL = 2;
@@ -157,8 +176,11 @@ final class DefaultBulkhead implements Bulkhead {
   private volatile long state;
   // Mirrors config.limit(), for the hot path's "more than half full" test.
   private volatile int limit;
-  // Seqlock around setLimit's two writes (config, state); odd while they are in progress.
+  // Seqlock around setLimit's two writes (config, state) and a carry's (state, fastCarried); odd while
+  // they are in progress. Written only under the lock.
   private volatile int limitVersion;
+  // Fast admissions carried out of the state word's `fast` bits, 256 at a time (C1); under the lock.
+  private volatile long fastCarried;
   // The last `completed` reported by stats(), so the derived count never goes down.
   private final java.util.concurrent.atomic.AtomicLong completedReported =
       new java.util.concurrent.atomic.AtomicLong();
@@ -184,7 +206,8 @@ final class DefaultBulkhead implements Bulkhead {
   private boolean leftBudget; // guarded by lock
   private final Runnable sweep = this::sweep;
 
-  private final LongAdder admitted = new LongAdder();
+  // Admissions not counted by the fast CAS: under the lock, or after waiting (I6).
+  private final LongAdder slowAdmitted = new LongAdder();
   private final LongAdder cancelled = new LongAdder();
   private final LongAdder[] rejected = new LongAdder[REASONS.length];
   private final SlidingWindow window = new SlidingWindow();
@@ -224,7 +247,11 @@ final class DefaultBulkhead implements Bulkhead {
   }
 
   static int waiting(long s) {
-    return (int) s;
+    return (int) (s >>> FAST_BITS) & MAX_WAITING;
+  }
+
+  static int fastAdmissions(long s) {
+    return (int) (s & FAST_MASK);
   }
 
   // ------------------------------------------------------------------------------------------------
@@ -248,7 +275,7 @@ final class DefaultBulkhead implements Bulkhead {
     int free = takeFree();
     if (free >= 0) {
       timed = shouldTime(free);
-      admittedAt = admittedNow(timed);
+      admittedAt = admittedFast(timed);
     } else {
       timed = true;
       admittedAt = acquireSlow();
@@ -265,7 +292,7 @@ final class DefaultBulkhead implements Bulkhead {
     int free = takeFree();
     if (free >= 0) {
       boolean timed = shouldTime(free);
-      return new Lease(this, timed, admittedNow(timed));
+      return new Lease(this, timed, admittedFast(timed));
     }
     return new Lease(this, true, acquireSlow());
   }
@@ -275,7 +302,7 @@ final class DefaultBulkhead implements Bulkhead {
     int free = takeFree();
     if (free >= 0) {
       boolean timed = shouldTime(free);
-      return Optional.of(new Lease(this, timed, admittedNow(timed)));
+      return Optional.of(new Lease(this, timed, admittedFast(timed)));
     }
     countRejection(BulkheadFullException.Reason.QUEUE_FULL);
     return Optional.empty();
@@ -288,7 +315,7 @@ final class DefaultBulkhead implements Bulkhead {
     int free = takeFree();
     if (free >= 0) {
       boolean timed = shouldTime(free);
-      call.start(timed, admittedNow(timed));
+      call.start(timed, admittedFast(timed));
       return call;
     }
     if (fullWithQueueFull()) {
@@ -352,13 +379,13 @@ final class DefaultBulkhead implements Bulkhead {
         Waiter w = head;
         unlink(w);
         if (w.grant()) {
-          STATE.getAndAdd(this, -1L - ONE_PERMIT);
+          STATE.getAndAdd(this, -ONE_WAITER - ONE_PERMIT);
           if (granted == null) {
             granted = new ArrayList<>();
           }
           granted.add(w);
         } else {
-          STATE.getAndAdd(this, -1L);
+          STATE.getAndAdd(this, -ONE_WAITER);
         }
       }
     } finally {
@@ -373,20 +400,7 @@ final class DefaultBulkhead implements Bulkhead {
 
   @Override
   public BulkheadStats stats() {
-    long admittedSoFar = admitted.sum(); // before the state word: see the design comment
-    long s;
-    BulkheadConfig c;
-    for (;;) {
-      int version = limitVersion;
-      c = config;
-      s = state;
-      if ((version & 1) == 0 && version == limitVersion) {
-        break;
-      }
-      Thread.onSpinWait(); // a setLimit is between its two writes; it holds no lock we need
-    }
-    int inFlight = Math.max(0, c.limit() - available(s));
-    long completedNow = completedReported.accumulateAndGet(admittedSoFar - inFlight, Math::max);
+    Counts counts = counts();
     long[] rejectedByReason = new long[REASONS.length];
     for (int i = 0; i < REASONS.length; i++) {
       rejectedByReason[i] = rejected[i].sum();
@@ -394,17 +408,61 @@ final class DefaultBulkhead implements Bulkhead {
     LatencySummary[] recent = window.snapshot(ticker.read());
     return new BulkheadStats(
         name,
-        c.limit(),
-        c.maxQueue(),
-        inFlight,
-        waiting(s),
-        admittedSoFar,
-        completedNow,
+        counts.config.limit(),
+        counts.config.maxQueue(),
+        counts.inFlight,
+        counts.waiting,
+        counts.admitted,
+        counts.completed,
         cancelled.sum(),
         rejectedByReason,
         listeners.failures(),
         recent[0],
         recent[1]);
+  }
+
+  /** The counts of stats(), read consistently (see the design comment); also for the model checker. */
+  Counts counts() {
+    long slowSoFar = slowAdmitted.sum(); // before the state word: see the design comment
+    long s;
+    long carried;
+    BulkheadConfig c;
+    for (;;) {
+      int version = limitVersion;
+      c = config;
+      s = state;
+      carried = fastCarried;
+      if ((version & 1) == 0 && version == limitVersion) {
+        break;
+      }
+      Thread.onSpinWait(); // a setLimit or a carry is between its two writes (C1)
+    }
+    long admittedSoFar = slowSoFar + carried + fastAdmissions(s);
+    int inFlight = Math.max(0, c.limit() - available(s));
+    long completedNow = completedReported.accumulateAndGet(admittedSoFar - inFlight, Math::max);
+    return new Counts(c, inFlight, waiting(s), admittedSoFar, completedNow);
+  }
+
+  static final class Counts {
+    final BulkheadConfig config;
+    final int inFlight;
+    final int waiting;
+    final long admitted;
+    final long completed;
+
+    Counts(BulkheadConfig config, int inFlight, int waiting, long admitted, long completed) {
+      this.config = config;
+      this.inFlight = inFlight;
+      this.waiting = waiting;
+      this.admitted = admitted;
+      this.completed = completed;
+    }
+
+    @Override
+    public String toString() {
+      return "limit=" + config.limit() + " inFlight=" + inFlight + " waiting=" + waiting
+          + " admitted=" + admitted + " completed=" + completed;
+    }
   }
 
   @Override
@@ -433,13 +491,45 @@ final class DefaultBulkhead implements Bulkhead {
   private int takeFree() {
     long s = state;
     while (waiting(s) == 0 && available(s) > 0) {
-      long witness = (long) STATE.compareAndExchange(this, s, s - ONE_PERMIT);
+      if (fastAdmissions(s) == FAST_MASK) {
+        return takeFreeAndCarry();
+      }
+      long witness = (long) STATE.compareAndExchange(this, s, s - ONE_PERMIT + 1);
       if (witness == s) {
         return available(s) - 1;
       }
       s = witness;
     }
     return -1;
+  }
+
+  /** takeFree when the word's `fast` count is full: takes the slot and carries, under the lock (C1). */
+  private int takeFreeAndCarry() {
+    lock.lock();
+    try {
+      long s = state;
+      while (waiting(s) == 0 && available(s) > 0) {
+        boolean carry = fastAdmissions(s) == FAST_MASK;
+        if (carry) {
+          limitVersion++; // odd: (state, fastCarried) are changing
+        }
+        long witness = (long) STATE.compareAndExchange(
+            this, s, carry ? s - ONE_PERMIT - FAST_MASK : s - ONE_PERMIT + 1);
+        if (carry) {
+          if (witness == s) {
+            fastCarried += ONE_WAITER; // the 255 the word held and this admission
+          }
+          limitVersion++;
+        }
+        if (witness == s) {
+          return available(s) - 1;
+        }
+        s = witness;
+      }
+      return -1;
+    } finally {
+      lock.unlock();
+    }
   }
 
   /** Whether one read of the state word finds every slot taken and the queue at maxQueue (R7). */
@@ -498,13 +588,13 @@ final class DefaultBulkhead implements Bulkhead {
         s = witness;
         continue;
       }
-      if (queueBounded ? waiting >= maxQueue : waiting == Integer.MAX_VALUE) {
+      if (queueBounded ? waiting >= maxQueue : waiting >= MAX_WAITING) {
         return QUEUE_FULL;
       }
       if (!mayWait) {
         return WOULD_WAIT;
       }
-      long witness = (long) STATE.compareAndExchange(this, s, s + 1);
+      long witness = (long) STATE.compareAndExchange(this, s, s + ONE_WAITER);
       if (witness != s) {
         s = witness; // R2: the word changed, perhaps a slot freed; decide again
         continue;
@@ -555,16 +645,25 @@ final class DefaultBulkhead implements Bulkhead {
     }
   }
 
-  /** Counts an admission without waiting; returns the ticker reading when timed, else 0. */
+  /**
+   * After takeFree, whose CAS counted the admission: returns the ticker reading when timed, else 0.
+   */
+  private long admittedFast(boolean timed) {
+    long now = timed ? ticker.read() : 0L;
+    listeners.admitted(0L);
+    return now;
+  }
+
+  /** Counts an admission under the lock without waiting; returns the ticker reading when timed. */
   private long admittedNow(boolean timed) {
-    admitted.increment();
+    slowAdmitted.increment();
     long now = timed ? ticker.read() : 0L;
     listeners.admitted(0L);
     return now;
   }
 
   private long admittedAfterWait(Waiter node) {
-    admitted.increment();
+    slowAdmitted.increment();
     long now = ticker.read();
     long waited = now - node.enqueuedAt;
     window.recordWait(now, waited);
@@ -659,7 +758,7 @@ final class DefaultBulkhead implements Bulkhead {
         }
         Waiter w = head; // non-null by I1, since waiting > 0 and we hold the lock
         unlink(w);
-        STATE.getAndAdd(this, -1L);
+        STATE.getAndAdd(this, -ONE_WAITER);
         if (w.grant()) {
           return w; // the slot is now w's: available unchanged
         }
@@ -710,7 +809,7 @@ final class DefaultBulkhead implements Bulkhead {
     try {
       if (node.linked) {
         unlink(node);
-        STATE.getAndAdd(this, -1L);
+        STATE.getAndAdd(this, -ONE_WAITER);
       }
     } finally {
       lock.unlock();
@@ -737,7 +836,7 @@ final class DefaultBulkhead implements Bulkhead {
         boolean expiredHere = w.abandon(Waiter.TIMED_OUT);
         // Either it expires now, or its owner abandoned it and has not unlinked it yet: do it for them.
         unlink(w);
-        STATE.getAndAdd(this, -1L);
+        STATE.getAndAdd(this, -ONE_WAITER);
         if (expiredHere) {
           if (expired == null) {
             expired = new ArrayList<>();

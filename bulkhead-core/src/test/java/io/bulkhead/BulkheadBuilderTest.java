@@ -31,6 +31,16 @@ class BulkheadBuilderTest {
   }
 
   @Test
+  void maxQueue_mustFitTheCountOfWaiters() {
+    assertThat(Bulkhead.builder("b").limit(1).maxQueue(16_777_215).maxWait(Duration.ofSeconds(1)).build().config().maxQueue())
+        .hasValue(16_777_215);
+    assertThatThrownBy(() -> Bulkhead.builder("b").maxQueue(16_777_216))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("maxQueue must be at most 16777215 (the most waiters one compartment counts) but"
+            + " was 16777216; use unboundedQueue() for no bound of your own");
+  }
+
+  @Test
   void maxQueue_mustNotBeNegative() {
     assertThatThrownBy(() -> Bulkhead.builder("b").maxQueue(-1))
         .isInstanceOf(IllegalArgumentException.class)

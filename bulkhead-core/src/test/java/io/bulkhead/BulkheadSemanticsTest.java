@@ -142,6 +142,31 @@ class BulkheadSemanticsTest {
   }
 
   @Test
+  void counts_stayExactAcrossTheCarryOfFastAdmissions() throws Exception {
+    // The fast path counts admissions in 8 bits of the state word and carries every 256th (C1): a
+    // thousand fast calls carry three times, and slow admissions are counted apart (I6).
+    Bulkhead b = fake(2, 4, Duration.ofSeconds(1));
+    for (int i = 0; i < 1000; i++) {
+      assertThat(b.call(() -> "fast")).isEqualTo("fast");
+      assertThat(b.stats().admitted()).isEqualTo(i + 1);
+    }
+    Permit first = b.tryAcquire().orElseThrow();
+    Permit second = b.tryAcquire().orElseThrow();
+    Held queued = new Held().submitTo(b);
+    assertThat(b.stats().waiting()).isEqualTo(1);
+    first.close(); // handed to the waiter: a slow admission
+    second.close();
+    BulkheadStats mid = b.stats();
+    assertThat(mid.admitted()).isEqualTo(1003);
+    assertThat(mid.inFlight()).isEqualTo(1);
+    assertThat(mid.completed()).isEqualTo(1002);
+    queued.stage.complete("ok");
+    assertThat(queued.result.get()).isEqualTo("ok");
+    assertThat(b.stats().admitted()).isEqualTo(1003);
+    assertSettled(b, 2);
+  }
+
+  @Test
   void queueBound_neverMoreThanMaxQueueWait() {
     Bulkhead b = fake(1, 2, Duration.ofSeconds(1));
     Held running = new Held().submitTo(b);

@@ -21,16 +21,23 @@ import org.HdrHistogram.Histogram;
  * its {@code maxWait} passes and it is rejected with WAIT_TIMEOUT. Reports the heap each waiter costs
  * (its future and the compartment's queue node; measured as the growth of the used heap after full
  * GCs, minus the harness's own array of references) and the timeout lateness: how long after its
- * deadline each waiter's rejection arrived. Usage:
+ * deadline each waiter's rejection arrived, after one unmeasured round of 20,000 waiters that lets the
+ * JIT compile the expiry path. Usage:
  * {@code java -cp benchmarks.jar io.bulkhead.benchmarks.WaiterScale [waiters] [maxWaitMillis]}.
  */
 public final class WaiterScale {
+
+  static final int WARM_UP_WAITERS = 20_000;
+  static final Duration WARM_UP_WAIT = Duration.ofMillis(2_000);
 
   private WaiterScale() {}
 
   public static void main(String[] args) throws Exception {
     int waiters = args.length > 0 ? Integer.parseInt(args[0]) : 100_000;
     long maxWaitMillis = args.length > 1 ? Long.parseLong(args[1]) : 3_000;
+    // One unmeasured round first, as JMH warms up: otherwise the expiry path runs interpreted until
+    // the JIT compiles it, and the first deadlines measure the compiler, not the compartment.
+    run(Math.min(waiters, WARM_UP_WAITERS), WARM_UP_WAIT);
     Result r = run(waiters, Duration.ofMillis(maxWaitMillis));
     System.out.println(r.toJson());
   }
