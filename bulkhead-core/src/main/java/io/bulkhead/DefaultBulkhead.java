@@ -408,12 +408,12 @@ final class DefaultBulkhead implements Bulkhead {
     LatencySummary[] recent = window.snapshot(ticker.read());
     return new BulkheadStats(
         name,
-        counts.config.limit(),
-        counts.config.maxQueue(),
-        counts.inFlight,
-        counts.waiting,
-        counts.admitted,
-        counts.completed,
+        counts.config().limit(),
+        counts.config().maxQueue(),
+        counts.inFlight(),
+        counts.waiting(),
+        counts.admitted(),
+        counts.completed(),
         cancelled.sum(),
         rejectedByReason,
         listeners.failures(),
@@ -443,21 +443,7 @@ final class DefaultBulkhead implements Bulkhead {
     return new Counts(c, inFlight, waiting(s), admittedSoFar, completedNow);
   }
 
-  static final class Counts {
-    final BulkheadConfig config;
-    final int inFlight;
-    final int waiting;
-    final long admitted;
-    final long completed;
-
-    Counts(BulkheadConfig config, int inFlight, int waiting, long admitted, long completed) {
-      this.config = config;
-      this.inFlight = inFlight;
-      this.waiting = waiting;
-      this.admitted = admitted;
-      this.completed = completed;
-    }
-
+  record Counts(BulkheadConfig config, int inFlight, int waiting, long admitted, long completed) {
     @Override
     public String toString() {
       return "limit=" + config.limit() + " inFlight=" + inFlight + " waiting=" + waiting

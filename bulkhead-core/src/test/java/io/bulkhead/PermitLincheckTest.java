@@ -45,7 +45,7 @@ public class PermitLincheckTest {
   @Operation
   public String admittedAndInFlight() {
     DefaultBulkhead.Counts c = ((DefaultBulkhead) bulkhead).counts();
-    return "admitted=" + c.admitted + " inFlight=" + c.inFlight;
+    return "admitted=" + c.admitted() + " inFlight=" + c.inFlight();
   }
 
   /**
@@ -55,7 +55,7 @@ public class PermitLincheckTest {
    */
   @Operation
   public long completed() {
-    return ((DefaultBulkhead) bulkhead).counts().completed;
+    return ((DefaultBulkhead) bulkhead).counts().completed();
   }
 
   @Operation
