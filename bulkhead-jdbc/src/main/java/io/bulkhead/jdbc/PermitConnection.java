@@ -106,26 +106,6 @@ final class PermitConnection implements InvocationHandler {
           return done.get() || target.isClosed();
         }
         break;
-      case "unwrap":
-        if (arity == 1 && ((Class<?>) args[0]).isInstance(proxy)) {
-          return proxy;
-        }
-        break;
-      case "isWrapperFor":
-        if (arity == 1 && ((Class<?>) args[0]).isInstance(proxy)) {
-          return true;
-        }
-        break;
-      case "equals":
-        if (arity == 1) {
-          return proxy == args[0];
-        }
-        break;
-      case "hashCode":
-        if (arity == 0) {
-          return System.identityHashCode(proxy);
-        }
-        break;
       case "toString":
         if (arity == 0) {
           return "BulkheadConnection{pool=" + poolName + (done.get() ? ", closed}" : ", open}");
@@ -133,6 +113,10 @@ final class PermitConnection implements InvocationHandler {
         break;
       default:
         break;
+    }
+    Object own = answerAsProxy(proxy, name, args, arity);
+    if (own != null) {
+      return own;
     }
     Object result = forward(target, method, args);
     return rewrap((Connection) proxy, method.getReturnType(), result);
@@ -184,6 +168,26 @@ final class PermitConnection implements InvocationHandler {
     return result;
   }
 
+  /**
+   * What each of these proxies answers about itself: unwrap and isWrapperFor for the interface it
+   * implements, and identity equals and hashCode. Returns null, never an answer to one of these, for
+   * any other call, which the proxy then forwards.
+   */
+  private static Object answerAsProxy(Object proxy, String name, Object[] args, int arity) {
+    switch (name) {
+      case "unwrap":
+        return arity == 1 && ((Class<?>) args[0]).isInstance(proxy) ? proxy : null;
+      case "isWrapperFor":
+        return arity == 1 && ((Class<?>) args[0]).isInstance(proxy) ? Boolean.TRUE : null;
+      case "equals":
+        return arity == 1 ? Boolean.valueOf(proxy == args[0]) : null;
+      case "hashCode":
+        return arity == 0 ? Integer.valueOf(System.identityHashCode(proxy)) : null;
+      default:
+        return null;
+    }
+  }
+
   static Object forward(Object target, Method method, Object[] args) throws Throwable {
     try {
       return method.invoke(target, args);
@@ -206,36 +210,11 @@ final class PermitConnection implements InvocationHandler {
     @Override
     public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
       int arity = args == null ? 0 : args.length;
-      switch (method.getName()) {
-        case "getConnection":
-          if (arity == 0) {
-            return owner;
-          }
-          break;
-        case "unwrap":
-          if (arity == 1 && ((Class<?>) args[0]).isInstance(proxy)) {
-            return proxy;
-          }
-          break;
-        case "isWrapperFor":
-          if (arity == 1 && ((Class<?>) args[0]).isInstance(proxy)) {
-            return true;
-          }
-          break;
-        case "equals":
-          if (arity == 1) {
-            return proxy == args[0];
-          }
-          break;
-        case "hashCode":
-          if (arity == 0) {
-            return System.identityHashCode(proxy);
-          }
-          break;
-        default:
-          break;
+      if (arity == 0 && method.getName().equals("getConnection")) {
+        return owner;
       }
-      return forward(target, method, args);
+      Object own = answerAsProxy(proxy, method.getName(), args, arity);
+      return own != null ? own : forward(target, method, args);
     }
   }
 }

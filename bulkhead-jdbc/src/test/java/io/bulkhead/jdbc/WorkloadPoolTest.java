@@ -288,6 +288,19 @@ class WorkloadPoolTest extends PostgresTestSupport {
       assertThat(c.unwrap(Connection.class)).isSameAs(c);
       assertThat(c.unwrap(PGConnection.class)).isNotNull();
       assertThat(c.toString()).contains(prefix + ".w");
+      assertThat(c.isWrapperFor(Connection.class)).isTrue();
+      assertThat(c.equals(c)).isTrue();
+      assertThat(c.hashCode()).isEqualTo(System.identityHashCode(c));
+      // A statement answers for itself the same way, and forwards the rest to the driver's.
+      try (Statement st = c.createStatement()) {
+        assertThat(st.unwrap(Statement.class)).isSameAs(st);
+        assertThat(st.isWrapperFor(Statement.class)).isTrue();
+        assertThat(st.unwrap(org.postgresql.PGStatement.class)).isNotNull();
+        assertThat(st.equals(st)).isTrue();
+        assertThat(st.equals(c)).isFalse();
+        assertThat(st.hashCode()).isEqualTo(System.identityHashCode(st));
+        assertThat(st.getConnection()).isSameAs(c);
+      }
     }
   }
 
