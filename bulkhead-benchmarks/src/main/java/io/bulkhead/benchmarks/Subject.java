@@ -287,7 +287,7 @@ abstract class Subject {
   }
 
   /** No compartment at all: the task and its future alone. */
-  static final class None extends Subject {
+  static class None extends Subject {
     @Override
     Object sync(Callable<Object> task) throws Exception {
       return task.call();
@@ -310,27 +310,12 @@ abstract class Subject {
   }
 
   /** No compartment; the async path allocates and completes one future, as any wrapper must. */
-  static final class OneFuture extends Subject {
-    @Override
-    Object sync(Callable<Object> task) throws Exception {
-      return task.call();
-    }
-
-    @Override
-    boolean permit() {
-      return true;
-    }
-
+  static final class OneFuture extends None {
     @Override
     CompletionStage<Object> async(Supplier<CompletionStage<Object>> task) {
       CompletableFuture<Object> f = new CompletableFuture<>();
       f.complete(task.get().toCompletableFuture().join());
       return f;
-    }
-
-    @Override
-    void fill() {
-      throw new UnsupportedOperationException("nothing to fill");
     }
   }
 

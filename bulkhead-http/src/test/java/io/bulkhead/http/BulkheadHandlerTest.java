@@ -65,8 +65,7 @@ class BulkheadHandlerTest {
   void fullCompartment_answers503_withRetryAfterInWholeSeconds_andABodyNamingIt() throws Exception {
     Bulkhead llm = Bulkhead.builder("llm").limit(1).build(); // no queue: the second is refused
     start(BulkheadHandler.builder().route("/chat", llm).build());
-    try (Socket first = RawHttp.connect(port)) {
-      RawHttp.sendGet(first, "/chat");
+    try (Socket first = RawHttp.sendGet(port, "/chat")) {
       HeldRequests.Held held = app.next();
 
       long before = System.nanoTime();
@@ -125,8 +124,7 @@ class BulkheadHandlerTest {
   void waitTimeout_answers503_afterMaxWait_withoutCallingTheHandler() throws Exception {
     Bulkhead llm = compartment("llm", 1, 1, Duration.ofMillis(300));
     start(BulkheadHandler.builder().route("/chat", llm).build());
-    try (Socket first = RawHttp.connect(port)) {
-      RawHttp.sendGet(first, "/chat");
+    try (Socket first = RawHttp.sendGet(port, "/chat")) {
       HeldRequests.Held held = app.next();
 
       long before = System.nanoTime();
@@ -146,8 +144,7 @@ class BulkheadHandlerTest {
       throws Exception {
     Bulkhead server = Bulkhead.builder("server").limit(1).build();
     start(BulkheadHandler.builder().route("/api/*", server).bypass("/api/now").build());
-    try (Socket first = RawHttp.connect(port)) {
-      RawHttp.sendGet(first, "/api/slow");
+    try (Socket first = RawHttp.sendGet(port, "/api/slow")) {
       HeldRequests.Held held = app.next();
       assertThat(RawHttp.get(port, "/api/other/now").status).isEqualTo(503); // full
 
@@ -195,8 +192,7 @@ class BulkheadHandlerTest {
   void slotIsHeldUntilTheAsyncHandlerCompletesTheCallback_notUntilHandleReturns() throws Exception {
     Bulkhead llm = Bulkhead.builder("llm").limit(1).build();
     start(BulkheadHandler.builder().route("/chat", llm).build());
-    try (Socket first = RawHttp.connect(port)) {
-      RawHttp.sendGet(first, "/chat");
+    try (Socket first = RawHttp.sendGet(port, "/chat")) {
       HeldRequests.Held held = app.next(); // handle() has returned; the callback is pending
 
       assertThat(llm.stats().inFlight()).isEqualTo(1);
@@ -206,8 +202,7 @@ class BulkheadHandlerTest {
       assertThat(RawHttp.read(first.getInputStream()).status).isEqualTo(200);
       await().atMost(5, SECONDS).until(() -> llm.stats().inFlight() == 0);
     }
-    try (Socket second = RawHttp.connect(port)) {
-      RawHttp.sendGet(second, "/chat");
+    try (Socket second = RawHttp.sendGet(port, "/chat")) {
       app.next().answer("again");
       assertThat(RawHttp.read(second.getInputStream()).body).isEqualTo("again");
     }
@@ -223,8 +218,7 @@ class BulkheadHandlerTest {
     List<Socket> sockets = new ArrayList<>();
     try {
       for (int i = 0; i < waiters; i++) {
-        Socket s = RawHttp.connect(port);
-        RawHttp.sendGet(s, "/w" + i);
+        Socket s = RawHttp.sendGet(port, "/w" + i);
         sockets.add(s);
       }
       HeldRequests.Held first = app.next();
@@ -254,13 +248,11 @@ class BulkheadHandlerTest {
     start(BulkheadHandler.builder().route("/*", one).build());
     List<Socket> sockets = new ArrayList<>();
     try {
-      Socket s0 = RawHttp.connect(port);
-      RawHttp.sendGet(s0, "/first");
+      Socket s0 = RawHttp.sendGet(port, "/first");
       sockets.add(s0);
       HeldRequests.Held current = app.next();
       for (int i = 0; i < 5; i++) {
-        Socket s = RawHttp.connect(port);
-        RawHttp.sendGet(s, "/q" + i);
+        Socket s = RawHttp.sendGet(port, "/q" + i);
         sockets.add(s);
         int expected = i + 1;
         await().atMost(5, SECONDS).until(() -> one.stats().waiting() == expected);
@@ -284,12 +276,10 @@ class BulkheadHandlerTest {
   void clientThatDisconnectsWhileQueued_freesItsPlace_andIsNeverHandled() throws Exception {
     Bulkhead llm = compartment("llm", 1, 1, Duration.ofSeconds(60));
     start(BulkheadHandler.builder().route("/chat", llm).build());
-    try (Socket holder = RawHttp.connect(port)) {
-      RawHttp.sendGet(holder, "/chat?who=holder");
+    try (Socket holder = RawHttp.sendGet(port, "/chat?who=holder")) {
       HeldRequests.Held held = app.next();
 
-      Socket leaver = RawHttp.connect(port);
-      RawHttp.sendGet(leaver, "/chat?who=leaver");
+      Socket leaver = RawHttp.sendGet(port, "/chat?who=leaver");
       await().atMost(5, SECONDS).until(() -> llm.stats().waiting() == 1);
       assertThat(RawHttp.get(port, "/chat?who=refused").status).isEqualTo(503); // queue of 1 full
 
@@ -330,8 +320,7 @@ class BulkheadHandlerTest {
       assertThat(RawHttp.read(keepAlive.getInputStream()).body).isEqualTo("1");
 
       // Hold the slot again; the second request on the same connection waits, then the client leaves.
-      try (Socket again = RawHttp.connect(port)) {
-        RawHttp.sendGet(again, "/chat?n=2");
+      try (Socket again = RawHttp.sendGet(port, "/chat?n=2")) {
         HeldRequests.Held two = app.next();
         RawHttp.sendGet(keepAlive, "/chat?n=3");
         await().atMost(5, SECONDS).until(() -> llm.stats().waiting() == 1);

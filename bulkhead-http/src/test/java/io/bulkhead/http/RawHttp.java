@@ -43,6 +43,13 @@ final class RawHttp {
     return socket;
   }
 
+  /** A GET sent on a fresh connection, left open for the caller to read from or to drop. */
+  static Socket sendGet(int port, String path) throws IOException {
+    Socket socket = connect(port);
+    sendGet(socket, path);
+    return socket;
+  }
+
   static void sendGet(Socket socket, String path) throws IOException {
     socket.getOutputStream().write(getRequest(path).getBytes(StandardCharsets.US_ASCII));
     socket.getOutputStream().flush();
