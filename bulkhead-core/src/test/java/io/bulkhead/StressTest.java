@@ -25,8 +25,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Randomized stress: many threads mix call, submit, acquire and tryAcquire with random durations,
- * timeouts, interrupts, cancellations, exceptions and limit changes, while an observer checks the
- * invariants throughout. At the end every attempt must be accounted for exactly once and every slot
+ * timeouts, interrupts, cancellations, exceptions and limit changes, and the dependency stalls for twice
+ * maxWait about every 100 ms, while an observer checks the invariants throughout. At the end every attempt must be accounted for exactly once and every slot
  * must be back.
  *
  * <p>Bounded in time: {@code -Dbulkhead.stress.seconds} per variant (default 8). The seed of each run
@@ -36,6 +36,8 @@ class StressTest {
 
   private static final long SECONDS = Long.getLong("bulkhead.stress.seconds", 8);
   private static final int MAX_LIMIT = 6;
+  /** About every 100 ms: the observer pauses 200 µs between looks. */
+  private static final int STALL_EVERY_OBSERVATIONS = 400;
 
   @Test
   void platformThreads() throws Exception {
@@ -85,6 +87,10 @@ class StressTest {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(SECONDS);
     Queue<Thread> running = new ConcurrentLinkedQueue<>();
     CountDownLatch done = new CountDownLatch(workerCount);
+    // Until when the dependency is stalled: every call in it then takes at least that long.
+    AtomicLong stallUntil = new AtomicLong(System.nanoTime());
+    long stallNanos = 2 * maxWait.toNanos();
+    long stalls = 0;
 
     Runnable enter = () -> {
       int now = inside.incrementAndGet();
@@ -99,7 +105,7 @@ class StressTest {
         running.add(Thread.currentThread());
         try {
           while (System.nanoTime() < deadline) {
-            oneOperation(b, rnd, acct, enter, inside, completer, outstanding, maxLimitEver);
+            oneOperation(b, rnd, acct, enter, inside, completer, outstanding, stallUntil);
             Thread.interrupted(); // an interrupt aimed at one operation must not leak into the next
           }
         } catch (Throwable t) {
@@ -121,6 +127,12 @@ class StressTest {
       }
       if (s.inFlight() > maxLimitEver.get()) {
         violations.add("inFlight " + s.inFlight() + " > max limit " + maxLimitEver.get());
+      }
+      if (observations % STALL_EVERY_OBSERVATIONS == 0) {
+        // The dependency stalls for twice maxWait: its calls hold every slot, whoever waits behind
+        // them times out, and when they end the timeouts race with the hand-offs.
+        stallUntil.set(System.nanoTime() + stallNanos);
+        stalls++;
       }
       int r = rnd.nextInt(100);
       if (r < 3) {
@@ -154,10 +166,11 @@ class StressTest {
     BulkheadStats s = b.stats();
     System.out.printf(
         "StressTest[%s] ops=%d admitted=%d rejected=%d (QUEUE_FULL=%d WAIT_TIMEOUT=%d"
-            + " INTERRUPTED=%d) cancelled=%d observations=%d limit=%d/%d queue=%d wait=%s%n",
+            + " INTERRUPTED=%d) cancelled=%d observations=%d stalls=%d limit=%d/%d queue=%d"
+            + " wait=%s%n",
         kind, acct.attempts.sum(), s.admitted(), s.rejected(), s.rejected(Reason.QUEUE_FULL),
         s.rejected(Reason.WAIT_TIMEOUT), s.rejected(Reason.INTERRUPTED), s.cancelled(),
-        observations, initialLimit, s.limit(), maxQueue, maxWait);
+        observations, stalls, initialLimit, s.limit(), maxQueue, maxWait);
 
     assertThat(violations).as("invariant violations (seed %d)", seed).isEmpty();
     assertThat(inside.get()).isZero();
@@ -181,6 +194,32 @@ class StressTest {
     assertThat(b.tryAcquire()).isEmpty();
     permits.forEach(Permit::close);
     assertThat(acct.attempts.sum()).as("the stress test did some work").isGreaterThan(1000);
+    // Every way of ending was exercised, or this run proved less than it claims.
+    assertThat(s.rejected(Reason.QUEUE_FULL)).as("QUEUE_FULL rejections (seed %d)", seed).isPositive();
+    if (maxQueue > 0) {
+      assertThat(s.rejected(Reason.WAIT_TIMEOUT))
+          .as("waiters timed out behind the stalls (seed %d)", seed).isPositive();
+      assertThat(s.cancelled()).as("queued async calls withdrawn (seed %d)", seed).isPositive();
+    }
+  }
+
+  /** Holds the calling thread in the dependency until a stall, if one is on, is over. */
+  private static void waitOutStall(AtomicLong stallUntil) {
+    boolean interrupted = false;
+    long remaining;
+    while ((remaining = stallUntil.get() - System.nanoTime()) > 0) {
+      java.util.concurrent.locks.LockSupport.parkNanos(remaining);
+      interrupted |= Thread.interrupted(); // a stalled dependency does not notice interrupts
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** How long an async call's work takes: {@code micros}, or until the stall is over. */
+  private static long workMicros(AtomicLong stallUntil, int micros) {
+    long stalled = (stallUntil.get() - System.nanoTime()) / 1_000;
+    return Math.max(micros, stalled);
   }
 
   private static void oneOperation(
@@ -191,7 +230,7 @@ class StressTest {
       AtomicInteger inside,
       ScheduledExecutorService completer,
       Queue<CompletableFuture<?>> outstanding,
-      AtomicInteger maxLimitEver) {
+      AtomicLong stallUntil) {
     int op = rnd.nextInt(100);
     acct.attempts.increment();
     if (op < 30) { // call
@@ -201,6 +240,7 @@ class StressTest {
           enter.run();
           try {
             spin(rnd.nextInt(300));
+            waitOutStall(stallUntil);
             if (rnd.nextInt(10) == 0) {
               throw new IllegalStateException("dependency failed");
             }
@@ -231,10 +271,10 @@ class StressTest {
         } else if (how == 2) {
           completer.schedule(() -> stage.finish(
                   () -> stage.completeExceptionally(new IllegalStateException("late"))),
-              rnd.nextInt(2_000), TimeUnit.MICROSECONDS);
+              workMicros(stallUntil, rnd.nextInt(2_000)), TimeUnit.MICROSECONDS);
         } else {
           completer.schedule(() -> stage.finish(() -> stage.complete("later")),
-              rnd.nextInt(2_000), TimeUnit.MICROSECONDS);
+              workMicros(stallUntil, rnd.nextInt(2_000)), TimeUnit.MICROSECONDS);
         }
         return stage;
       });
@@ -258,6 +298,7 @@ class StressTest {
         acct.callerSawAdmission.increment();
         enter.run();
         spin(rnd.nextInt(200));
+        waitOutStall(stallUntil);
         inside.decrementAndGet();
         p.get().close();
         if (rnd.nextBoolean()) {
@@ -271,6 +312,7 @@ class StressTest {
         acct.callerSawAdmission.increment();
         enter.run();
         spin(rnd.nextInt(300));
+        waitOutStall(stallUntil);
         inside.decrementAndGet();
       } catch (BulkheadFullException expected) {
         backOff(rnd); // counted by the compartment
