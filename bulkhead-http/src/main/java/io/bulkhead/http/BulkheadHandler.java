@@ -49,7 +49,7 @@ import org.eclipse.jetty.util.Callback;
  * the compartment's {@code maxWait}), the wrapped handler is never called and the client gets a
  * {@link Rejection}: {@code 503}, {@code Retry-After} in whole seconds from
  * {@link io.bulkhead.BulkheadFullException#retryAfter()} (rounded up, at least 1), and a one-line
- * plain-text body naming the compartment.
+ * plain-text body naming the compartment, or the body of your {@link Builder#rejectionBody}.
  *
  * <p><b>A client that leaves frees its place.</b> If the client closes its connection, or Jetty
  * fails the request (an idle timeout, the server stopping, an HTTP/2 stream reset) while it waits,
@@ -65,11 +65,14 @@ public final class BulkheadHandler extends Handler.Wrapper {
 
   private final PathMappings<Optional<Bulkhead>> routes;
   private final List<String> description;
+  private final RejectionBody rejectionBody;
   private volatile DisconnectWatcher watcher;
 
-  private BulkheadHandler(PathMappings<Optional<Bulkhead>> routes, List<String> description) {
+  private BulkheadHandler(PathMappings<Optional<Bulkhead>> routes, List<String> description,
+      RejectionBody rejectionBody) {
     this.routes = routes;
     this.description = description;
+    this.rejectionBody = rejectionBody;
   }
 
   /** Starts building a handler with no routes. */
@@ -94,8 +97,8 @@ public final class BulkheadHandler extends Handler.Wrapper {
     if (compartment.isEmpty() || next == null) {
       return super.handle(request, response, callback);
     }
-    new ProtectedExchange(compartment.get(), next, request, response, callback, watcher)
-        .begin();
+    new ProtectedExchange(compartment.get(), next, request, response, callback, watcher,
+        rejectionBody).begin();
     return true;
   }
 
@@ -145,8 +148,18 @@ public final class BulkheadHandler extends Handler.Wrapper {
 
     private final List<PathSpec> specs = new ArrayList<>();
     private final List<Optional<Bulkhead>> targets = new ArrayList<>();
+    private RejectionBody rejectionBody = RejectionBody.plainText();
 
     private Builder() {}
+
+    /**
+     * Says the {@code 503} of every route in your API's own format (see {@link RejectionBody}); the
+     * default is one line of plain text. The status and {@code Retry-After} stay as they are.
+     */
+    public Builder rejectionBody(RejectionBody body) {
+      this.rejectionBody = Objects.requireNonNull(body, "body");
+      return this;
+    }
 
     /**
      * Sends requests whose path matches {@code pathSpec} through {@code compartment}.
@@ -202,7 +215,7 @@ public final class BulkheadHandler extends Handler.Wrapper {
         mappings.put(specs.get(i), targets.get(i));
         description.add(specs.get(i).getDeclaration() + " -> " + describe(targets.get(i)));
       }
-      return new BulkheadHandler(mappings, List.copyOf(description));
+      return new BulkheadHandler(mappings, List.copyOf(description), rejectionBody);
     }
 
     private static String describe(Optional<Bulkhead> target) {

@@ -77,6 +77,7 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
   private final Response response;
   private final Callback callback;
   private final DisconnectWatcher watcher; // null when the handler was not started by a server
+  private final RejectionBody rejectionBody;
 
   private final AtomicInteger state = new AtomicInteger(WAITING);
   private final AtomicBoolean finished = new AtomicBoolean();
@@ -87,13 +88,14 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
   private volatile Thread submitting;
 
   ProtectedExchange(Bulkhead bulkhead, Handler next, Request request, Response response,
-      Callback callback, DisconnectWatcher watcher) {
+      Callback callback, DisconnectWatcher watcher, RejectionBody rejectionBody) {
     this.bulkhead = bulkhead;
     this.next = next;
     this.request = request;
     this.response = response;
     this.callback = callback;
     this.watcher = watcher;
+    this.rejectionBody = rejectionBody;
   }
 
   /** Asks the compartment for a slot; returns at once, whether the request runs, waits or is refused. */
@@ -184,7 +186,7 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
     if (cause instanceof BulkheadFullException && state.compareAndSet(WAITING, REJECTED)) {
       stopWatching();
       try {
-        Rejection.send(response, completion, (BulkheadFullException) cause);
+        Rejection.send(response, completion, (BulkheadFullException) cause, rejectionBody);
       } catch (Throwable t) {
         completion.failed(t);
       }

@@ -1,8 +1,11 @@
 package io.bulkhead.http;
 
 import io.bulkhead.BulkheadFullException;
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Objects;
+import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.io.Content;
@@ -11,7 +14,8 @@ import org.eclipse.jetty.util.Callback;
 
 /**
  * The HTTP form of a compartment's "no": {@code 503 Service Unavailable}, a {@code Retry-After} header
- * in whole seconds, and a one-line plain-text body naming the compartment.
+ * in whole seconds, and by default a one-line plain-text body naming the compartment (a
+ * {@link RejectionBody} can say it in your API's own error format).
  *
  * <pre>
  * HTTP/1.1 503 Service Unavailable
@@ -28,28 +32,58 @@ import org.eclipse.jetty.util.Callback;
  */
 public final class Rejection {
 
+  private static final Logger LOG = System.getLogger("io.bulkhead.http");
+
   private Rejection() {}
 
   /**
-   * Writes the 503 for {@code rejection} and completes {@code callback} when it has been sent.
+   * Writes the 503 for {@code rejection} with the default plain-text body and completes
+   * {@code callback} when it has been sent.
    *
    * @throws IllegalStateException if the response has already been committed
    */
   public static void send(Response response, Callback callback, BulkheadFullException rejection) {
+    send(response, callback, rejection, RejectionBody.plainText());
+  }
+
+  /**
+   * Writes the 503 for {@code rejection}, with {@code body} for its body, and completes
+   * {@code callback} when it has been sent. A body that throws or returns null is replaced by the
+   * default one (see {@link RejectionBody}).
+   *
+   * @throws IllegalStateException if the response has already been committed
+   */
+  public static void send(
+      Response response, Callback callback, BulkheadFullException rejection, RejectionBody body) {
     Objects.requireNonNull(response, "response");
     Objects.requireNonNull(callback, "callback");
     Objects.requireNonNull(rejection, "rejection");
+    Objects.requireNonNull(body, "body");
     if (response.isCommitted()) {
       throw new IllegalStateException("cannot send a 503 for bulkhead '" + rejection.bulkheadName()
           + "': the response has already been committed");
     }
     long seconds = retryAfterSeconds(rejection.retryAfter());
     response.setStatus(HttpStatus.SERVICE_UNAVAILABLE_503);
-    response.getHeaders().put(HttpHeader.RETRY_AFTER, Long.toString(seconds));
-    response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain;charset=utf-8");
-    Content.Sink.write(response, true,
-        "bulkhead '" + rejection.bulkheadName() + "' is full: retry after " + seconds + " s\n",
-        callback);
+    HttpFields.Mutable headers = response.getHeaders();
+    headers.put(HttpHeader.RETRY_AFTER, Long.toString(seconds));
+    String text = null;
+    try {
+      text = body.render(rejection, seconds, headers);
+    } catch (RuntimeException failure) {
+      LOG.log(Level.WARNING, "the rejection body " + body + " failed for bulkhead '"
+          + rejection.bulkheadName() + "'; sending the default one", failure);
+    }
+    if (text == null) {
+      if (body != RejectionBody.plainText()) {
+        LOG.log(Level.WARNING, "the rejection body " + body + " gave no body for bulkhead '"
+            + rejection.bulkheadName() + "'; sending the default one");
+      }
+      headers.remove(HttpHeader.CONTENT_TYPE);
+      text = RejectionBody.plainText().render(rejection, seconds, headers);
+    }
+    headers.put(HttpHeader.RETRY_AFTER, Long.toString(seconds)); // whatever the body did to it
+    Content.Sink.write(response, true, text, callback);
   }
 
   /**

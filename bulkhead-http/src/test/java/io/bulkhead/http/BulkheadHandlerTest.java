@@ -121,6 +121,74 @@ class BulkheadHandlerTest {
   }
 
   @Test
+  void rejectionBody_saysThe503InTheApisOwnFormat_forQueueFullAndWaitTimeoutAlike() throws Exception {
+    Bulkhead llm = compartment("llm", 1, 1, Duration.ofMillis(300));
+    List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+    start(BulkheadHandler.builder().route("/chat", llm)
+        .rejectionBody((rejection, retryAfterSeconds, headers) -> {
+          seen.add(rejection.reason() + " " + Thread.currentThread().getName());
+          headers.put("Content-Type", "application/problem+json");
+          headers.put("Retry-After", "0"); // not the body's to change
+          return "{\"title\":\"busy\",\"compartment\":\"" + rejection.bulkheadName()
+              + "\",\"retryAfter\":" + retryAfterSeconds + "}";
+        })
+        .build());
+    try (Socket first = RawHttp.sendGet(port, "/chat");
+        Socket waiter = RawHttp.sendGet(port, "/chat")) {
+      HeldRequests.Held held = app.next();
+      await().atMost(5, SECONDS).until(() -> llm.stats().waiting() == 1);
+
+      RawHttp.Answer queueFull = RawHttp.get(port, "/chat");
+      assertThat(queueFull.status).isEqualTo(503);
+      assertThat(queueFull.header("Content-Type")).isEqualTo("application/problem+json");
+      String seconds = queueFull.header("Retry-After");
+      assertThat(Long.parseLong(seconds)).isGreaterThanOrEqualTo(1);
+      assertThat(queueFull.body)
+          .isEqualTo("{\"title\":\"busy\",\"compartment\":\"llm\",\"retryAfter\":" + seconds + "}");
+
+      RawHttp.Answer timedOut = RawHttp.read(waiter.getInputStream()); // after maxWait
+      assertThat(timedOut.status).isEqualTo(503);
+      assertThat(timedOut.header("Content-Type")).isEqualTo("application/problem+json");
+      assertThat(timedOut.body).startsWith("{\"title\":\"busy\"");
+      assertThat(seen).hasSize(2);
+      assertThat(seen.get(0)).startsWith("QUEUE_FULL");
+      assertThat(seen.get(1)).startsWith("WAIT_TIMEOUT");
+      assertThat(app.count()).isZero(); // no one else reached the handler
+      held.answer("done");
+    }
+  }
+
+  @Test
+  void rejectionBody_thatThrowsOrGivesNothing_isReplacedByTheDefault_andTheClientStillGets503()
+      throws Exception {
+    Bulkhead broken = Bulkhead.builder("broken").limit(1).build();
+    Bulkhead empty = Bulkhead.builder("empty").limit(1).build();
+    start(BulkheadHandler.builder().route("/broken", broken).route("/empty", empty)
+        .rejectionBody((rejection, retryAfterSeconds, headers) -> {
+          headers.put("Content-Type", "application/json");
+          if (rejection.bulkheadName().equals("broken")) {
+            throw new IllegalStateException("a bug in the body");
+          }
+          return null;
+        })
+        .build());
+    for (String route : List.of("broken", "empty")) {
+      try (Socket first = RawHttp.sendGet(port, "/" + route)) {
+        HeldRequests.Held held = app.next();
+        RawHttp.Answer refused = RawHttp.get(port, "/" + route);
+        assertThat(refused.status).isEqualTo(503);
+        assertThat(refused.header("Content-Type")).startsWith("text/plain");
+        assertThat(refused.body).contains("'" + route + "' is full");
+        assertThat(Long.parseLong(refused.header("Retry-After"))).isGreaterThanOrEqualTo(1);
+        held.answer("done");
+        assertThat(RawHttp.read(first.getInputStream()).body).isEqualTo("done");
+      }
+    }
+    assertThatThrownBy(() -> BulkheadHandler.builder().rejectionBody(null))
+        .isInstanceOf(NullPointerException.class).hasMessage("body");
+  }
+
+  @Test
   void waitTimeout_answers503_afterMaxWait_withoutCallingTheHandler() throws Exception {
     Bulkhead llm = compartment("llm", 1, 1, Duration.ofMillis(300));
     start(BulkheadHandler.builder().route("/chat", llm).build());
