@@ -143,6 +143,8 @@ final class DefaultBulkhead implements Bulkhead {
   private static final int FAST_BITS = 8;
   private static final long ONE_WAITER = 1L << FAST_BITS;
   private static final long FAST_MASK = ONE_WAITER - 1;
+  /** What one carry moves out of the word: the 255 counted there plus the admission that carries. */
+  private static final long FAST_CARRY = FAST_MASK + 1;
   /** The most callers one compartment can count as waiting: the width of `waiting` in the word. */
   static final int MAX_WAITING = (1 << (32 - FAST_BITS)) - 1;
   private static final int ADMITTED = 0;
@@ -503,7 +505,7 @@ final class DefaultBulkhead implements Bulkhead {
             this, s, carry ? s - ONE_PERMIT - FAST_MASK : s - ONE_PERMIT + 1);
         if (carry) {
           if (witness == s) {
-            fastCarried += ONE_WAITER; // the 255 the word held and this admission
+            fastCarried += FAST_CARRY;
           }
           limitVersion++;
         }
