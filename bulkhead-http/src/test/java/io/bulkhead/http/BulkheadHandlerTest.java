@@ -122,7 +122,8 @@ class BulkheadHandlerTest {
 
   @Test
   void rejectionBody_saysThe503InTheApisOwnFormat_forQueueFullAndWaitTimeoutAlike() throws Exception {
-    Bulkhead llm = compartment("llm", 1, 1, Duration.ofMillis(300));
+    // maxWait leaves the queue-full request 3 s to arrive while the waiter still waits.
+    Bulkhead llm = compartment("llm", 1, 1, Duration.ofSeconds(3));
     List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
     start(BulkheadHandler.builder().route("/chat", llm)
         .rejectionBody((rejection, retryAfterSeconds, headers) -> {
@@ -133,27 +134,28 @@ class BulkheadHandlerTest {
               + "\",\"retryAfter\":" + retryAfterSeconds + "}";
         })
         .build());
-    try (Socket first = RawHttp.sendGet(port, "/chat");
-        Socket waiter = RawHttp.sendGet(port, "/chat")) {
-      HeldRequests.Held held = app.next();
-      await().atMost(5, SECONDS).until(() -> llm.stats().waiting() == 1);
+    try (Socket first = RawHttp.sendGet(port, "/chat")) {
+      HeldRequests.Held held = app.next(); // first holds the slot before the waiter is sent
+      try (Socket waiter = RawHttp.sendGet(port, "/chat")) {
+        await().atMost(5, SECONDS).until(() -> llm.stats().waiting() == 1);
 
-      RawHttp.Answer queueFull = RawHttp.get(port, "/chat");
-      assertThat(queueFull.status).isEqualTo(503);
-      assertThat(queueFull.header("Content-Type")).isEqualTo("application/problem+json");
-      String seconds = queueFull.header("Retry-After");
-      assertThat(Long.parseLong(seconds)).isGreaterThanOrEqualTo(1);
-      assertThat(queueFull.body)
-          .isEqualTo("{\"title\":\"busy\",\"compartment\":\"llm\",\"retryAfter\":" + seconds + "}");
+        RawHttp.Answer queueFull = RawHttp.get(port, "/chat");
+        assertThat(queueFull.status).isEqualTo(503);
+        assertThat(queueFull.header("Content-Type")).isEqualTo("application/problem+json");
+        String seconds = queueFull.header("Retry-After");
+        assertThat(Long.parseLong(seconds)).isGreaterThanOrEqualTo(1);
+        assertThat(queueFull.body)
+            .isEqualTo("{\"title\":\"busy\",\"compartment\":\"llm\",\"retryAfter\":" + seconds + "}");
 
-      RawHttp.Answer timedOut = RawHttp.read(waiter.getInputStream()); // after maxWait
-      assertThat(timedOut.status).isEqualTo(503);
-      assertThat(timedOut.header("Content-Type")).isEqualTo("application/problem+json");
-      assertThat(timedOut.body).startsWith("{\"title\":\"busy\"");
-      assertThat(seen).hasSize(2);
-      assertThat(seen.get(0)).startsWith("QUEUE_FULL");
-      assertThat(seen.get(1)).startsWith("WAIT_TIMEOUT");
-      assertThat(app.count()).isZero(); // no one else reached the handler
+        RawHttp.Answer timedOut = RawHttp.read(waiter.getInputStream()); // after maxWait
+        assertThat(timedOut.status).isEqualTo(503);
+        assertThat(timedOut.header("Content-Type")).isEqualTo("application/problem+json");
+        assertThat(timedOut.body).startsWith("{\"title\":\"busy\"");
+        assertThat(seen).hasSize(2);
+        assertThat(seen.get(0)).startsWith("QUEUE_FULL");
+        assertThat(seen.get(1)).startsWith("WAIT_TIMEOUT");
+        assertThat(app.count()).isZero(); // no one else reached the handler
+      }
       held.answer("done");
     }
   }
