@@ -343,7 +343,7 @@ final class DefaultBulkhead implements Bulkhead {
     } else {
       call.waiter = null; // never queued: nothing to withdraw
       if (outcome == ADMITTED) {
-        call.start(true, admittedNow(true));
+        call.start(true, admittedNow());
       } else {
         call.reject(reject(BulkheadFullException.Reason.QUEUE_FULL));
       }
@@ -552,7 +552,7 @@ final class DefaultBulkhead implements Bulkhead {
     }
     switch (outcome) {
       case ADMITTED:
-        return admittedNow(true);
+        return admittedNow();
       case QUEUE_FULL:
         throw reject(BulkheadFullException.Reason.QUEUE_FULL);
       case WOULD_WAIT:
@@ -642,12 +642,10 @@ final class DefaultBulkhead implements Bulkhead {
     return now;
   }
 
-  /** Counts an admission under the lock without waiting; returns the ticker reading when timed. */
-  private long admittedNow(boolean timed) {
+  /** Counts an admission made under the lock without waiting; returns the ticker reading. */
+  private long admittedNow() {
     slowAdmitted.increment();
-    long now = timed ? ticker.read() : 0L;
-    listeners.admitted(0L);
-    return now;
+    return admittedFast(true);
   }
 
   private long admittedAfterWait(Waiter node) {

@@ -285,11 +285,9 @@ class BulkheadHandlerTest {
     Bulkhead one = Bulkhead.builder("one").limit(1).unboundedQueue().unboundedWait().build();
     start(BulkheadHandler.builder().route("/*", one).build(), new QueuedThreadPool(12, 4));
     int waiters = 40;
-    List<Socket> sockets = new ArrayList<>();
-    try {
+    try (RawHttp.Connections connections = new RawHttp.Connections()) {
       for (int i = 0; i < waiters; i++) {
-        Socket s = RawHttp.sendGet(port, "/w" + i);
-        sockets.add(s);
+        connections.sendGet(port, "/w" + i);
       }
       HeldRequests.Held first = app.next();
       await().atMost(10, SECONDS).until(() -> one.stats().waiting() == waiters - 1);
@@ -302,13 +300,9 @@ class BulkheadHandlerTest {
         next.answer(next.path());
       }
       for (int i = 0; i < waiters; i++) {
-        assertThat(RawHttp.read(sockets.get(i).getInputStream()).status).isEqualTo(200);
+        assertThat(RawHttp.read(connections.get(i).getInputStream()).status).isEqualTo(200);
       }
       await().atMost(5, SECONDS).until(() -> one.stats().completed() == waiters);
-    } finally {
-      for (Socket s : sockets) {
-        s.close();
-      }
     }
   }
 
@@ -316,14 +310,11 @@ class BulkheadHandlerTest {
   void admittedInArrivalOrder() throws Exception {
     Bulkhead one = compartment("one", 1, 10, Duration.ofSeconds(30));
     start(BulkheadHandler.builder().route("/*", one).build());
-    List<Socket> sockets = new ArrayList<>();
-    try {
-      Socket s0 = RawHttp.sendGet(port, "/first");
-      sockets.add(s0);
+    try (RawHttp.Connections connections = new RawHttp.Connections()) {
+      connections.sendGet(port, "/first");
       HeldRequests.Held current = app.next();
       for (int i = 0; i < 5; i++) {
-        Socket s = RawHttp.sendGet(port, "/q" + i);
-        sockets.add(s);
+        connections.sendGet(port, "/q" + i);
         int expected = i + 1;
         await().atMost(5, SECONDS).until(() -> one.stats().waiting() == expected);
       }
@@ -335,10 +326,6 @@ class BulkheadHandlerTest {
       }
       current.answer("x");
       assertThat(order).containsExactly("/q0", "/q1", "/q2", "/q3", "/q4");
-    } finally {
-      for (Socket s : sockets) {
-        s.close();
-      }
     }
   }
 

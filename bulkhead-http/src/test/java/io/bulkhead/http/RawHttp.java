@@ -6,7 +6,9 @@ import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
@@ -14,6 +16,29 @@ import java.util.Map;
 final class RawHttp {
 
   private RawHttp() {}
+
+  /** The connections a test opens as it goes, closed together when it ends. */
+  static final class Connections implements AutoCloseable {
+    private final List<Socket> open = new ArrayList<>();
+
+    /** A GET on a fresh connection that stays open until {@link #close()}. */
+    Socket sendGet(int port, String path) throws IOException {
+      Socket socket = RawHttp.sendGet(port, path);
+      open.add(socket);
+      return socket;
+    }
+
+    Socket get(int index) {
+      return open.get(index);
+    }
+
+    @Override
+    public void close() throws IOException {
+      for (Socket socket : open) {
+        socket.close();
+      }
+    }
+  }
 
   /** A parsed response. */
   static final class Answer {
