@@ -26,20 +26,19 @@ import java.util.function.Supplier;
  * so a virtual thread waiting for a slot never pins its carrier. A slot is freed exactly once, whether
  * the call returns, throws, or its stage completes exceptionally or is cancelled.
  *
+ * <p>Everything that reads or manages the compartment (its name, settings, numbers, limit, listeners
+ * and budget) is on {@link Compartment}, which registries, metrics and dashboards take.
+ *
  * <p>This interface is thread-safe.
  */
-public interface Bulkhead {
+public interface Bulkhead extends Compartment {
 
   /** Starts building a compartment with this name. */
   static BulkheadBuilder builder(String name) {
     return new BulkheadBuilder(name);
   }
 
-  /** The compartment's name. */
-  String name();
 
-  /** The current settings; {@link BulkheadConfig#limit()} reflects the latest {@link #setLimit}. */
-  BulkheadConfig config();
 
   /**
    * Runs {@code task} on the caller's thread while holding a slot, waiting for one if necessary.
@@ -91,24 +90,4 @@ public interface Bulkhead {
    * @throws BulkheadFullException if no slot was obtained
    */
   Permit acquire();
-
-  /**
-   * Changes how many calls may be in flight; never blocks.
-   *
-   * <p>Raising the limit hands the new slots to waiters at once. Lowering it lets the calls in flight
-   * finish and admits no one until fewer than the new limit are in flight.
-   *
-   * @throws IllegalArgumentException if {@code limit} is less than 1, or the compartment's budget has
-   *     no room for it
-   */
-  void setLimit(int limit);
-
-  /** A snapshot of the compartment's numbers. */
-  BulkheadStats stats();
-
-  /** Adds a listener for this compartment's events; see {@link BulkheadListener}. */
-  void addListener(BulkheadListener listener);
-
-  /** Removes a listener added earlier; returns whether it was present. */
-  boolean removeListener(BulkheadListener listener);
 }

@@ -20,13 +20,13 @@ public interface BulkheadListener {
    *
    * @param waitedNanos how long it waited in the queue; 0 when a slot was free at once
    */
-  default void onAdmitted(Bulkhead bulkhead, long waitedNanos) {}
+  default void onAdmitted(Compartment bulkhead, long waitedNanos) {}
 
   /** Every slot was taken and the call joined the queue. */
-  default void onQueued(Bulkhead bulkhead) {}
+  default void onQueued(Compartment bulkhead) {}
 
   /** The call was not admitted and will receive a {@link BulkheadFullException} with this reason. */
-  default void onRejected(Bulkhead bulkhead, BulkheadFullException.Reason reason) {}
+  default void onRejected(Compartment bulkhead, BulkheadFullException.Reason reason) {}
 
   /**
    * A queued asynchronous call was withdrawn by its caller (its future was cancelled or completed by
@@ -34,7 +34,7 @@ public interface BulkheadListener {
    *
    * @param waitedNanos how long it had waited
    */
-  default void onCancelled(Bulkhead bulkhead, long waitedNanos) {}
+  default void onCancelled(Compartment bulkhead, long waitedNanos) {}
 
   /**
    * An admitted call finished and gave its slot back (to the compartment or to the oldest waiter).
@@ -43,5 +43,5 @@ public interface BulkheadListener {
    *     while a listener is attached; only a call admitted before the first listener was added and
    *     released after it may report 0
    */
-  default void onReleased(Bulkhead bulkhead, long heldNanos) {}
+  default void onReleased(Compartment bulkhead, long heldNanos) {}
 }

@@ -29,14 +29,14 @@ public final class BulkheadRegistry {
   public interface Listener {
 
     /** {@code bulkhead} was added (or existed when the listener was added). */
-    default void onAdded(Bulkhead bulkhead) {}
+    default void onAdded(Compartment bulkhead) {}
 
     /** {@code bulkhead} was removed. */
-    default void onRemoved(Bulkhead bulkhead) {}
+    default void onRemoved(Compartment bulkhead) {}
   }
 
   private final ReentrantLock lock = new ReentrantLock();
-  private final LinkedHashMap<String, Bulkhead> byName = new LinkedHashMap<>(); // guarded by lock
+  private final LinkedHashMap<String, Compartment> byName = new LinkedHashMap<>(); // guarded by lock
   private final List<Listener> listeners = new CopyOnWriteArrayList<>();
 
   private BulkheadRegistry() {}
@@ -52,7 +52,7 @@ public final class BulkheadRegistry {
    * @return {@code bulkhead}
    * @throws IllegalArgumentException if a compartment with the same name is registered
    */
-  public Bulkhead register(Bulkhead bulkhead) {
+  public <C extends Compartment> C register(C bulkhead) {
     Objects.requireNonNull(bulkhead, "bulkhead");
     lock.lock();
     try {
@@ -74,13 +74,13 @@ public final class BulkheadRegistry {
    * Returns the compartment named {@code name}, building and adding it with {@code factory} if there is
    * none. The factory runs at most once per name; it must return a compartment with that name.
    */
-  public Bulkhead computeIfAbsent(String name, Function<String, Bulkhead> factory) {
+  public Compartment computeIfAbsent(String name, Function<String, ? extends Compartment> factory) {
     Objects.requireNonNull(name, "name");
     Objects.requireNonNull(factory, "factory");
-    Bulkhead created;
+    Compartment created;
     lock.lock();
     try {
-      Bulkhead existing = byName.get(name);
+      Compartment existing = byName.get(name);
       if (existing != null) {
         return existing;
       }
@@ -100,7 +100,7 @@ public final class BulkheadRegistry {
   }
 
   /** Returns the compartment named {@code name}, if registered. */
-  public Optional<Bulkhead> find(String name) {
+  public Optional<Compartment> find(String name) {
     lock.lock();
     try {
       return Optional.ofNullable(byName.get(name));
@@ -109,8 +109,16 @@ public final class BulkheadRegistry {
     }
   }
 
+  /**
+   * Returns the compartment named {@code name} if it is registered and admits calls itself (a
+   * {@link Bulkhead}); empty for a name not registered and for a view such as a worker pool's.
+   */
+  public Optional<Bulkhead> bulkhead(String name) {
+    return find(name).filter(Bulkhead.class::isInstance).map(Bulkhead.class::cast);
+  }
+
   /** Returns the registered compartments in the order they were added. */
-  public List<Bulkhead> all() {
+  public List<Compartment> all() {
     lock.lock();
     try {
       return Collections.unmodifiableList(new ArrayList<>(byName.values()));
@@ -125,8 +133,8 @@ public final class BulkheadRegistry {
    *
    * @return the removed compartment, if there was one
    */
-  public Optional<Bulkhead> remove(String name) {
-    Bulkhead removed;
+  public Optional<Compartment> remove(String name) {
+    Compartment removed;
     lock.lock();
     try {
       removed = byName.remove(name);
@@ -136,10 +144,10 @@ public final class BulkheadRegistry {
     if (removed == null) {
       return Optional.empty();
     }
-    if (removed instanceof DefaultBulkhead) {
-      ((DefaultBulkhead) removed).leaveBudget();
-    } else if (removed instanceof WorkerPool.Compartment) {
-      ((WorkerPool.Compartment) removed).leaveBudget();
+    try {
+      removed.leaveBudget();
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.WARNING, "compartment '" + name + "' threw from leaveBudget", e);
     }
     for (Listener l : listeners) {
       try {
@@ -158,7 +166,7 @@ public final class BulkheadRegistry {
   public void addListener(Listener listener) {
     Objects.requireNonNull(listener, "listener");
     listeners.add(listener);
-    for (Bulkhead b : all()) {
+    for (Compartment b : all()) {
       notifyAdded(listener, b);
     }
   }
@@ -167,7 +175,7 @@ public final class BulkheadRegistry {
     return listeners.remove(listener);
   }
 
-  private static void notifyAdded(Listener l, Bulkhead b) {
+  private static void notifyAdded(Listener l, Compartment b) {
     try {
       l.onAdded(b);
     } catch (Throwable t) {

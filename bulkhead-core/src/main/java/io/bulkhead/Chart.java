@@ -65,7 +65,7 @@ final class Chart {
     }
   }
 
-  final Bulkhead bulkhead;
+  final Compartment bulkhead;
   private final Diagnostician rules;
   private final ReentrantLock lock = new ReentrantLock();
   private final List<Sample> samples = new ArrayList<>(); // guarded by lock; oldest first
@@ -74,7 +74,7 @@ final class Chart {
   private long normalLatency = NONE; // guarded by lock
   private volatile Diagnosis latest;
 
-  Chart(Diagnostician rules, Bulkhead bulkhead, long now) {
+  Chart(Diagnostician rules, Compartment bulkhead, long now) {
     this.rules = rules;
     this.bulkhead = bulkhead;
     this.stateSince = now;

@@ -882,7 +882,7 @@ final class DefaultBulkhead implements Bulkhead {
    * Makes listeners receive {@code face} as the compartment of every event: a WorkerPool registers a
    * view of this compartment, and a listener added through that view must see that view.
    */
-  void reportEventsAs(Bulkhead face) {
+  void reportEventsAs(Compartment face) {
     listeners.reportAs(face);
   }
 
@@ -890,7 +890,21 @@ final class DefaultBulkhead implements Bulkhead {
    * Leaves the budget, for a compartment that is being discarded (removed from its registry). Later
    * limit changes no longer touch the budget, so a discarded compartment cannot take its share back.
    */
-  void leaveBudget() {
+  @Override
+  public Optional<Budget> budget() {
+    if (budget == null) {
+      return Optional.empty();
+    }
+    lock.lock();
+    try {
+      return leftBudget ? Optional.empty() : Optional.of(budget);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public void leaveBudget() {
     if (budget == null) {
       return;
     }

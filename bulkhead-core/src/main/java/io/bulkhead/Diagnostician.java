@@ -49,7 +49,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * }</pre>
  *
  * <p>It is sample-based: each {@link #sample()} reads every watched compartment's
- * {@link Bulkhead#stats()} once and keeps the samples of the last {@linkplain
+ * {@link Compartment#stats()} once and keeps the samples of the last {@linkplain
  * DiagnosticianBuilder#longWindow long window} (a minute by default). From them it works out, over
  * the {@linkplain DiagnosticianBuilder#shortWindow short window} (10 seconds):
  * <ul>
@@ -148,12 +148,12 @@ public final class Diagnostician {
    * Starts watching {@code bulkhead}. A compartment already watched is left as it is; one with the same
    * name but a different identity replaces it (its history starts afresh).
    */
-  public void watch(Bulkhead bulkhead) {
+  public void watch(Compartment bulkhead) {
     Objects.requireNonNull(bulkhead, "bulkhead");
     add(bulkhead, null);
   }
 
-  private void add(Bulkhead bulkhead, BulkheadRegistry source) {
+  private void add(Compartment bulkhead, BulkheadRegistry source) {
     membership.lock();
     try {
       if (source != null && source.find(bulkhead.name()).orElse(null) != bulkhead) {
@@ -187,19 +187,19 @@ public final class Diagnostician {
     Objects.requireNonNull(registry, "registry");
     registry.addListener(new BulkheadRegistry.Listener() {
       @Override
-      public void onAdded(Bulkhead bulkhead) {
+      public void onAdded(Compartment bulkhead) {
         add(bulkhead, registry);
       }
 
       @Override
-      public void onRemoved(Bulkhead bulkhead) {
+      public void onRemoved(Compartment bulkhead) {
         unwatch(bulkhead);
       }
     });
   }
 
   /** Stops watching {@code bulkhead}; returns whether it was watched. */
-  public boolean unwatch(Bulkhead bulkhead) {
+  public boolean unwatch(Compartment bulkhead) {
     Objects.requireNonNull(bulkhead, "bulkhead");
     membership.lock();
     try {

@@ -21,7 +21,7 @@ final class Listeners {
   private static final BulkheadListener[] NONE = new BulkheadListener[0];
 
   // The compartment named in events: the compartment itself, or the view a WorkerPool registers.
-  private volatile Bulkhead bulkhead;
+  private volatile Compartment bulkhead;
   private final java.util.concurrent.locks.ReentrantLock writeLock =
       new java.util.concurrent.locks.ReentrantLock();
   private volatile BulkheadListener[] listeners;
@@ -29,7 +29,7 @@ final class Listeners {
   // Listeners whose first failure was already logged at WARNING; later ones go to DEBUG.
   private final Set<BulkheadListener> reported = ConcurrentHashMap.newKeySet();
 
-  Listeners(Bulkhead bulkhead, BulkheadListener[] initial) {
+  Listeners(Compartment bulkhead, BulkheadListener[] initial) {
     this.bulkhead = bulkhead;
     this.listeners = initial.length == 0 ? NONE : initial.clone();
   }
@@ -67,7 +67,7 @@ final class Listeners {
   }
 
   /** Names {@code face} instead of the compartment in every later event. */
-  void reportAs(Bulkhead face) {
+  void reportAs(Compartment face) {
     this.bulkhead = face;
   }
 

@@ -12,7 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * Sizes compartments from what they have seen: Little's law applied to observed traffic.
  *
- * <p>Each {@link #advise(Bulkhead)} takes a snapshot of the compartment's stats and compares it with an
+ * <p>Each {@link #advise(Compartment)} takes a snapshot of the compartment's stats and compares it with an
  * earlier one: the arrival rate is the calls that arrived between them (admitted, rejected or withdrawn)
  * per second, the latency is the mean time admitted calls held their slot over the stats window, and
  * the need is their product. The recommended limit is the need times the compartment's headroom,
@@ -23,7 +23,7 @@ import java.util.concurrent.ConcurrentHashMap;
  *     .headroom(Sizing.CRITICAL_HEADROOM)              // for every compartment not named below
  *     .headroom("reports", Sizing.OPTIONAL_HEADROOM)
  *     .build();
- * for (Bulkhead b : registry.all()) {
+ * for (Compartment b : registry.all()) {
  *   SizingAdvice advice = advisor.advise(b);           // call it from a dashboard poll or an endpoint
  *   System.out.println(advice.summary());
  * }
@@ -81,7 +81,7 @@ public final class SizingAdvisor {
    * Takes a snapshot of {@code bulkhead} and returns the advice for it. Cheap enough to call on every
    * dashboard refresh.
    */
-  public SizingAdvice advise(Bulkhead bulkhead) {
+  public SizingAdvice advise(Compartment bulkhead) {
     Objects.requireNonNull(bulkhead, "bulkhead");
     BulkheadStats stats = bulkhead.stats();
     long now = ticker.read();
@@ -113,7 +113,7 @@ public final class SizingAdvisor {
   public List<SizingAdvice> adviseAll(BulkheadRegistry registry) {
     Objects.requireNonNull(registry, "registry");
     List<SizingAdvice> all = new ArrayList<>();
-    for (Bulkhead b : registry.all()) {
+    for (Compartment b : registry.all()) {
       all.add(advise(b));
     }
     return Collections.unmodifiableList(all);
@@ -124,7 +124,7 @@ public final class SizingAdvisor {
     tracks.remove(name);
   }
 
-  private Track next(Track previous, Bulkhead bulkhead, Sample current) {
+  private Track next(Track previous, Compartment bulkhead, Sample current) {
     if (previous == null || previous.bulkhead != bulkhead) {
       return new Track(bulkhead, null, current); // new, or a new compartment under an old name
     }
@@ -148,11 +148,11 @@ public final class SizingAdvisor {
 
   /** The snapshots kept for one compartment: {@code older} is null until a second one is due. */
   private static final class Track {
-    final Bulkhead bulkhead;
+    final Compartment bulkhead;
     final Sample older;
     final Sample newer;
 
-    Track(Bulkhead bulkhead, Sample older, Sample newer) {
+    Track(Compartment bulkhead, Sample older, Sample newer) {
       this.bulkhead = bulkhead;
       this.older = older;
       this.newer = newer;

@@ -31,7 +31,7 @@ import java.util.function.Supplier;
  *
  * <pre>{@code
  * WorkerPool emails = WorkerPool.builder("emails").workers(4).queue(200).build();
- * registry.register(emails.bulkhead());          // metrics and dashboards see it like any compartment
+ * registry.register(emails.compartment());          // metrics and dashboards see it like any compartment
  *
  * CompletableFuture<Void> sent = emails.submit(() -> mailer.send(receipt)); // or BulkheadFullException
  *
@@ -122,7 +122,7 @@ public final class WorkerPool {
   private final Executor executor;
   private final ThreadPoolExecutor platformExecutor; // null with virtual threads
   private final boolean virtual;
-  private final Compartment compartment = new Compartment();
+  private final PoolCompartment compartment = new PoolCompartment();
 
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition idle = lock.newCondition();
@@ -134,7 +134,7 @@ public final class WorkerPool {
   WorkerPool(DefaultBulkhead gate, ThreadFactory threads, boolean virtual) {
     this.name = gate.name();
     this.gate = gate;
-    gate.reportEventsAs(compartment); // listeners added through bulkhead() see that object
+    gate.reportEventsAs(compartment); // listeners added through compartment() see that object
     this.virtual = virtual;
     if (virtual) {
       this.platformExecutor = null;
@@ -223,12 +223,11 @@ public final class WorkerPool {
   /**
    * The pool as a compartment, to register in a {@link BulkheadRegistry} so that metrics and
    * dashboards see it: its name, config, stats and listeners are the pool's, and
-   * {@link Bulkhead#setLimit} changes the number of workers. It takes work only through
-   * {@link #submit}: its {@code call}, {@code submit}, {@code tryAcquire} and {@code acquire} throw
-   * {@link UnsupportedOperationException}. Removing it from a registry returns its budget share, as
-   * for any compartment.
+   * {@link Compartment#setLimit} changes the number of workers. It takes work only through
+   * {@link #submit}: it has no admission methods of its own. Removing it from a registry returns its
+   * budget share, as for any compartment.
    */
-  public Bulkhead bulkhead() {
+  public Compartment compartment() {
     return compartment;
   }
 
@@ -574,13 +573,19 @@ public final class WorkerPool {
   }
 
   /** The pool seen as a compartment, for registries, metrics and dashboards. */
-  final class Compartment implements Bulkhead {
+  final class PoolCompartment implements Compartment {
 
     WorkerPool pool() {
       return WorkerPool.this;
     }
 
-    void leaveBudget() {
+    @Override
+    public Optional<Budget> budget() {
+      return gate.budget();
+    }
+
+    @Override
+    public void leaveBudget() {
       gate.leaveBudget();
     }
 
@@ -592,26 +597,6 @@ public final class WorkerPool {
     @Override
     public BulkheadConfig config() {
       return gate.config();
-    }
-
-    @Override
-    public <T> T call(Callable<T> task) {
-      throw notHere("call");
-    }
-
-    @Override
-    public <T> CompletableFuture<T> submit(Supplier<? extends CompletionStage<T>> task) {
-      throw notHere("submit");
-    }
-
-    @Override
-    public Optional<Permit> tryAcquire() {
-      throw notHere("tryAcquire");
-    }
-
-    @Override
-    public Permit acquire() {
-      throw notHere("acquire");
     }
 
     /**
@@ -641,12 +626,6 @@ public final class WorkerPool {
     @Override
     public boolean removeListener(BulkheadListener listener) {
       return gate.removeListener(listener);
-    }
-
-    private UnsupportedOperationException notHere(String method) {
-      return new UnsupportedOperationException("'" + name + "' is a worker pool: give it jobs with"
-          + " WorkerPool.submit, not Bulkhead." + method + " (which would take a worker's slot"
-          + " without a worker)");
     }
 
     @Override

@@ -16,18 +16,18 @@ class BulkheadRegistryTest {
     List<String> events = new ArrayList<>();
     registry.addListener(new BulkheadRegistry.Listener() {
       @Override
-      public void onAdded(Bulkhead b) {
+      public void onAdded(Compartment b) {
         events.add("+" + b.name());
       }
 
       @Override
-      public void onRemoved(Bulkhead b) {
+      public void onRemoved(Compartment b) {
         events.add("-" + b.name());
       }
     });
     registry.register(Bulkhead.builder("b").limit(1).build());
     assertThat(registry.find("a")).containsSame(a);
-    assertThat(registry.all()).extracting(Bulkhead::name).containsExactly("a", "b");
+    assertThat(registry.all()).extracting(Compartment::name).containsExactly("a", "b");
     assertThat(registry.remove("a")).containsSame(a);
     assertThat(registry.remove("a")).isEmpty();
     assertThat(events).containsExactly("+a", "+b", "-a");
@@ -45,8 +45,8 @@ class BulkheadRegistryTest {
   @Test
   void computeIfAbsent_buildsOnce() {
     BulkheadRegistry registry = BulkheadRegistry.create();
-    Bulkhead one = registry.computeIfAbsent("x", n -> Bulkhead.builder(n).limit(3).build());
-    Bulkhead two = registry.computeIfAbsent("x", n -> {
+    Compartment one = registry.computeIfAbsent("x", n -> Bulkhead.builder(n).limit(3).build());
+    Compartment two = registry.computeIfAbsent("x", n -> {
       throw new AssertionError("must not build twice");
     });
     assertThat(two).isSameAs(one);
@@ -64,7 +64,7 @@ class BulkheadRegistryTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("budget 'postgres' is over-subscribed: giving 'exports' a limit of 1 makes"
             + " checkout 6 + reports 4 + exports 1 = 11, more than its capacity of 10");
-    Bulkhead reports = registry.find("reports").orElseThrow();
+    Compartment reports = registry.find("reports").orElseThrow();
     registry.remove("reports");
     assertThat(db.allocated()).isEqualTo(6);
     reports.setLimit(5); // a discarded compartment cannot take its share back

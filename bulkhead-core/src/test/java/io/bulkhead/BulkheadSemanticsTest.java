@@ -482,19 +482,19 @@ class BulkheadSemanticsTest {
     AtomicInteger calls = new AtomicInteger();
     BulkheadListener evil = new BulkheadListener() {
       @Override
-      public void onAdmitted(Bulkhead bulkhead, long waitedNanos) {
+      public void onAdmitted(Compartment bulkhead, long waitedNanos) {
         calls.incrementAndGet();
         throw new IllegalStateException("listener bug");
       }
 
       @Override
-      public void onReleased(Bulkhead bulkhead, long heldNanos) {
+      public void onReleased(Compartment bulkhead, long heldNanos) {
         calls.incrementAndGet();
         throw new OutOfMemoryError("pretend");
       }
 
       @Override
-      public void onRejected(Bulkhead bulkhead, Reason reason) {
+      public void onRejected(Compartment bulkhead, Reason reason) {
         calls.incrementAndGet();
         throw new IllegalStateException("listener bug");
       }
@@ -637,7 +637,7 @@ class BulkheadSemanticsTest {
     List<Long> durations = new ArrayList<>();
     BulkheadListener listener = new BulkheadListener() {
       @Override
-      public void onReleased(Bulkhead bulkhead, long heldNanos) {
+      public void onReleased(Compartment bulkhead, long heldNanos) {
         durations.add(heldNanos);
       }
     };
@@ -760,27 +760,27 @@ class BulkheadSemanticsTest {
     final List<String> events = java.util.Collections.synchronizedList(new ArrayList<>());
 
     @Override
-    public void onAdmitted(Bulkhead bulkhead, long waitedNanos) {
+    public void onAdmitted(Compartment bulkhead, long waitedNanos) {
       events.add("admitted " + waitedNanos / 1_000_000);
     }
 
     @Override
-    public void onQueued(Bulkhead bulkhead) {
+    public void onQueued(Compartment bulkhead) {
       events.add("queued");
     }
 
     @Override
-    public void onRejected(Bulkhead bulkhead, Reason reason) {
+    public void onRejected(Compartment bulkhead, Reason reason) {
       events.add("rejected " + reason);
     }
 
     @Override
-    public void onCancelled(Bulkhead bulkhead, long waitedNanos) {
+    public void onCancelled(Compartment bulkhead, long waitedNanos) {
       events.add("cancelled " + waitedNanos / 1_000_000);
     }
 
     @Override
-    public void onReleased(Bulkhead bulkhead, long heldNanos) {
+    public void onReleased(Compartment bulkhead, long heldNanos) {
       events.add("released");
     }
   }

@@ -412,7 +412,7 @@ class DiagnosticianTest {
     java.util.concurrent.CountDownLatch removed = new java.util.concurrent.CountDownLatch(1);
     registry.addListener(new BulkheadRegistry.Listener() {
       @Override
-      public void onAdded(Bulkhead b) {
+      public void onAdded(Compartment b) {
         inGate.countDown();
         try {
           removed.await();
@@ -517,7 +517,7 @@ class DiagnosticianTest {
   // ------------------------------------------------------------------------------------------------
 
   /** A compartment whose numbers the test writes; every other operation is unsupported. */
-  static final class Scripted implements Bulkhead {
+  static final class Scripted implements Compartment {
     static final long NO_LATENCY = -1;
 
     private final String name;
@@ -567,24 +567,12 @@ class DiagnosticianTest {
     }
 
     @Override
-    public <T> T call(Callable<T> task) {
-      throw new UnsupportedOperationException();
+    public Optional<Budget> budget() {
+      return Optional.empty();
     }
 
     @Override
-    public <T> CompletableFuture<T> submit(Supplier<? extends CompletionStage<T>> task) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public Optional<Permit> tryAcquire() {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public Permit acquire() {
-      throw new UnsupportedOperationException();
-    }
+    public void leaveBudget() {}
 
     @Override
     public void setLimit(int limit) {

@@ -370,22 +370,22 @@ class StressTest {
     final LongAdder cancelledEvents = new LongAdder();
     final BulkheadListener listener = new BulkheadListener() {
       @Override
-      public void onAdmitted(Bulkhead bulkhead, long waitedNanos) {
+      public void onAdmitted(Compartment bulkhead, long waitedNanos) {
         admittedEvents.increment();
       }
 
       @Override
-      public void onRejected(Bulkhead bulkhead, Reason reason) {
+      public void onRejected(Compartment bulkhead, Reason reason) {
         rejectedEvents.increment();
       }
 
       @Override
-      public void onCancelled(Bulkhead bulkhead, long waitedNanos) {
+      public void onCancelled(Compartment bulkhead, long waitedNanos) {
         cancelledEvents.increment();
       }
 
       @Override
-      public void onReleased(Bulkhead bulkhead, long heldNanos) {
+      public void onReleased(Compartment bulkhead, long heldNanos) {
         releasedEvents.increment();
       }
     };

@@ -215,7 +215,7 @@ public final class BulkheadFile {
             }
             WorkerPool pool = builder.build();
             pools.put(c.name(), pool);
-            registry.register(pool.bulkhead());
+            registry.register(pool.compartment());
           } else {
             BulkheadBuilder builder = Bulkhead.builder(c.name()).limit(c.limit()).maxQueue(c.queue());
             c.maxWait().ifPresent(builder::maxWait);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.bulkhead.Bulkhead;
+import io.bulkhead.Compartment;
 import io.bulkhead.BulkheadRegistry;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -71,8 +72,8 @@ class BulkheadFileTest {
   void workedExample_buildsARegistryWhoseCompartmentsDrawOnTheBudget() {
     Compartments built = BulkheadFile.load(EXAMPLE).build();
     BulkheadRegistry registry = built.registry();
-    assertThat(registry.all()).extracting(Bulkhead::name).containsExactly("checkout", "reports");
-    Bulkhead reports = registry.find("reports").orElseThrow();
+    assertThat(registry.all()).extracting(Compartment::name).containsExactly("checkout", "reports");
+    Bulkhead reports = registry.bulkhead("reports").orElseThrow();
     assertThat(reports.config().limit()).isEqualTo(4);
     assertThat(reports.config().maxQueue()).hasValue(2);
     assertThat(reports.config().maxWait()).contains(Duration.ofMillis(500));
@@ -279,7 +280,7 @@ class BulkheadFileTest {
         .isEqualTo("budget 'postgres': checkout 6 + exports 3 = 9, within its capacity of 10");
 
     Compartments built = f.build();
-    assertThat(built.registry().all()).extracting(Bulkhead::name).containsExactly("checkout", "exports", "emails");
+    assertThat(built.registry().all()).extracting(Compartment::name).containsExactly("checkout", "exports", "emails");
     io.bulkhead.WorkerPool pool = built.workerPool("exports").orElseThrow();
     assertThat(pool.workers()).isEqualTo(3);
     assertThat(built.registry().find("exports").orElseThrow().config().maxQueue()).hasValue(20);

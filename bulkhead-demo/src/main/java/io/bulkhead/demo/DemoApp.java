@@ -121,7 +121,7 @@ public class DemoApp implements AutoCloseable {
   /** "server (50 in flight, unbounded queue), llm (10 in flight, 20 waiting, 1 s wait)". */
   public String describeCompartments() {
     StringBuilder out = new StringBuilder();
-    for (Bulkhead b : registry.all()) {
+    for (io.bulkhead.Compartment b : registry.all()) {
       if (out.length() > 0) {
         out.append(", ");
       }

@@ -1,6 +1,6 @@
 package io.bulkhead.demo;
 
-import io.bulkhead.Bulkhead;
+import io.bulkhead.Compartment;
 import io.bulkhead.BulkheadConfig;
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.BulkheadRegistry;
@@ -71,7 +71,7 @@ final class Observability implements AutoCloseable {
    */
   interface Resources {
     /** The figures of the resource behind {@code compartment}; empty when this knows none. */
-    Optional<Resource> of(Bulkhead compartment);
+    Optional<Resource> of(Compartment compartment);
   }
 
   /**
@@ -114,7 +114,7 @@ final class Observability implements AutoCloseable {
     diagnostician.watch(registry);
     registry.addListener(new BulkheadRegistry.Listener() {
       @Override
-      public void onRemoved(Bulkhead bulkhead) {
+      public void onRemoved(Compartment bulkhead) {
         advisor.forget(bulkhead.name());
       }
     });
@@ -174,7 +174,7 @@ final class Observability implements AutoCloseable {
     j.field("uptimeMs").number(millis(System.nanoTime() - startedNanos));
     j.field("sampleEveryMs").number(SAMPLE_EVERY.toMillis());
     j.field("compartments").open('[');
-    for (Bulkhead b : registry.all()) {
+    for (Compartment b : registry.all()) {
       compartment(j, b);
     }
     j.close(']');
@@ -182,7 +182,7 @@ final class Observability implements AutoCloseable {
     return j.toString();
   }
 
-  private void compartment(Json j, Bulkhead b) {
+  private void compartment(Json j, Compartment b) {
     BulkheadStats s = b.stats();
     BulkheadConfig c = b.config();
     j.open('{');
@@ -224,7 +224,7 @@ final class Observability implements AutoCloseable {
     j.close('}');
   }
 
-  private Optional<Resource> resourceOf(Bulkhead b) {
+  private Optional<Resource> resourceOf(Compartment b) {
     for (Resources r : resources) {
       Optional<Resource> found = r.of(b);
       if (found.isPresent()) {

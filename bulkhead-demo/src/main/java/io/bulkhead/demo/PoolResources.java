@@ -1,6 +1,6 @@
 package io.bulkhead.demo;
 
-import io.bulkhead.Bulkhead;
+import io.bulkhead.Compartment;
 import io.bulkhead.jdbc.DatabasePools;
 import io.bulkhead.jdbc.PoolStats;
 import io.bulkhead.jdbc.WorkloadPool;
@@ -46,7 +46,7 @@ final class PoolResources implements Observability.Resources {
   }
 
   @Override
-  public Optional<Observability.Resource> of(Bulkhead compartment) {
+  public Optional<Observability.Resource> of(Compartment compartment) {
     WorkloadPool pool = byName.get(compartment.name());
     if (pool == null || pool.bulkhead() != compartment) {
       return Optional.empty();

@@ -237,7 +237,7 @@ class DashboardBrowserTest {
           resources.track(opened);
           heldConnections.add(opened.pool("pool-0").getConnection());
           heldConnections.add(opened.pool("pool-1").getConnection());
-          Bulkhead paced = many.registry().find("dependency-01").orElseThrow();
+          Bulkhead paced = many.registry().bulkhead("dependency-01").orElseThrow();
           WorkloadPool queried = opened.pool("pool-3");
           traffic.scheduleAtFixedRate(() -> {
             try {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.bulkhead.Compartment;
 import io.bulkhead.Bulkhead;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -63,14 +64,14 @@ class DemoAppTest {
     DemoApp shared = closeLater(new DemoApp(AppSettings.defaults(Mode.SHARED, upstream)));
     DemoApp bulkhead = closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream)));
 
-    assertThat(shared.registry().all()).extracting(Bulkhead::name).containsExactly("server");
-    assertThat(bulkhead.registry().all()).extracting(Bulkhead::name)
+    assertThat(shared.registry().all()).extracting(Compartment::name).containsExactly("server");
+    assertThat(bulkhead.registry().all()).extracting(Compartment::name)
         .containsExactly("server", "llm");
-    Bulkhead server = bulkhead.registry().find("server").orElseThrow();
+    Bulkhead server = bulkhead.registry().bulkhead("server").orElseThrow();
     assertThat(server.config().limit()).isEqualTo(50);
     assertThat(server.config().maxQueue()).isEmpty();
     assertThat(server.config().maxWait()).isEmpty();
-    Bulkhead llm = bulkhead.registry().find("llm").orElseThrow();
+    Bulkhead llm = bulkhead.registry().bulkhead("llm").orElseThrow();
     assertThat(llm.config().limit()).isEqualTo(10);
     assertThat(llm.config().maxQueue()).hasValue(20);
     assertThat(llm.config().maxWait()).hasValue(Duration.ofSeconds(1));
@@ -136,7 +137,7 @@ class DemoAppTest {
     app.route("/hello", text("hello"));
     app.start(0);
     CompletableFuture<HttpResponse<String>> holding = getAsync(app.uri(), "/chat");
-    Bulkhead server = app.registry().find("server").orElseThrow();
+    Bulkhead server = app.registry().bulkhead("server").orElseThrow();
     await().atMost(10, SECONDS).until(() -> upstream.requests() == 1);
 
     HttpResponse<String> probe = get(app.uri(), "/probe"); // bypasses the full cap
@@ -179,7 +180,7 @@ class DemoAppTest {
       }
     });
     app.start(0);
-    Bulkhead server = app.registry().find("server").orElseThrow();
+    Bulkhead server = app.registry().bulkhead("server").orElseThrow();
 
     CompletableFuture<HttpResponse<String>> chat = getAsync(app.uri(), "/chat");
     entered.get(10, SECONDS);

@@ -59,8 +59,8 @@ class ObservabilityTest {
     DemoApp app = closeLater(new DemoApp(new AppSettings(Mode.BULKHEAD, upstream.uri(), 1, 1, 1,
         Duration.ofSeconds(30), Duration.ofSeconds(30))));
     app.start(0);
-    Bulkhead server = app.registry().find("server").orElseThrow();
-    Bulkhead llm = app.registry().find("llm").orElseThrow();
+    Bulkhead server = app.registry().bulkhead("server").orElseThrow();
+    Bulkhead llm = app.registry().bulkhead("llm").orElseThrow();
     CompletableFuture<HttpResponse<String>> chat = getAsync(app.uri(), "/chat");
     await().atMost(30, SECONDS).until(() -> upstream.requests() == 1);
     CompletableFuture<HttpResponse<String>> login = getAsync(app.uri(), "/login");

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.bulkhead.Compartment;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.BulkheadListener;
@@ -118,7 +119,7 @@ class UpstreamClientTest {
         .maxWait(Duration.ofSeconds(60))
         .listener(new BulkheadListener() {
           @Override
-          public void onAdmitted(Bulkhead bulkhead, long waitedNanos) {
+          public void onAdmitted(Compartment bulkhead, long waitedNanos) {
             if (waitedNanos > 0) {
               try {
                 openAtHandOff.add(upstream.probe());

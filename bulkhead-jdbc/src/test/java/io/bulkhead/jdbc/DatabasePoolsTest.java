@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.bulkhead.Compartment;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadRegistry;
 import java.net.InetAddress;
@@ -140,7 +141,7 @@ class DatabasePoolsTest extends PostgresTestSupport {
       throws Exception {
     BulkheadRegistry registry = BulkheadRegistry.create();
     DatabasePools db = open(pools().registry(registry).pool(pool("a", 1)).pool(pool("b", 1)));
-    assertThat(registry.all()).extracting(Bulkhead::name)
+    assertThat(registry.all()).extracting(Compartment::name)
         .containsExactly(prefix + ".a", prefix + ".b");
     assertThat(registry.find(prefix + ".a")).containsSame(db.pool("a").bulkhead());
     db.close();
@@ -151,7 +152,7 @@ class DatabasePoolsTest extends PostgresTestSupport {
             .open())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining(prefix + ".b");
-    assertThat(registry.all()).extracting(Bulkhead::name).containsExactly(prefix + ".b");
+    assertThat(registry.all()).extracting(Compartment::name).containsExactly(prefix + ".b");
     await().atMost(SERVER_SETTLES).until(() -> backends(prefix), n -> n == 0);
   }
 

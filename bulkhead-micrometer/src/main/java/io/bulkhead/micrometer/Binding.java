@@ -1,6 +1,6 @@
 package io.bulkhead.micrometer;
 
-import io.bulkhead.Bulkhead;
+import io.bulkhead.Compartment;
 import io.bulkhead.BulkheadRegistry;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
@@ -49,7 +49,7 @@ final class Binding implements BulkheadRegistry.Listener {
   }
 
   @Override
-  public void onAdded(Bulkhead bulkhead) {
+  public void onAdded(Compartment bulkhead) {
     lock.lock();
     try {
       if (closed || (source != null && source.find(bulkhead.name()).orElse(null) != bulkhead)) {
@@ -69,7 +69,7 @@ final class Binding implements BulkheadRegistry.Listener {
   }
 
   @Override
-  public void onRemoved(Bulkhead bulkhead) {
+  public void onRemoved(Compartment bulkhead) {
     lock.lock();
     try {
       CompartmentMeters existing = byName.get(bulkhead.name());

@@ -1,6 +1,6 @@
 package io.bulkhead.micrometer;
 
-import io.bulkhead.Bulkhead;
+import io.bulkhead.Compartment;
 import io.bulkhead.BulkheadRegistry;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -51,7 +51,7 @@ import java.util.concurrent.locks.ReentrantLock;
  *   <tr><td>{@value #QUEUE_WAIT}</td><td>timer</td><td>{@code bulkhead_queue_wait_seconds}</td></tr>
  * </table>
  *
- * <p>Gauges and counters read the compartment's own {@link Bulkhead#stats()} when the registry polls
+ * <p>Gauges and counters read the compartment's own {@link Compartment#stats()} when the registry polls
  * them, so they are exact and cost nothing on the call path; the counters are cumulative since the
  * compartment was built and never go down. The two timers are fed by a {@link io.bulkhead.BulkheadListener}
  * as calls finish (call duration: how long a call held its slot) and as waiters are admitted (queue
@@ -92,19 +92,19 @@ public final class BulkheadMetrics implements MeterBinder, AutoCloseable {
   /** The tag carrying the rejection reason on {@link #REJECTED}. */
   public static final String REASON_TAG = "reason";
 
-  private final Bulkhead bulkhead; // null when following a registry
+  private final Compartment bulkhead; // null when following a registry
   private final BulkheadRegistry registry; // null for a single compartment
   private final ReentrantLock lock = new ReentrantLock();
   private final List<Binding> bindings = new ArrayList<>(); // guarded by lock
   private boolean closed; // guarded by lock
 
-  private BulkheadMetrics(Bulkhead bulkhead, BulkheadRegistry registry) {
+  private BulkheadMetrics(Compartment bulkhead, BulkheadRegistry registry) {
     this.bulkhead = bulkhead;
     this.registry = registry;
   }
 
   /** Meters for one compartment. */
-  public static BulkheadMetrics of(Bulkhead bulkhead) {
+  public static BulkheadMetrics of(Compartment bulkhead) {
     return new BulkheadMetrics(Objects.requireNonNull(bulkhead, "bulkhead"), null);
   }
 

@@ -12,7 +12,7 @@ import static io.bulkhead.micrometer.BulkheadMetrics.REASON_TAG;
 import static io.bulkhead.micrometer.BulkheadMetrics.REJECTED;
 import static io.bulkhead.micrometer.BulkheadMetrics.WAITING;
 
-import io.bulkhead.Bulkhead;
+import io.bulkhead.Compartment;
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.BulkheadListener;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -39,13 +39,13 @@ final class CompartmentMeters implements BulkheadListener {
   static final Duration SHORTEST_EXPECTED = Duration.ofMillis(1);
   static final Duration LONGEST_EXPECTED = Duration.ofMinutes(1);
 
-  private final Bulkhead bulkhead;
+  private final Compartment bulkhead;
   private final MeterRegistry registry;
   private final List<Meter> meters = new ArrayList<>();
   private final Timer callDuration;
   private final Timer queueWait;
 
-  private CompartmentMeters(MeterRegistry registry, Bulkhead bulkhead) {
+  private CompartmentMeters(MeterRegistry registry, Compartment bulkhead) {
     this.registry = registry;
     this.bulkhead = bulkhead;
     Tags tags = Tags.of(NAME_TAG, bulkhead.name());
@@ -94,13 +94,13 @@ final class CompartmentMeters implements BulkheadListener {
     meters.add(queueWait);
   }
 
-  static CompartmentMeters register(MeterRegistry registry, Bulkhead bulkhead) {
+  static CompartmentMeters register(MeterRegistry registry, Compartment bulkhead) {
     CompartmentMeters m = new CompartmentMeters(registry, bulkhead);
     bulkhead.addListener(m);
     return m;
   }
 
-  Bulkhead bulkhead() {
+  Compartment bulkhead() {
     return bulkhead;
   }
 
@@ -111,20 +111,20 @@ final class CompartmentMeters implements BulkheadListener {
     }
   }
 
-  private static double maxQueue(Bulkhead b) {
+  private static double maxQueue(Compartment b) {
     OptionalInt max = b.config().maxQueue();
     return max.isPresent() ? max.getAsInt() : Double.POSITIVE_INFINITY;
   }
 
   @Override
-  public void onAdmitted(Bulkhead b, long waitedNanos) {
+  public void onAdmitted(Compartment b, long waitedNanos) {
     if (waitedNanos > 0) {
       queueWait.record(waitedNanos, TimeUnit.NANOSECONDS);
     }
   }
 
   @Override
-  public void onReleased(Bulkhead b, long heldNanos) {
+  public void onReleased(Compartment b, long heldNanos) {
     callDuration.record(heldNanos, TimeUnit.NANOSECONDS);
   }
 }

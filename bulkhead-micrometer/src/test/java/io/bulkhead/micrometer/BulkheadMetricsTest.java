@@ -16,6 +16,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.bulkhead.Bulkhead;
+import io.bulkhead.Compartment;
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.BulkheadFullException.Reason;
 import io.bulkhead.BulkheadRegistry;
@@ -333,11 +334,12 @@ class BulkheadMetricsTest {
     for (Future<?> w : workers) {
       w.get(60, SECONDS);
     }
-    Set<String> registered = registry.all().stream().map(Bulkhead::name)
+    Set<String> registered = registry.all().stream().map(Compartment::name)
         .collect(Collectors.toCollection(TreeSet::new));
     assertThat(boundNames(meters)).isEqualTo(registered);
     assertThat(meters.getMeters()).hasSize(11 * registered.size());
-    for (Bulkhead b : registry.all()) {
+    for (Compartment c : registry.all()) {
+      Bulkhead b = (Bulkhead) c;
       assertThat(gauge(LIMIT, b.name())).isEqualTo(b.config().limit());
       long before = timer(CALL_DURATION, b.name()).count();
       b.call(() -> "once");
@@ -357,7 +359,7 @@ class BulkheadMetricsTest {
     CountDownLatch removed = new CountDownLatch(1);
     registry.addListener(new BulkheadRegistry.Listener() {
       @Override
-      public void onAdded(Bulkhead b) {
+      public void onAdded(Compartment b) {
         inGate.countDown();
         try {
           removed.await();

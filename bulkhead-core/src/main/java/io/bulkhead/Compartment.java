@@ -1,0 +1,53 @@
+package io.bulkhead;
+
+import java.util.Optional;
+
+/**
+ * What can be read and managed about a compartment, whatever admits its work: its name, settings and
+ * numbers, its limit, its listeners and its share of a {@link Budget}.
+ *
+ * <p>Registries, metrics, diagnosis, dashboards and budgets work with this view. A {@link Bulkhead} is
+ * one that also admits calls; a {@link WorkerPool}'s view is one whose limit is its number of workers.
+ * A decorator of your own implements this (or {@code Bulkhead}) by forwarding, and leaves its budget
+ * through {@link #leaveBudget()} like any other.
+ *
+ * <p>Implementations are thread-safe.
+ */
+public interface Compartment {
+
+  /** The compartment's name. */
+  String name();
+
+  /** The current settings; {@link BulkheadConfig#limit()} reflects the latest {@link #setLimit}. */
+  BulkheadConfig config();
+
+  /**
+   * Changes how many calls may be in flight; never blocks.
+   *
+   * <p>Raising the limit hands the new slots to waiters at once. Lowering it lets the calls in flight
+   * finish and admits no one until fewer than the new limit are in flight.
+   *
+   * @throws IllegalArgumentException if {@code limit} is less than 1, or the compartment's budget has
+   *     no room for it
+   */
+  void setLimit(int limit);
+
+  /** A snapshot of the compartment's numbers. */
+  BulkheadStats stats();
+
+  /** Adds a listener for this compartment's events; see {@link BulkheadListener}. */
+  void addListener(BulkheadListener listener);
+
+  /** Removes a listener added earlier; returns whether it was present. */
+  boolean removeListener(BulkheadListener listener);
+
+  /** The budget this compartment draws on, if any, until it {@linkplain #leaveBudget() leaves} it. */
+  Optional<Budget> budget();
+
+  /**
+   * Gives this compartment's share back to its budget, for a compartment being discarded (a registry
+   * calls it on removal). Later limit changes no longer touch the budget. Idempotent; does nothing
+   * without a budget.
+   */
+  void leaveBudget();
+}
