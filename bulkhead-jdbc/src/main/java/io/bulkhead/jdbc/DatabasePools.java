@@ -48,8 +48,9 @@ import java.util.function.Consumer;
  * {@link Builder#reserveForOtherClients}, read from the server by {@link Builder#open()}. Pools that
  * add up to more, or a budget larger than the server allows, fail at start-up with a message that
  * shows the arithmetic, because pools that over-subscribe the server are decoration: when they fill
- * together, the server's own limit becomes the shared pool they were meant to avoid. Raising a
- * compartment's limit later ({@link Bulkhead#setLimit}) is checked against the same budget.
+ * together, the server's own limit becomes the shared pool they were meant to avoid. Resizing a pool
+ * later through its compartment ({@link WorkloadPool#compartment()}, or the one found in the
+ * registry) is checked against the same budget, and resizes the HikariCP pool with it.
  *
  * <p><b>Start-up.</b> {@code open()} reads the server's limit over one short-lived connection, then
  * opens every pool and every one of its connections, so a database that is unreachable, refuses the
@@ -242,8 +243,9 @@ public final class DatabasePools implements AutoCloseable {
     }
 
     /**
-     * Registers each pool's compartment in {@code registry} (so metrics binders and dashboards find
-     * it) until the pools are closed.
+     * Registers each pool's compartment ({@link WorkloadPool#compartment()}) in {@code registry} (so
+     * metrics binders and dashboards find it, and its {@code setLimit} resizes the pool) until the
+     * pools are closed.
      */
     public Builder registry(BulkheadRegistry registry) {
       this.registry = Objects.requireNonNull(registry, "registry");
@@ -300,31 +302,39 @@ public final class DatabasePools implements AutoCloseable {
       int capacity = capacity(limit);
       Budget shared = Budget.of(name, capacity);
 
-      // Compartments first, so that a name clash in the registry fails before any connection opens.
-      Map<String, Bulkhead> compartments = new LinkedHashMap<>();
-      Map<String, WorkloadPool> opened = new LinkedHashMap<>();
-      List<Bulkhead> registered = new ArrayList<>();
-      try {
-        for (PoolConfig pool : pools.values()) {
-          Bulkhead bulkhead = compartment(name + "." + pool.name(), pool, shared);
-          compartments.put(pool.name(), bulkhead);
-          if (registry != null) {
-            registry.register(bulkhead);
-            registered.add(bulkhead);
-          }
-        }
+      // A name taken in the registry fails before any connection opens; register() below, after
+      // the pools are open, is what decides if another thread registers the same name meanwhile.
+      if (registry != null) {
         for (PoolConfig pool : pools.values()) {
           String qualified = name + "." + pool.name();
+          if (registry.find(qualified).isPresent()) {
+            throw new IllegalArgumentException("database '" + name + "' cannot register pool '"
+                + pool.name() + "': its registry already has a compartment named '" + qualified
+                + "'");
+          }
+        }
+      }
+      Map<String, WorkloadPool> opened = new LinkedHashMap<>();
+      List<WorkloadPool> registered = new ArrayList<>();
+      try {
+        for (PoolConfig pool : pools.values()) {
+          String qualified = name + "." + pool.name();
+          Bulkhead gate = gate(qualified, pool, shared);
           HikariDataSource hikariPool = openHikari(qualified, pool);
-          opened.put(pool.name(),
-              new WorkloadPool(pool, qualified, compartments.get(pool.name()), hikariPool));
+          opened.put(pool.name(), new WorkloadPool(pool, qualified, gate, hikariPool));
+        }
+        if (registry != null) {
+          for (WorkloadPool pool : opened.values()) {
+            registry.register(pool.compartment());
+            registered.add(pool);
+          }
         }
       } catch (SQLException | RuntimeException | Error e) {
+        for (WorkloadPool pool : registered) {
+          registry.remove(pool.qualifiedName());
+        }
         for (WorkloadPool pool : opened.values()) {
           pool.close();
-        }
-        for (Bulkhead b : registered) {
-          registry.remove(b.name());
         }
         throw e;
       }
@@ -413,7 +423,7 @@ public final class DatabasePools implements AutoCloseable {
       return capacity;
     }
 
-    private static Bulkhead compartment(String qualified, PoolConfig pool, Budget budget) {
+    private static Bulkhead gate(String qualified, PoolConfig pool, Budget budget) {
       BulkheadBuilder b = Bulkhead.builder(qualified).limit(pool.size()).budget(budget);
       if (pool.queueBounded()) {
         b.maxQueue(pool.maxQueueValue());

@@ -1,15 +1,27 @@
 package io.bulkhead.jdbc;
 
+import com.zaxxer.hikari.HikariConfigMXBean;
 import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.HikariPoolMXBean;
+import io.bulkhead.Budget;
 import io.bulkhead.Bulkhead;
+import io.bulkhead.BulkheadConfig;
 import io.bulkhead.BulkheadFullException;
+import io.bulkhead.BulkheadListener;
 import io.bulkhead.BulkheadStats;
+import io.bulkhead.Compartment;
 import io.bulkhead.Permit;
 import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 
@@ -17,8 +29,8 @@ import javax.sql.DataSource;
  * One workload's connection pool: a {@link DataSource} whose connections come from its own HikariCP
  * pool, behind a compartment that bounds how many callers wait for one and for how long.
  *
- * <p>{@link #getConnection()} first takes a slot of the compartment ({@link #bulkhead()}), whose limit
- * is the pool's size. If every connection is in use and the queue is full, or the caller waited
+ * <p>{@link #getConnection()} first takes a slot of the compartment ({@link #compartment()}), whose
+ * limit is the pool's size. If every connection is in use and the queue is full, or the caller waited
  * {@link PoolConfig#maxWait()}, it throws {@link BulkheadFullException} at once, without joining
  * HikariCP's wait line. An admitted caller then takes a connection from HikariCP, which has one ready
  * for it unless it is opening or replacing connections (bounded by
@@ -30,20 +42,60 @@ import javax.sql.DataSource;
  * {@code getConnection()} returns that same connection; the connection that a {@code ResultSet}'s
  * statement reports is HikariCP's, so do not close that one.
  *
+ * <p>The size changes through the compartment: {@code compartment().setLimit(n)}, or the same call
+ * on the compartment found in a {@link io.bulkhead.BulkheadRegistry}, resizes HikariCP with it.
+ *
  * <p>Instances come from {@link DatabasePools}, which opens and closes them. This class is
  * thread-safe.
+ */
+/*
+ * Resizing
+ * --------
+ * Two limits must agree: the gate's (callers admitted) and HikariCP's maximumPoolSize (connections it
+ * may open; minimumIdle equals it, the pool is fixed). Invariant S1: whenever the gate admits a
+ * caller, HikariCP may open a connection for it, i.e. gate limit <= HikariCP's size, except for the
+ * callers already in flight when a shrink began, which keep their connections (S2: a resize never
+ * takes a connection from a caller). PoolCompartment.setLimit keeps S1 by ordering the writes:
+ *   grow   HikariCP max, then minIdle (min <= max throughout), then gate.setLimit (the budget check)
+ *   shrink gate.setLimit, then HikariCP minIdle, then max, then softEvictConnections
+ * softEvict closes idle connections now and busy ones when returned (S2), so HikariCP's surplus
+ * leaves the server; a fixed pool would otherwise keep it until maxLifetime.
+ *
+ * Races, as interleavings
+ *   Z1 two setLimit calls. T1 grows to 6 while T2 shrinks to 2: unserialised, T2 could lower HikariCP
+ *      after T1 raised it and before T1 raised the gate, leaving gate 6 over HikariCP 2. `resizing`
+ *      (a lock of the view) serialises them; under it run only the gate's setLimit (whose granted
+ *      waiters are threads parked in getConnection: it unparks them, it runs no user code) and
+ *      HikariCP's setters. No listener is called by either.
+ *   Z2 budget refusal vs growth. The budget may refuse the gate after HikariCP was raised. Before
+ *      touching HikariCP the view checks the budget's room, so a refusal seen there changes nothing.
+ *      Another compartment of the same budget can take the room between that check and the gate's
+ *      own (T1 checks room for 2 more, T2 grows `checkout` by 2, T1's gate is refused): T1 then sets
+ *      HikariCP back (minIdle, then max). If HikariCP's housekeeping or a returned connection ran its
+ *      fill in that window it may have opened connections beyond the old size; T1 soft-evicts them
+ *      when it sees more than the old size open. One still being opened at that moment is closed at
+ *      its maxLifetime at the latest. The other way round (the check sees no room, another
+ *      compartment frees some before the gate's check, and the gate grows) the gate leads HikariCP by
+ *      the few instructions until HikariCP is raised too; a caller admitted in them waits for its
+ *      connection inside HikariCP, bounded by connectionTimeout.
+ *   Z3 getConnection vs shrink. T1 is admitted under limit 4 while T2 shrinks to 2: T1 gets its
+ *      connection (HikariCP's size drops only after the gate's, and a busy connection is evicted
+ *      only when returned); the gate admits no one else until fewer than 2 are in flight.
+ *   Z4 setLimit vs close. Under `resizing`, setLimit reads `closed` and close sets it, so a resize
+ *      never reaches a HikariCP pool that close has begun to shut.
  */
 public final class WorkloadPool implements DataSource {
 
   private final PoolConfig config;
   private final String qualifiedName;
-  private final Bulkhead bulkhead;
+  private final Bulkhead gate; // admits getConnection(); never handed out, so only we resize it
   private final HikariDataSource hikari;
+  private final PoolCompartment compartment = new PoolCompartment();
 
-  WorkloadPool(PoolConfig config, String qualifiedName, Bulkhead bulkhead, HikariDataSource hikari) {
+  WorkloadPool(PoolConfig config, String qualifiedName, Bulkhead gate, HikariDataSource hikari) {
     this.config = config;
     this.qualifiedName = qualifiedName;
-    this.bulkhead = bulkhead;
+    this.gate = gate;
     this.hikari = hikari;
   }
 
@@ -66,46 +118,51 @@ public final class WorkloadPool implements DataSource {
   }
 
   /**
-   * The compartment in front of the pool: add listeners to it, or read its stats. To change how many
-   * connections the workload may hold, call {@link #resize(int)}, which changes the compartment and
-   * the pool together; the compartment's own {@code setLimit} leaves the pool's size as it was.
+   * The pool as a compartment, the one {@link DatabasePools} registers: its name, settings, numbers
+   * and listeners are the pool's, and {@link Compartment#setLimit} resizes the HikariCP pool with the
+   * compartment, checked against the database's budget:
+   *
+   * <pre>{@code
+   * registry.find("orders.reports").orElseThrow().setLimit(6); // 6 connections, HikariCP too
+   * }</pre>
+   *
+   * <p>Growing raises HikariCP's size first and the compartment's limit after it, so no caller is
+   * admitted for a connection the pool may not open; HikariCP opens the new connections when they are
+   * first needed or at its next housekeeping run (a caller admitted meanwhile waits for one, up to
+   * {@link PoolConfig#connectionTimeout()}). Shrinking lowers the limit first: connections in use are
+   * not taken from their callers, and no one is admitted until fewer than the new limit are in use.
+   * Then HikariCP is lowered and its connections are replaced by the new number (idle ones at once,
+   * ones in use when they are closed), so the surplus stops counting against the server.
+   *
+   * <p>{@code setLimit} throws {@link IllegalArgumentException} for a size below 1 or one the budget
+   * has no room for, and {@link IllegalStateException} once the pools are closed; the compartment and
+   * HikariCP are then as they were. The view has no admission methods: connections come only from
+   * {@link #getConnection()}. Events reach listeners added through it with this view as their
+   * compartment.
    */
-  public Bulkhead bulkhead() {
-    return bulkhead;
+  public Compartment compartment() {
+    return compartment;
   }
 
   /**
-   * Changes how many connections the workload may hold, checked against the database's budget.
-   * Growing admits more callers at once; HikariCP opens the new connections when they are first
-   * needed or at its next housekeeping run (a caller admitted meanwhile waits for one, up to
-   * {@link PoolConfig#connectionTimeout()}).
-   * Shrinking admits fewer at once, and the pool's connections are replaced by the new number: idle
-   * ones at once, ones in use when they are closed.
+   * The pool's compartment, as {@link #compartment()}.
    *
-   * @throws IllegalArgumentException if {@code size} is less than 1 or the budget has no room for it;
-   *     nothing changes then
+   * @deprecated use {@link #compartment()}; this name is kept only until the callers in the
+   *     checkout-vs-reports experiment have moved to it.
    */
-  public void resize(int size) {
-    int before = bulkhead.config().limit();
-    bulkhead.setLimit(size); // checks the budget first, and throws before anything changes
-    hikari.getHikariConfigMXBean().setMaximumPoolSize(size);
-    hikari.getHikariConfigMXBean().setMinimumIdle(size);
-    if (size < before) {
-      // HikariCP keeps a fixed pool's surplus connections open until their maxLifetime; they would
-      // still count against the server. Evict them all (idle ones now, busy ones when they come
-      // back) and let HikariCP reopen the new size.
-      hikari.getHikariPoolMXBean().softEvictConnections();
-    }
+  @Deprecated(forRemoval = true)
+  public Compartment bulkhead() {
+    return compartment;
   }
 
   /** A snapshot of the pool's and the compartment's numbers. */
   public PoolStats stats() {
     HikariPoolMXBean pool = hikari.getHikariPoolMXBean();
     if (pool == null || hikari.isClosed()) {
-      BulkheadStats compartment = bulkhead.stats();
+      BulkheadStats compartment = gate.stats();
       return new PoolStats(config.name(), compartment.limit(), 0, 0, 0, 0, compartment);
     }
-    BulkheadStats compartment = bulkhead.stats();
+    BulkheadStats compartment = gate.stats();
     return new PoolStats(
         config.name(),
         compartment.limit(),
@@ -127,7 +184,7 @@ public final class WorkloadPool implements DataSource {
    */
   @Override
   public Connection getConnection() throws SQLException {
-    Permit permit = bulkhead.acquire();
+    Permit permit = gate.acquire();
     try {
       Connection connection = hikari.getConnection();
       return PermitConnection.wrap(connection, permit, hikari, qualifiedName);
@@ -187,11 +244,199 @@ public final class WorkloadPool implements DataSource {
   }
 
   void close() {
+    compartment.resizing.lock();
+    try {
+      compartment.closed = true;
+    } finally {
+      compartment.resizing.unlock();
+    }
     hikari.close();
+  }
+
+  /** HikariCP's settings, for tests that check that the pool follows the compartment. */
+  HikariConfigMXBean hikariSettings() {
+    return hikari.getHikariConfigMXBean();
+  }
+
+  /** The pool seen as a compartment; see the resizing comment at the top. */
+  private final class PoolCompartment implements Compartment {
+
+    final ReentrantLock resizing = new ReentrantLock();
+    boolean closed; // guarded by resizing
+    // Listeners added through the view, each wrapped so that events name the view (guarded by
+    // resizing for add/remove; the gate reads its own copy).
+    private final List<ViewListener> listeners = new ArrayList<>();
+
+    @Override
+    public String name() {
+      return qualifiedName;
+    }
+
+    @Override
+    public BulkheadConfig config() {
+      return gate.config();
+    }
+
+    @Override
+    public BulkheadStats stats() {
+      return gate.stats();
+    }
+
+    @Override
+    public Optional<Budget> budget() {
+      return gate.budget();
+    }
+
+    @Override
+    public void leaveBudget() {
+      gate.leaveBudget();
+    }
+
+    @Override
+    public void setLimit(int limit) {
+      if (limit < 1) {
+        throw new IllegalArgumentException(
+            "size of pool '" + qualifiedName + "' must be at least 1 but was " + limit);
+      }
+      resizing.lock();
+      try {
+        if (closed) {
+          throw new IllegalStateException("pool '" + qualifiedName + "' is closed; its size cannot"
+              + " change");
+        }
+        int before = gate.config().limit();
+        if (limit > before) {
+          grow(before, limit);
+        } else if (limit < before) {
+          shrink(limit);
+        }
+      } finally {
+        resizing.unlock();
+      }
+    }
+
+    private void grow(int before, int limit) {
+      if (!budgetHasRoom(limit)) {
+        gate.setLimit(limit); // the budget refuses it with its arithmetic; nothing has changed
+        // ...unless room appeared since the check (Z2): the gate has grown, so HikariCP follows.
+      }
+      HikariConfigMXBean settings = hikari.getHikariConfigMXBean();
+      settings.setMaximumPoolSize(limit);
+      settings.setMinimumIdle(limit);
+      try {
+        gate.setLimit(limit);
+      } catch (RuntimeException refused) {
+        settings.setMinimumIdle(before); // Z2: another compartment took the room meanwhile
+        settings.setMaximumPoolSize(before);
+        HikariPoolMXBean pool = hikari.getHikariPoolMXBean();
+        if (pool != null && pool.getTotalConnections() > before) {
+          pool.softEvictConnections();
+        }
+        throw refused;
+      }
+    }
+
+    private void shrink(int limit) {
+      gate.setLimit(limit);
+      HikariConfigMXBean settings = hikari.getHikariConfigMXBean();
+      settings.setMinimumIdle(limit);
+      settings.setMaximumPoolSize(limit);
+      hikari.getHikariPoolMXBean().softEvictConnections();
+    }
+
+    /** Whether the budget, as it stands, leaves room for this compartment to hold {@code limit}. */
+    private boolean budgetHasRoom(int limit) {
+      Optional<Budget> budget = gate.budget();
+      if (budget.isEmpty()) {
+        return true;
+      }
+      long others = 0;
+      for (Map.Entry<String, Integer> share : budget.get().shares().entrySet()) {
+        if (!share.getKey().equals(qualifiedName)) {
+          others += share.getValue();
+        }
+      }
+      return others + limit <= budget.get().capacity();
+    }
+
+    @Override
+    public void addListener(BulkheadListener listener) {
+      Objects.requireNonNull(listener, "listener");
+      ViewListener wrapped = new ViewListener(listener);
+      resizing.lock();
+      try {
+        listeners.add(wrapped);
+        gate.addListener(wrapped);
+      } finally {
+        resizing.unlock();
+      }
+    }
+
+    @Override
+    public boolean removeListener(BulkheadListener listener) {
+      resizing.lock();
+      try {
+        for (Iterator<ViewListener> it = listeners.iterator(); it.hasNext(); ) {
+          ViewListener wrapped = it.next();
+          if (wrapped.delegate == listener) {
+            it.remove();
+            return gate.removeListener(wrapped);
+          }
+        }
+        return false;
+      } finally {
+        resizing.unlock();
+      }
+    }
+
+    @Override
+    public String toString() {
+      return WorkloadPool.this.toString();
+    }
+
+    /** Passes the gate's events on, naming this view as their compartment. */
+    private final class ViewListener implements BulkheadListener {
+
+      final BulkheadListener delegate;
+
+      ViewListener(BulkheadListener delegate) {
+        this.delegate = delegate;
+      }
+
+      @Override
+      public void onAdmitted(Compartment bulkhead, long waitedNanos) {
+        delegate.onAdmitted(PoolCompartment.this, waitedNanos);
+      }
+
+      @Override
+      public void onQueued(Compartment bulkhead) {
+        delegate.onQueued(PoolCompartment.this);
+      }
+
+      @Override
+      public void onRejected(Compartment bulkhead, BulkheadFullException.Reason reason) {
+        delegate.onRejected(PoolCompartment.this, reason);
+      }
+
+      @Override
+      public void onCancelled(Compartment bulkhead, long waitedNanos) {
+        delegate.onCancelled(PoolCompartment.this, waitedNanos);
+      }
+
+      @Override
+      public void onReleased(Compartment bulkhead, long heldNanos) {
+        delegate.onReleased(PoolCompartment.this, heldNanos);
+      }
+
+      @Override
+      public String toString() {
+        return delegate.toString();
+      }
+    }
   }
 
   @Override
   public String toString() {
-    return "WorkloadPool{" + qualifiedName + ", size=" + bulkhead.config().limit() + "}";
+    return "WorkloadPool{" + qualifiedName + ", size=" + gate.config().limit() + "}";
   }
 }
