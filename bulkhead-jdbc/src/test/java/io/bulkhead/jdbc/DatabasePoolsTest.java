@@ -143,7 +143,7 @@ class DatabasePoolsTest extends PostgresTestSupport {
     DatabasePools db = open(pools().registry(registry).pool(pool("a", 1)).pool(pool("b", 1)));
     assertThat(registry.all()).extracting(Compartment::name)
         .containsExactly(prefix + ".a", prefix + ".b");
-    assertThat(registry.find(prefix + ".a")).containsSame(db.pool("a").bulkhead());
+    assertThat(registry.find(prefix + ".a")).containsSame(db.pool("a").compartment());
     db.close();
     assertThat(registry.all()).isEmpty();
 

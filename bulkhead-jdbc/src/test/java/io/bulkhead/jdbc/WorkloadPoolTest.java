@@ -5,7 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadFullException;
+import io.bulkhead.BulkheadListener;
+import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.Compartment;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
@@ -13,6 +17,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -305,27 +310,100 @@ class WorkloadPoolTest extends PostgresTestSupport {
   }
 
   @Test
-  void resizeChangesTheCompartmentAndThePoolWithinTheBudget() throws Exception {
-    DatabasePools pools = open(pools().budget(4)
+  void resizingThroughTheRegistry_resizesHikariWithTheCompartment_withinTheBudget() throws Exception {
+    BulkheadRegistry registry = BulkheadRegistry.create();
+    DatabasePools pools = open(pools().budget(4).registry(registry)
         .pool(PoolConfig.builder("a").size(2).build())
         .pool(PoolConfig.builder("b").size(2).build()));
     WorkloadPool a = pools.pool("a");
-    assertThatThrownBy(() -> a.resize(3)).isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("over-subscribed").hasMessageContaining(prefix + ".b 2");
-    assertThat(a.stats().size()).isEqualTo(2);
+    WorkloadPool b = pools.pool("b");
+    assertThat(registry.find(prefix + ".a")).containsSame(a.compartment());
+    assertThat(a.compartment()).as("connections come only from getConnection")
+        .isNotInstanceOf(Bulkhead.class);
+    assertSized(a, 2);
 
-    a.resize(1);
-    assertThat(a.stats().size()).isEqualTo(1);
+    // The budget refuses: neither the compartment nor HikariCP changes.
+    assertThatThrownBy(() -> registry.find(prefix + ".a").orElseThrow().setLimit(3))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("over-subscribed").hasMessageContaining(prefix + ".b 2");
+    assertSized(a, 2);
+    assertThat(pools.budget().shares()).containsEntry(prefix + ".a", 2);
+
+    // Shrinking while both connections are in use takes neither away; no one else is admitted.
+    try (Connection x = a.getConnection(); Connection y = a.getConnection()) {
+      registry.find(prefix + ".a").orElseThrow().setLimit(1);
+      assertSized(a, 1);
+      assertThat(selectOne(x) + selectOne(y)).isEqualTo(2);
+      assertThat(a.stats().active()).isEqualTo(2);
+      assertThatThrownBy(a::getConnection).isInstanceOf(BulkheadFullException.class);
+    }
     await().atMost(SERVER_SETTLES).until(() -> backendsNamed(prefix + ".a") == 1
         && a.stats().total() == 1);
-    WorkloadPool b = pools.pool("b");
-    b.resize(3);
+    try (Connection x = a.getConnection()) {
+      assertThat(selectOne(x)).isEqualTo(1);
+      assertThatThrownBy(a::getConnection).isInstanceOf(BulkheadFullException.class);
+    }
+
+    // Growing into the room a left: HikariCP opens the third connection for the third caller.
+    registry.find(prefix + ".b").orElseThrow().setLimit(3);
+    assertSized(b, 3);
     try (Connection x = b.getConnection(); Connection y = b.getConnection();
         Connection z = b.getConnection()) {
       assertThat(selectOne(x) + selectOne(y) + selectOne(z)).isEqualTo(3);
       assertThat(backendsNamed(prefix + ".b")).isEqualTo(3);
       assertThatThrownBy(b::getConnection).isInstanceOf(BulkheadFullException.class);
     }
+    assertThat(pools.budget().allocated()).isEqualTo(4);
+    assertThatThrownBy(() -> b.compartment().setLimit(0)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("size of pool '" + prefix + ".b' must be at least 1 but was 0");
+    assertSized(b, 3);
+
+    pools.close();
+    assertThatThrownBy(() -> b.compartment().setLimit(1)).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("closed");
+  }
+
+  /** The compartment admits {@code size} callers and HikariCP may open {@code size} connections. */
+  private static void assertSized(WorkloadPool pool, int size) {
+    assertThat(pool.compartment().config().limit()).as("compartment limit").isEqualTo(size);
+    assertThat(pool.hikariSettings().getMaximumPoolSize()).as("HikariCP maximumPoolSize")
+        .isEqualTo(size);
+    assertThat(pool.hikariSettings().getMinimumIdle()).as("HikariCP minimumIdle").isEqualTo(size);
+    assertThat(pool.stats().size()).isEqualTo(size);
+  }
+
+  @Test
+  void listenersAddedThroughTheView_seeTheViewInEveryEvent_andCanBeRemoved() throws Exception {
+    WorkloadPool pool = onePool(PoolConfig.builder("w").size(1).build());
+    Compartment view = pool.compartment();
+    List<String> seen = Collections.synchronizedList(new ArrayList<>());
+    BulkheadListener listener = new BulkheadListener() {
+      @Override
+      public void onAdmitted(Compartment bulkhead, long waitedNanos) {
+        seen.add("admitted " + (bulkhead == view));
+      }
+
+      @Override
+      public void onRejected(Compartment bulkhead, BulkheadFullException.Reason reason) {
+        seen.add("rejected " + (bulkhead == view));
+      }
+
+      @Override
+      public void onReleased(Compartment bulkhead, long heldNanos) {
+        seen.add("released " + (bulkhead == view));
+      }
+    };
+    view.addListener(listener);
+    try (Connection c = pool.getConnection()) {
+      assertThatThrownBy(pool::getConnection).isInstanceOf(BulkheadFullException.class);
+    }
+    assertThat(seen).containsExactly("admitted true", "rejected true", "released true");
+    assertThat(view.removeListener(listener)).isTrue();
+    assertThat(view.removeListener(listener)).isFalse();
+    try (Connection c = pool.getConnection()) {
+      assertThat(selectOne(c)).isEqualTo(1);
+    }
+    assertThat(seen).hasSize(3);
   }
 
   @Test
