@@ -2,10 +2,12 @@ package io.bulkhead;
 
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
@@ -19,7 +21,40 @@ import java.util.function.Function;
  * outside the registry's lock, on the thread that made the change; one that throws does not stop the
  * others and does not undo the change.
  *
- * <p>This class is thread-safe.
+ * <p>Any kind of {@link Compartment} can be registered: a {@link Bulkhead}, a {@link WorkerPool}'s
+ * {@linkplain WorkerPool#compartment() view}, a connection pool's, or a decorator of your own.
+ * {@link #find} returns them all; {@link #bulkhead} only the ones that admit calls themselves.
+ * Removing one gives its budget share back through {@link Compartment#leaveBudget()}, whatever its
+ * class.
+ *
+ * <p>This class is thread-safe. It never calls a compartment, a factory or a listener while it holds
+ * its lock, so none of them can stall the registry for everyone or deadlock against it.
+ */
+/*
+ * Algorithm and invariants
+ * ------------------------
+ * `byName` and `creating` are guarded by `lock`, which is held only for map operations: every call
+ * into user code (Compartment.name/leaveBudget/toString, factories, listeners) happens before taking it
+ * or after releasing it. G1: a name is in `creating` exactly while one computeIfAbsent runs its
+ * factory for it; that caller alone inserts under the name through computeIfAbsent, and completes the
+ * Creation's future (with the compartment now registered, or null if the factory threw) after removing
+ * it from `creating`.
+ *
+ * Races, as interleavings
+ * -----------------------
+ *   G2 computeIfAbsent vs computeIfAbsent. T1 finds the name free and puts its Creation; T2 finds the
+ *      Creation and parks on its future; T1's factory returns, T1 inserts, removes the Creation and
+ *      completes the future; T2 returns T1's compartment. T2's factory never runs. If T1's factory
+ *      throws, T1 removes the Creation and completes with null; T2 loops, finds the name free and runs
+ *      its own. A factory that calls computeIfAbsent for its own name is refused (it would park on
+ *      its own future).
+ *   G3 computeIfAbsent vs register. T1's factory runs while T2 registers the same name (register does
+ *      not look at `creating`). T1 then finds the name taken under the lock, inserts nothing, gives its
+ *      compartment's budget share back outside the lock and returns T2's: a caller of either method
+ *      gets the registered compartment.
+ *   G4 remove vs listeners. remove takes the compartment out under the lock and calls leaveBudget and
+ *      the listeners after releasing it; a concurrent register of the same name may already succeed,
+ *      and its listeners' onAdded may then run before the old one's onRemoved.
  */
 public final class BulkheadRegistry {
 
@@ -37,7 +72,19 @@ public final class BulkheadRegistry {
 
   private final ReentrantLock lock = new ReentrantLock();
   private final LinkedHashMap<String, Compartment> byName = new LinkedHashMap<>(); // guarded by lock
+  private final HashMap<String, Creation> creating = new HashMap<>(); // guarded by lock
   private final List<Listener> listeners = new CopyOnWriteArrayList<>();
+
+  /** A factory running for a name; callers for the same name wait for its result. */
+  private static final class Creation {
+    final Thread builder;
+    /** The compartment registered under the name, or null if the factory failed. */
+    final CompletableFuture<Compartment> result = new CompletableFuture<>();
+
+    Creation(Thread builder) {
+      this.builder = builder;
+    }
+  }
 
   private BulkheadRegistry() {}
 
@@ -54,13 +101,13 @@ public final class BulkheadRegistry {
    */
   public <C extends Compartment> C register(C bulkhead) {
     Objects.requireNonNull(bulkhead, "bulkhead");
+    String name = Objects.requireNonNull(bulkhead.name(), "bulkhead.name()"); // user code: unlocked
     lock.lock();
     try {
-      if (byName.containsKey(bulkhead.name())) {
-        throw new IllegalArgumentException(
-            "a bulkhead named '" + bulkhead.name() + "' is already registered");
+      if (byName.containsKey(name)) {
+        throw new IllegalArgumentException("a bulkhead named '" + name + "' is already registered");
       }
-      byName.put(bulkhead.name(), bulkhead);
+      byName.put(name, bulkhead);
     } finally {
       lock.unlock();
     }
@@ -72,27 +119,101 @@ public final class BulkheadRegistry {
 
   /**
    * Returns the compartment named {@code name}, building and adding it with {@code factory} if there is
-   * none. The factory runs at most once per name; it must return a compartment with that name.
+   * none. The factory must return a compartment with that name.
+   *
+   * <p>The factory runs outside the registry's lock, so it may take its time and may use the registry
+   * for other names. While it runs, other callers of this method for the same name wait for its
+   * result instead of running their own factories, so for calls to this method alone the factory runs
+   * at most once per name (a second compartment of that name would, for one, fail to join the first
+   * one's {@link Budget}). Calls for other names and every other method of the registry go on
+   * meanwhile. If the factory throws, that exception reaches its caller and one of the waiting callers
+   * runs its own factory in turn.
+   *
+   * <p>If {@link #register} adds a compartment of the same name while the factory runs, the one
+   * registered wins and is returned: the one the factory built is discarded, and its budget share
+   * given back through {@link Compartment#leaveBudget()}. The same happens to a compartment whose
+   * name is not {@code name}, before the {@link IllegalArgumentException} that reports it.
+   *
+   * @throws IllegalArgumentException if the factory built a compartment with another name
+   * @throws IllegalStateException if the factory calls this method for the same name (it would wait
+   *     for itself)
    */
   public Compartment computeIfAbsent(String name, Function<String, ? extends Compartment> factory) {
     Objects.requireNonNull(name, "name");
     Objects.requireNonNull(factory, "factory");
-    Compartment created;
-    lock.lock();
-    try {
-      Compartment existing = byName.get(name);
-      if (existing != null) {
-        return existing;
+    for (;;) {
+      Creation creation;
+      boolean mine;
+      lock.lock();
+      try {
+        Compartment existing = byName.get(name);
+        if (existing != null) {
+          return existing;
+        }
+        creation = creating.get(name);
+        mine = creation == null;
+        if (mine) {
+          creation = new Creation(Thread.currentThread());
+          creating.put(name, creation);
+        } else if (creation.builder == Thread.currentThread()) {
+          throw new IllegalStateException("the factory building '" + name + "' called"
+              + " computeIfAbsent for '" + name + "' again; it would wait for itself");
+        }
+      } finally {
+        lock.unlock();
       }
-      created = Objects.requireNonNull(factory.apply(name), "factory returned null");
-      if (!created.name().equals(name)) {
-        throw new IllegalArgumentException("factory for '" + name + "' built a bulkhead named '"
-            + created.name() + "'");
+      if (mine) {
+        return create(name, factory, creation);
       }
-      byName.put(name, created);
-    } finally {
-      lock.unlock();
+      Compartment built = creation.result.join(); // parks; the factory runs without our lock
+      if (built != null) {
+        return built;
+      }
+      // That factory threw: build our own (the loop finds the name free, or a newer creation).
     }
+  }
+
+  /** Runs {@code factory} for {@code name} outside the lock, on behalf of {@code creation}. */
+  private Compartment create(
+      String name, Function<String, ? extends Compartment> factory, Creation creation) {
+    Compartment created = null;
+    Compartment winner;
+    try {
+      created = Objects.requireNonNull(factory.apply(name), "factory for '" + name + "' returned null");
+      String builtName = created.name();
+      if (!name.equals(builtName)) {
+        throw new IllegalArgumentException("factory for '" + name + "' built a bulkhead named '"
+            + builtName + "'");
+      }
+      lock.lock();
+      try {
+        winner = byName.get(name); // registered by register() while the factory ran
+        if (winner == null) {
+          byName.put(name, created);
+        }
+        creating.remove(name);
+      } finally {
+        lock.unlock();
+      }
+    } catch (RuntimeException | Error e) {
+      lock.lock();
+      try {
+        creating.remove(name);
+      } finally {
+        lock.unlock();
+      }
+      creation.result.complete(null); // a waiting caller runs its own factory
+      if (created != null) {
+        giveBack(name, created);
+      }
+      throw e;
+    }
+    if (winner != null) {
+      giveBack(name, created);
+      creation.result.complete(winner);
+      return winner;
+    }
+    creation.result.complete(created);
     for (Listener l : listeners) {
       notifyAdded(l, created);
     }
@@ -144,11 +265,7 @@ public final class BulkheadRegistry {
     if (removed == null) {
       return Optional.empty();
     }
-    try {
-      removed.leaveBudget();
-    } catch (RuntimeException e) {
-      LOG.log(System.Logger.Level.WARNING, "compartment '" + name + "' threw from leaveBudget", e);
-    }
+    giveBack(name, removed);
     for (Listener l : listeners) {
       try {
         l.onRemoved(removed);
@@ -173,6 +290,15 @@ public final class BulkheadRegistry {
 
   public boolean removeListener(Listener listener) {
     return listeners.remove(listener);
+  }
+
+  /** Returns a discarded compartment's budget share; outside the lock, as it is user code. */
+  private static void giveBack(String name, Compartment discarded) {
+    try {
+      discarded.leaveBudget();
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.WARNING, "compartment '" + name + "' threw from leaveBudget", e);
+    }
   }
 
   private static void notifyAdded(Listener l, Compartment b) {
