@@ -35,15 +35,21 @@ import java.util.function.Supplier;
  *
  * CompletableFuture<Void> sent = emails.submit(() -> mailer.send(receipt)); // or BulkheadFullException
  *
+ * registry.find("emails").orElseThrow().setLimit(8); // 8 workers now, while jobs queue and run
+ *
  * // On the way out: finish what is queued for up to 20 s, then take back what never started.
  * List<Runnable> unsent = emails.shutdown(Duration.ofSeconds(20));
  * unsent.forEach(outbox::persist);
  * }</pre>
  *
- * <p>The pool is a real {@link Bulkhead} whose limit is the worker count and whose queue is the job
- * queue, so it admits, queues, rejects, counts and reports exactly as every other compartment does,
- * draws on {@link Budget}s like them, and is seen by the same metrics through {@link #bulkhead()}.
- * Jobs run on platform threads reused between jobs, or on a virtual thread each (Java 21+).
+ * <p>Inside, a compartment whose limit is the worker count and whose queue is the job queue decides
+ * which job runs, so the pool admits, queues, rejects, counts and reports exactly as every other
+ * compartment does and draws on {@link Budget}s like them. Its {@linkplain #compartment() view} is
+ * what registries, metrics and dashboards see: a {@link Compartment} whose {@code setLimit} changes
+ * the number of jobs that run at once. Raising it starts queued jobs on new workers at once; lowering
+ * it lets the running jobs finish and starts no queued one until fewer than the new number run. The
+ * view has no admission methods: work enters only through {@link #submit}. Jobs run on platform
+ * threads reused between jobs, or on a virtual thread each (Java 21+).
  *
  * <p>Nothing submitted is dropped silently: every job either runs, or its future fails with the reason
  * it did not ({@link BulkheadFullException} when it could not queue or waited past {@code maxWait}), or
@@ -483,7 +489,9 @@ public final class WorkerPool {
         rejection = (BulkheadFullException) cause;
         result.completeExceptionally(cause);
         pool.retire(this);
-      } else if (cause != null && !(cause instanceof CancellationException)) {
+      } else if (cause != null && !(cause instanceof CancellationException)
+          && !(cause instanceof BulkheadFullException)) {
+        // A rejection that finds the job withdrawn or handed back already is no news: it is settled.
         LOG.log(System.Logger.Level.ERROR, "worker pool '" + pool.name
             + "': unexpected failure admitting a job", cause);
       }

@@ -310,6 +310,63 @@ class WorkerPoolTest {
   }
 
   @Test
+  void resizedThroughTheRegistry_theNumberOfJobsRunningAtOnceFollows_upAndDown() throws Exception {
+    BulkheadRegistry registry = BulkheadRegistry.create();
+    WorkerPool reports = pool(WorkerPool.builder("reports").workers(2).queue(20));
+    List<String> log = Collections.synchronizedList(new ArrayList<>());
+    List<Held> jobs = new ArrayList<>();
+    List<CompletableFuture<Void>> done = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      Held job = new Held("job" + i, log);
+      jobs.add(job);
+      done.add(reports.submit(job));
+    }
+    assertThat(jobs.get(0).started.await(10, SECONDS)).isTrue();
+    assertThat(jobs.get(1).started.await(10, SECONDS)).isTrue();
+    assertThat(reports.stats().inFlight()).isEqualTo(2);
+    assertThat(reports.stats().waiting()).isEqualTo(8);
+
+    // The README's two lines:
+    registry.register(reports.compartment());
+    registry.find("reports").orElseThrow().setLimit(8); // 8 workers now
+
+    for (int i = 2; i < 8; i++) {
+      assertThat(jobs.get(i).started.await(10, SECONDS)).as("job%d starts", i).isTrue();
+    }
+    // Eight jobs are running at once, each blocked on its own worker thread.
+    assertThat(reports.workers()).isEqualTo(8);
+    assertThat(reports.stats().inFlight()).isEqualTo(8);
+    assertThat(reports.stats().waiting()).isEqualTo(2);
+
+    registry.find("reports").orElseThrow().setLimit(3);
+    assertThat(reports.workers()).isEqualTo(3);
+    // The eight running jobs go on; as they end, no queued job starts until fewer than 3 run.
+    // A job's slot is freed, and any queued job started, before its future completes.
+    for (int i = 0; i < 5; i++) {
+      jobs.get(i).release.countDown();
+      done.get(i).get(10, SECONDS);
+      assertThat(reports.stats().inFlight()).isEqualTo(7 - i);
+      assertThat(reports.stats().waiting()).as("nothing starts above the new limit").isEqualTo(2);
+    }
+    assertThat(jobs.get(8).started.getCount()).isEqualTo(1);
+    jobs.get(5).release.countDown();
+    done.get(5).get(10, SECONDS);
+    assertThat(reports.stats().waiting()).as("one below the limit: the next job starts").isEqualTo(1);
+    assertThat(reports.stats().inFlight()).isEqualTo(3);
+    assertThat(jobs.get(8).started.await(10, SECONDS)).isTrue();
+    assertThat(jobs.get(9).started.getCount()).isEqualTo(1);
+
+    for (int i = 6; i < 10; i++) {
+      jobs.get(i).release.countDown();
+    }
+    for (CompletableFuture<Void> f : done) {
+      f.get(10, SECONDS);
+    }
+    assertThat(reports.stats().completed()).isEqualTo(10);
+    assertThat(log).doesNotContain("interrupted");
+  }
+
+  @Test
   void virtualThreads_onJava21AndLater_orAClearErrorBefore() throws Exception {
     if (Runtime.version().feature() >= 21) {
       WorkerPool p = pool(WorkerPool.builder("vt").workers(2).queue(10).virtualThreads());
