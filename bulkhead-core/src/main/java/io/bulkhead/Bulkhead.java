@@ -27,7 +27,10 @@ import java.util.function.Supplier;
  * the call returns, throws, or its stage completes exceptionally or is cancelled.
  *
  * <p>Everything that reads or manages the compartment (its name, settings, numbers, limit, listeners
- * and budget) is on {@link Compartment}, which registries, metrics and dashboards take.
+ * and budget) is on {@link Compartment}, which registries, metrics and dashboards take; this interface
+ * adds admission. A worker pool's or a connection pool's view is a {@code Compartment} but not a
+ * {@code Bulkhead}: work reaches those through their own {@code submit} or {@code getConnection}, so
+ * {@link BulkheadRegistry#bulkhead(String)} finds only compartments that admit calls themselves.
  *
  * <p>This interface is thread-safe.
  */
@@ -37,8 +40,6 @@ public interface Bulkhead extends Compartment {
   static BulkheadBuilder builder(String name) {
     return new BulkheadBuilder(name);
   }
-
-
 
   /**
    * Runs {@code task} on the caller's thread while holding a slot, waiting for one if necessary.

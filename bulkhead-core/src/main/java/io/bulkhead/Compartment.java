@@ -7,9 +7,19 @@ import java.util.Optional;
  * numbers, its limit, its listeners and its share of a {@link Budget}.
  *
  * <p>Registries, metrics, diagnosis, dashboards and budgets work with this view. A {@link Bulkhead} is
- * one that also admits calls; a {@link WorkerPool}'s view is one whose limit is its number of workers.
- * A decorator of your own implements this (or {@code Bulkhead}) by forwarding, and leaves its budget
- * through {@link #leaveBudget()} like any other.
+ * one that also admits calls. A resource that admits work its own way exposes a view of its
+ * compartment instead, whose {@link #setLimit} resizes the resource with it and which has no
+ * admission methods: {@link WorkerPool#compartment()}, whose limit is the number of jobs running at
+ * once, and a connection pool's in {@code bulkhead-jdbc}, whose limit is its number of connections.
+ *
+ * <pre>{@code
+ * registry.register(reports.compartment());          // reports is a WorkerPool
+ * registry.find("reports").orElseThrow().setLimit(8); // 8 workers now
+ * }</pre>
+ *
+ * <p>A decorator of your own implements this (or {@code Bulkhead}) by forwarding, and leaves its
+ * budget through {@link #leaveBudget()} like any other: a {@link BulkheadRegistry} that removes it
+ * calls that method, whatever the class.
  *
  * <p>Implementations are thread-safe.
  */
@@ -22,13 +32,16 @@ public interface Compartment {
   BulkheadConfig config();
 
   /**
-   * Changes how many calls may be in flight; never blocks.
+   * Changes how many calls may be in flight; never waits for a call.
    *
    * <p>Raising the limit hands the new slots to waiters at once. Lowering it lets the calls in flight
-   * finish and admits no one until fewer than the new limit are in flight.
+   * finish and admits no one until fewer than the new limit are in flight. A view resizes its resource
+   * with the limit (a worker pool's workers, a connection pool's connections); a failed call changes
+   * neither.
    *
    * @throws IllegalArgumentException if {@code limit} is less than 1, or the compartment's budget has
    *     no room for it
+   * @throws IllegalStateException if the resource behind a view has been shut down or closed
    */
   void setLimit(int limit);
 
