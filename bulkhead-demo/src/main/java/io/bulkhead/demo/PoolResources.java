@@ -48,7 +48,7 @@ final class PoolResources implements Observability.Resources {
   @Override
   public Optional<Observability.Resource> of(Compartment compartment) {
     WorkloadPool pool = byName.get(compartment.name());
-    if (pool == null || pool.bulkhead() != compartment) {
+    if (pool == null || pool.compartment() != compartment) {
       return Optional.empty();
     }
     return Optional.of(resource(pool.stats()));

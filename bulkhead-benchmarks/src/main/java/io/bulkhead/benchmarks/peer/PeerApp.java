@@ -36,8 +36,8 @@ import org.eclipse.jetty.util.thread.ThreadPool;
 final class PeerApp implements AutoCloseable {
 
   private final App app;
-  private final io.bulkhead.Bulkhead server;
-  private final io.bulkhead.Bulkhead llm; // BULKHEAD only
+  private final io.bulkhead.Compartment server;
+  private final io.bulkhead.Compartment llm; // BULKHEAD only
   private final Resilience4jChat r4jChat; // RESILIENCE4J only
 
   private PeerApp(Variant variant, DemoSettings settings, URI upstream) {
