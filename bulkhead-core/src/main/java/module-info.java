@@ -1,8 +1,10 @@
 /**
- * Bulkhead core: compartments that cap how much of a process one dependency may hold.
+ * Bulkhead core: compartments that cap how much of a process one dependency may hold, and insight into
+ * them (diagnosis, sizing advice, a JSON snapshot).
  *
- * <p>Only the API package is exported; the implementation classes in it are package-private.
+ * <p>Only the API packages are exported; the implementation classes in them are package-private.
  */
 module io.bulkhead.core {
   exports io.bulkhead;
+  exports io.bulkhead.insight;
 }

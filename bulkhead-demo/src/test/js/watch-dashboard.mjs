@@ -4,7 +4,9 @@
 //
 // Opens the page, waits until every named compartment has a card, prints READY, then reads the cards
 // every 100 ms. Once a line arrives on stdin (the load is over) it goes on reading until every card
-// is idle (nothing in flight or waiting), then stops. Screenshots, in the output directory:
+// is idle (nothing in flight or waiting) and its advice has caught up (the advice comes from the
+// app's once-a-second sample, so the first idle reading may still show the advice of a sample taken
+// before the last calls finished), then stops. Screenshots, in the output directory:
 //   dashboard-peak.png       the reading with the most load so far (in flight plus waiting, all cards)
 //   dashboard-saturated.png  the first reading where a diagnosis badge is not HEALTHY
 //   dashboard-end.png        the last reading
@@ -43,6 +45,8 @@ try {
   let notHealthyAt = null;
   const started = Date.now();
   const idle = (cards) => cards.every((c) => c.inFlight.startsWith("0 /") && c.waiting.startsWith("0 /"));
+  const settled = (cards) => cards.every((c) => c.advice !== "measuring…"
+      && c.advice !== "latency not known yet");
   for (;;) {
     const cards = await page.$$eval("[data-compartment]", (els) => els.map((el) => {
       const field = (f) => el.querySelector(`[data-field="${f}"]`).textContent;
@@ -71,7 +75,7 @@ try {
       notHealthyAt = atMs;
       await page.screenshot({ path: join(outDir, "dashboard-saturated.png") });
     }
-    if ((loadOver && idle(cards)) || atMs > 300_000) break;
+    if ((loadOver && idle(cards) && settled(cards)) || atMs > 300_000) break;
     await page.waitForTimeout(100);
   }
   await page.screenshot({ path: join(outDir, "dashboard-end.png") });

@@ -4,7 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
-import io.bulkhead.Diagnosis.State;
+import io.bulkhead.insight.Diagnosis;
+import io.bulkhead.insight.Diagnosis.State;
+import io.bulkhead.insight.Diagnostician;
+import io.bulkhead.insight.Insight;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,19 +26,27 @@ import org.junit.jupiter.api.Test;
  * <p>The scripts keep Little's law true (in flight = admitted rate x latency) the way real traffic
  * does. Example, a compartment with limit 10 whose calls take 100 ms: 50 calls/s keep 5 in flight, 100
  * calls/s fill it, anything above is rejected.
+ *
+ * <p>It is in {@code io.bulkhead}, not beside the insight classes, because the scripted compartment
+ * builds its {@link BulkheadStats} with core's package-private constructor.
  */
 class DiagnosticianTest {
 
   private final FakeTicker ticker = new FakeTicker();
   private final Scripted llm = new Scripted("llm", 10);
-  private final Diagnostician doctor = Diagnostician.builder().ticker(ticker).build();
+  private final Insight doctor = insight(ticker, Diagnostician.builder().build());
 
   DiagnosticianTest() {
     doctor.watch(llm);
   }
 
+  /** An insight that samples with {@code clock} and judges by {@code rules}. */
+  private static Insight insight(Ticker clock, Diagnostician rules) {
+    return Insight.builder().ticker(clock).diagnostician(rules).build();
+  }
+
   /** One second of traffic, then a sample; returns the resulting diagnosis. */
-  private Diagnosis second(Diagnostician d, Scripted b, int admitted, int rejected, int inFlight,
+  private Diagnosis second(Insight d, Scripted b, int admitted, int rejected, int inFlight,
       long latencyMillis) {
     ticker.advance(Duration.ofSeconds(1));
     b.run(admitted, rejected, inFlight, admitted, latencyMillis);
@@ -236,7 +247,7 @@ class DiagnosticianTest {
 
   @Test
   void withoutAHealthyPeriod_rejectionsReadAsLimitTooLow_andSaySoInTheExplanation() {
-    Diagnostician fresh = Diagnostician.builder().ticker(ticker).build();
+    Insight fresh = insight(ticker, Diagnostician.builder().build());
     Scripted busy = new Scripted("busy", 10);
     fresh.watch(busy);
     // Saturated from the start (never healthy while judged), no call finished in the first seconds.
@@ -257,7 +268,7 @@ class DiagnosticianTest {
 
   @Test
   void aTinyAbsoluteRise_isNotADegradingDependency() {
-    Diagnostician micro = Diagnostician.builder().ticker(ticker).build();
+    Insight micro = insight(ticker, Diagnostician.builder().build());
     Scripted cache = new Scripted("cache", 10);
     micro.watch(cache);
     for (int i = 0; i < 60; i++) {
@@ -311,10 +322,10 @@ class DiagnosticianTest {
    */
   @Test
   void hoveringAtAThreshold_changesStateOnce_whileWithoutHysteresisItFlaps() {
-    Diagnostician flappy = Diagnostician.builder().ticker(ticker)
+    Insight flappy = insight(ticker, Diagnostician.builder()
         .rejectionRatio(Diagnostician.DEFAULT_REJECTION_RATIO_ENTER,
             Diagnostician.DEFAULT_REJECTION_RATIO_ENTER)
-        .build();
+        .build());
     flappy.watch(llm);
     List<State> steady = new ArrayList<>();
     List<State> flapping = new ArrayList<>();
@@ -347,7 +358,7 @@ class DiagnosticianTest {
    */
   @Test
   void latencyHoveringAtTwiceNormal_doesNotFlapBetweenTheTwoRejectingStates() {
-    Diagnostician flappy = Diagnostician.builder().ticker(ticker).latencyRise(2.0, 2.0).build();
+    Insight flappy = insight(ticker, Diagnostician.builder().latencyRise(2.0, 2.0).build());
     flappy.watch(llm);
     for (int i = 0; i < 60; i++) {
       ticker.advance(Duration.ofSeconds(1));
@@ -379,7 +390,7 @@ class DiagnosticianTest {
     BulkheadRegistry registry = BulkheadRegistry.create();
     Scripted a = new Scripted("a", 2);
     registry.register(a);
-    Diagnostician d = Diagnostician.builder().ticker(ticker).build();
+    Insight d = insight(ticker, Diagnostician.builder().build());
     d.watch(registry);
     Scripted b = new Scripted("b", 2);
     registry.register(b);
@@ -404,9 +415,9 @@ class DiagnosticianTest {
     assertThat(d.diagnosis("a")).isPresent();
   }
 
-  /** As in the metrics binder: "added" heard after "removed" must not leave a chart behind. */
+  /** As in the metrics binder: "added" heard after "removed" must not leave a history behind. */
   @Test
-  void addedHeardAfterRemoved_leavesNoChart() throws Exception {
+  void addedHeardAfterRemoved_leavesNoHistory() throws Exception {
     BulkheadRegistry registry = BulkheadRegistry.create();
     java.util.concurrent.CountDownLatch inGate = new java.util.concurrent.CountDownLatch(1);
     java.util.concurrent.CountDownLatch removed = new java.util.concurrent.CountDownLatch(1);
@@ -421,7 +432,7 @@ class DiagnosticianTest {
         }
       }
     });
-    Diagnostician d = Diagnostician.builder().ticker(ticker).build();
+    Insight d = insight(ticker, Diagnostician.builder().build());
     d.watch(registry);
     Thread registering = new Thread(() -> registry.register(new Scripted("ghost", 1)));
     registering.start();
@@ -446,7 +457,7 @@ class DiagnosticianTest {
   void aRealCompartment_healthyThenLimitTooLow_fromItsOwnStats() throws Exception {
     FakeTicker clock = new FakeTicker();
     Bulkhead real = Bulkhead.builder("real").limit(2).ticker(clock).build();
-    Diagnostician d = Diagnostician.builder().ticker(clock).build();
+    Insight d = insight(clock, Diagnostician.builder().build());
     d.watch(real);
     List<State> states = new ArrayList<>();
     for (int second = 0; second < 40; second++) {
@@ -500,8 +511,8 @@ class DiagnosticianTest {
 
   @Test
   void customWindows_changeHowLongAProblemMustLast() {
-    Diagnostician quick = Diagnostician.builder().ticker(ticker)
-        .shortWindow(Duration.ofSeconds(4)).longWindow(Duration.ofSeconds(20)).build();
+    Insight quick = insight(ticker, Diagnostician.builder()
+        .shortWindow(Duration.ofSeconds(4)).longWindow(Duration.ofSeconds(20)).build());
     quick.watch(llm);
     for (int i = 0; i < 20; i++) {
       second(quick, llm, 50, 0, 5, 100);

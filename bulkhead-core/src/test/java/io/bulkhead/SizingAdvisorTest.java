@@ -2,16 +2,37 @@ package io.bulkhead;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.bulkhead.insight.Insight;
+import io.bulkhead.insight.SizingAdvice;
+import io.bulkhead.insight.SizingAdvisor;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
-/** Traffic is replayed on a fake clock shared by the compartment and the advisor. */
+/**
+ * Traffic is replayed on a fake clock shared by the compartment and the insight that samples it for
+ * the advisor.
+ */
 class SizingAdvisorTest {
 
   private final FakeTicker ticker = new FakeTicker();
+
+  /** An insight sampling on the fake clock, sizing with {@code advisor}. */
+  private Insight sampler(SizingAdvisor advisor) {
+    return Insight.builder().ticker(ticker).advisor(advisor).build();
+  }
+
+  /**
+   * Watches {@code b} (a no-op once it is watched; a new compartment under a watched name replaces
+   * the old one), takes one sample and returns the advice it gave on {@code b}.
+   */
+  private static SizingAdvice advise(Insight insight, Compartment b) {
+    insight.watch(b);
+    insight.sample();
+    return insight.advice(b.name()).orElseThrow();
+  }
 
   private Bulkhead compartment(String name, int limit) {
     return Bulkhead.builder(name).limit(limit).ticker(ticker).build();
@@ -37,16 +58,16 @@ class SizingAdvisorTest {
   @Test
   void checkoutAt40PerSecondAnd50ms_needs2_andIsAdvised6() {
     Bulkhead checkout = compartment("checkout", 6);
-    SizingAdvisor advisor = SizingAdvisor.builder().ticker(ticker).build();
+    Insight insight = sampler(SizingAdvisor.builder().build());
 
-    SizingAdvice first = advisor.advise(checkout);
+    SizingAdvice first = advise(insight, checkout);
     assertThat(first.arrivalRate()).isEmpty();
     assertThat(first.need()).isEmpty();
     assertThat(first.recommendedLimit()).isEmpty();
     assertThat(first.summary()).contains("second snapshot");
 
     replay(checkout, 2, Duration.ofMillis(50), 10); // 2 calls every 50 ms = 40/s
-    SizingAdvice advice = advisor.advise(checkout);
+    SizingAdvice advice = advise(insight, checkout);
     assertThat(advice.span()).contains(Duration.ofSeconds(10));
     assertThat(advice.arrivalRate().getAsDouble()).isEqualTo(40.0);
     assertThat(advice.rejectionRate().getAsDouble()).isZero();
@@ -61,12 +82,12 @@ class SizingAdvisorTest {
   @Test
   void rejectedCallsCountAsArrivals_soATooSmallLimitIsNoticed() {
     Bulkhead reports = compartment("reports", 1);
-    SizingAdvisor advisor = SizingAdvisor.builder().headroom("reports", Sizing.OPTIONAL_HEADROOM)
-        .ticker(ticker).build();
-    advisor.advise(reports);
+    Insight insight =
+        sampler(SizingAdvisor.builder().headroom("reports", Sizing.OPTIONAL_HEADROOM).build());
+    advise(insight, reports);
     // 3 arrive every 1.5 s for 12 s (2/s); only 1 fits, 2 are rejected each time.
     replay(reports, 3, Duration.ofMillis(1500), 12);
-    SizingAdvice advice = advisor.advise(reports);
+    SizingAdvice advice = advise(insight, reports);
     assertThat(advice.arrivalRate().getAsDouble()).isEqualTo(2.0);
     assertThat(advice.rejectionRate().getAsDouble()).isCloseTo(4.0 / 3.0, org.assertj.core.data.Offset.offset(1e-9));
     assertThat(advice.need().getAsDouble()).isEqualTo(3.0);
@@ -79,16 +100,16 @@ class SizingAdvisorTest {
   @Test
   void rateIsMeasuredFromTheOlderOfTwoSnapshotsAtLeastAnIntervalApart() {
     Bulkhead b = compartment("b", 10);
-    SizingAdvisor advisor = SizingAdvisor.builder().interval(Duration.ofSeconds(10)).ticker(ticker).build();
-    advisor.advise(b); // t = 0
+    Insight insight = sampler(SizingAdvisor.builder().interval(Duration.ofSeconds(10)).build());
+    advise(insight, b); // t = 0
     replay(b, 1, Duration.ofSeconds(1), 2);
-    assertThat(advisor.advise(b).span()).as("before an interval: from the first").contains(Duration.ofSeconds(2));
+    assertThat(advise(insight, b).span()).as("before an interval: from the first").contains(Duration.ofSeconds(2));
     replay(b, 1, Duration.ofSeconds(1), 8);
-    assertThat(advisor.advise(b).span()).as("t = 10 s becomes the newer snapshot").contains(Duration.ofSeconds(10));
+    assertThat(advise(insight, b).span()).as("t = 10 s becomes the newer snapshot").contains(Duration.ofSeconds(10));
     replay(b, 1, Duration.ofSeconds(1), 5);
-    assertThat(advisor.advise(b).span()).as("polled often, still from t = 0").contains(Duration.ofSeconds(15));
+    assertThat(advise(insight, b).span()).as("polled often, still from t = 0").contains(Duration.ofSeconds(15));
     replay(b, 1, Duration.ofSeconds(1), 5);
-    SizingAdvice at20 = advisor.advise(b); // shifts: older = t10, newer = t20
+    SizingAdvice at20 = advise(insight, b); // shifts: older = t10, newer = t20
     assertThat(at20.span()).contains(Duration.ofSeconds(10));
     assertThat(at20.arrivalRate().getAsDouble()).isEqualTo(1.0);
   }
@@ -96,10 +117,10 @@ class SizingAdvisorTest {
   @Test
   void noTraffic_orNoFinishedCall_givesNoRecommendation() {
     Bulkhead b = compartment("idle", 4);
-    SizingAdvisor advisor = SizingAdvisor.builder().ticker(ticker).build();
-    advisor.advise(b);
+    Insight insight = sampler(SizingAdvisor.builder().build());
+    advise(insight, b);
     ticker.advance(Duration.ofSeconds(10));
-    SizingAdvice idle = advisor.advise(b);
+    SizingAdvice idle = advise(insight, b);
     assertThat(idle.arrivalRate().getAsDouble()).isZero();
     assertThat(idle.need()).isEmpty();
     assertThat(idle.recommendedLimit()).isEmpty();
@@ -107,7 +128,7 @@ class SizingAdvisorTest {
 
     Permit stuck = b.tryAcquire().orElseThrow();
     ticker.advance(Duration.ofSeconds(30)); // the stats window has no finished call
-    SizingAdvice hanging = advisor.advise(b);
+    SizingAdvice hanging = advise(insight, b);
     assertThat(hanging.latency()).isEmpty();
     assertThat(hanging.need()).isEmpty();
     assertThat(hanging.summary()).contains("no call finished").contains("1 in flight");
@@ -116,23 +137,24 @@ class SizingAdvisorTest {
 
   @Test
   void aNewCompartmentUnderAnOldName_startsAfresh() {
-    SizingAdvisor advisor = SizingAdvisor.builder().ticker(ticker).build();
+    Insight insight = sampler(SizingAdvisor.builder().build());
     Bulkhead first = compartment("x", 2);
-    advisor.advise(first);
+    advise(insight, first);
     replay(first, 1, Duration.ofSeconds(1), 10);
-    assertThat(advisor.advise(first).arrivalRate()).isPresent();
+    assertThat(advise(insight, first).arrivalRate()).isPresent();
     Bulkhead second = compartment("x", 2);
-    assertThat(advisor.advise(second).arrivalRate()).as("counters of another object").isEmpty();
+    assertThat(advise(insight, second).arrivalRate()).as("counters of another object").isEmpty();
   }
 
   @Test
-  void adviseAll_followsTheRegistry() {
+  void advice_followsTheRegistry() {
     BulkheadRegistry registry = BulkheadRegistry.create();
     Bulkhead checkout = registry.register(compartment("checkout", 6));
     Bulkhead reports = registry.register(compartment("reports", 4));
-    SizingAdvisor advisor = SizingAdvisor.builder().headroom("reports", Sizing.OPTIONAL_HEADROOM)
-        .ticker(ticker).build();
-    advisor.adviseAll(registry);
+    Insight insight =
+        sampler(SizingAdvisor.builder().headroom("reports", Sizing.OPTIONAL_HEADROOM).build());
+    insight.watch(registry);
+    insight.sample();
     for (int round = 0; round < 200; round++) { // 10 s: checkout 40/s x 50 ms, reports 2/s x 1.5 s
       List<Permit> held = new ArrayList<>();
       held.add(checkout.tryAcquire().orElseThrow());
@@ -151,7 +173,8 @@ class SizingAdvisorTest {
     }
     // checkout's snapshot is now 40 s old; its calls span 10 s of that, so its rate is diluted:
     // the advisor measures what it saw over the span, not a peak.
-    List<SizingAdvice> all = advisor.adviseAll(registry);
+    insight.sample();
+    List<SizingAdvice> all = insight.advice();
     assertThat(all).extracting(SizingAdvice::name).containsExactly("checkout", "reports");
     assertThat(all.get(0).arrivalRate().getAsDouble()).isEqualTo(10.0);
     assertThat(all.get(1).arrivalRate().getAsDouble()).isEqualTo(1.5);

@@ -3,10 +3,10 @@ package io.bulkhead.benchmarks;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.Permit;
+import io.bulkhead.insight.JsonWriter;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
 import java.time.Duration;
-import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CountDownLatch;
@@ -51,13 +51,17 @@ public final class WaiterScale {
     long enqueueMillis;
     long timedOut;
 
+    /** One line of JSON: bytes to a tenth, lateness to a microsecond. */
     String toJson() {
-      return String.format(Locale.ROOT,
-          "{\"waiters\": %d, \"bytes_per_waiter\": %.1f, \"lateness_p50_ms\": %.3f,"
-              + " \"lateness_p99_ms\": %.3f, \"lateness_max_ms\": %.3f, \"enqueue_ms\": %d,"
-              + " \"timed_out\": %d}",
-          waiters, bytesPerWaiter, latenessP50Ms, latenessP99Ms, latenessMaxMs, enqueueMillis,
-          timedOut);
+      return JsonWriter.compact().beginObject()
+          .name("waiters").value(waiters)
+          .name("bytes_per_waiter").value(Math.round(bytesPerWaiter * 10) / 10.0)
+          .name("lateness_p50_ms").value(Math.round(latenessP50Ms * 1000) / 1000.0)
+          .name("lateness_p99_ms").value(Math.round(latenessP99Ms * 1000) / 1000.0)
+          .name("lateness_max_ms").value(Math.round(latenessMaxMs * 1000) / 1000.0)
+          .name("enqueue_ms").value(enqueueMillis)
+          .name("timed_out").value(timedOut)
+          .endObject().toJson();
     }
   }
 

@@ -3,12 +3,12 @@ package io.bulkhead.demo;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.BulkheadRegistry;
-import io.bulkhead.Diagnostician;
 import io.bulkhead.http.BulkheadHandler;
 import io.bulkhead.http.Rejection;
 import io.bulkhead.http.UpstreamClient;
 import io.bulkhead.http.UpstreamException;
 import io.bulkhead.http.UpstreamTimeoutException;
+import io.bulkhead.insight.Insight;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -252,9 +252,12 @@ public class DemoApp implements AutoCloseable {
     return observability;
   }
 
-  /** The diagnosis of every compartment, sampled once a second; also served at /bulkheads. */
-  public Diagnostician diagnostician() {
-    return observability.diagnostician();
+  /**
+   * The diagnosis of and sizing advice on every compartment, sampled once a second; also served at
+   * /bulkheads.
+   */
+  public Insight insight() {
+    return observability.insight();
   }
 
   /** Stops listening, the diagnosis sampler and the upstream clients. */

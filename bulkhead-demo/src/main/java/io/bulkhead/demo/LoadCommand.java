@@ -1,5 +1,6 @@
 package io.bulkhead.demo;
 
+import io.bulkhead.insight.JsonWriter;
 import java.io.PrintWriter;
 import java.net.URI;
 import java.time.Duration;
@@ -52,7 +53,9 @@ final class LoadCommand implements Callable<Integer> {
     LoadResult result = load.run();
     PrintWriter out = spec.commandLine().getOut();
     if (json) {
-      out.println(Report.mode(result).replace("\n  ", "\n"));
+      JsonWriter doc = JsonWriter.pretty();
+      Report.mode(doc, result);
+      out.println(doc.toJson());
     } else {
       out.println("load against " + target + ": " + shape.chats + " /chat at once, "
           + shape.logins + " /login " + Durations.format(shape.loginsAfter) + " later");

@@ -1,6 +1,7 @@
 package io.bulkhead.demo;
 
 import io.bulkhead.Compartment;
+import io.bulkhead.insight.ResourceView;
 import io.bulkhead.jdbc.DatabasePools;
 import io.bulkhead.jdbc.PoolStats;
 import io.bulkhead.jdbc.WorkloadPool;
@@ -27,7 +28,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * compartment in front of a tracked {@link WorkloadPool}, its connections handed out ("active"),
  * idle, open ("total") and the threads waiting inside HikariCP for one ("awaiting").
  */
-final class PoolResources implements Observability.Resources {
+final class PoolResources implements ResourceView {
 
   private final ConcurrentHashMap<String, WorkloadPool> byName = new ConcurrentHashMap<>();
 
@@ -46,7 +47,7 @@ final class PoolResources implements Observability.Resources {
   }
 
   @Override
-  public Optional<Observability.Resource> of(Compartment compartment) {
+  public Optional<ResourceView.Resource> of(Compartment compartment) {
     WorkloadPool pool = byName.get(compartment.name());
     if (pool == null || pool.compartment() != compartment) {
       return Optional.empty();
@@ -54,13 +55,13 @@ final class PoolResources implements Observability.Resources {
     return Optional.of(resource(pool.stats()));
   }
 
-  static Observability.Resource resource(PoolStats st) {
+  static ResourceView.Resource resource(PoolStats st) {
     Map<String, Long> figures = new LinkedHashMap<>();
     figures.put("active", (long) st.active());
     figures.put("idle", (long) st.idle());
     figures.put("total", (long) st.total());
     figures.put("awaiting", (long) st.waiting());
-    return new Observability.Resource("pool", figures, "HikariCP pool of " + st.size() + ": "
+    return new ResourceView.Resource("pool", figures, "HikariCP pool of " + st.size() + ": "
         + st.active() + " connections handed out, " + st.idle() + " idle, " + st.total()
         + " open; " + st.waiting() + " threads waiting inside it for one");
   }

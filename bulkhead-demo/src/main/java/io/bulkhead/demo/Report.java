@@ -1,5 +1,6 @@
 package io.bulkhead.demo;
 
+import io.bulkhead.insight.JsonWriter;
 import java.math.BigDecimal;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -79,30 +80,47 @@ final class Report {
   // JSON: {"shared": M, "bulkhead": M}
 
   static String json(ExperimentResult r) {
-    return "{\n  \"shared\": " + mode(r.shared().load()) + ",\n  \"bulkhead\": "
-        + mode(r.bulkhead().load()) + "\n}\n";
+    JsonWriter out = JsonWriter.pretty().beginObject();
+    out.name("shared");
+    mode(out, r.shared().load());
+    out.name("bulkhead");
+    mode(out, r.bulkhead().load());
+    return out.endObject().toJson() + "\n";
   }
 
   /**
-   * {@code {"login": {"p50_ms", "p99_ms", "max_ms"}, "chat": {"200", "503", "other"},
+   * Writes {@code {"login": {"p50_ms", "p99_ms", "max_ms"}, "chat": {"200", "503", "other"},
    * "rejected": {"p50_ms", "p99_ms"}, "wall_ms"}}; a latency with no samples is null.
    */
-  static String mode(LoadResult m) {
+  static void mode(JsonWriter out, LoadResult m) {
     Latency login = m.login();
     Latency rejected = m.rejected();
-    return "{\n"
-        + "    \"login\": {\"p50_ms\": " + num(login.p50Ms()) + ", \"p99_ms\": "
-        + num(login.p99Ms()) + ", \"max_ms\": " + num(login.maxMs()) + "},\n"
-        + "    \"chat\": {\"200\": " + m.chatOk() + ", \"503\": " + m.chatRejected()
-        + ", \"other\": " + m.chatOther() + "},\n"
-        + "    \"rejected\": {\"p50_ms\": " + num(rejected.p50Ms()) + ", \"p99_ms\": "
-        + num(rejected.p99Ms()) + "},\n"
-        + "    \"wall_ms\": " + num(m.wallMs()) + "\n"
-        + "  }";
+    out.beginObject();
+    out.name("login").beginObject();
+    num(out.name("p50_ms"), login.p50Ms());
+    num(out.name("p99_ms"), login.p99Ms());
+    num(out.name("max_ms"), login.maxMs());
+    out.endObject();
+    out.name("chat").beginObject()
+        .name("200").value(m.chatOk())
+        .name("503").value(m.chatRejected())
+        .name("other").value(m.chatOther())
+        .endObject();
+    out.name("rejected").beginObject();
+    num(out.name("p50_ms"), rejected.p50Ms());
+    num(out.name("p99_ms"), rejected.p99Ms());
+    out.endObject();
+    num(out.name("wall_ms"), m.wallMs());
+    out.endObject();
   }
 
-  private static String num(Double v) {
-    return v == null ? "null" : BigDecimal.valueOf(v).stripTrailingZeros().toPlainString();
+  /** A measured figure, or null when there were no samples to measure. */
+  private static void num(JsonWriter out, Double v) {
+    if (v == null) {
+      out.nullValue();
+    } else {
+      out.value(v.doubleValue());
+    }
   }
 
   // ----------------------------------------------------------------------------------------------

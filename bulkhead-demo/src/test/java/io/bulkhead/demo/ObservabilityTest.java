@@ -65,6 +65,7 @@ class ObservabilityTest {
     await().atMost(30, SECONDS).until(() -> upstream.requests() == 1);
     CompletableFuture<HttpResponse<String>> login = getAsync(app.uri(), "/login");
     await().atMost(30, SECONDS).until(() -> server.stats().waiting() == 1);
+    await().atMost(30, SECONDS).until(() -> app.insight().advice("llm").isPresent());
 
     HttpResponse<String> response = get(app.uri(), "/bulkheads");
     assertThat(response.statusCode()).isEqualTo(200);
@@ -103,11 +104,13 @@ class ObservabilityTest {
     JsonNode d = l.get("diagnosis");
     assertThat(d.get("state").asText()).isEqualTo("HEALTHY");
     assertThat(d.get("explanation").asText()).isNotBlank();
+    // The advice is the sampler's (once a second): its wording depends on how many samples ran, but
+    // with no llm call finished it has no latency and so no recommendation, whichever sample it is.
     JsonNode advice = l.get("advice");
-    assertThat(advice.get("summary").asText()).isEqualTo(
-        "first look at 'llm': the rate needs a second snapshot");
+    assertThat(advice.get("summary").asText()).isNotBlank();
+    assertThat(advice.get("latencyMs").isNull()).as("no call finished yet").isTrue();
     assertThat(advice.get("recommendedLimit").isNull()).isTrue();
-    assertThat(advice.get("headroom").asDouble()).isPositive();
+    assertThat(advice.get("headroom").asDouble()).isEqualTo(3.0);
     assertThat(l.get("resource").isNull()).as("nothing known behind the llm compartment").isTrue();
 
     assertThat(chat.get(60, SECONDS).statusCode()).isEqualTo(200);
@@ -118,9 +121,7 @@ class ObservabilityTest {
     assertThat(after.get("latency").get("count").asLong()).isEqualTo(1);
     assertThat(after.get("latency").get("p99Ms").asDouble()).as("the upstream's 5 s")
         .isBetween(4_900.0, 7_000.0);
-    assertThat(after.get("advice").get("summary").asText()).as("no llm call arrived since")
-        .startsWith("no calls arrived in the last ");
-    assertThat(after.get("advice").get("arrivalRate").asDouble()).isZero();
+    assertThat(after.get("diagnosis").get("state").asText()).isEqualTo("HEALTHY");
   }
 
   @Test
@@ -162,13 +163,5 @@ class ObservabilityTest {
     assertThat(get(app.uri(), "/dashboard/dashboard.css").body()).contains(".badge");
     assertThat(get(app.uri(), "/dashboard/../pom.xml").statusCode()).isIn(400, 404);
     assertThat(get(app.uri(), "/dashboard/nothing.js").statusCode()).isEqualTo(404);
-  }
-
-  @Test
-  void json_escapesWhatItMust() {
-    Observability.Json j = new Observability.Json();
-    j.open('{').field("a\"b").string("line\nbreak\\ \u0001").field("n").nul()
-        .field("x").decimal(Double.NaN).close('}');
-    assertThat(j.toString()).isEqualTo("{\"a\\\"b\":\"line\\nbreak\\\\ \\u0001\",\"n\":null,\"x\":null}");
   }
 }

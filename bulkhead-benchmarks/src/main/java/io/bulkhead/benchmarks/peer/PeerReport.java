@@ -3,6 +3,7 @@ package io.bulkhead.benchmarks.peer;
 import io.bulkhead.demo.DemoSettings;
 import io.bulkhead.demo.Latency;
 import io.bulkhead.demo.LoadResult;
+import io.bulkhead.insight.JsonWriter;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.time.Duration;
@@ -11,6 +12,7 @@ import java.time.format.DateTimeFormatter;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.Function;
+import java.util.function.ToDoubleFunction;
 
 /**
  * The experiment's result as {@code peer.json} (figures, sampled series, and the Markdown section
@@ -183,119 +185,102 @@ final class PeerReport {
 
   static String json(PeerResult r, String svgLink, String markdown) {
     DemoSettings s = r.settings();
-    StringBuilder j = new StringBuilder(256 * 1024);
-    j.append("{\n");
-    j.append("  \"date\": ").append(str(DateTimeFormatter.ISO_INSTANT.format(
-        r.startedAt().atOffset(ZoneOffset.UTC).withNano(0)))).append(",\n");
-    j.append("  \"setup\": {\"delay_ms\": ").append(s.delay().toMillis())
-        .append(", \"chats\": ").append(s.chats())
-        .append(", \"logins\": ").append(s.logins())
-        .append(", \"logins_after_ms\": ").append(s.loginsAfter().toMillis())
-        .append(", \"server_limit\": ").append(s.serverLimit())
-        .append(", \"chat_limit\": ").append(s.llmLimit())
-        .append(", \"chat_queue_bulkhead\": ").append(s.llmQueue())
-        .append(", \"chat_wait_ms\": ").append(s.llmWait().toMillis())
-        .append(", \"upstream_deadline_ms\": ").append(s.upstreamDeadline().toMillis())
-        .append(", \"jetty_threads\": ").append(PeerApp.threadsFor(s))
-        .append(", \"sample_every_ms\": ").append(num(r.sampleEvery().toNanos() / 1e6))
-        .append("},\n");
-    j.append("  \"machine\": {\"processors\": ").append(r.processors())
-        .append(", \"load_before\": ").append(num(r.loadAverageBefore()))
-        .append(", \"load_after\": ").append(num(r.loadAverageAfter()))
-        .append(", \"java\": ").append(str(r.javaVersion()))
-        .append(", \"resilience4j\": ").append(str(r.resilience4jVersion()))
-        .append(", \"elapsed_ms\": ").append(r.elapsed().toMillis()).append("},\n");
+    JsonWriter j = JsonWriter.pretty().beginObject();
+    j.name("date").value(DateTimeFormatter.ISO_INSTANT.format(
+        r.startedAt().atOffset(ZoneOffset.UTC).withNano(0)));
+    j.name("setup").beginObject()
+        .name("delay_ms").value(s.delay().toMillis())
+        .name("chats").value(s.chats())
+        .name("logins").value(s.logins())
+        .name("logins_after_ms").value(s.loginsAfter().toMillis())
+        .name("server_limit").value(s.serverLimit())
+        .name("chat_limit").value(s.llmLimit())
+        .name("chat_queue_bulkhead").value(s.llmQueue())
+        .name("chat_wait_ms").value(s.llmWait().toMillis())
+        .name("upstream_deadline_ms").value(s.upstreamDeadline().toMillis())
+        .name("jetty_threads").value(PeerApp.threadsFor(s))
+        .name("sample_every_ms").value(r.sampleEvery().toNanos() / 1e6)
+        .endObject();
+    j.name("machine").beginObject()
+        .name("processors").value(r.processors())
+        .name("load_before").value(r.loadAverageBefore())
+        .name("load_after").value(r.loadAverageAfter())
+        .name("java").value(r.javaVersion())
+        .name("resilience4j").value(r.resilience4jVersion())
+        .name("elapsed_ms").value(r.elapsed().toMillis())
+        .endObject();
     for (VariantResult v : r.variants()) {
-      j.append("  ").append(str(v.variant().key())).append(": ").append(variant(v)).append(",\n");
+      variant(j.name(v.variant().key()), v);
     }
-    j.append("  \"chart_end_ms\": ").append(r.chartEndNanos() / 1_000_000).append(",\n");
-    j.append("  \"svg\": ").append(str(svgLink)).append(",\n");
-    j.append("  \"markdown\": ").append(str(markdown)).append("\n");
-    j.append("}\n");
-    return j.toString();
+    j.name("chart_end_ms").value(r.chartEndNanos() / 1_000_000);
+    j.name("svg").value(svgLink);
+    j.name("markdown").value(markdown);
+    return j.endObject().toJson() + "\n";
   }
 
-  private static String variant(VariantResult v) {
+  private static void variant(JsonWriter j, VariantResult v) {
     LoadResult load = v.load();
     Latency login = load.login();
     Latency rejected = load.rejected();
     Timeline t = v.timeline();
-    StringBuilder j = new StringBuilder();
-    j.append("{\n");
-    j.append("    \"login\": {\"p50_ms\": ").append(num(login.p50Ms())).append(", \"p99_ms\": ")
-        .append(num(login.p99Ms())).append(", \"max_ms\": ").append(num(login.maxMs()))
-        .append(", \"failures\": ").append(load.loginFailures()).append("},\n");
-    j.append("    \"chat\": {\"200\": ").append(load.chatOk()).append(", \"503\": ")
-        .append(load.chatRejected()).append(", \"other\": ").append(load.chatOther())
-        .append("},\n");
-    j.append("    \"rejected\": {\"p50_ms\": ").append(num(rejected.p50Ms()))
-        .append(", \"p99_ms\": ").append(num(rejected.p99Ms())).append("},\n");
-    j.append("    \"wall_ms\": ").append(num(load.wallMs())).append(",\n");
-    j.append("    \"upstream\": {\"max_open_connections\": ").append(v.upstreamMaxConnections())
-        .append(", \"requests\": ").append(v.upstreamRequests()).append("},\n");
-    j.append("    \"chats_waiting\": {\"peak\": ").append(t.peak(Timeline.Point::chatsWaiting))
-        .append(", \"slot_seconds\": ")
-        .append(num(round3(t.integralSeconds(Timeline.Point::chatsWaiting)))).append("},\n");
-    j.append("    \"server_waiting\": {\"peak\": ").append(t.peak(Timeline.Point::serverWaiting))
-        .append(", \"request_seconds\": ")
-        .append(num(round3(t.integralSeconds(Timeline.Point::serverWaiting)))).append("},\n");
-    j.append("    \"server_in_flight_peak\": ").append(t.peak(Timeline.Point::serverInFlight))
-        .append(",\n");
-    j.append("    \"samples\": ").append(t.points().size()).append(", \"longest_gap_ms\": ")
-        .append(num(round3(t.longestGapNanos() / 1e6))).append(",\n");
-    j.append("    \"series\": {\n");
-    series(j, "t_ms", t, p -> num(round3(p.atNanos() / 1e6)), false);
-    series(j, "chats_waiting", t, p -> Integer.toString(p.chatsWaiting()), false);
-    series(j, "chats_calling", t, p -> Integer.toString(p.chatsCalling()), false);
-    series(j, "server_in_flight", t, p -> Integer.toString(p.serverInFlight()), false);
-    series(j, "server_waiting", t, p -> Integer.toString(p.serverWaiting()), true);
-    j.append("    }\n  }");
-    return j.toString();
+    j.beginObject();
+    j.name("login").beginObject();
+    num(j.name("p50_ms"), login.p50Ms());
+    num(j.name("p99_ms"), login.p99Ms());
+    num(j.name("max_ms"), login.maxMs());
+    j.name("failures").value(load.loginFailures());
+    j.endObject();
+    j.name("chat").beginObject()
+        .name("200").value(load.chatOk())
+        .name("503").value(load.chatRejected())
+        .name("other").value(load.chatOther())
+        .endObject();
+    j.name("rejected").beginObject();
+    num(j.name("p50_ms"), rejected.p50Ms());
+    num(j.name("p99_ms"), rejected.p99Ms());
+    j.endObject();
+    num(j.name("wall_ms"), load.wallMs());
+    j.name("upstream").beginObject()
+        .name("max_open_connections").value(v.upstreamMaxConnections())
+        .name("requests").value(v.upstreamRequests())
+        .endObject();
+    j.name("chats_waiting").beginObject()
+        .name("peak").value(t.peak(Timeline.Point::chatsWaiting))
+        .name("slot_seconds").value(round3(t.integralSeconds(Timeline.Point::chatsWaiting)))
+        .endObject();
+    j.name("server_waiting").beginObject()
+        .name("peak").value(t.peak(Timeline.Point::serverWaiting))
+        .name("request_seconds").value(round3(t.integralSeconds(Timeline.Point::serverWaiting)))
+        .endObject();
+    j.name("server_in_flight_peak").value(t.peak(Timeline.Point::serverInFlight));
+    j.name("samples").value(t.points().size());
+    j.name("longest_gap_ms").value(round3(t.longestGapNanos() / 1e6));
+    j.name("series").beginObject();
+    series(j, "t_ms", t, p -> round3(p.atNanos() / 1e6));
+    series(j, "chats_waiting", t, Timeline.Point::chatsWaiting);
+    series(j, "chats_calling", t, Timeline.Point::chatsCalling);
+    series(j, "server_in_flight", t, Timeline.Point::serverInFlight);
+    series(j, "server_waiting", t, Timeline.Point::serverWaiting);
+    j.endObject();
+    j.endObject();
   }
 
-  private static void series(StringBuilder j, String name, Timeline t,
-      Function<Timeline.Point, String> value, boolean last) {
-    j.append("      ").append(str(name)).append(": [");
-    List<Timeline.Point> points = t.points();
-    for (int i = 0; i < points.size(); i++) {
-      if (i > 0) {
-        j.append(", ");
-      }
-      j.append(value.apply(points.get(i)));
+  private static void series(JsonWriter j, String name, Timeline t,
+      ToDoubleFunction<Timeline.Point> value) {
+    j.name(name).beginArray();
+    for (Timeline.Point p : t.points()) {
+      j.value(value.applyAsDouble(p));
     }
-    j.append(last ? "]\n" : "],\n");
+    j.endArray();
   }
 
-  /** A JSON string literal. */
-  static String str(String s) {
-    StringBuilder out = new StringBuilder(s.length() + 16).append('"');
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      switch (c) {
-        case '"':
-          out.append("\\\"");
-          break;
-        case '\\':
-          out.append("\\\\");
-          break;
-        case '\n':
-          out.append("\\n");
-          break;
-        case '\r':
-          out.append("\\r");
-          break;
-        case '\t':
-          out.append("\\t");
-          break;
-        default:
-          if (c < 0x20) {
-            out.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
-          } else {
-            out.append(c);
-          }
-      }
+  /** A measured figure, or null when there were no samples to measure. */
+  private static void num(JsonWriter j, Double v) {
+    if (v == null) {
+      j.nullValue();
+    } else {
+      j.value(v.doubleValue());
     }
-    return out.append('"').toString();
   }
 
   // ----------------------------------------------------------------------------------------------
@@ -331,17 +316,6 @@ final class PeerReport {
 
   private static double round3(double v) {
     return Math.round(v * 1000) / 1000.0;
-  }
-
-  private static String num(Double v) {
-    return v == null ? "null" : num(v.doubleValue());
-  }
-
-  private static String num(double v) {
-    if (Double.isNaN(v) || Double.isInfinite(v)) {
-      return "null";
-    }
-    return BigDecimal.valueOf(v).stripTrailingZeros().toPlainString();
   }
 
   private static String load(double average) {

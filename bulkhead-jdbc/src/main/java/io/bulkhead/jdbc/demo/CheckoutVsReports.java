@@ -2,6 +2,7 @@ package io.bulkhead.jdbc.demo;
 
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.insight.JsonWriter;
 import io.bulkhead.jdbc.DatabasePools;
 import io.bulkhead.jdbc.PoolConfig;
 import io.bulkhead.jdbc.PoolStats;
@@ -650,13 +651,22 @@ public final class CheckoutVsReports {
       return checkoutCalls;
     }
 
-    String toJson() {
+    /** Writes {@code {"checkout": {...}, "reports": {...}}}, figures to a tenth. */
+    void writeTo(JsonWriter out) {
       CheckoutFigures c = degradedCheckout;
-      return String.format(Locale.ROOT,
-          "{\"checkout\": {\"p50_ms\": %.1f, \"p99_ms\": %.1f, \"errors\": %d, \"per_s\": %.1f},"
-              + " \"reports\": {\"ok\": %d, \"rejected\": %d, \"errors\": %d}}",
-          c.p50Nanos / 1e6, c.p99Nanos / 1e6, c.errors, c.perSecond,
-          reportsOk, reportsRejected, reportsErrors);
+      out.beginObject();
+      out.name("checkout").beginObject()
+          .name("p50_ms").value(Math.round(c.p50Nanos / 1e5) / 10.0)
+          .name("p99_ms").value(Math.round(c.p99Nanos / 1e5) / 10.0)
+          .name("errors").value(c.errors)
+          .name("per_s").value(Math.round(c.perSecond * 10) / 10.0)
+          .endObject();
+      out.name("reports").beginObject()
+          .name("ok").value(reportsOk)
+          .name("rejected").value(reportsRejected)
+          .name("errors").value(reportsErrors)
+          .endObject();
+      out.endObject();
     }
   }
 
@@ -703,7 +713,10 @@ public final class CheckoutVsReports {
 
     /** {@code {"shared": D, "split": D}}, D being {@code {"checkout": {...}, "reports": {...}}}. */
     public String toJson() {
-      return "{\"shared\": " + shared.toJson() + ", \"split\": " + split.toJson() + "}";
+      JsonWriter out = JsonWriter.compact().beginObject().name("shared");
+      shared.writeTo(out);
+      split.writeTo(out.name("split"));
+      return out.endObject().toJson();
     }
 
     /**

@@ -1,5 +1,8 @@
-package io.bulkhead;
+package io.bulkhead.insight;
 
+import io.bulkhead.BulkheadStats;
+import io.bulkhead.LatencySummary;
+import io.bulkhead.Sizing;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Optional;
@@ -32,7 +35,8 @@ public final class SizingAdvice {
   private final int recommendedLimit; // 0: none
 
   SizingAdvice(BulkheadStats stats, double headroom, long spanNanos, double arrivalRate,
-      double rejectionRate, LatencySummary latency) {
+      double rejectionRate) {
+    LatencySummary latency = stats.latency();
     this.name = stats.name();
     this.limit = stats.limit();
     this.inFlight = stats.inFlight();
@@ -41,7 +45,7 @@ public final class SizingAdvice {
     this.arrivalRate = arrivalRate;
     this.rejectionRate = rejectionRate;
     this.latencySamples = latency.count();
-    this.latencyNanos = latency.count() == 0 ? 0 : Math.max(1, latency.meanNanos());
+    this.latencyNanos = latency.count() == 0 ? 0 : Math.max(1, latency.mean().toNanos());
     if (spanNanos > 0 && arrivalRate > 0 && latencyNanos > 0) {
       this.need = arrivalRate * latencyNanos / 1e9;
       this.recommendedLimit = need > Integer.MAX_VALUE / headroom

@@ -1,4 +1,4 @@
-package io.bulkhead;
+package io.bulkhead.insight;
 
 import java.time.Duration;
 import java.util.Objects;
@@ -36,7 +36,6 @@ public final class DiagnosticianBuilder {
   private double latencyRiseEnter = Diagnostician.DEFAULT_LATENCY_RISE_ENTER;
   private double latencyRiseExit = Diagnostician.DEFAULT_LATENCY_RISE_EXIT;
   private Duration latencyFloor = Diagnostician.DEFAULT_LATENCY_FLOOR;
-  private Ticker ticker = Ticker.system();
 
   DiagnosticianBuilder() {}
 
@@ -137,12 +136,6 @@ public final class DiagnosticianBuilder {
     return this;
   }
 
-  /** Replaces the source of time, for tests; the default is {@link Ticker#system()}. */
-  public DiagnosticianBuilder ticker(Ticker ticker) {
-    this.ticker = Objects.requireNonNull(ticker, "ticker");
-    return this;
-  }
-
   /**
    * Returns a new diagnostician with these settings.
    *
@@ -198,10 +191,6 @@ public final class DiagnosticianBuilder {
 
   long latencyFloorNanos() {
     return Durations.toNanosSaturated(latencyFloor);
-  }
-
-  Ticker ticker() {
-    return ticker;
   }
 
   private static Duration positive(String field, Duration window) {

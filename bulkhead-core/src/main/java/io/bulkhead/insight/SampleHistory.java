@@ -1,8 +1,9 @@
-package io.bulkhead;
+package io.bulkhead.insight;
 
-import static io.bulkhead.Diagnosis.NONE;
+import static io.bulkhead.insight.Diagnosis.NONE;
 
-import io.bulkhead.Diagnosis.State;
+import io.bulkhead.BulkheadStats;
+import io.bulkhead.insight.Diagnosis.State;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -10,8 +11,9 @@ import java.util.Locale;
 import java.util.concurrent.locks.ReentrantLock;
 
 /*
- * One compartment's history for a Diagnostician: the samples of the long window, the state with its
- * hysteresis, and the normal latency learnt while healthy.
+ * One compartment's sample history, from which its Diagnosis is judged: the samples of the long
+ * window, the state with its hysteresis, and the normal latency learnt while healthy. An Insight keeps
+ * one per watched compartment and feeds it every sample; the thresholds come from a Diagnostician.
  *
  * Algorithm: record() appends a sample, drops those older than the long window, computes the
  * short-window figures from the samples within it (deltas of cumulative counters between its first
@@ -31,12 +33,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * Concurrency: all mutable fields are guarded by `lock`, held only for the arithmetic of one sample
  * (no stats read, no user code). `latest` is volatile and written last, so a reader sees a complete
  * Diagnosis without the lock.
- *   T1 and T2 both call Diagnostician.sample(): T1 reads the ticker (t1), T2 reads it (t2 > t1), T2
+ *   T1 and T2 both call Insight.sample(): T1 reads the ticker (t1), T2 reads it (t2 > t1), T2
  *   records first. T1 then finds t1 not newer than the last sample and drops its own: samples stay in
  *   ticker order. If T1 read its stats after T2 but records first, T2's counters can look lower than
  *   T1's; deltas are clamped at zero, so a rate is never negative (one interval reads as quiet).
  */
-final class Chart {
+final class SampleHistory {
 
   private static final class Sample {
     final long at;
@@ -57,7 +59,7 @@ final class Chart {
       this.admitted = s.admitted();
       this.rejected = s.rejected();
       this.completed = s.completed();
-      this.latencyMean = s.latency().count() > 0 ? s.latency().meanNanos() : NONE;
+      this.latencyMean = s.latency().count() > 0 ? s.latency().mean().toNanos() : NONE;
     }
 
     boolean atLimit() {
@@ -65,7 +67,7 @@ final class Chart {
     }
   }
 
-  final Compartment bulkhead;
+  private final String name;
   private final Diagnostician rules;
   private final ReentrantLock lock = new ReentrantLock();
   private final List<Sample> samples = new ArrayList<>(); // guarded by lock; oldest first
@@ -74,11 +76,11 @@ final class Chart {
   private long normalLatency = NONE; // guarded by lock
   private volatile Diagnosis latest;
 
-  Chart(Diagnostician rules, Compartment bulkhead, long now) {
+  SampleHistory(Diagnostician rules, String name, long now) {
     this.rules = rules;
-    this.bulkhead = bulkhead;
+    this.name = name;
     this.stateSince = now;
-    this.latest = new Diagnosis(bulkhead.name(), State.HEALTHY, 0, false, 0, 0, 0, 0, 0, 0, 0, NONE,
+    this.latest = new Diagnosis(name, State.HEALTHY, 0, false, 0, 0, 0, 0, 0, 0, 0, NONE,
         NONE, "not sampled yet");
   }
 
@@ -199,7 +201,7 @@ final class Chart {
               + " in at least %d; keeping %s", Durations.format(span), intervals,
               intervals == 1 ? "" : "s",
               Durations.format(rules.shortWindowNanos / 2), Diagnostician.MIN_INTERVALS, state);
-      Diagnosis d = new Diagnosis(bulkhead.name(), state, now - stateSince, judged, span, saturation,
+      Diagnosis d = new Diagnosis(name, state, now - stateSince, judged, span, saturation,
           admittedRate, rejectionRate, ratio, spread, longRejectionRate, latency, normalLatency,
           explanation);
       latest = d;

@@ -1,12 +1,13 @@
-package io.bulkhead;
+package io.bulkhead.insight;
 
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Optional;
 
 /**
- * What one compartment's recent numbers say about it, with the figures that led there. Produced by a
- * {@link Diagnostician} each time it {@linkplain Diagnostician#sample() samples}.
+ * What one compartment's recent numbers say about it, with the figures that led there. Produced by an
+ * {@link Insight} each time it {@linkplain Insight#sample() samples}, by its {@link Diagnostician}'s
+ * rules.
  *
  * <p>The figures describe the short window (by default the last 10 seconds) unless their name says
  * otherwise; {@link #explanation()} puts the ones that decided the {@link #state()} into a sentence
