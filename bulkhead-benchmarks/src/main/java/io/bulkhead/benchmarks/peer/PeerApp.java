@@ -1,10 +1,10 @@
 package io.bulkhead.benchmarks.peer;
 
 import io.bulkhead.BulkheadStats;
-import io.bulkhead.demo.AppSettings;
-import io.bulkhead.demo.DemoApp;
-import io.bulkhead.demo.DemoSettings;
-import io.bulkhead.demo.Mode;
+import io.bulkhead.scenarios.AppSettings;
+import io.bulkhead.scenarios.DemoApp;
+import io.bulkhead.scenarios.DemoSettings;
+import io.bulkhead.scenarios.Mode;
 import io.github.resilience4j.bulkhead.BulkheadConfig;
 import java.net.URI;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
@@ -43,7 +43,7 @@ final class PeerApp implements AutoCloseable {
   private PeerApp(Variant variant, DemoSettings settings, URI upstream) {
     if (variant == Variant.BULKHEAD) {
       app = new App(settings.app(Mode.BULKHEAD, upstream));
-      llm = app.registry().find("llm").orElseThrow();
+      llm = app.registry().bulkhead("llm").orElseThrow();
       r4jChat = null;
     } else {
       app = new App(settings.app(Mode.SHARED, upstream));
@@ -56,7 +56,7 @@ final class PeerApp implements AutoCloseable {
       r4jChat = new Resilience4jChat(bulkhead, upstream, settings.upstreamDeadline());
       app.replaceRoute("/chat", r4jChat);
     }
-    server = app.registry().find("server").orElseThrow();
+    server = app.registry().bulkhead("server").orElseThrow();
   }
 
   /** Builds the app for {@code variant} against {@code upstream} and starts it on a free port. */
