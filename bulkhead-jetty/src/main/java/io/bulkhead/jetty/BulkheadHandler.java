@@ -106,7 +106,7 @@ public final class BulkheadHandler extends Handler.Wrapper {
   protected void doStart() throws Exception {
     // The watcher's thread starts only when a request first has to wait.
     Executor executor = getServer() != null ? getServer().getThreadPool() : Runnable::run;
-    watcher = new DisconnectWatcher("bulkhead-http-disconnects", executor);
+    watcher = new DisconnectWatcher("bulkhead-jetty-disconnects", executor);
     super.doStart();
   }
 

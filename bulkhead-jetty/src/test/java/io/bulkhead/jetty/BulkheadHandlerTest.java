@@ -471,7 +471,7 @@ class BulkheadHandlerTest {
     server = null;
     assertThat(handler.isWatching()).isFalse();
     assertThat(Thread.getAllStackTraces().keySet())
-        .noneMatch(t -> t.getName().equals("bulkhead-http-disconnects"));
+        .noneMatch(t -> t.getName().equals("bulkhead-jetty-disconnects"));
   }
 
   @Test
