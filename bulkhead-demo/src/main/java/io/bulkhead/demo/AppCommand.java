@@ -1,5 +1,10 @@
 package io.bulkhead.demo;
 
+import io.bulkhead.scenarios.AppSettings;
+import io.bulkhead.scenarios.CliException;
+import io.bulkhead.scenarios.DemoApp;
+import io.bulkhead.scenarios.LoadGenerator;
+import io.bulkhead.scenarios.Mode;
 import java.io.PrintWriter;
 import java.net.URI;
 import java.time.Duration;

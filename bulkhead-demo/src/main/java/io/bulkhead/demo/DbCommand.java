@@ -1,7 +1,10 @@
 package io.bulkhead.demo;
 
-import io.bulkhead.jdbc.demo.CheckoutVsReports;
-import io.bulkhead.jdbc.demo.LocalPostgres;
+import io.bulkhead.localdb.LocalPostgres;
+import io.bulkhead.scenarios.CheckoutVsReports;
+import io.bulkhead.scenarios.CliException;
+import io.bulkhead.scenarios.DbDashboard;
+import io.bulkhead.scenarios.Experiment;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.URI;

@@ -1,5 +1,12 @@
 package io.bulkhead.demo;
 
+import io.bulkhead.scenarios.CliException;
+import io.bulkhead.scenarios.DemoSettings;
+import io.bulkhead.scenarios.Experiment;
+import io.bulkhead.scenarios.ExperimentResult;
+import io.bulkhead.scenarios.LoadGenerator;
+import io.bulkhead.scenarios.LoadResult;
+import io.bulkhead.scenarios.Mode;
 import java.io.Console;
 import java.io.IOException;
 import java.io.PrintWriter;

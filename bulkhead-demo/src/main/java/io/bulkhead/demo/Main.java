@@ -1,12 +1,14 @@
 package io.bulkhead.demo;
 
+import io.bulkhead.scenarios.CliException;
+import io.bulkhead.scenarios.Mode;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine;
 
 /**
  * {@code java -jar bulkhead-demo.jar <command>}: seed 000's experiment, seed 003's partition demo, and
@@ -47,9 +49,9 @@ public final class Main implements Runnable {
     CommandLine cli = new CommandLine(new Main());
     cli.setOut(new PrintWriter(out, true, StandardCharsets.UTF_8));
     cli.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));
-    cli.registerConverter(Duration.class, new Durations());
+    cli.registerConverter(Duration.class, new DurationConverter());
     cli.registerConverter(URI.class, new LoopbackUrl());
-    cli.registerConverter(Mode.class, new Mode.Converter());
+    cli.registerConverter(Mode.class, new ModeConverter());
     cli.setParameterExceptionHandler((ex, ignoredArgs) -> {
       String command = ex.getCommandLine().getCommandSpec().qualifiedName();
       err.println(command + ": " + oneLine(ex.getMessage()) + " (see " + command + " --help)");

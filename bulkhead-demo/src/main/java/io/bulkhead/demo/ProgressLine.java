@@ -1,5 +1,9 @@
 package io.bulkhead.demo;
 
+import io.bulkhead.scenarios.Experiment;
+import io.bulkhead.scenarios.LoadGenerator;
+import io.bulkhead.scenarios.LoadResult;
+import io.bulkhead.scenarios.Mode;
 import java.io.PrintWriter;
 import java.util.Locale;
 import java.util.concurrent.locks.ReentrantLock;

@@ -1,6 +1,14 @@
 package io.bulkhead.demo;
 
 import io.bulkhead.insight.JsonWriter;
+import io.bulkhead.scenarios.DemoSettings;
+import io.bulkhead.scenarios.Durations;
+import io.bulkhead.scenarios.ExperimentResult;
+import io.bulkhead.scenarios.Latency;
+import io.bulkhead.scenarios.LoadResult;
+import io.bulkhead.scenarios.ModeResult;
+import io.bulkhead.scenarios.Route;
+import io.bulkhead.scenarios.Sample;
 import java.math.BigDecimal;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;

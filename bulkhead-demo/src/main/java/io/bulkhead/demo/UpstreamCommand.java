@@ -1,5 +1,7 @@
 package io.bulkhead.demo;
 
+import io.bulkhead.scenarios.Durations;
+import io.bulkhead.scenarios.FakeUpstream;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.concurrent.Callable;

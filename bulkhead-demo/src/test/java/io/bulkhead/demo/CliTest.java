@@ -6,6 +6,10 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.bulkhead.scenarios.AppSettings;
+import io.bulkhead.scenarios.DemoApp;
+import io.bulkhead.scenarios.FakeUpstream;
+import io.bulkhead.scenarios.Mode;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;

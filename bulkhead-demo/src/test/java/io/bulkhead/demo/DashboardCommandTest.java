@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.bulkhead.scenarios.FakeUpstream;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetAddress;

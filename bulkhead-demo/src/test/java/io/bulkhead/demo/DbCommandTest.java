@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.bulkhead.jdbc.demo.LocalPostgres;
+import io.bulkhead.localdb.LocalPostgres;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;

@@ -2,6 +2,12 @@ package io.bulkhead.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.bulkhead.scenarios.DemoSettings;
+import io.bulkhead.scenarios.Experiment;
+import io.bulkhead.scenarios.ExperimentResult;
+import io.bulkhead.scenarios.LoadResult;
+import io.bulkhead.scenarios.Route;
+import io.bulkhead.scenarios.Sample;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;

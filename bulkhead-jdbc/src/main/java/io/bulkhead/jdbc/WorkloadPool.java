@@ -144,17 +144,6 @@ public final class WorkloadPool implements DataSource {
     return compartment;
   }
 
-  /**
-   * The pool's compartment, as {@link #compartment()}.
-   *
-   * @deprecated use {@link #compartment()}; this name is kept only until the callers in the
-   *     checkout-vs-reports experiment have moved to it.
-   */
-  @Deprecated(forRemoval = true)
-  public Compartment bulkhead() {
-    return compartment;
-  }
-
   /** A snapshot of the pool's and the compartment's numbers. */
   public PoolStats stats() {
     HikariPoolMXBean pool = hikari.getHikariPoolMXBean();

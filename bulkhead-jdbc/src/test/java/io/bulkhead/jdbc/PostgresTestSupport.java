@@ -3,7 +3,7 @@ package io.bulkhead.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.bulkhead.jdbc.demo.LocalPostgres;
+import io.bulkhead.localdb.LocalPostgres;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

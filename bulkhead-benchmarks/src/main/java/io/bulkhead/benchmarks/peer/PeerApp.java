@@ -1,10 +1,10 @@
 package io.bulkhead.benchmarks.peer;
 
 import io.bulkhead.BulkheadStats;
-import io.bulkhead.demo.AppSettings;
-import io.bulkhead.demo.DemoApp;
-import io.bulkhead.demo.DemoSettings;
-import io.bulkhead.demo.Mode;
+import io.bulkhead.scenarios.AppSettings;
+import io.bulkhead.scenarios.DemoApp;
+import io.bulkhead.scenarios.DemoSettings;
+import io.bulkhead.scenarios.Mode;
 import io.github.resilience4j.bulkhead.BulkheadConfig;
 import java.net.URI;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;

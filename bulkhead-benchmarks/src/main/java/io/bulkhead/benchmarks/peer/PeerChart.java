@@ -1,6 +1,6 @@
 package io.bulkhead.benchmarks.peer;
 
-import io.bulkhead.demo.DemoSettings;
+import io.bulkhead.scenarios.DemoSettings;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.util.List;

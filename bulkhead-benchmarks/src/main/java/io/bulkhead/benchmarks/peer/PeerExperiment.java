@@ -1,9 +1,9 @@
 package io.bulkhead.benchmarks.peer;
 
-import io.bulkhead.demo.DemoSettings;
-import io.bulkhead.demo.FakeUpstream;
-import io.bulkhead.demo.LoadGenerator;
-import io.bulkhead.demo.LoadResult;
+import io.bulkhead.scenarios.DemoSettings;
+import io.bulkhead.scenarios.FakeUpstream;
+import io.bulkhead.scenarios.LoadGenerator;
+import io.bulkhead.scenarios.LoadResult;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;

@@ -1,9 +1,9 @@
 package io.bulkhead.benchmarks.peer;
 
-import io.bulkhead.demo.DemoSettings;
-import io.bulkhead.demo.Latency;
-import io.bulkhead.demo.LoadResult;
 import io.bulkhead.insight.JsonWriter;
+import io.bulkhead.scenarios.DemoSettings;
+import io.bulkhead.scenarios.Latency;
+import io.bulkhead.scenarios.LoadResult;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.time.Duration;

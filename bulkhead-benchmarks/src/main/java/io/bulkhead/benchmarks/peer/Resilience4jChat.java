@@ -1,7 +1,7 @@
 package io.bulkhead.benchmarks.peer;
 
-import io.bulkhead.demo.DemoApp;
-import io.bulkhead.http.Rejection;
+import io.bulkhead.jetty.Rejection;
+import io.bulkhead.scenarios.DemoApp;
 import io.github.resilience4j.bulkhead.Bulkhead;
 import io.github.resilience4j.bulkhead.BulkheadFullException;
 import java.io.IOException;

@@ -1,6 +1,6 @@
 package io.bulkhead.benchmarks.peer;
 
-import io.bulkhead.demo.LoadResult;
+import io.bulkhead.scenarios.LoadResult;
 
 /**
  * One variant's run.

@@ -1,0 +1,300 @@
+package io.bulkhead.httpclient;
+
+import io.bulkhead.Bulkhead;
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.lang.reflect.Method;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A client for one upstream dependency: its own compartment, its own {@link HttpClient} with its own
+ * connections, and a deadline on every call.
+ *
+ * <pre>{@code
+ * Bulkhead llm = Bulkhead.builder("llm").limit(10).maxQueue(20).maxWait(Duration.ofSeconds(1)).build();
+ * UpstreamClient provider = UpstreamClient.builder(llm).deadline(Duration.ofSeconds(45)).build();
+ *
+ * provider.sendAsync(HttpRequest.newBuilder(uri).build(), BodyHandlers.ofString())
+ *     .whenComplete((answer, failure) -> ...);
+ * // failure: BulkheadFullException    the compartment was full; the upstream was not called (503)
+ * //          UpstreamTimeoutException the deadline passed; the exchange was aborted (504)
+ * //          UpstreamException        the upstream could not be reached or failed the exchange (502)
+ * }</pre>
+ *
+ * <p><b>The compartment caps the connections.</b> Every call holds a slot of the compartment from
+ * before its request is sent until its connection is back in the client's pool or closed, and the
+ * client speaks HTTP/1.1, where an exchange uses one connection. A new connection is opened only when
+ * every pooled one is busy, so the client never holds more connections to the upstream than the
+ * compartment's limit, the way an agent's {@code maxSockets} equal to the limit would: nothing queues
+ * out of sight inside the client, and a slow upstream cannot make the client open connection after
+ * connection. This holds after a deadline too, because an aborted call's connection is closed before
+ * its slot is freed. (A streaming body handler such as {@code ofInputStream()} completes at the
+ * headers, before the body has been read: use one that reads the whole body, such as
+ * {@code ofString()}, or the connection outlives the slot.)
+ *
+ * <p><b>The deadline</b> bounds how long one call may hold its slot: it counts from admission (the wait
+ * for a slot is bounded by the compartment's {@code maxWait}) to the last byte of the response body.
+ * When it passes, the exchange is aborted and the call fails with {@link UpstreamTimeoutException}.
+ *
+ * <p>Cancelling the returned future withdraws a waiting call from the queue, or aborts a running one
+ * (closing its connection, then freeing its slot). {@link #close()} aborts the calls in flight and
+ * releases the client's threads.
+ *
+ * <p>This class is thread-safe.
+ */
+public final class UpstreamClient implements AutoCloseable {
+
+  private static final System.Logger LOG = System.getLogger("io.bulkhead.http");
+  private static final Method SHUTDOWN_NOW = findShutdownNow();
+
+  private final Bulkhead compartment;
+  private final Duration deadline;
+  private final long deadlineNanos;
+  private final ExecutorService executor;
+  private final ScheduledThreadPoolExecutor timer;
+  private final HttpClient http;
+  private final Set<UpstreamCall<?>> inFlight = ConcurrentHashMap.newKeySet();
+  private volatile boolean closed;
+
+  private UpstreamClient(Bulkhead compartment, Duration deadline) {
+    this.compartment = compartment;
+    this.deadline = deadline;
+    this.deadlineNanos = deadline.toNanos();
+    String name = compartment.name();
+    this.executor = Executors.newCachedThreadPool(daemonThreads("upstream-" + name + "-"));
+    this.timer = new ScheduledThreadPoolExecutor(1, daemonThreads("upstream-" + name + "-deadlines-"));
+    // No thread lingers while no deadline is pending.
+    timer.setKeepAliveTime(1, TimeUnit.SECONDS);
+    timer.allowCoreThreadTimeOut(true);
+    timer.setRemoveOnCancelPolicy(true);
+    this.http = HttpClient.newBuilder()
+        .version(HttpClient.Version.HTTP_1_1) // one connection per exchange: the cap holds
+        .followRedirects(HttpClient.Redirect.NEVER)
+        .executor(executor)
+        .build();
+  }
+
+  /** Starts building a client whose calls go through {@code compartment}. */
+  public static Builder builder(Bulkhead compartment) {
+    return new Builder(compartment);
+  }
+
+  /** The upstream's name: the name of its compartment. */
+  public String name() {
+    return compartment.name();
+  }
+
+  /** The compartment every call goes through; its limit is the client's connection cap. */
+  public Bulkhead compartment() {
+    return compartment;
+  }
+
+  /** How long one call may hold its slot. */
+  public Duration deadline() {
+    return deadline;
+  }
+
+  /**
+   * Sends {@code request} when the compartment has a slot for it, without holding a thread while it
+   * waits or while the upstream answers.
+   *
+   * <p>The future fails with {@link io.bulkhead.BulkheadFullException} if the compartment refused the
+   * call, {@link UpstreamTimeoutException} if the deadline passed, {@link UpstreamException} if the
+   * exchange failed, and {@link CancellationException} if it was cancelled or the client closed. An
+   * answer with any status code completes it normally.
+   *
+   * @throws IllegalArgumentException if {@code request} carries its own {@code timeout()}: the JDK
+   *     would end such an exchange on its own thread, possibly freeing the slot before the connection
+   *     is closed; the client's deadline bounds every call instead
+   * @throws IllegalStateException if the client is closed
+   */
+  public <T> CompletableFuture<HttpResponse<T>> sendAsync(
+      HttpRequest request, HttpResponse.BodyHandler<T> bodyHandler) {
+    Objects.requireNonNull(request, "request");
+    Objects.requireNonNull(bodyHandler, "bodyHandler");
+    if (request.timeout().isPresent()) {
+      throw new IllegalArgumentException("the request to upstream '" + name() + "' carries its own"
+          + " timeout (" + request.timeout().get() + "); build it without timeout(): the client's "
+          + format(deadline) + " deadline bounds every call and aborts it safely");
+    }
+    if (closed) {
+      throw new IllegalStateException("upstream client '" + name() + "' is closed");
+    }
+    return compartment.submit(
+        () -> new UpstreamCall<>(this, request, bodyHandler).start(http, timer, deadlineNanos));
+  }
+
+  /**
+   * Sends {@code request} like {@link #sendAsync} and waits for the answer. If the waiting thread is
+   * interrupted, the call is cancelled (its connection closed and its slot freed) and
+   * {@link InterruptedException} is thrown.
+   *
+   * @throws io.bulkhead.BulkheadFullException if the compartment refused the call
+   * @throws UpstreamTimeoutException if the deadline passed
+   * @throws UpstreamException if the exchange failed
+   * @throws IllegalStateException if the client is closed
+   */
+  public <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> bodyHandler)
+      throws IOException, InterruptedException {
+    CompletableFuture<HttpResponse<T>> call = sendAsync(request, bodyHandler);
+    try {
+      return call.get();
+    } catch (InterruptedException e) {
+      call.cancel(true);
+      throw e;
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof IOException) {
+        throw (IOException) cause;
+      }
+      if (cause instanceof RuntimeException) {
+        throw (RuntimeException) cause;
+      }
+      if (cause instanceof Error) {
+        throw (Error) cause;
+      }
+      throw new IOException(cause);
+    }
+  }
+
+  /*
+   * A call adds itself to `inFlight` before it sends, then reads `closed`; close() sets `closed`, then
+   * reads `inFlight`. T1 (a call starting) and T2 (close) race: both are volatile/concurrent accesses,
+   * so either T1 sees `closed` and gives up without sending, or T2 finds T1 in `inFlight` and aborts
+   * it. A call is never sent unnoticed by a close that has returned.
+   */
+  boolean track(UpstreamCall<?> call) {
+    inFlight.add(call);
+    if (closed) {
+      inFlight.remove(call);
+      return false;
+    }
+    return true;
+  }
+
+  void untrack(UpstreamCall<?> call) {
+    inFlight.remove(call);
+  }
+
+  /**
+   * Aborts the calls in flight (each connection closed, each slot freed), refuses new ones, and lets
+   * the client's threads end. Calls still waiting in the compartment fail with
+   * {@link CancellationException} when they are admitted. On Java 21 and later the
+   * {@link HttpClient} is shut down as well; on Java 17 its idle connections and selector thread end
+   * when the client is garbage collected, as the JDK provides no way to close it.
+   */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    List<UpstreamCall<?>> calls = new ArrayList<>(inFlight);
+    for (UpstreamCall<?> call : calls) {
+      call.abort(new CancellationException("upstream client '" + name() + "' was closed"));
+    }
+    timer.shutdownNow();
+    if (SHUTDOWN_NOW != null) {
+      try {
+        SHUTDOWN_NOW.invoke(http);
+      } catch (ReflectiveOperationException e) {
+        LOG.log(Level.DEBUG, "HttpClient.shutdownNow failed", e);
+      }
+    }
+    executor.shutdownNow();
+  }
+
+  @Override
+  public String toString() {
+    return "UpstreamClient{name=" + name() + ", deadline=" + format(deadline) + ", compartment="
+        + compartment + "}";
+  }
+
+  static String format(Duration d) {
+    long millis = d.toMillis();
+    return millis % 1000 == 0 ? millis / 1000 + " s" : millis + " ms";
+  }
+
+  private static ThreadFactory daemonThreads(String prefix) {
+    AtomicInteger count = new AtomicInteger();
+    return task -> {
+      Thread t = new Thread(task, prefix + count.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
+  }
+
+  /** {@code HttpClient.shutdownNow()} exists from Java 21; this module compiles for Java 17. */
+  private static Method findShutdownNow() {
+    try {
+      return HttpClient.class.getMethod("shutdownNow");
+    } catch (NoSuchMethodException java17) {
+      return null;
+    }
+  }
+
+  /**
+   * Builds an {@link UpstreamClient}. The deadline has no default: how long a call may hold its slot
+   * is a decision about the upstream, not something to inherit.
+   *
+   * <p>This class is <em>not</em> thread-safe.
+   */
+  public static final class Builder {
+
+    private final Bulkhead compartment;
+    private Duration deadline;
+
+    private Builder(Bulkhead compartment) {
+      this.compartment = Objects.requireNonNull(compartment, "compartment");
+    }
+
+    /**
+     * Sets how long one call may hold its slot, from admission to the last byte of the answer.
+     *
+     * @throws IllegalArgumentException if {@code deadline} is not positive, or longer than a day
+     */
+    public Builder deadline(Duration deadline) {
+      Objects.requireNonNull(deadline, "deadline");
+      if (deadline.isNegative() || deadline.isZero()) {
+        throw new IllegalArgumentException("deadline must be positive but was " + deadline);
+      }
+      if (deadline.compareTo(Duration.ofDays(1)) > 0) {
+        throw new IllegalArgumentException("deadline must be at most a day (PT24H) but was "
+            + deadline + ": a call that may hold its slot that long holds it forever");
+      }
+      this.deadline = deadline;
+      return this;
+    }
+
+    /**
+     * Returns a new client with its own {@link HttpClient}.
+     *
+     * @throws IllegalArgumentException if the deadline was not set
+     */
+    public UpstreamClient build() {
+      if (deadline == null) {
+        throw new IllegalArgumentException("deadline was not set for upstream client '"
+            + compartment.name() + "': call deadline(Duration) with how long one call may hold its"
+            + " slot");
+      }
+      return new UpstreamClient(compartment, deadline);
+    }
+  }
+}

@@ -1,0 +1,77 @@
+package io.bulkhead.scenarios;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * How the demo app is set up. The defaults are seed 000's numbers: a server-wide cap of 50 slots with
+ * an unbounded queue, and in bulkhead mode an "llm" compartment of 10 in flight, 20 waiting and one
+ * second of patience, whose client is capped at the same 10 connections.
+ *
+ * @param mode shared or bulkhead
+ * @param upstream the slow provider, a loopback URL
+ * @param serverLimit the server-wide cap: requests in flight over every route
+ * @param llmLimit calls in flight to the upstream in bulkhead mode, and the client's connection cap
+ * @param llmQueue calls that may wait for the upstream in bulkhead mode
+ * @param llmWait how long one call may wait for the upstream in bulkhead mode
+ * @param upstreamDeadline how long one upstream call may take, in both modes
+ */
+public record AppSettings(
+    Mode mode,
+    URI upstream,
+    int serverLimit,
+    int llmLimit,
+    int llmQueue,
+    Duration llmWait,
+    Duration upstreamDeadline) {
+
+  public static final int SERVER_LIMIT = 50;
+  public static final int LLM_LIMIT = 10;
+  public static final int LLM_QUEUE = 20;
+  public static final Duration LLM_WAIT = Duration.ofSeconds(1);
+  /** The seed sets no deadline; ours only has to outlast its 30-second upstream. */
+  public static final Duration UPSTREAM_DEADLINE = Duration.ofSeconds(60);
+
+  public AppSettings {
+    Objects.requireNonNull(mode, "mode");
+    Objects.requireNonNull(upstream, "upstream");
+    Objects.requireNonNull(llmWait, "llmWait");
+    Objects.requireNonNull(upstreamDeadline, "upstreamDeadline");
+    check(serverLimit, llmLimit, llmQueue, llmWait, upstreamDeadline);
+  }
+
+  /** Checks the numbers, naming the option and the value of the first that is wrong. */
+  static void check(int serverLimit, int llmLimit, int llmQueue, Duration llmWait,
+      Duration upstreamDeadline) {
+    requireAtLeast("--server-limit", serverLimit, 1);
+    requireAtLeast("--llm-limit", llmLimit, 1);
+    requireAtLeast("--llm-queue", llmQueue, 0);
+    if (llmWait.isNegative() || (llmQueue > 0 && llmWait.isZero())) {
+      throw new CliException("--llm-wait must be above zero when --llm-queue lets calls wait, but was "
+          + Durations.format(llmWait));
+    }
+    if (upstreamDeadline.isNegative() || upstreamDeadline.isZero()) {
+      throw new CliException("--upstream-deadline must be above zero but was "
+          + Durations.format(upstreamDeadline));
+    }
+  }
+
+  /** Seed 000's settings for {@code mode} against {@code upstream}. */
+  public static AppSettings defaults(Mode mode, URI upstream) {
+    return new AppSettings(mode, upstream, SERVER_LIMIT, LLM_LIMIT, LLM_QUEUE, LLM_WAIT,
+        UPSTREAM_DEADLINE);
+  }
+
+  /** The same settings in another mode. */
+  public AppSettings withMode(Mode other) {
+    return new AppSettings(other, upstream, serverLimit, llmLimit, llmQueue, llmWait,
+        upstreamDeadline);
+  }
+
+  private static void requireAtLeast(String option, int value, int min) {
+    if (value < min) {
+      throw new CliException(option + " must be at least " + min + " but was " + value);
+    }
+  }
+}

@@ -1,0 +1,342 @@
+package io.bulkhead.scenarios;
+
+import io.bulkhead.Bulkhead;
+import io.bulkhead.BulkheadFullException;
+import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.httpclient.UpstreamClient;
+import io.bulkhead.httpclient.UpstreamException;
+import io.bulkhead.httpclient.UpstreamTimeoutException;
+import io.bulkhead.insight.Insight;
+import io.bulkhead.jetty.BulkheadHandler;
+import io.bulkhead.jetty.Rejection;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpStatus;
+import org.eclipse.jetty.http.pathmap.ServletPathSpec;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.handler.PathMappingsHandler;
+import org.eclipse.jetty.util.Callback;
+
+/**
+ * The app of seed 000: {@code /login} answers at once and never calls the upstream; {@code /chat}
+ * calls the slow upstream. Every route sits behind a server-wide cap of slots with an unbounded queue
+ * and unbounded wait (a platform's per-instance concurrency limit, like Cloud Run's); in
+ * {@link Mode#BULKHEAD bulkhead} mode {@code /chat} also goes through the upstream's own compartment
+ * and its own client, capped at the compartment's limit in connections.
+ *
+ * <p>The compartments live in a {@link BulkheadRegistry} ({@code server}, and {@code llm} in bulkhead
+ * mode) for whatever watches them. The app watches them itself on routes outside the server-wide cap:
+ * {@code /metrics} (Prometheus text), {@code /bulkheads} (a JSON snapshot with each compartment's
+ * diagnosis) and {@code /dashboard} (a live page); see {@link Observability}. More routes can be added before {@link #start}: {@link #route}
+ * puts one behind the server-wide cap like {@code /login}, {@link #adminRoute} keeps one out of it so
+ * it answers while the server is saturated (metrics, a dashboard), and {@link #replaceRoute} swaps the
+ * handler of an existing route.
+ *
+ * <pre>{@code
+ * try (DemoApp app = new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream))) {
+ *   app.adminRoute("/metrics", metricsHandler);
+ *   app.start(3000);
+ *   ...
+ * }
+ * }</pre>
+ */
+public class DemoApp implements AutoCloseable {
+
+  /** The path /chat calls on the upstream, as in the seed. */
+  public static final String UPSTREAM_PATH = "/complete";
+
+  private final AppSettings settings;
+  private final BulkheadRegistry registry = BulkheadRegistry.create();
+  private final Bulkhead serverCap;
+  private final UpstreamClient llmClient; // bulkhead mode
+  private final HttpClient sharedClient; // shared mode
+  private final ExecutorService sharedExecutor; // shared mode
+  private final Map<String, Handler> routes = new LinkedHashMap<>();
+  private final Observability observability;
+  private final List<String> adminPaths = new ArrayList<>();
+  private Server server;
+  private int port;
+
+  /** Builds the app and its compartments; nothing listens until {@link #start}. */
+  public DemoApp(AppSettings settings) {
+    this.settings = Objects.requireNonNull(settings, "settings");
+    this.serverCap = registry.register(Bulkhead.builder("server")
+        .limit(settings.serverLimit())
+        .unboundedQueue()
+        .unboundedWait()
+        .build());
+    if (settings.mode() == Mode.BULKHEAD) {
+      Bulkhead llm = registry.register(Bulkhead.builder("llm")
+          .limit(settings.llmLimit())
+          .maxQueue(settings.llmQueue())
+          .maxWait(settings.llmWait())
+          .build());
+      this.llmClient = UpstreamClient.builder(llm).deadline(settings.upstreamDeadline()).build();
+      this.sharedClient = null;
+      this.sharedExecutor = null;
+    } else {
+      this.llmClient = null;
+      // A plain client with no cap, like Node's global agent in the seed: every call its connection.
+      this.sharedExecutor = Executors.newCachedThreadPool(Threads.daemon("app-shared-client-"));
+      this.sharedClient = HttpClient.newBuilder()
+          .version(HttpClient.Version.HTTP_1_1)
+          .executor(sharedExecutor)
+          .build();
+    }
+    routes.put("/login", new Login());
+    routes.put("/chat", new Chat());
+    this.observability = new Observability(registry);
+    observability.install(this::adminRoute);
+  }
+
+  /** The settings the app was built with. */
+  public AppSettings settings() {
+    return settings;
+  }
+
+  /** The app's compartments: {@code server}, and {@code llm} in bulkhead mode. */
+  public BulkheadRegistry registry() {
+    return registry;
+  }
+
+  /** "server (50 in flight, unbounded queue), llm (10 in flight, 20 waiting, 1 s wait)". */
+  public String describeCompartments() {
+    StringBuilder out = new StringBuilder();
+    for (io.bulkhead.Compartment b : registry.all()) {
+      if (out.length() > 0) {
+        out.append(", ");
+      }
+      out.append(b.name()).append(" (").append(b.config().limit()).append(" in flight, ");
+      java.util.OptionalInt queue = b.config().maxQueue();
+      if (queue.isEmpty()) {
+        out.append("unbounded queue)");
+      } else {
+        out.append(queue.getAsInt()).append(" waiting, ")
+            .append(b.config().maxWait().map(Durations::format).orElse("unbounded"))
+            .append(" wait)");
+      }
+    }
+    return out.toString();
+  }
+
+  /**
+   * Adds a route behind the server-wide cap, like {@code /login} and {@code /chat}.
+   *
+   * @throws IllegalStateException if the app has started
+   * @throws IllegalArgumentException if {@code path} is not an absolute path or is already routed
+   */
+  public DemoApp route(String path, Handler handler) {
+    addRoute(path, handler);
+    return this;
+  }
+
+  /**
+   * Adds a route that bypasses the server-wide cap, so it answers while every slot is taken: for
+   * metrics and dashboards that must show a saturated server.
+   *
+   * @throws IllegalStateException if the app has started
+   * @throws IllegalArgumentException if {@code path} is not an absolute path or is already routed
+   */
+  public DemoApp adminRoute(String path, Handler handler) {
+    addRoute(path, handler);
+    adminPaths.add(path);
+    return this;
+  }
+
+  /**
+   * Replaces the handler of a route that is already there ({@code /login}, {@code /chat}, or one added
+   * with {@link #route} or {@link #adminRoute}), keeping its place behind or outside the server-wide
+   * cap. Everything else about the app stays as it was: the server cap, its queue, Jetty's setup and
+   * the other routes. This lets an experiment compare another way of guarding {@code /chat} inside
+   * the very same app (the benchmarks put it behind another library's bulkhead), without the demo
+   * depending on that library.
+   *
+   * @throws IllegalStateException if the app has started
+   * @throws IllegalArgumentException if no route {@code path} exists
+   */
+  public DemoApp replaceRoute(String path, Handler handler) {
+    Objects.requireNonNull(path, "path");
+    Objects.requireNonNull(handler, "handler");
+    if (server != null) {
+      throw new IllegalStateException("routes must be replaced before the app starts; '" + path
+          + "' came too late");
+    }
+    if (!routes.containsKey(path)) {
+      throw new IllegalArgumentException("there is no route '" + path + "' to replace; the routes are "
+          + routes.keySet());
+    }
+    routes.put(path, handler);
+    return this;
+  }
+
+  private void addRoute(String path, Handler handler) {
+    Objects.requireNonNull(path, "path");
+    Objects.requireNonNull(handler, "handler");
+    if (server != null) {
+      throw new IllegalStateException("routes must be added before the app starts; '" + path
+          + "' came too late");
+    }
+    if (!path.startsWith("/")) {
+      throw new IllegalArgumentException("route '" + path + "' must be an absolute path like /metrics");
+    }
+    if (routes.containsKey(path)) {
+      throw new IllegalArgumentException("route '" + path + "' is already taken");
+    }
+    routes.put(path, handler);
+  }
+
+  /**
+   * Listens on 127.0.0.1:{@code port} (0: any free port) and returns the port.
+   *
+   * @throws CliException if the port is in use
+   * @throws IllegalStateException if the app has already started
+   */
+  public int start(int port) {
+    if (server != null) {
+      throw new IllegalStateException("the app has already started on port " + this.port);
+    }
+    PathMappingsHandler paths = new PathMappingsHandler();
+    for (Map.Entry<String, Handler> r : routes.entrySet()) {
+      paths.addMapping(new ServletPathSpec(r.getKey()), r.getValue());
+    }
+    BulkheadHandler.Builder cap = BulkheadHandler.builder().route("/*", serverCap);
+    for (String admin : adminPaths) {
+      cap.bypass(admin);
+    }
+    BulkheadHandler bulkheads = cap.build();
+    bulkheads.setHandler(paths);
+    // Requests wait in the unbounded server queue for as long as the upstream makes them: Jetty's
+    // idle timeout must not end them first.
+    Duration idle = settings.upstreamDeadline().multipliedBy(4).plusMinutes(1);
+    Server s = Servers.create("app-" + settings.mode().label(), port, idle);
+    s.setHandler(bulkheads);
+    this.server = s;
+    this.port = Servers.start(s, "app", "--port");
+    return this.port;
+  }
+
+  /** The app's address once started. */
+  public URI uri() {
+    if (server == null) {
+      throw new IllegalStateException("the app has not started");
+    }
+    return URI.create("http://127.0.0.1:" + port);
+  }
+
+  /** The Jetty server once started, for tests and extensions. */
+  public Server server() {
+    return server;
+  }
+
+  /** What the app serves about its compartments, to add resources or meters to it. */
+  public Observability observability() {
+    return observability;
+  }
+
+  /**
+   * The diagnosis of and sizing advice on every compartment, sampled once a second; also served at
+   * /bulkheads.
+   */
+  public Insight insight() {
+    return observability.insight();
+  }
+
+  /** Stops listening, the diagnosis sampler and the upstream clients. */
+  @Override
+  public void close() {
+    if (server != null) {
+      Servers.stopQuietly(server);
+    }
+    observability.close();
+    if (llmClient != null) {
+      llmClient.close();
+    }
+    if (sharedClient != null) {
+      Threads.shutdown(sharedClient, sharedExecutor);
+    }
+  }
+
+  private CompletableFuture<HttpResponse<String>> callUpstream() {
+    URI uri = settings.upstream().resolve(UPSTREAM_PATH);
+    if (llmClient != null) {
+      return llmClient.sendAsync(HttpRequest.newBuilder(uri).build(),
+          HttpResponse.BodyHandlers.ofString()); // the client applies its own deadline
+    }
+    return sharedClient.sendAsync(
+        HttpRequest.newBuilder(uri).timeout(settings.upstreamDeadline()).build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static void answer(Response response, Callback callback, int status, String body) {
+    response.setStatus(status);
+    response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain;charset=utf-8");
+    Content.Sink.write(response, true, body, callback);
+  }
+
+  /** Answers at once; never calls the upstream. */
+  private static final class Login extends Handler.Abstract.NonBlocking {
+    @Override
+    public boolean handle(Request request, Response response, Callback callback) {
+      answer(response, callback, HttpStatus.OK_200, "ok\n");
+      return true;
+    }
+  }
+
+  /**
+   * Calls the upstream without holding a thread and relays its answer. A full compartment is a 503
+   * with Retry-After, a missed deadline a 504, any other failure a 502.
+   */
+  private final class Chat extends Handler.Abstract.NonBlocking {
+    @Override
+    public boolean handle(Request request, Response response, Callback callback) {
+      callUpstream().whenComplete((answer, failure) -> {
+        try {
+          if (failure == null) {
+            if (answer.statusCode() == HttpStatus.OK_200) {
+              answer(response, callback, HttpStatus.OK_200, answer.body());
+            } else {
+              answer(response, callback, HttpStatus.BAD_GATEWAY_502,
+                  "the upstream answered " + answer.statusCode() + "\n");
+            }
+            return;
+          }
+          Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+              ? failure.getCause() : failure;
+          if (cause instanceof BulkheadFullException) {
+            Rejection.send(response, callback, (BulkheadFullException) cause);
+          } else if (cause instanceof UpstreamTimeoutException
+              || cause instanceof HttpTimeoutException) {
+            answer(response, callback, HttpStatus.GATEWAY_TIMEOUT_504,
+                "the upstream did not answer in time\n");
+          } else if (cause instanceof UpstreamException || cause instanceof IOException) {
+            answer(response, callback, HttpStatus.BAD_GATEWAY_502, "the upstream failed\n");
+          } else {
+            callback.failed(cause);
+          }
+        } catch (Throwable t) {
+          callback.failed(t);
+        }
+      });
+      return true;
+    }
+  }
+}

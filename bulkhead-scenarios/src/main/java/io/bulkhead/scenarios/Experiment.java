@@ -1,0 +1,125 @@
+package io.bulkhead.scenarios;
+
+import java.lang.management.ManagementFactory;
+import java.net.URI;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * Runs seed 000's experiment in this process: for each mode, a fresh upstream and a fresh app on
+ * loopback ports chosen by the system, the load against the app, then both stopped. Nothing it
+ * starts outlives {@link #run(Progress)}.
+ *
+ * <p>For someone watching the app's {@code /dashboard}, {@link #run(Progress, int, Consumer)} puts
+ * both apps on one port (one address to keep open in the browser) and hands the bulkhead-mode app
+ * and its upstream over, still running, instead of stopping them.
+ */
+public final class Experiment {
+
+  /** Hears how a run is going; called from a timer thread every quarter second, then at the end. */
+  public interface Progress {
+    default void tick(Mode mode, long elapsedNanos, LoadGenerator load) {}
+
+    default void done(Mode mode, LoadResult result) {}
+
+    /** The app of {@code mode} listens at {@code app}; its load starts now. */
+    default void started(Mode mode, URI app) {}
+  }
+
+  /** The bulkhead-mode app and its upstream, left running by {@link #run(Progress, int, Consumer)}. */
+  public record Kept(DemoApp app, FakeUpstream upstream) implements AutoCloseable {
+    @Override
+    public void close() {
+      app.close();
+      upstream.close();
+    }
+  }
+
+  private final DemoSettings settings;
+
+  public Experiment(DemoSettings settings) {
+    this.settings = settings;
+  }
+
+  /** Runs shared mode, then bulkhead mode. */
+  public ExperimentResult run(Progress progress) {
+    return run(progress, 0, null);
+  }
+
+  /**
+   * Runs shared mode, then bulkhead mode, each app listening on {@code appPort} (0: any free port),
+   * and gives the bulkhead-mode app and its upstream to {@code keep} still running (the receiver
+   * closes them). With a null {@code keep} nothing outlives the run.
+   *
+   * @throws CliException if {@code appPort} is in use
+   */
+  public ExperimentResult run(Progress progress, int appPort, Consumer<Kept> keep) {
+    double loadBefore = loadAverage();
+    Instant started = Instant.now();
+    List<Integer> ports = new ArrayList<>();
+    ModeResult shared = runMode(Mode.SHARED, progress, ports, appPort, null);
+    ModeResult bulkhead = runMode(Mode.BULKHEAD, progress, ports, appPort, keep);
+    return new ExperimentResult(settings, shared, bulkhead, started, loadBefore, loadAverage(),
+        Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"), ports);
+  }
+
+  private ModeResult runMode(Mode mode, Progress progress, List<Integer> ports, int appPort,
+      Consumer<Kept> keep) {
+    FakeUpstream upstream = FakeUpstream.start(0, settings.delay());
+    DemoApp app = null;
+    boolean handedOver = false;
+    try {
+      app = new DemoApp(settings.app(mode, upstream.uri()));
+      ports.add(upstream.port());
+      ports.add(app.start(appPort));
+      progress.started(mode, app.uri());
+      LoadGenerator load = new LoadGenerator(app.uri(), settings.chats(), settings.logins(),
+          settings.loginsAfter(), settings.loadTimeout());
+      ScheduledExecutorService ticker =
+          new ScheduledThreadPoolExecutor(1, Threads.daemon("demo-progress-"));
+      long start = System.nanoTime();
+      ticker.scheduleAtFixedRate(() -> progress.tick(mode, System.nanoTime() - start, load),
+          0, 250, TimeUnit.MILLISECONDS);
+      LoadResult result;
+      try {
+        result = load.run();
+      } finally {
+        ticker.shutdownNow();
+        awaitQuietly(ticker);
+      }
+      progress.done(mode, result);
+      ModeResult outcome =
+          new ModeResult(mode, result, upstream.maxOpenConnections(), upstream.requests());
+      if (keep != null) {
+        keep.accept(new Kept(app, upstream));
+        handedOver = true;
+      }
+      return outcome;
+    } finally {
+      if (!handedOver) {
+        if (app != null) {
+          app.close();
+        }
+        upstream.close();
+      }
+    }
+  }
+
+  private static void awaitQuietly(ScheduledExecutorService ticker) {
+    try {
+      ticker.awaitTermination(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** The system's load average over the last minute; negative where the system does not tell. */
+  public static double loadAverage() {
+    return ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
+  }
+}
