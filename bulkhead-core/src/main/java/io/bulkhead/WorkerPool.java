@@ -42,7 +42,7 @@ import java.util.function.Supplier;
  *
  * <p>The pool is a real {@link Bulkhead} whose limit is the worker count and whose queue is the job
  * queue, so it admits, queues, rejects, counts and reports exactly as every other compartment does,
- * draws on {@link Budget}s like them, and is seen by the same metrics through {@link #bulkhead()}.
+ * draws on {@link Budget}s like them, and is seen by the same metrics through {@link #compartment()}.
  * Jobs run on platform threads reused between jobs, or on a virtual thread each (Java 21+).
  *
  * <p>Nothing submitted is dropped silently: every job either runs, or its future fails with the reason
