@@ -3,6 +3,7 @@
  * logic of the {@code check} and {@code size} commands.
  */
 module io.bulkhead.config {
+  requires static org.jspecify;
   requires transitive io.bulkhead.core;
   requires org.snakeyaml.engine;
 

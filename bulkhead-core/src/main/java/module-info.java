@@ -4,5 +4,7 @@
  * <p>Only the API package is exported; the implementation classes in it are package-private.
  */
 module io.bulkhead.core {
+  requires static org.jspecify;
+
   exports io.bulkhead;
 }

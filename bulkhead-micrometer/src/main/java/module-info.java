@@ -3,6 +3,7 @@
  */
 @SuppressWarnings({"requires-automatic", "requires-transitive-automatic"}) // micrometer-core has no module-info yet
 module io.bulkhead.micrometer {
+  requires static org.jspecify;
   requires transitive io.bulkhead.core;
   requires transitive micrometer.core;
 
