@@ -3,7 +3,7 @@
  * logic of the {@code check} and {@code size} commands.
  */
 module io.bulkhead.config {
-  requires static org.jspecify;
+  requires static transitive org.jspecify; // the annotations are part of the API; compile time only
   requires transitive io.bulkhead.core;
   requires org.snakeyaml.engine;
 

@@ -4,7 +4,7 @@
  * <p>Only the API package is exported; the implementation classes in it are package-private.
  */
 module io.bulkhead.core {
-  requires static org.jspecify;
+  requires static transitive org.jspecify; // the annotations are part of the API; compile time only
 
   exports io.bulkhead;
 }

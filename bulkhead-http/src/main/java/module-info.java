@@ -5,7 +5,7 @@
  * compartment caps the connections it opens.
  */
 module io.bulkhead.http {
-  requires static org.jspecify;
+  requires static transitive org.jspecify; // the annotations are part of the API; compile time only
   requires transitive io.bulkhead.core;
   requires transitive org.eclipse.jetty.server;
   requires transitive java.net.http;
