@@ -36,15 +36,21 @@ import org.jspecify.annotations.Nullable;
  *
  * CompletableFuture<Void> sent = emails.submit(() -> mailer.send(receipt)); // or BulkheadFullException
  *
+ * registry.find("emails").orElseThrow().setLimit(8); // 8 workers now, while jobs queue and run
+ *
  * // On the way out: finish what is queued for up to 20 s, then take back what never started.
  * List<Runnable> unsent = emails.shutdown(Duration.ofSeconds(20));
  * unsent.forEach(outbox::persist);
  * }</pre>
  *
- * <p>The pool is a real {@link Bulkhead} whose limit is the worker count and whose queue is the job
- * queue, so it admits, queues, rejects, counts and reports exactly as every other compartment does,
- * draws on {@link Budget}s like them, and is seen by the same metrics through {@link #compartment()}.
- * Jobs run on platform threads reused between jobs, or on a virtual thread each (Java 21+).
+ * <p>Inside, a compartment whose limit is the worker count and whose queue is the job queue decides
+ * which job runs, so the pool admits, queues, rejects, counts and reports exactly as every other
+ * compartment does and draws on {@link Budget}s like them. Its {@linkplain #compartment() view} is
+ * what registries, metrics and dashboards see: a {@link Compartment} whose {@code setLimit} changes
+ * the number of jobs that run at once. Raising it starts queued jobs on new workers at once; lowering
+ * it lets the running jobs finish and starts no queued one until fewer than the new number run. The
+ * view has no admission methods: work enters only through {@link #submit}. Jobs run on platform
+ * threads reused between jobs, or on a virtual thread each (Java 21+).
  *
  * <p>Nothing submitted is dropped silently: every job either runs, or its future fails with the reason
  * it did not ({@link BulkheadFullException} when it could not queue or waited past {@code maxWait}), or

@@ -24,7 +24,7 @@ public final class Compartments {
 
   /**
    * The registry holding every compartment of the file, in file order; a worker pool is there as its
-   * {@link WorkerPool#compartment()}.
+   * {@linkplain WorkerPool#compartment() view}, whose {@code setLimit} changes its number of workers.
    */
   public BulkheadRegistry registry() {
     return registry;
