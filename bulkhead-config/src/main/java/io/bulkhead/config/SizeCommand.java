@@ -3,7 +3,6 @@ package io.bulkhead.config;
 import io.bulkhead.Sizing;
 import java.io.PrintWriter;
 import java.time.Duration;
-import org.jspecify.annotations.Nullable;
 
 /**
  * The {@code size --rate 40/s --latency 50ms --headroom 3} command: Little's law on the command line.
@@ -37,8 +36,8 @@ public final class SizeCommand {
    *
    * @return {@link #OK}, or {@link #INVALID} for a value it cannot read
    */
-  public static int run(String rate, String latency, @Nullable String headroom,
-      @Nullable String limit, PrintWriter out, PrintWriter err) {
+  public static int run(String rate, String latency, String headroom, String limit, PrintWriter out,
+      PrintWriter err) {
     try {
       out.print(report(rate, latency, headroom, limit));
       return OK;
@@ -61,8 +60,7 @@ public final class SizeCommand {
    * @throws IllegalArgumentException with a message that starts with the option it is about, such as
    *     {@code --rate: expected a rate with a unit, like 40/s, ...}
    */
-  public static String report(
-      String rate, String latency, @Nullable String headroom, @Nullable String limit) {
+  public static String report(String rate, String latency, String headroom, String limit) {
     double perSecond = option("--rate", rate, Quantities::ratePerSecond);
     Duration took = option("--latency", latency, Quantities::duration);
     Headroom factor = headroom == null ? null : option("--headroom", headroom, Headroom::parse);
