@@ -5,6 +5,8 @@
  * <p>Only the API packages are exported; the implementation classes in them are package-private.
  */
 module io.bulkhead.core {
+  requires static transitive org.jspecify; // the annotations are part of the API; compile time only
+
   exports io.bulkhead;
   exports io.bulkhead.insight;
 }

@@ -9,6 +9,7 @@
  */
 @SuppressWarnings({"requires-automatic", "requires-transitive-automatic"}) // micrometer-core has no module-info yet
 module io.bulkhead.jdbc {
+  requires static transitive org.jspecify;
   requires transitive io.bulkhead.core;
   requires transitive java.sql; // WorkloadPool is a DataSource
   requires transitive com.zaxxer.hikari; // DatabasePools.Builder.hikari takes a HikariConfig customizer

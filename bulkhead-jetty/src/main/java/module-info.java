@@ -3,6 +3,7 @@
  * routes into compartments and answers a full one with {@code 503} and {@code Retry-After}.
  */
 module io.bulkhead.jetty {
+  requires static transitive org.jspecify;
   requires transitive io.bulkhead.core;
   // Jetty is the application's: the handler is a Jetty Handler, so whoever uses it runs a Jetty server
   // already, and the Maven scope is provided, so this module never brings a Jetty (or its version) of

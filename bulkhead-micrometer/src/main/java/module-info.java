@@ -3,6 +3,7 @@
  */
 @SuppressWarnings({"requires-automatic", "requires-transitive-automatic"}) // micrometer-core has no module-info yet
 module io.bulkhead.micrometer {
+  requires static transitive org.jspecify; // the annotations are part of the API; compile time only
   requires transitive io.bulkhead.core;
   requires transitive micrometer.core;
 

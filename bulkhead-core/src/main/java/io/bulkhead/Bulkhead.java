@@ -5,6 +5,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A compartment: a limit on the calls in flight to one dependency, a short bounded queue, a maximum
@@ -57,7 +58,7 @@ public interface Bulkhead extends Compartment {
    * @throws BulkheadFullException if the call was not admitted; {@code task} was not run
    * @throws Exception whatever {@code task} throws
    */
-  <T> T call(Callable<T> task) throws Exception;
+  <T extends @Nullable Object> T call(Callable<T> task) throws Exception;
 
   /**
    * Starts {@code task} when a slot is free and holds the slot until the stage it returns completes.
@@ -76,7 +77,8 @@ public interface Bulkhead extends Compartment {
    * <p>If the supplier throws or returns null, the slot is freed and the future fails with that
    * exception (a {@link NullPointerException} for null).
    */
-  <T> CompletableFuture<T> submit(Supplier<? extends CompletionStage<T>> task);
+  <T extends @Nullable Object> CompletableFuture<T> submit(
+      Supplier<? extends CompletionStage<T>> task);
 
   /**
    * Takes a slot if one is free and nobody waits; never waits. The slot is held until the permit is

@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /*
  * The compartment.
@@ -270,7 +271,7 @@ final class DefaultBulkhead implements Bulkhead {
   }
 
   @Override
-  public <T> T call(Callable<T> task) throws Exception {
+  public <T extends @Nullable Object> T call(Callable<T> task) throws Exception {
     Objects.requireNonNull(task, "task");
     boolean timed;
     long admittedAt;
@@ -311,7 +312,8 @@ final class DefaultBulkhead implements Bulkhead {
   }
 
   @Override
-  public <T> CompletableFuture<T> submit(Supplier<? extends CompletionStage<T>> task) {
+  public <T extends @Nullable Object> CompletableFuture<T> submit(
+      Supplier<? extends CompletionStage<T>> task) {
     Objects.requireNonNull(task, "task");
     AsyncCall<T> call = new AsyncCall<>(this, task);
     int free = takeFree();

@@ -23,6 +23,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A compartment for background work (emails, exports, webhooks): a fixed number of workers, a bounded
@@ -182,7 +183,7 @@ public final class WorkerPool {
    * @throws BulkheadFullException if every worker is busy and the queue is full; the task will not run
    * @throws RejectedExecutionException if the pool has been shut down
    */
-  public <T> CompletableFuture<T> submit(Callable<T> task) {
+  public <T extends @Nullable Object> CompletableFuture<T> submit(Callable<T> task) {
     Objects.requireNonNull(task, "task");
     return start(new Job<>(this, task, task));
   }

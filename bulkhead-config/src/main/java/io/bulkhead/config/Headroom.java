@@ -4,6 +4,7 @@ import io.bulkhead.Sizing;
 import java.util.Objects;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A headroom factor and the way it was written: {@code 3}, {@code 1.5}, or a fraction such as
@@ -89,7 +90,7 @@ public final class Headroom {
   }
 
   @Override
-  public boolean equals(Object o) {
+  public boolean equals(@Nullable Object o) {
     return o instanceof Headroom && ((Headroom) o).factor == factor && ((Headroom) o).text.equals(text);
   }
 

@@ -38,4 +38,7 @@
  * <p>Everything here is advisory and costs the compartments nothing between samples: a compartment
  * does not know it is watched.
  */
+@NullMarked
 package io.bulkhead.insight;
+
+import org.jspecify.annotations.NullMarked;

@@ -22,6 +22,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A client for one upstream dependency: its own compartment, its own {@link HttpClient} with its own
@@ -125,7 +126,7 @@ public final class UpstreamClient implements AutoCloseable {
    *     is closed; the client's deadline bounds every call instead
    * @throws IllegalStateException if the client is closed
    */
-  public <T> CompletableFuture<HttpResponse<T>> sendAsync(
+  public <T extends @Nullable Object> CompletableFuture<HttpResponse<T>> sendAsync(
       HttpRequest request, HttpResponse.BodyHandler<T> bodyHandler) {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(bodyHandler, "bodyHandler");
@@ -151,7 +152,8 @@ public final class UpstreamClient implements AutoCloseable {
    * @throws UpstreamException if the exchange failed
    * @throws IllegalStateException if the client is closed
    */
-  public <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> bodyHandler)
+  public <T extends @Nullable Object> HttpResponse<T> send(
+      HttpRequest request, HttpResponse.BodyHandler<T> bodyHandler)
       throws IOException, InterruptedException {
     CompletableFuture<HttpResponse<T>> call = sendAsync(request, bodyHandler);
     try {

@@ -2,6 +2,7 @@ package io.bulkhead.httpclient;
 
 import java.io.IOException;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A call through an {@link UpstreamClient} reached the upstream but did not get an answer: the
@@ -24,7 +25,7 @@ public class UpstreamException extends IOException {
    *
    * @throws NullPointerException if {@code upstream} or {@code message} is null
    */
-  public UpstreamException(String upstream, String message, Throwable cause) {
+  public UpstreamException(String upstream, String message, @Nullable Throwable cause) {
     super(Objects.requireNonNull(message, "message"), cause);
     this.upstream = Objects.requireNonNull(upstream, "upstream");
   }

@@ -24,6 +24,7 @@ import java.util.Optional;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One workload's connection pool: a {@link DataSource} whose connections come from its own HikariCP
@@ -185,18 +186,19 @@ public final class WorkloadPool implements DataSource {
 
   /** Not supported: every connection of a pool uses the credentials the pool was opened with. */
   @Override
-  public Connection getConnection(String username, String password) throws SQLException {
+  public Connection getConnection(@Nullable String username, @Nullable String password)
+      throws SQLException {
     throw new SQLFeatureNotSupportedException("pool '" + qualifiedName
         + "' opens every connection with the credentials given to DatabasePools; call getConnection()");
   }
 
   @Override
-  public PrintWriter getLogWriter() throws SQLException {
+  public @Nullable PrintWriter getLogWriter() throws SQLException {
     return hikari.getLogWriter();
   }
 
   @Override
-  public void setLogWriter(PrintWriter out) throws SQLException {
+  public void setLogWriter(@Nullable PrintWriter out) throws SQLException {
     hikari.setLogWriter(out);
   }
 

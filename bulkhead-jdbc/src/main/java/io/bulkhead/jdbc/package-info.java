@@ -10,4 +10,7 @@
  * {@link javax.sql.DataSource} ({@link io.bulkhead.jdbc.WorkloadPool}) and reports its numbers as
  * {@link io.bulkhead.jdbc.PoolStats}.
  */
+@NullMarked
 package io.bulkhead.jdbc;
+
+import org.jspecify.annotations.NullMarked;

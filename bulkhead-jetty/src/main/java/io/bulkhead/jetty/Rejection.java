@@ -26,7 +26,7 @@ import org.eclipse.jetty.util.Callback;
  * </pre>
  *
  * <p>{@link BulkheadHandler} answers with it when a route's compartment rejects a request. A handler
- * that calls a dependency through its own compartment, for instance through an {@link UpstreamClient},
+ * that calls a dependency through its own compartment, for instance through an {@code UpstreamClient},
  * answers the same way with {@link #send}, so that a client sees one kind of "busy" whichever
  * compartment said it.
  */
