@@ -51,23 +51,24 @@ import org.snakeyaml.engine.v2.nodes.Node;
  *   reports:
  *     budget: postgres
  *     limit: 4         # or give the limit directly
- *     queue: 2         # callers that may wait for a slot ...
- *     wait: 500ms      # ... and for how long
+ *     max-queue: 2     # callers that may wait for a slot ...
+ *     max-wait: 500ms  # ... and for how long
  *
  * workers:             # pools for background jobs: a WorkerPool each
  *   exports:
  *     budget: postgres
  *     workers: 2       # or rate and latency of the jobs, with a criticality or headroom
- *     queue: 50        # jobs that may wait for a worker (as long as it takes, unless wait is set)
+ *     max-queue: 50    # jobs that may wait for a worker (as long as it takes, unless max-wait is set)
  *     threads: virtual # or platform, the default
  * </pre>
  *
- * <p>A compartment takes {@code limit}, {@code queue}, {@code wait}, {@code budget},
+ * <p>A compartment takes {@code limit}, {@code max-queue}, {@code max-wait}, {@code budget},
  * {@code criticality}, {@code rate}, {@code latency} and {@code headroom}. Its limit is either given,
  * or derived from {@code rate × latency} (its need) times its {@code headroom}, which defaults to its
  * criticality's, rounded up. A limit given alongside a rate and latency is kept, and the effective
  * headroom ({@code limit / need}) is reported. A worker pool takes the same keys, with {@code workers}
- * in place of {@code limit} and {@code threads}; its queued jobs may wait without a {@code wait}.
+ * in place of {@code limit} and {@code threads}; its queued jobs may wait without a {@code max-wait}.
+ * The keys are the builders' settings ({@code maxQueue}, {@code maxWait}) in the file's kebab case.
  *
  * <p>{@link #load} and {@link #parse} fail with a {@link ConfigException} naming the file, the line and
  * the key for malformed YAML, unknown keys (with a "did you mean" suggestion), wrong types, missing or
@@ -83,9 +84,10 @@ public final class BulkheadFile {
   private static final Set<String> HEADROOM_KEYS = Set.of("critical", "optional");
   private static final Set<String> BUDGET_KEYS = Set.of("capacity");
   private static final Set<String> COMPARTMENT_KEYS =
-      Set.of("limit", "queue", "wait", "budget", "criticality", "rate", "latency", "headroom");
+      Set.of("limit", "max-queue", "max-wait", "budget", "criticality", "rate", "latency", "headroom");
   private static final Set<String> WORKER_KEYS =
-      Set.of("workers", "queue", "wait", "budget", "criticality", "rate", "latency", "headroom", "threads");
+      Set.of("workers", "max-queue", "max-wait", "budget", "criticality", "rate", "latency", "headroom",
+          "threads");
 
   private final String file;
   private final Map<Criticality, Headroom> headrooms;
@@ -207,7 +209,7 @@ public final class BulkheadFile {
       for (CompartmentSpec c : compartments) {
         try {
           if (c.workerPool()) {
-            WorkerPoolBuilder builder = WorkerPool.builder(c.name()).workers(c.limit()).queue(c.queue());
+            WorkerPoolBuilder builder = WorkerPool.builder(c.name()).workers(c.limit()).maxQueue(c.maxQueue());
             c.maxWait().ifPresent(builder::maxWait);
             c.budget().map(built::get).ifPresent(builder::budget);
             if (c.virtualThreads()) {
@@ -217,7 +219,7 @@ public final class BulkheadFile {
             pools.put(c.name(), pool);
             registry.register(pool.compartment());
           } else {
-            BulkheadBuilder builder = Bulkhead.builder(c.name()).limit(c.limit()).maxQueue(c.queue());
+            BulkheadBuilder builder = Bulkhead.builder(c.name()).limit(c.limit()).maxQueue(c.maxQueue());
             c.maxWait().ifPresent(builder::maxWait);
             c.budget().map(built::get).ifPresent(builder::budget);
             registry.register(builder.build());
@@ -365,7 +367,7 @@ public final class BulkheadFile {
       double rate = Double.NaN;
       if (f.containsKey("rate")) {
         YamlTree.Entry r = f.get("rate");
-        rate = parse(r, Quantities::ratePerSecond);
+        rate = parse(r, Quantities::parseRate);
         if (!(rate > 0)) {
           throw yaml.error(r.value, r.path, "must be above zero but was '" + yaml.scalar(r) + "'");
         }
@@ -395,8 +397,8 @@ public final class BulkheadFile {
           double need = need(f.get("latency"), rate, latency);
           if (limit < need) {
             warnings.add(yaml.file + ":" + YamlTree.line(f.get(limitKey).value) + ": " + e.path
-                + "." + limitKey + ": " + limit + " is below the need of " + Quantities.number(need)
-                + " (" + Quantities.rate(rate) + " x " + Quantities.duration(latency)
+                + "." + limitKey + ": " + limit + " is below the need of " + Quantities.formatNumber(need)
+                + " (" + Quantities.formatRate(rate) + " x " + Quantities.formatDuration(latency)
                 + "): it rejects " + (pool ? "jobs" : "calls") + " even at the expected rate");
           }
         }
@@ -419,16 +421,16 @@ public final class BulkheadFile {
             + " a latency to derive " + (pool ? "them" : "one") + " from (Little's law: need = rate x latency)");
       }
 
-      int queue = f.containsKey("queue") ? yaml.whole(f.get("queue"), 0) : 0;
-      Duration wait = f.containsKey("wait") ? positiveDuration(f.get("wait")) : null;
-      if (queue > 0 && wait == null && !pool) {
-        throw yaml.error(f.get("queue").keyNode, f.get("queue").path, "lets " + queue + " caller"
-            + (queue == 1 ? "" : "s") + " wait but there is no wait: add wait (how long one may wait,"
-            + " like 100ms)");
+      int maxQueue = f.containsKey("max-queue") ? yaml.whole(f.get("max-queue"), 0) : 0;
+      Duration maxWait = f.containsKey("max-wait") ? positiveDuration(f.get("max-wait")) : null;
+      if (maxQueue > 0 && maxWait == null && !pool) {
+        throw yaml.error(f.get("max-queue").keyNode, f.get("max-queue").path, "lets " + maxQueue
+            + " caller" + (maxQueue == 1 ? "" : "s") + " wait but there is no max-wait: add max-wait"
+            + " (how long one may wait, like 100ms)");
       }
-      if (queue == 0 && wait != null) {
-        throw yaml.error(f.get("wait").keyNode, f.get("wait").path, "has no effect without a queue:"
-            + " add queue (how many callers may wait), or remove wait");
+      if (maxQueue == 0 && maxWait != null) {
+        throw yaml.error(f.get("max-wait").keyNode, f.get("max-wait").path, "has no effect without a"
+            + " queue: add max-queue (how many callers may wait), or remove max-wait");
       }
 
       String budget = null;
@@ -452,7 +454,7 @@ public final class BulkheadFile {
         }
         virtual = word.equals("virtual");
       }
-      return new CompartmentSpec(e.key, e.path, YamlTree.line(e.keyNode), limit, derived, queue, wait,
+      return new CompartmentSpec(e.key, e.path, YamlTree.line(e.keyNode), limit, derived, maxQueue, maxWait,
           budget, criticality, rate, latency, applied, pool, virtual);
     }
 
@@ -475,7 +477,7 @@ public final class BulkheadFile {
     }
 
     private Duration positiveDuration(YamlTree.Entry e) {
-      Duration d = parse(e, Quantities::duration);
+      Duration d = parse(e, Quantities::parseDuration);
       if (d.isZero()) {
         throw yaml.error(e.value, e.path, "must be above zero but was '" + yaml.scalar(e).trim() + "'");
       }

@@ -30,6 +30,12 @@ import org.snakeyaml.engine.v2.schema.CoreSchema;
  */
 final class YamlTree {
 
+  /**
+   * Keys of earlier versions of the file, too far from their new names for {@link DidYouMean}, and the
+   * names that replaced them (the builders' {@code maxQueue} and {@code maxWait}).
+   */
+  private static final Map<String, String> RENAMED = Map.of("queue", "max-queue", "wait", "max-wait");
+
   /** One {@code key: value} of a mapping, with the dotted path of the key. */
   static final class Entry {
     final String key;
@@ -104,7 +110,10 @@ final class YamlTree {
         throw error(k, keyPath, "duplicate key (first given on line " + line(previous.keyNode) + ")");
       }
       if (known != null && !known.contains(key)) {
-        throw error(k, keyPath, "unknown key" + suggestion(key, known));
+        String renamed = RENAMED.get(key);
+        throw error(k, keyPath, "unknown key" + (renamed != null && known.contains(renamed)
+            ? " (did you mean '" + renamed + "'?)"
+            : suggestion(key, known)));
       }
       entries.put(key, new Entry(key, keyPath, k, t.getValueNode()));
     }
@@ -136,7 +145,7 @@ final class YamlTree {
     String text = scalar(e);
     long n;
     try {
-      n = Quantities.whole(text);
+      n = Quantities.parseWhole(text);
     } catch (IllegalArgumentException notWhole) {
       throw error(e.value, e.path, "expected a whole number but was '" + text + "'");
     }

@@ -1,62 +1,38 @@
 package io.bulkhead.demo;
 
+import io.bulkhead.config.Quantities;
 import java.time.Duration;
-import java.time.format.DateTimeParseException;
 import java.util.Locale;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 
-/** Durations as people type them on a command line ({@code 30s}, {@code 500ms}, {@code 2m}). */
+/**
+ * Every duration option of the command line, read with the grammar of the YAML file
+ * ({@link Quantities#parseDuration}: {@code 250ms}, {@code 1.5s}, {@code 5m}, {@code 1h},
+ * {@code PT30S}), and printed the way the reports print them.
+ */
 final class Durations implements ITypeConverter<Duration> {
 
-  private static final Pattern SIMPLE = Pattern.compile("(\\d+(?:\\.\\d+)?)(ms|s|m)");
+  private static final long MILLIS_PER_SECOND = 1000;
 
   @Override
   public Duration convert(String value) {
-    return parse(value);
-  }
-
-  static Duration parse(String value) {
-    String v = value.trim().toLowerCase(Locale.ROOT);
-    Matcher m = SIMPLE.matcher(v);
-    if (m.matches()) {
-      double amount = Double.parseDouble(m.group(1));
-      double millis;
-      switch (m.group(2)) {
-        case "ms":
-          millis = amount;
-          break;
-        case "s":
-          millis = amount * 1000;
-          break;
-        default:
-          millis = amount * 60_000;
-          break;
-      }
-      if (millis > Duration.ofDays(1).toMillis()) {
-        throw new TypeConversionException("'" + value + "' is longer than a day");
-      }
-      return Duration.ofNanos(Math.round(millis * 1_000_000));
-    }
     try {
-      return Duration.parse(value.trim()); // ISO-8601 as well, PT30S
-    } catch (DateTimeParseException e) {
-      throw new TypeConversionException(
-          "'" + value + "' is not a duration like 30s, 500ms or 2m");
+      return Quantities.parseDuration(value);
+    } catch (IllegalArgumentException e) {
+      throw new TypeConversionException(e.getMessage());
     }
   }
 
   /** 30 s, 1.5 s, 500 ms. */
   static String format(Duration d) {
     long millis = d.toMillis();
-    if (millis < 1000) {
+    if (millis < MILLIS_PER_SECOND) {
       return millis + " ms";
     }
-    if (millis % 1000 == 0) {
-      return millis / 1000 + " s";
+    if (millis % MILLIS_PER_SECOND == 0) {
+      return millis / MILLIS_PER_SECOND + " s";
     }
-    return String.format(Locale.ROOT, "%.1f s", millis / 1000.0);
+    return String.format(Locale.ROOT, "%.1f s", millis / (double) MILLIS_PER_SECOND);
   }
 }

@@ -106,6 +106,18 @@ class CliTest {
   }
 
   @Test
+  void everyDurationOption_readsTheFilesGrammar_shortFormAndIso8601_withOneBound() {
+    assertOneLineError(run("demo", "--delay", "1h", "--upstream-deadline", "PT30M"), 2,
+        "--upstream-deadline (1800 s) must be longer than --delay (3600 s)");
+    assertOneLineError(run("demo", "--delay", "PT1.5S", "--upstream-deadline", "1.5s"), 2,
+        "--upstream-deadline (1.5 s) must be longer than --delay (1.5 s)");
+    assertOneLineError(run("upstream", "--delay", "2562048h"), 2,
+        "Invalid value for option '--delay': '2562048h' is too long: a duration must fit in");
+    assertOneLineError(run("load", "--logins-after", "PT-1S"), 2,
+        "Invalid value for option '--logins-after': must not be negative but was 'PT-1S'");
+  }
+
+  @Test
   void portInUse_isOneLine_exit1() throws Exception {
     try (ServerSocket held = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
         FakeUpstream upstream = FakeUpstream.start(0, Duration.ofMillis(10))) {
