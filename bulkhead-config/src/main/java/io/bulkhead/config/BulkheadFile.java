@@ -31,8 +31,8 @@ import org.snakeyaml.engine.v2.nodes.MappingNode;
 import org.snakeyaml.engine.v2.nodes.Node;
 
 /**
- * A configuration file of budgets and compartments, loaded and validated: the sizing of seed 003 as a
- * file that can be checked before it is deployed.
+ * A configuration file of budgets and compartments, loaded and validated: the sizing of the
+ * checkout-vs-reports outage as a file that can be checked before it is deployed.
  *
  * <pre>
  * headroom:            # optional; these are the defaults

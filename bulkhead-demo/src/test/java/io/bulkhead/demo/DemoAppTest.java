@@ -145,7 +145,7 @@ class DemoAppTest {
     await().atMost(10, SECONDS).until(() -> server.stats().waiting() == 1);
 
     assertThat(probe.body()).isEqualTo("probe");
-    assertThat(hello.isDone()).isFalse(); // queued behind the chat, like /login in the seed
+    assertThat(hello.isDone()).isFalse(); // queued behind the chat, like /login in the slow-upstream experiment
     assertThat(holding.get(30, SECONDS).statusCode()).isEqualTo(200);
     assertThat(hello.get(30, SECONDS).body()).isEqualTo("hello");
   }

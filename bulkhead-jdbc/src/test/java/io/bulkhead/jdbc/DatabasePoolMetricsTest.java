@@ -156,7 +156,7 @@ class DatabasePoolMetricsTest extends PostgresTestSupport {
 
   /**
    * The database goes away under the pool: an admitted caller then waits inside HikariCP for a
-   * connection it cannot open, the seed's {@code waitingCount}, and the gauge shows it.
+   * connection it cannot open, HikariCP's {@code waitingCount}, and the gauge shows it.
    */
   @Test
   void threadsAwaitingAConnectionInsideThePool_areCounted() throws Exception {

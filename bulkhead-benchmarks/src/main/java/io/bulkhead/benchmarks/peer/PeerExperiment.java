@@ -21,7 +21,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Seed 000's experiment against a peer: the demo's app with {@code /chat} guarded by our
+ * The slow-upstream experiment against a peer: the demo's app with {@code /chat} guarded by our
  * compartment, then by Resilience4j's {@code SemaphoreBulkhead}, under the same load; reports login
  * latency, chat outcomes, and how many server slots waiting chats held over time.
  *
@@ -69,10 +69,10 @@ public final class PeerExperiment {
   }
 
   static void run(Options o) {
-    DemoSettings seed = DemoSettings.seed(o.delay);
-    DemoSettings settings = new DemoSettings(seed.delay(), seed.chats(), seed.logins(),
-        o.loginsAfter != null ? o.loginsAfter : seed.loginsAfter(), seed.serverLimit(),
-        seed.llmLimit(), seed.llmQueue(), seed.llmWait(), seed.upstreamDeadline());
+    DemoSettings defaults = DemoSettings.slowUpstream(o.delay);
+    DemoSettings settings = new DemoSettings(defaults.delay(), defaults.chats(), defaults.logins(),
+        o.loginsAfter != null ? o.loginsAfter : defaults.loginsAfter(), defaults.serverLimit(),
+        defaults.llmLimit(), defaults.llmQueue(), defaults.llmWait(), defaults.upstreamDeadline());
     String r4jVersion = resilience4jVersion(); // before the runs: a broken jar fails at once
     Path json = o.out.resolve("peer.json");
     createParent(json, "--out"); // and a directory that cannot be written
@@ -193,7 +193,7 @@ public final class PeerExperiment {
   /** The command line. */
   static final class Options {
     Duration delay = DemoSettings.DELAY;
-    Duration loginsAfter; // null: the seed's
+    Duration loginsAfter; // null: the experiment's default
     Path out = DEFAULT_OUT;
     Path svg = DEFAULT_SVG;
     Duration sampleEvery = DEFAULT_SAMPLE_EVERY;
