@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
 import io.bulkhead.Diagnosis.State;
+import io.bulkhead.testing.FakeTicker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -3,6 +3,7 @@ package io.bulkhead;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.bulkhead.BulkheadFullException.Reason;
+import io.bulkhead.testing.FakeTicker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

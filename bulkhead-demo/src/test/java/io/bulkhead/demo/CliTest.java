@@ -156,7 +156,7 @@ class CliTest {
   }
 
   @Test
-  void partition_printsSeed003sCounts() {
+  void partition_printsTheSharedVsSplitCounts() {
     Run r = run("partition");
 
     assertThat(r.exit).isZero();

@@ -43,7 +43,7 @@ final class PeerApp implements AutoCloseable {
   private PeerApp(Variant variant, DemoSettings settings, URI upstream) {
     if (variant == Variant.BULKHEAD) {
       app = new App(settings.app(Mode.BULKHEAD, upstream));
-      llm = app.registry().find("llm").orElseThrow();
+      llm = app.registry().bulkhead("llm").orElseThrow();
       r4jChat = null;
     } else {
       app = new App(settings.app(Mode.SHARED, upstream));
@@ -56,7 +56,7 @@ final class PeerApp implements AutoCloseable {
       r4jChat = new Resilience4jChat(bulkhead, upstream, settings.upstreamDeadline());
       app.replaceRoute("/chat", r4jChat);
     }
-    server = app.registry().find("server").orElseThrow();
+    server = app.registry().bulkhead("server").orElseThrow();
   }
 
   /** Builds the app for {@code variant} against {@code upstream} and starts it on a free port. */
