@@ -37,19 +37,7 @@ final class YamlTree {
   private static final Map<String, String> RENAMED = Map.of("queue", "max-queue", "wait", "max-wait");
 
   /** One {@code key: value} of a mapping, with the dotted path of the key. */
-  static final class Entry {
-    final String key;
-    final String path;
-    final Node keyNode;
-    final Node value;
-
-    Entry(String key, String path, Node keyNode, Node value) {
-      this.key = key;
-      this.path = path;
-      this.keyNode = keyNode;
-      this.value = value;
-    }
-  }
+  record Entry(String key, String path, Node keyNode, Node value) {}
 
   final String file;
 
@@ -107,7 +95,7 @@ final class YamlTree {
       String keyPath = path == null ? key : path + "." + key;
       Entry previous = entries.get(key);
       if (previous != null) {
-        throw error(k, keyPath, "duplicate key (first given on line " + line(previous.keyNode) + ")");
+        throw error(k, keyPath, "duplicate key (first given on line " + line(previous.keyNode()) + ")");
       }
       if (known != null && !known.contains(key)) {
         String renamed = RENAMED.get(key);
@@ -130,12 +118,12 @@ final class YamlTree {
 
   /** The text of a scalar value; fails for a missing value, a list or a mapping. */
   String scalar(Entry e) {
-    Node v = e.value;
+    Node v = e.value();
     if (!(v instanceof ScalarNode)) {
-      throw error(v, e.path, "expected a single value but found " + describe(v));
+      throw error(v, e.path(), "expected a single value but found " + describe(v));
     }
     if (v.getTag().equals(Tag.NULL)) {
-      throw error(e.keyNode, e.path, "has no value");
+      throw error(e.keyNode(), e.path(), "has no value");
     }
     return ((ScalarNode) v).getValue();
   }
@@ -147,10 +135,10 @@ final class YamlTree {
     try {
       n = Quantities.parseWhole(text);
     } catch (IllegalArgumentException notWhole) {
-      throw error(e.value, e.path, "expected a whole number but was '" + text + "'");
+      throw error(e.value(), e.path(), "expected a whole number but was '" + text + "'");
     }
     if (n < min || n > Integer.MAX_VALUE) {
-      throw error(e.value, e.path, "must be " + (min == 0 ? "zero or more" : "at least " + min)
+      throw error(e.value(), e.path(), "must be " + (min == 0 ? "zero or more" : "at least " + min)
           + " but was " + text.trim());
     }
     return (int) n;
