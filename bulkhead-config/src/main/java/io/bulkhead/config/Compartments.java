@@ -24,7 +24,7 @@ public final class Compartments {
 
   /**
    * The registry holding every compartment of the file, in file order; a worker pool is there as its
-   * {@link WorkerPool#bulkhead()}.
+   * {@link WorkerPool#compartment()}.
    */
   public BulkheadRegistry registry() {
     return registry;

@@ -18,19 +18,19 @@ class SizingCliTest {
   private static final String EXAMPLE = Path.of("..", "examples", "checkout-reports.yml").toString();
 
   private static void assertOneLineError(Run r, int exit, String... fragments) {
-    assertThat(r.exit).as(r.err).isEqualTo(exit);
-    assertThat(r.out).isEmpty();
-    assertThat(r.err).endsWith("\n");
-    assertThat(r.err.strip()).doesNotContain("\n").doesNotContain("\tat ")
+    assertThat(r.exit()).as(r.err()).isEqualTo(exit);
+    assertThat(r.out()).isEmpty();
+    assertThat(r.err()).endsWith("\n");
+    assertThat(r.err().strip()).doesNotContain("\n").doesNotContain("\tat ")
         .doesNotContain("Exception").contains(fragments);
   }
 
   @Test
   void check_workedExample_printsTheTable_andExitsZero() {
     Run r = CliTest.run("check", EXAMPLE);
-    assertThat(r.exit).as(r.err).isEqualTo(CheckCommand.OK);
-    assertThat(r.err).isEmpty();
-    assertThat(r.out).isEqualTo(String.join("\n",
+    assertThat(r.exit()).as(r.err()).isEqualTo(CheckCommand.OK);
+    assertThat(r.err()).isEmpty();
+    assertThat(r.out()).isEqualTo(String.join("\n",
         EXAMPLE + ": 2 compartments, 1 budget",
         "",
         "compartment  budget    rate  latency  need  headroom  limit  share",
@@ -52,9 +52,9 @@ class SizingCliTest {
         "  chat: {budget: llm-api, limit: 20}",
         "  cache: {limit: 8}"));
     Run r = CliTest.run("check", file.toString());
-    assertThat(r.exit).isEqualTo(CheckCommand.OVER_SUBSCRIBED);
-    assertThat(r.err).isEmpty();
-    assertThat(r.out).contains(
+    assertThat(r.exit()).isEqualTo(CheckCommand.OVER_SUBSCRIBED);
+    assertThat(r.err()).isEmpty();
+    assertThat(r.out()).contains(
         "compartment  budget    rate  latency  need  headroom  limit  share\n"
             + "checkout     postgres  40/s  50ms     2     x3        6      60%\n"
             + "reports      postgres  2/s   1.5s     3     x3        9      90%\n"
@@ -71,11 +71,11 @@ class SizingCliTest {
     Files.writeString(file, "compartments:\n  checkout:\n    limit: 6\n    max-queu: 2\n");
     Run typo = CliTest.run("check", file.toString());
     assertOneLineError(typo, CheckCommand.INVALID, "unknown key");
-    assertThat(typo.err).isEqualTo(
+    assertThat(typo.err()).isEqualTo(
         file + ":4: compartments.checkout.max-queu: unknown key (did you mean 'max-queue'?)\n");
     Run missing = CliTest.run("check", dir.resolve("missing.yml").toString());
     assertOneLineError(missing, CheckCommand.INVALID, "no such file");
-    assertThat(missing.err).isEqualTo(dir.resolve("missing.yml") + ": no such file\n");
+    assertThat(missing.err()).isEqualTo(dir.resolve("missing.yml") + ": no such file\n");
     assertOneLineError(CliTest.run("check"), 2, "bulkhead-demo check: Missing required parameter: 'FILE'");
   }
 
@@ -115,8 +115,8 @@ class SizingCliTest {
   @Test
   void size_checkout() {
     Run r = CliTest.run("size", "--rate", "40/s", "--latency", "50ms", "--headroom", "3");
-    assertThat(r.exit).as(r.err).isZero();
-    assertThat(r.out).isEqualTo("need      2 calls in flight (40/s x 50ms)\n"
+    assertThat(r.exit()).as(r.err()).isZero();
+    assertThat(r.out()).isEqualTo("need      2 calls in flight (40/s x 50ms)\n"
         + "headroom  x3\n"
         + "limit     6 (2 x 3 = 6)\n");
   }
@@ -124,11 +124,11 @@ class SizingCliTest {
   @Test
   void size_reports_aThirdAbove_asAFraction_andWhy134IsNotTheSame() {
     Run fraction = CliTest.run("size", "--rate", "2/s", "--latency", "1.5s", "--headroom", "4/3");
-    assertThat(fraction.out).isEqualTo("need      3 calls in flight (2/s x 1.5s)\n"
+    assertThat(fraction.out()).isEqualTo("need      3 calls in flight (2/s x 1.5s)\n"
         + "headroom  x4/3\n"
         + "limit     4 (3 x 4/3 = 4)\n");
     Run decimal = CliTest.run("size", "--rate", "2/s", "--latency", "1.5s", "--headroom", "1.34");
-    assertThat(decimal.out).isEqualTo("need      3 calls in flight (2/s x 1.5s)\n"
+    assertThat(decimal.out()).isEqualTo("need      3 calls in flight (2/s x 1.5s)\n"
         + "headroom  x1.34\n"
         + "limit     5 (3 x 1.34 = 4.02, rounded up)\n");
   }
@@ -140,17 +140,17 @@ class SizingCliTest {
         + "with limit 4: at most 4 of the 60 calls it needs are in flight; about 7% of calls are"
         + " admitted and 93% rejected at once, and other compartments keep their slots\n";
     Run shortForm = CliTest.run("size", "--rate", "2/s", "--latency", "30s", "--limit", "4");
-    assertThat(shortForm.exit).as(shortForm.err).isZero();
-    assertThat(shortForm.out).isEqualTo(expected);
+    assertThat(shortForm.exit()).as(shortForm.err()).isZero();
+    assertThat(shortForm.out()).isEqualTo(expected);
     Run iso = CliTest.run("size", "--rate", "2/s", "--latency", "PT30S", "--limit", "4");
-    assertThat(iso.out).isEqualTo(expected);
+    assertThat(iso.out()).isEqualTo(expected);
   }
 
   @Test
   void size_otherUnits_andALimitWithRoom() {
     Run r = CliTest.run("size", "--rate", "2400/min", "--latency", "50ms", "--headroom", "3",
         "--limit", "6");
-    assertThat(r.out).isEqualTo("need      2 calls in flight (40/s x 50ms)\n"
+    assertThat(r.out()).isEqualTo("need      2 calls in flight (40/s x 50ms)\n"
         + "headroom  x3\n"
         + "limit     6 (2 x 3 = 6)\n"
         + "with limit 6: room for the need of 2 (x3)\n");

@@ -1,5 +1,6 @@
 package io.bulkhead.benchmarks.peer;
 
+import io.bulkhead.config.Quantities;
 import io.bulkhead.demo.DemoSettings;
 import io.bulkhead.demo.FakeUpstream;
 import io.bulkhead.demo.LoadGenerator;
@@ -13,12 +14,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.List;
-import java.util.Locale;
 import java.util.Properties;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * The slow-upstream experiment against a peer: the demo's app with {@code /chat} guarded by our
@@ -250,21 +247,12 @@ public final class PeerExperiment {
       return o;
     }
 
-    private static final Pattern SIMPLE = Pattern.compile("(\\d+(?:\\.\\d+)?)(ms|s|m)");
-
-    /** 30s, 500ms, 2m, or ISO-8601 (PT30S). */
+    /** The grammar of every other duration option and of the YAML file: 30s, 500ms, 2m, PT30S. */
     static Duration duration(String option, String value) {
-      Matcher m = SIMPLE.matcher(value.trim().toLowerCase(Locale.ROOT));
-      if (m.matches()) {
-        double amount = Double.parseDouble(m.group(1));
-        double unitMillis = m.group(2).equals("ms") ? 1 : m.group(2).equals("s") ? 1_000 : 60_000;
-        return Duration.ofNanos(Math.round(amount * unitMillis * 1_000_000));
-      }
       try {
-        return Duration.parse(value.trim());
-      } catch (DateTimeParseException e) {
-        throw new IllegalArgumentException(option + " must be a duration like 30s, 500ms or 2m"
-            + " but was '" + value + "'");
+        return Quantities.parseDuration(value);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(option + ": " + e.getMessage(), e);
       }
     }
   }
