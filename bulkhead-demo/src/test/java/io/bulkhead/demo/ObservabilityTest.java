@@ -8,34 +8,23 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadStats;
+import io.bulkhead.testing.Closer;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The app's own views of its compartments: /bulkheads, /metrics and the dashboard's files. */
 class ObservabilityTest {
 
-  private final List<AutoCloseable> toClose = new ArrayList<>();
+  @RegisterExtension
+  final Closer closer = new Closer();
   private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-
-  private <T extends AutoCloseable> T closeLater(T c) {
-    toClose.add(c);
-    return c;
-  }
-
-  @AfterEach
-  void close() throws Exception {
-    for (int i = toClose.size() - 1; i >= 0; i--) {
-      toClose.get(i).close();
-    }
-  }
 
   private HttpResponse<String> get(URI app, String path) throws Exception {
     return http.send(HttpRequest.newBuilder(app.resolve(path)).timeout(Duration.ofSeconds(30)).build(),
@@ -54,9 +43,9 @@ class ObservabilityTest {
   @Test
   void bulkheads_isASnapshotOfEveryCompartment_matchingTheirStats_evenWhileSaturated()
       throws Exception {
-    FakeUpstream upstream = closeLater(FakeUpstream.start(0, Duration.ofSeconds(5)));
+    FakeUpstream upstream = closer.closeLater(FakeUpstream.start(0, Duration.ofSeconds(5)));
     // One server slot: a single chat takes it, so only a bypassing route can answer.
-    DemoApp app = closeLater(new DemoApp(new AppSettings(Mode.BULKHEAD, upstream.uri(), 1, 1, 1,
+    DemoApp app = closer.closeLater(new DemoApp(new AppSettings(Mode.BULKHEAD, upstream.uri(), 1, 1, 1,
         Duration.ofSeconds(30), Duration.ofSeconds(30))));
     app.start(0);
     Bulkhead server = app.registry().bulkhead("server").orElseThrow();
@@ -129,8 +118,8 @@ class ObservabilityTest {
 
   @Test
   void metrics_isPrometheusText_withEveryCompartmentsMeters() throws Exception {
-    FakeUpstream upstream = closeLater(FakeUpstream.start(0, Duration.ofMillis(10)));
-    DemoApp app = closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream.uri())));
+    FakeUpstream upstream = closer.closeLater(FakeUpstream.start(0, Duration.ofMillis(10)));
+    DemoApp app = closer.closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream.uri())));
     app.start(0);
     assertThat(get(app.uri(), "/chat").statusCode()).isEqualTo(200);
     HttpResponse<String> metrics = get(app.uri(), "/metrics");
@@ -150,7 +139,7 @@ class ObservabilityTest {
 
   @Test
   void dashboard_servesItsThreeFiles_andNothingElse() throws Exception {
-    DemoApp app = closeLater(new DemoApp(AppSettings.defaults(Mode.SHARED,
+    DemoApp app = closer.closeLater(new DemoApp(AppSettings.defaults(Mode.SHARED,
         URI.create("http://127.0.0.1:1"))));
     app.start(0);
     for (String path : List.of("/dashboard", "/dashboard/")) {
