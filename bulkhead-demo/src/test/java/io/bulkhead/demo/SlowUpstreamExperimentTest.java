@@ -50,7 +50,14 @@ class SlowUpstreamExperimentTest {
   void bulkheadMode_loginIsUnaffected_andTheFloodStaysInItsCompartment() {
     LoadResult bulkhead = result.bulkhead().load();
 
-    assertThat(bulkhead.login().p99Ms()).isLessThan(100.0);
+    // Unaffected: every login was answered before the upstream answered any chat, so no login waited
+    // for the slow dependency (an ordering of the run's own events, not a latency window).
+    long firstChatAnswer = bulkhead.samples().stream()
+        .filter(s -> s.route() == Route.CHAT && s.status() == 200)
+        .mapToLong(Sample::answeredAtNanos).min().orElseThrow();
+    assertThat(bulkhead.samples()).filteredOn(s -> s.route() == Route.LOGIN).hasSize(50)
+        .allSatisfy(login -> assertThat(login.answeredAtNanos())
+            .as("login answered before the upstream's first answer").isLessThan(firstChatAnswer));
     assertThat(bulkhead.loginFailures()).isZero();
     assertThat(bulkhead.chatOk()).isEqualTo(10);
     assertThat(bulkhead.chatRejected()).isEqualTo(70);
