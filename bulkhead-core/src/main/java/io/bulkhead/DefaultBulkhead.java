@@ -40,8 +40,8 @@ import org.jspecify.annotations.Nullable;
  *                       maxQueue, otherwise CAS waiting+1 and link a node at the tail; wait outside.
  *   release w/ waiters  (available == 0) unlink the head, waiting-1, CAS the node WAITING -> GRANTED.
  *                       The releaser's slot passes straight to that waiter and `available` never
- *                       rises, so no newcomer can slip in between. (Seed 004's release() decrements
- *                       first and lets the waiter increment, which opens exactly that gap.)
+ *                       rises, so no newcomer can slip in between. (A release() that decrements
+ *                       first and lets the waiter increment opens exactly that gap.)
  *   setLimit            add the difference to `available`, then grant heads while available > 0.
  *
  * Invariants

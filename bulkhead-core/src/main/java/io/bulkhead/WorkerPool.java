@@ -31,7 +31,7 @@ import org.jspecify.annotations.Nullable;
  * that a backlog of one kind of job cannot delay another.
  *
  * <pre>{@code
- * WorkerPool emails = WorkerPool.builder("emails").workers(4).queue(200).build();
+ * WorkerPool emails = WorkerPool.builder("emails").workers(4).maxQueue(200).build();
  * registry.register(emails.compartment());          // metrics and dashboards see it like any compartment
  *
  * CompletableFuture<Void> sent = emails.submit(() -> mailer.send(receipt)); // or BulkheadFullException

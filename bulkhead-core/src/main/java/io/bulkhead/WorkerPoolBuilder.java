@@ -13,7 +13,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * <pre>{@code
  * WorkerPool exports = WorkerPool.builder("exports")
  *     .workers(2)                 // jobs running at once
- *     .queue(50)                  // jobs that may wait for a worker
+ *     .maxQueue(50)               // jobs that may wait for a worker
  *     .virtualThreads()           // Java 21+; platform threads by default
  *     .budget(postgres)           // the workers draw on the same 10 connections as the rest
  *     .build();
@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Each setter checks its own argument and throws {@link IllegalArgumentException} naming the field
  * and the value. {@code build()} copies the settings, so a builder can be reused.
  *
- * <p>Defaults: no queue ({@code queue(0)}: a job that finds every worker busy is rejected at once),
+ * <p>Defaults: no queue ({@code maxQueue(0)}: a job that finds every worker busy is rejected at once),
  * queued jobs wait as long as it takes (set {@link #maxWait} to reject jobs that would start too late
  * to matter), platform threads, the system ticker. The worker count has no default.
  *
@@ -32,7 +32,7 @@ public final class WorkerPoolBuilder {
 
   private final String name;
   private int workers; // 0 until set
-  private int queue;
+  private int maxQueue;
   private Duration maxWait; // null: a queued job waits until a worker is free
   private boolean virtual;
   private final List<BulkheadListener> listeners = new ArrayList<>();
@@ -64,13 +64,13 @@ public final class WorkerPoolBuilder {
    * Sets how many jobs may wait for a worker. A job submitted when every worker is busy and the queue
    * is full is rejected at once with {@link BulkheadFullException}. A queued job holds no thread.
    *
-   * @throws IllegalArgumentException if {@code queue} is negative
+   * @throws IllegalArgumentException if {@code maxQueue} is negative
    */
-  public WorkerPoolBuilder queue(int queue) {
-    if (queue < 0) {
-      throw new IllegalArgumentException("queue must not be negative but was " + queue);
+  public WorkerPoolBuilder maxQueue(int maxQueue) {
+    if (maxQueue < 0) {
+      throw new IllegalArgumentException("maxQueue must not be negative but was " + maxQueue);
     }
-    this.queue = queue;
+    this.maxQueue = maxQueue;
     return this;
   }
 
@@ -147,7 +147,7 @@ public final class WorkerPoolBuilder {
       throw new IllegalArgumentException("workers was not set for worker pool '" + name
           + "': call workers(int) with how many jobs may run at once");
     }
-    BulkheadBuilder gate = Bulkhead.builder(name).limit(workers).maxQueue(queue).ticker(ticker);
+    BulkheadBuilder gate = Bulkhead.builder(name).limit(workers).maxQueue(maxQueue).ticker(ticker);
     if (maxWait != null) {
       gate.maxWait(maxWait);
     } else {

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.bulkhead.BulkheadFullException.Reason;
+import io.bulkhead.testing.FakeTicker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -379,17 +380,43 @@ class BulkheadSemanticsTest {
   }
 
   @Test
-  void syncWaiter_timesOut_afterMaxWait() {
-    Bulkhead b = Bulkhead.builder("b").limit(1).maxQueue(1).maxWait(Duration.ofMillis(100)).build();
+  void syncWaiter_timesOut_whenTheClockReachesMaxWait() throws Exception {
+    Duration maxWait = Duration.ofMillis(100);
+    CountDownLatch queued = new CountDownLatch(1);
+    Bulkhead b = Bulkhead.builder("b").limit(1).maxQueue(1).maxWait(maxWait).ticker(ticker)
+        .listener(new BulkheadListener() {
+          @Override
+          public void onQueued(Compartment bulkhead) {
+            queued.countDown();
+          }
+        })
+        .build();
     Permit holder = b.tryAcquire().orElseThrow();
-    long start = System.nanoTime();
-    assertThatThrownBy(() -> b.call(() -> "never"))
-        .isInstanceOfSatisfying(BulkheadFullException.class,
-            e -> assertThat(e.reason()).isEqualTo(Reason.WAIT_TIMEOUT));
-    long waitedMillis = (System.nanoTime() - start) / 1_000_000;
-    // Window: at least the 100 ms maxWait; at most 5 s, generous for a loaded 2-core CI machine.
-    assertThat(waitedMillis).isBetween(100L, 5_000L);
+    CompletableFuture<Long> waitedNanos = new CompletableFuture<>();
+    Thread waiter = new Thread(() -> {
+      long start = ticker.read();
+      try {
+        b.call(() -> "never");
+        waitedNanos.completeExceptionally(new AssertionError("admitted while the slot was held"));
+      } catch (BulkheadFullException e) {
+        if (e.reason() == Reason.WAIT_TIMEOUT) {
+          waitedNanos.complete(ticker.read() - start);
+        } else {
+          waitedNanos.completeExceptionally(e);
+        }
+      } catch (Throwable t) {
+        waitedNanos.completeExceptionally(t);
+      }
+    });
+    waiter.start();
+    assertThat(queued.await(30, SECONDS)).isTrue();
+    assertThat(b.stats().waiting()).isEqualTo(1);
+    ticker.advance(maxWait); // the waiter sees its deadline when its park ends, and gives up
+    assertThat(waitedNanos.get(30, SECONDS)).as("it gave up at maxWait on the ticker, not before")
+        .isEqualTo(maxWait.toNanos());
+    waiter.join();
     assertThat(b.stats().waiting()).isZero();
+    assertThat(b.stats().rejected(Reason.WAIT_TIMEOUT)).isEqualTo(1);
     holder.close();
     assertSettled(b, 1);
   }

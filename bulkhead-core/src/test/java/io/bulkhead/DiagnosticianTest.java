@@ -4,10 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
-import io.bulkhead.insight.Diagnosis;
 import io.bulkhead.insight.Diagnosis.State;
+import io.bulkhead.insight.Diagnosis;
 import io.bulkhead.insight.Diagnostician;
 import io.bulkhead.insight.Insight;
+import io.bulkhead.testing.FakeTicker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

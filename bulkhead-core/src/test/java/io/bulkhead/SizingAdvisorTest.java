@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.bulkhead.insight.Insight;
 import io.bulkhead.insight.SizingAdvice;
 import io.bulkhead.insight.SizingAdvisor;
+import io.bulkhead.testing.FakeTicker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -75,7 +75,7 @@ class WorkerPoolTest {
 
   @Test
   void runsJobsOnNamedWorkers_andCountsThemLikeAnyCompartment() throws Exception {
-    WorkerPool emails = pool(WorkerPool.builder("emails").workers(2).queue(5));
+    WorkerPool emails = pool(WorkerPool.builder("emails").workers(2).maxQueue(5));
     CompletableFuture<String> f = emails.submit(() -> Thread.currentThread().getName());
     assertThat(f.get(10, SECONDS)).startsWith("emails-worker-");
     CompletableFuture<Void> r = emails.submit(() -> { });
@@ -129,7 +129,7 @@ class WorkerPoolTest {
   @Test
   void whenEveryWorkerIsBusyAndTheQueueFull_submitThrowsAtOnce_andTheJobNeverRuns() throws Exception {
     List<String> log = Collections.synchronizedList(new ArrayList<>());
-    WorkerPool exports = pool(WorkerPool.builder("exports").workers(1).queue(1));
+    WorkerPool exports = pool(WorkerPool.builder("exports").workers(1).maxQueue(1));
     Held a = new Held("a", log);
     CompletableFuture<Void> fa = exports.submit(a);
     assertThat(a.started.await(10, SECONDS)).isTrue();
@@ -153,7 +153,7 @@ class WorkerPoolTest {
   void shutdown_finishesQueuedWorkWithinTheDeadline_andRefusesNewWork() throws Exception {
     List<String> log = Collections.synchronizedList(new ArrayList<>());
     Budget db = Budget.of("postgres", 10);
-    WorkerPool p = pool(WorkerPool.builder("webhooks").workers(1).queue(3).budget(db));
+    WorkerPool p = pool(WorkerPool.builder("webhooks").workers(1).maxQueue(3).budget(db));
     Held a = new Held("a", log);
     CompletableFuture<Void> fa = p.submit(a);
     assertThat(a.started.await(10, SECONDS)).isTrue();
@@ -181,7 +181,7 @@ class WorkerPoolTest {
   void shutdown_atTheDeadline_handsBackQueuedJobsInOrder_andInterruptsTheRunningOne() throws Exception {
     List<String> log = Collections.synchronizedList(new ArrayList<>());
     Budget db = Budget.of("postgres", 10);
-    WorkerPool p = pool(WorkerPool.builder("reports").workers(1).queue(3).budget(db));
+    WorkerPool p = pool(WorkerPool.builder("reports").workers(1).maxQueue(3).budget(db));
     Held a = new Held("a", log);
     CompletableFuture<Void> fa = p.submit(a);
     assertThat(a.started.await(10, SECONDS)).isTrue();
@@ -237,7 +237,7 @@ class WorkerPoolTest {
   @Test
   void cancellingAQueuedJobsFuture_withdrawsIt() throws Exception {
     List<String> log = Collections.synchronizedList(new ArrayList<>());
-    WorkerPool p = pool(WorkerPool.builder("p").workers(1).queue(2));
+    WorkerPool p = pool(WorkerPool.builder("p").workers(1).maxQueue(2));
     Held a = new Held("a", log);
     CompletableFuture<Void> fa = p.submit(a);
     assertThat(a.started.await(10, SECONDS)).isTrue();
@@ -256,7 +256,7 @@ class WorkerPoolTest {
   @Test
   void aJobThatWaitsLongerThanMaxWait_isNotRun_andItsFutureSaysWhy() throws Exception {
     List<String> log = Collections.synchronizedList(new ArrayList<>());
-    WorkerPool p = pool(WorkerPool.builder("p").workers(1).queue(1).maxWait(Duration.ofMillis(20)));
+    WorkerPool p = pool(WorkerPool.builder("p").workers(1).maxQueue(1).maxWait(Duration.ofMillis(20)));
     Held a = new Held("a", log);
     CompletableFuture<Void> fa = p.submit(a);
     assertThat(a.started.await(10, SECONDS)).isTrue();
@@ -275,7 +275,7 @@ class WorkerPoolTest {
     Budget db = Budget.of("postgres", 10);
     BulkheadRegistry registry = BulkheadRegistry.create();
     registry.register(Bulkhead.builder("checkout").limit(6).budget(db).build());
-    WorkerPool exports = pool(WorkerPool.builder("exports").workers(1).queue(4).budget(db));
+    WorkerPool exports = pool(WorkerPool.builder("exports").workers(1).maxQueue(4).budget(db));
     Compartment view = registry.register(exports.compartment());
     assertThat(registry.find("exports")).containsSame(view);
     assertThat(view.config().limit()).isEqualTo(1);
@@ -312,7 +312,7 @@ class WorkerPoolTest {
   @Test
   void resizedThroughTheRegistry_theNumberOfJobsRunningAtOnceFollows_upAndDown() throws Exception {
     BulkheadRegistry registry = BulkheadRegistry.create();
-    WorkerPool reports = pool(WorkerPool.builder("reports").workers(2).queue(20));
+    WorkerPool reports = pool(WorkerPool.builder("reports").workers(2).maxQueue(20));
     List<String> log = Collections.synchronizedList(new ArrayList<>());
     List<Held> jobs = new ArrayList<>();
     List<CompletableFuture<Void>> done = new ArrayList<>();
@@ -369,7 +369,7 @@ class WorkerPoolTest {
   @Test
   void virtualThreads_onJava21AndLater_orAClearErrorBefore() throws Exception {
     if (Runtime.version().feature() >= 21) {
-      WorkerPool p = pool(WorkerPool.builder("vt").workers(2).queue(10).virtualThreads());
+      WorkerPool p = pool(WorkerPool.builder("vt").workers(2).maxQueue(10).virtualThreads());
       CompletableFuture<Boolean> virtual = p.submit(() -> VirtualThreads.isVirtual(Thread.currentThread()));
       CompletableFuture<String> name = p.submit(() -> Thread.currentThread().getName());
       assertThat(virtual.get(10, SECONDS)).isTrue();
@@ -388,7 +388,7 @@ class WorkerPoolTest {
   @Test
   void builderRejectsNonsense() {
     assertThatThrownBy(() -> WorkerPool.builder("x").workers(0)).hasMessage("workers must be at least 1 but was 0");
-    assertThatThrownBy(() -> WorkerPool.builder("x").queue(-1)).hasMessage("queue must not be negative but was -1");
+    assertThatThrownBy(() -> WorkerPool.builder("x").maxQueue(-1)).hasMessage("maxQueue must not be negative but was -1");
     assertThatThrownBy(() -> WorkerPool.builder("x").maxWait(Duration.ZERO)).hasMessageContaining("maxWait");
     assertThatThrownBy(() -> WorkerPool.builder("x").build()).hasMessageContaining("workers was not set");
     assertThatThrownBy(() -> WorkerPool.builder(" ")).isInstanceOf(IllegalArgumentException.class);
@@ -404,7 +404,7 @@ class WorkerPoolTest {
     int workers = 3;
     int submitters = 4;
     int perSubmitter = 2_000;
-    WorkerPool p = pool(WorkerPool.builder("race").workers(workers).queue(8));
+    WorkerPool p = pool(WorkerPool.builder("race").workers(workers).maxQueue(8));
     AtomicInteger running = new AtomicInteger();
     AtomicInteger maxRunning = new AtomicInteger();
     AtomicInteger ran = new AtomicInteger();

@@ -31,8 +31,8 @@ import org.snakeyaml.engine.v2.nodes.MappingNode;
 import org.snakeyaml.engine.v2.nodes.Node;
 
 /**
- * A configuration file of budgets and compartments, loaded and validated: the sizing of seed 003 as a
- * file that can be checked before it is deployed.
+ * A configuration file of budgets and compartments, loaded and validated: the sizing of the
+ * checkout-vs-reports outage as a file that can be checked before it is deployed.
  *
  * <pre>
  * headroom:            # optional; these are the defaults
@@ -51,23 +51,25 @@ import org.snakeyaml.engine.v2.nodes.Node;
  *   reports:
  *     budget: postgres
  *     limit: 4         # or give the limit directly
- *     queue: 2         # callers that may wait for a slot ...
- *     wait: 500ms      # ... and for how long
+ *     max-queue: 2     # callers that may wait for a slot ...
+ *     max-wait: 500ms  # ... and for how long
  *
  * workers:             # pools for background jobs: a WorkerPool each
  *   exports:
  *     budget: postgres
  *     workers: 2       # or rate and latency of the jobs, with a criticality or headroom
- *     queue: 50        # jobs that may wait for a worker (as long as it takes, unless wait is set)
+ *     max-queue: 50    # jobs that may wait for a worker (as long as it takes, unless max-wait)
  *     threads: virtual # or platform, the default
  * </pre>
  *
- * <p>A compartment takes {@code limit}, {@code queue}, {@code wait}, {@code budget},
+ * <p>A compartment takes {@code limit}, {@code max-queue}, {@code max-wait}, {@code budget},
  * {@code criticality}, {@code rate}, {@code latency} and {@code headroom}. Its limit is either given,
  * or derived from {@code rate × latency} (its need) times its {@code headroom}, which defaults to its
  * criticality's, rounded up. A limit given alongside a rate and latency is kept, and the effective
  * headroom ({@code limit / need}) is reported. A worker pool takes the same keys, with {@code workers}
- * in place of {@code limit} and {@code threads}; its queued jobs may wait without a {@code wait}.
+ * in place of {@code limit} and {@code threads}; its queued jobs may wait without a
+ * {@code max-wait}. The keys are the builders' settings ({@code maxQueue}, {@code maxWait}) in the
+ * file's kebab case.
  *
  * <p>{@link #load} and {@link #parse} fail with a {@link ConfigException} naming the file, the line and
  * the key for malformed YAML, unknown keys (with a "did you mean" suggestion), wrong types, missing or
@@ -83,9 +85,11 @@ public final class BulkheadFile {
   private static final Set<String> HEADROOM_KEYS = Set.of("critical", "optional");
   private static final Set<String> BUDGET_KEYS = Set.of("capacity");
   private static final Set<String> COMPARTMENT_KEYS =
-      Set.of("limit", "queue", "wait", "budget", "criticality", "rate", "latency", "headroom");
+      Set.of("limit", "max-queue", "max-wait", "budget", "criticality", "rate", "latency",
+          "headroom");
   private static final Set<String> WORKER_KEYS =
-      Set.of("workers", "queue", "wait", "budget", "criticality", "rate", "latency", "headroom", "threads");
+      Set.of("workers", "max-queue", "max-wait", "budget", "criticality", "rate", "latency",
+          "headroom", "threads");
 
   private final String file;
   private final Map<Criticality, Headroom> headrooms;
@@ -207,7 +211,8 @@ public final class BulkheadFile {
       for (CompartmentSpec c : compartments) {
         try {
           if (c.workerPool()) {
-            WorkerPoolBuilder builder = WorkerPool.builder(c.name()).workers(c.limit()).queue(c.queue());
+            WorkerPoolBuilder builder =
+                WorkerPool.builder(c.name()).workers(c.limit()).maxQueue(c.maxQueue());
             c.maxWait().ifPresent(builder::maxWait);
             c.budget().map(built::get).ifPresent(builder::budget);
             if (c.virtualThreads()) {
@@ -217,7 +222,8 @@ public final class BulkheadFile {
             pools.put(c.name(), pool);
             registry.register(pool.compartment());
           } else {
-            BulkheadBuilder builder = Bulkhead.builder(c.name()).limit(c.limit()).maxQueue(c.queue());
+            BulkheadBuilder builder =
+                Bulkhead.builder(c.name()).limit(c.limit()).maxQueue(c.maxQueue());
             c.maxWait().ifPresent(builder::maxWait);
             c.budget().map(built::get).ifPresent(builder::budget);
             registry.register(builder.build());
@@ -286,7 +292,7 @@ public final class BulkheadFile {
         readHeadrooms(top.get("headroom"));
       }
       if (top.containsKey("budgets")) {
-        for (YamlTree.Entry e : yaml.mapping(top.get("budgets").value, "budgets", null).values()) {
+        for (YamlTree.Entry e : yaml.mapping(top.get("budgets").value(), "budgets", null).values()) {
           readBudget(e);
         }
       }
@@ -296,19 +302,19 @@ public final class BulkheadFile {
             "missing: the file declares no compartments (nor workers)");
       }
       if (section != null) {
-        Map<String, YamlTree.Entry> declared = yaml.mapping(section.value, "compartments", null);
+        Map<String, YamlTree.Entry> declared = yaml.mapping(section.value(), "compartments", null);
         if (declared.isEmpty()) {
-          throw yaml.error(section.keyNode, "compartments", "is empty: declare at least one compartment");
+          throw yaml.error(section.keyNode(), "compartments", "is empty: declare at least one compartment");
         }
         for (YamlTree.Entry e : declared.values()) {
           compartments.add(readCompartment(e, false));
         }
       }
       if (top.containsKey("workers")) {
-        for (YamlTree.Entry e : yaml.mapping(top.get("workers").value, "workers", null).values()) {
+        for (YamlTree.Entry e : yaml.mapping(top.get("workers").value(), "workers", null).values()) {
           for (CompartmentSpec c : compartments) {
-            if (c.name().equals(e.key)) {
-              throw yaml.error(e.keyNode, e.path, "the name is taken by the compartment on line "
+            if (c.name().equals(e.key())) {
+              throw yaml.error(e.keyNode(), e.path(), "the name is taken by the compartment on line "
                   + c.line() + ": names must be unique, they are the registry's keys");
             }
           }
@@ -320,31 +326,31 @@ public final class BulkheadFile {
     }
 
     private void readHeadrooms(YamlTree.Entry section) {
-      for (YamlTree.Entry e : yaml.mapping(section.value, "headroom", HEADROOM_KEYS).values()) {
-        headrooms.put(Criticality.valueOf(e.key.toUpperCase(Locale.ROOT)), headroom(e));
+      for (YamlTree.Entry e : yaml.mapping(section.value(), "headroom", HEADROOM_KEYS).values()) {
+        headrooms.put(Criticality.valueOf(e.key().toUpperCase(Locale.ROOT)), headroom(e));
       }
     }
 
     private void readBudget(YamlTree.Entry e) {
       requireName(e, "budget");
       int capacity;
-      if (e.value instanceof MappingNode) {
-        Map<String, YamlTree.Entry> fields = yaml.mapping(e.value, e.path, BUDGET_KEYS);
+      if (e.value() instanceof MappingNode) {
+        Map<String, YamlTree.Entry> fields = yaml.mapping(e.value(), e.path(), BUDGET_KEYS);
         YamlTree.Entry c = fields.get("capacity");
         if (c == null) {
-          throw yaml.error(e.keyNode, e.path, "has no capacity: add capacity (how many connections or"
+          throw yaml.error(e.keyNode(), e.path(), "has no capacity: add capacity (how many connections or"
               + " concurrent calls the resource takes)");
         }
         capacity = yaml.whole(c, 1);
       } else {
         capacity = yaml.whole(e, 1);
       }
-      budgets.put(e.key, new BudgetSpec(e.key, capacity, YamlTree.line(e.keyNode)));
+      budgets.put(e.key(), new BudgetSpec(e.key(), capacity, YamlTree.line(e.keyNode())));
     }
 
     private CompartmentSpec readCompartment(YamlTree.Entry e, boolean pool) {
       requireName(e, pool ? "worker pool" : "compartment");
-      Map<String, YamlTree.Entry> f = yaml.mapping(e.value, e.path, pool ? WORKER_KEYS : COMPARTMENT_KEYS);
+      Map<String, YamlTree.Entry> f = yaml.mapping(e.value(), e.path(), pool ? WORKER_KEYS : COMPARTMENT_KEYS);
       String limitKey = pool ? "workers" : "limit";
 
       Criticality criticality = null;
@@ -357,7 +363,7 @@ public final class BulkheadFile {
           }
         }
         if (criticality == null) {
-          throw yaml.error(c.value, c.path, "must be critical or optional but was '" + word + "'"
+          throw yaml.error(c.value(), c.path(), "must be critical or optional but was '" + word + "'"
               + DidYouMean.closest(word, List.of("critical", "optional"))
                   .map(s -> " (did you mean '" + s + "'?)").orElse(""));
         }
@@ -365,15 +371,15 @@ public final class BulkheadFile {
       double rate = Double.NaN;
       if (f.containsKey("rate")) {
         YamlTree.Entry r = f.get("rate");
-        rate = parse(r, Quantities::ratePerSecond);
+        rate = parse(r, Quantities::parseRate);
         if (!(rate > 0)) {
-          throw yaml.error(r.value, r.path, "must be above zero but was '" + yaml.scalar(r) + "'");
+          throw yaml.error(r.value(), r.path(), "must be above zero but was '" + yaml.scalar(r) + "'");
         }
       }
       Duration latency = f.containsKey("latency") ? positiveDuration(f.get("latency")) : null;
       if (f.containsKey("rate") != f.containsKey("latency")) {
         String missing = latency == null ? "latency" : "rate";
-        throw yaml.error(e.keyNode, e.path, "has a " + (latency == null ? "rate" : "latency")
+        throw yaml.error(e.keyNode(), e.path(), "has a " + (latency == null ? "rate" : "latency")
             + " but no " + missing + ": Little's law needs both (add " + missing
             + (latency == null ? ", how long one call holds its slot, like 50ms" : ", like 40/s")
             + ")");
@@ -385,7 +391,7 @@ public final class BulkheadFile {
       Headroom applied = null;
       if (f.containsKey(limitKey)) {
         if (headroom != null) {
-          throw yaml.error(f.get("headroom").keyNode, f.get("headroom").path, "give a headroom or "
+          throw yaml.error(f.get("headroom").keyNode(), f.get("headroom").path(), "give a headroom or "
               + (pool ? "workers" : "a limit") + ", not both: " + (pool ? "workers are" : "the limit is")
               + " either given or derived from rate x latency x headroom");
         }
@@ -394,15 +400,15 @@ public final class BulkheadFile {
         if (latency != null) {
           double need = need(f.get("latency"), rate, latency);
           if (limit < need) {
-            warnings.add(yaml.file + ":" + YamlTree.line(f.get(limitKey).value) + ": " + e.path
-                + "." + limitKey + ": " + limit + " is below the need of " + Quantities.number(need)
-                + " (" + Quantities.rate(rate) + " x " + Quantities.duration(latency)
+            warnings.add(yaml.file + ":" + YamlTree.line(f.get(limitKey).value()) + ": " + e.path()
+                + "." + limitKey + ": " + limit + " is below the need of " + Quantities.formatNumber(need)
+                + " (" + Quantities.formatRate(rate) + " x " + Quantities.formatDuration(latency)
                 + "): it rejects " + (pool ? "jobs" : "calls") + " even at the expected rate");
           }
         }
       } else if (latency != null) {
         if (headroom == null && criticality == null) {
-          throw yaml.error(e.keyNode, e.path, "derives its " + limitKey + " from rate and latency but has no"
+          throw yaml.error(e.keyNode(), e.path(), "derives its " + limitKey + " from rate and latency but has no"
               + " criticality: add criticality: critical (headroom " + headrooms.get(Criticality.CRITICAL)
               + ") or optional (" + headrooms.get(Criticality.OPTIONAL) + "), or a headroom");
         }
@@ -411,24 +417,24 @@ public final class BulkheadFile {
         try {
           limit = applied.limitFor(need);
         } catch (IllegalArgumentException tooLarge) {
-          throw yaml.error(e.keyNode, e.path, tooLarge.getMessage());
+          throw yaml.error(e.keyNode(), e.path(), tooLarge.getMessage());
         }
         derived = true;
       } else {
-        throw yaml.error(e.keyNode, e.path, "needs " + (pool ? "workers" : "a limit") + ", or a rate and"
+        throw yaml.error(e.keyNode(), e.path(), "needs " + (pool ? "workers" : "a limit") + ", or a rate and"
             + " a latency to derive " + (pool ? "them" : "one") + " from (Little's law: need = rate x latency)");
       }
 
-      int queue = f.containsKey("queue") ? yaml.whole(f.get("queue"), 0) : 0;
-      Duration wait = f.containsKey("wait") ? positiveDuration(f.get("wait")) : null;
-      if (queue > 0 && wait == null && !pool) {
-        throw yaml.error(f.get("queue").keyNode, f.get("queue").path, "lets " + queue + " caller"
-            + (queue == 1 ? "" : "s") + " wait but there is no wait: add wait (how long one may wait,"
-            + " like 100ms)");
+      int maxQueue = f.containsKey("max-queue") ? yaml.whole(f.get("max-queue"), 0) : 0;
+      Duration maxWait = f.containsKey("max-wait") ? positiveDuration(f.get("max-wait")) : null;
+      if (maxQueue > 0 && maxWait == null && !pool) {
+        throw yaml.error(f.get("max-queue").keyNode(), f.get("max-queue").path(), "lets " + maxQueue
+            + " caller" + (maxQueue == 1 ? "" : "s") + " wait but there is no max-wait: add max-wait"
+            + " (how long one may wait, like 100ms)");
       }
-      if (queue == 0 && wait != null) {
-        throw yaml.error(f.get("wait").keyNode, f.get("wait").path, "has no effect without a queue:"
-            + " add queue (how many callers may wait), or remove wait");
+      if (maxQueue == 0 && maxWait != null) {
+        throw yaml.error(f.get("max-wait").keyNode(), f.get("max-wait").path(), "has no effect without a"
+            + " queue: add max-queue (how many callers may wait), or remove max-wait");
       }
 
       String budget = null;
@@ -438,7 +444,7 @@ public final class BulkheadFile {
         if (!budgets.containsKey(budget)) {
           String hint = budgets.isEmpty() ? " (the file declares no budgets)"
               : YamlTree.suggestion(budget, budgets.keySet()).replace("expected one of", "budgets");
-          throw yaml.error(b.value, b.path, "no budget named '" + budget + "'" + hint);
+          throw yaml.error(b.value(), b.path(), "no budget named '" + budget + "'" + hint);
         }
       }
       boolean virtual = false;
@@ -446,13 +452,13 @@ public final class BulkheadFile {
         YamlTree.Entry t = f.get("threads");
         String word = yaml.scalar(t).trim();
         if (!word.equals("platform") && !word.equals("virtual")) {
-          throw yaml.error(t.value, t.path, "must be platform or virtual but was '" + word + "'"
+          throw yaml.error(t.value(), t.path(), "must be platform or virtual but was '" + word + "'"
               + DidYouMean.closest(word, List.of("platform", "virtual"))
                   .map(x -> " (did you mean '" + x + "'?)").orElse(""));
         }
         virtual = word.equals("virtual");
       }
-      return new CompartmentSpec(e.key, e.path, YamlTree.line(e.keyNode), limit, derived, queue, wait,
+      return new CompartmentSpec(e.key(), e.path(), YamlTree.line(e.keyNode()), limit, derived, maxQueue, maxWait,
           budget, criticality, rate, latency, applied, pool, virtual);
     }
 
@@ -460,13 +466,13 @@ public final class BulkheadFile {
       try {
         return Sizing.need(rate, latency);
       } catch (IllegalArgumentException tooLarge) {
-        throw yaml.error(latencyEntry.value, latencyEntry.path, tooLarge.getMessage());
+        throw yaml.error(latencyEntry.value(), latencyEntry.path(), tooLarge.getMessage());
       }
     }
 
     private void requireName(YamlTree.Entry e, String what) {
-      if (e.key.isBlank()) {
-        throw yaml.error(e.keyNode, e.path, "a " + what + " needs a name");
+      if (e.key().isBlank()) {
+        throw yaml.error(e.keyNode(), e.path(), "a " + what + " needs a name");
       }
     }
 
@@ -475,9 +481,9 @@ public final class BulkheadFile {
     }
 
     private Duration positiveDuration(YamlTree.Entry e) {
-      Duration d = parse(e, Quantities::duration);
+      Duration d = parse(e, Quantities::parseDuration);
       if (d.isZero()) {
-        throw yaml.error(e.value, e.path, "must be above zero but was '" + yaml.scalar(e).trim() + "'");
+        throw yaml.error(e.value(), e.path(), "must be above zero but was '" + yaml.scalar(e).trim() + "'");
       }
       return d;
     }
@@ -487,7 +493,7 @@ public final class BulkheadFile {
       try {
         return parser.apply(text);
       } catch (IllegalArgumentException bad) {
-        throw yaml.error(e.value, e.path, bad.getMessage());
+        throw yaml.error(e.value(), e.path(), bad.getMessage());
       }
     }
   }

@@ -18,8 +18,8 @@ public final class CompartmentSpec {
   private final int line;
   private final int limit;
   private final boolean limitDerived;
-  private final int queue;
-  private final Duration wait; // null: no queue
+  private final int maxQueue;
+  private final Duration maxWait; // null: no queue, or (a worker pool) queued jobs wait without limit
   private final String budget; // null: none
   private final Criticality criticality; // null: not given
   private final double rate; // NaN: not given
@@ -28,16 +28,16 @@ public final class CompartmentSpec {
   private final boolean workerPool;
   private final boolean virtualThreads;
 
-  CompartmentSpec(String name, String path, int line, int limit, boolean limitDerived, int queue,
-      Duration wait, String budget, Criticality criticality, double rate, Duration latency,
+  CompartmentSpec(String name, String path, int line, int limit, boolean limitDerived, int maxQueue,
+      Duration maxWait, String budget, Criticality criticality, double rate, Duration latency,
       Headroom headroom, boolean workerPool, boolean virtualThreads) {
     this.name = name;
     this.path = path;
     this.line = line;
     this.limit = limit;
     this.limitDerived = limitDerived;
-    this.queue = queue;
-    this.wait = wait;
+    this.maxQueue = maxQueue;
+    this.maxWait = maxWait;
     this.budget = budget;
     this.criticality = criticality;
     this.rate = rate;
@@ -63,7 +63,7 @@ public final class CompartmentSpec {
 
   /**
    * Whether this is a worker pool (from the file's {@code workers} section): its limit is the number
-   * of workers, its queue holds jobs, and a queued job waits without a limit unless {@code wait} is set.
+   * of workers, its queue holds jobs, and a queued job waits without a limit unless {@code max-wait} is set.
    */
   public boolean workerPool() {
     return workerPool;
@@ -84,17 +84,17 @@ public final class CompartmentSpec {
     return limitDerived;
   }
 
-  /** How many callers may wait for a slot; 0 rejects at once. */
-  public int queue() {
-    return queue;
+  /** How many callers may wait for a slot ({@code max-queue}); 0 rejects at once. */
+  public int maxQueue() {
+    return maxQueue;
   }
 
   /**
-   * How long a caller may wait; empty when there is no queue (for a worker pool: when queued jobs wait
+   * How long a caller may wait ({@code max-wait}); empty when there is no queue (for a worker pool: when queued jobs wait
    * as long as it takes).
    */
   public Optional<Duration> maxWait() {
-    return Optional.ofNullable(wait);
+    return Optional.ofNullable(maxWait);
   }
 
   /** The name of the budget the compartment draws on, if any. */
@@ -139,6 +139,6 @@ public final class CompartmentSpec {
   @Override
   public String toString() {
     return "CompartmentSpec{name=" + name + (workerPool ? ", worker pool" : "") + ", limit=" + limit + (limitDerived ? " (derived)" : "")
-        + ", queue=" + queue + (budget != null ? ", budget=" + budget : "") + "}";
+        + ", maxQueue=" + maxQueue + (budget != null ? ", budget=" + budget : "") + "}";
   }
 }

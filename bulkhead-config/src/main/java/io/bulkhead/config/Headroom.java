@@ -61,7 +61,7 @@ public final class Headroom {
    */
   public static Headroom of(double factor) {
     checked(factor, Double.toString(factor));
-    return new Headroom(factor, Quantities.number(factor));
+    return new Headroom(factor, Quantities.formatNumber(factor));
   }
 
   private static void checked(double factor, String text) {

@@ -3,64 +3,124 @@ package io.bulkhead.config;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.time.Duration;
+import java.time.format.DateTimeParseException;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Reading and writing the quantities a sizing talks in: rates ({@code 40/s}, {@code 2400/min}),
- * durations ({@code 50ms}, {@code 1.5s}) and plain numbers. Parsers throw
- * {@link IllegalArgumentException} with a message that shows the accepted forms; callers add where.
+ * The one grammar for the quantities a configuration talks in, shared by the YAML file and every
+ * command-line option, and the short forms in which reports print them.
+ *
+ * <p>A duration is either a number with a unit or ISO-8601:
+ *
+ * <pre>
+ * 250ms   1.5s   30s   5m   2min   1h   500us   10ns   PT30S   PT1M30S
+ * </pre>
+ *
+ * <p>A rate is a number of calls per unit of time: {@code 40/s}, {@code 2400/min}, {@code 3/h}.
+ *
+ * <p>A duration must not be negative, and must fit in a {@code long} of nanoseconds (about 292 years),
+ * the resolution every compartment keeps time in. The parsers throw {@link IllegalArgumentException}
+ * with one line that quotes the value and shows the accepted forms; the caller puts the option or key
+ * in front.
  */
-final class Quantities {
+public final class Quantities {
 
   private static final Pattern DURATION =
       Pattern.compile("\\s*([0-9]+(?:\\.[0-9]+)?)\\s*(ns|us|µs|ms|s|m|min|h)\\s*");
+  private static final Pattern ISO_DURATION = Pattern.compile("\\s*[-+]?[pP].*");
   private static final Pattern RATE =
       Pattern.compile("\\s*([0-9]+(?:\\.[0-9]+)?)\\s*/\\s*(s|sec|second|m|min|minute|h|hour)\\s*");
   private static final Pattern WHOLE = Pattern.compile("\\s*[-+]?[0-9]+\\s*");
 
+  private static final long NANOS_PER_MICRO = 1_000L;
+  private static final long NANOS_PER_MILLI = 1_000_000L;
+  private static final long NANOS_PER_SECOND = 1_000_000_000L;
+  private static final long NANOS_PER_MINUTE = 60 * NANOS_PER_SECOND;
+  private static final long NANOS_PER_HOUR = 60 * NANOS_PER_MINUTE;
+  private static final double SECONDS_PER_MINUTE = 60.0;
+  private static final double SECONDS_PER_HOUR = 3600.0;
+  private static final Duration LONGEST = Duration.ofNanos(Long.MAX_VALUE);
+  private static final String DURATION_FORMS = "like 250ms, 1.5s, 5m, 1h or PT30S";
+
   private Quantities() {}
 
-  /** Parses {@code 50ms}, {@code 1.5s}, {@code 2m}, {@code 1h}, {@code 500us}, {@code 10ns}. */
-  static Duration duration(String text) {
+  /**
+   * Parses a duration: a number with a unit ({@code 250ms}, {@code 1.5s}, {@code 30s}, {@code 5m} or
+   * {@code 5min}, {@code 1h}, {@code 500us}, {@code 10ns}; spaces allowed around the unit) or ISO-8601
+   * ({@code PT30S}). Fractions of a nanosecond are rounded to the nearest.
+   *
+   * @throws IllegalArgumentException if {@code text} is neither form, is negative, or is longer than
+   *     {@link Long#MAX_VALUE} nanoseconds
+   */
+  public static Duration parseDuration(String text) {
+    Objects.requireNonNull(text, "text");
     Matcher m = DURATION.matcher(text);
-    if (!m.matches()) {
-      throw new IllegalArgumentException("expected a duration with a unit, like 50ms, 1.5s or 2m,"
-          + " but was '" + text + "'");
+    if (m.matches()) {
+      BigDecimal nanos = new BigDecimal(m.group(1)).multiply(BigDecimal.valueOf(unitNanos(m.group(2))))
+          .setScale(0, RoundingMode.HALF_UP);
+      if (nanos.compareTo(BigDecimal.valueOf(Long.MAX_VALUE)) > 0) {
+        throw tooLong(text);
+      }
+      return Duration.ofNanos(nanos.longValueExact());
     }
-    long unitNanos;
-    switch (m.group(2)) {
-      case "ns":
-        unitNanos = 1L;
-        break;
-      case "us":
-      case "µs":
-        unitNanos = 1_000L;
-        break;
-      case "ms":
-        unitNanos = 1_000_000L;
-        break;
-      case "s":
-        unitNanos = 1_000_000_000L;
-        break;
-      case "m":
-      case "min":
-        unitNanos = 60_000_000_000L;
-        break;
-      default:
-        unitNanos = 3_600_000_000_000L;
-        break;
+    if (ISO_DURATION.matcher(text).matches()) {
+      Duration d;
+      try {
+        d = Duration.parse(text.trim());
+      } catch (DateTimeParseException e) {
+        throw notADuration(text);
+      }
+      if (d.isNegative()) {
+        throw new IllegalArgumentException("must not be negative but was '" + text + "'");
+      }
+      if (d.compareTo(LONGEST) > 0) {
+        throw tooLong(text);
+      }
+      return d;
     }
-    BigDecimal nanos = new BigDecimal(m.group(1)).multiply(BigDecimal.valueOf(unitNanos));
-    if (nanos.compareTo(BigDecimal.valueOf(Long.MAX_VALUE)) > 0) {
-      throw new IllegalArgumentException("duration '" + text + "' is too long");
-    }
-    return Duration.ofNanos(nanos.setScale(0, RoundingMode.HALF_UP).longValueExact());
+    throw notADuration(text);
   }
 
-  /** Parses {@code 40/s}, {@code 2400/min}, {@code 3/h} into calls per second. */
-  static double ratePerSecond(String text) {
+  private static long unitNanos(String unit) {
+    switch (unit) {
+      case "ns":
+        return 1L;
+      case "us":
+      case "µs":
+        return NANOS_PER_MICRO;
+      case "ms":
+        return NANOS_PER_MILLI;
+      case "s":
+        return NANOS_PER_SECOND;
+      case "m":
+      case "min":
+        return NANOS_PER_MINUTE;
+      default:
+        return NANOS_PER_HOUR;
+    }
+  }
+
+  private static IllegalArgumentException notADuration(String text) {
+    return new IllegalArgumentException("expected a duration with a unit, " + DURATION_FORMS
+        + ", but was '" + text + "'");
+  }
+
+  private static IllegalArgumentException tooLong(String text) {
+    return new IllegalArgumentException("'" + text + "' is too long: a duration must fit in "
+        + Long.MAX_VALUE + " nanoseconds (about 292 years)");
+  }
+
+  /**
+   * Parses a rate, {@code 40/s}, {@code 2400/min} or {@code 3/h} (also {@code sec}, {@code second},
+   * {@code minute}, {@code hour}), into calls per second.
+   *
+   * @throws IllegalArgumentException if {@code text} is not a number, a slash and a unit
+   */
+  public static double parseRate(String text) {
+    Objects.requireNonNull(text, "text");
     Matcher m = RATE.matcher(text);
     if (!m.matches()) {
       throw new IllegalArgumentException("expected a rate with a unit, like 40/s, 2400/min or 3/h,"
@@ -75,14 +135,14 @@ final class Quantities {
       case "m":
       case "min":
       case "minute":
-        return count / 60.0;
+        return count / SECONDS_PER_MINUTE;
       default:
-        return count / 3600.0;
+        return count / SECONDS_PER_HOUR;
     }
   }
 
   /** Parses a whole number. */
-  static long whole(String text) {
+  static long parseWhole(String text) {
     if (!WHOLE.matcher(text).matches()) {
       throw new IllegalArgumentException("expected a whole number but was '" + text + "'");
     }
@@ -93,8 +153,8 @@ final class Quantities {
     }
   }
 
-  /** A number for people: {@code 2}, {@code 2.5}, {@code 1.33}, {@code 0.13}. */
-  static String number(double d) {
+  /** A number for people: {@code 2}, {@code 2.5}, {@code 1.33}, {@code 12.3}, {@code 0.13}. */
+  public static String formatNumber(double d) {
     if (d == Math.rint(d) && Math.abs(d) < 1e15) {
       return Long.toString((long) d);
     }
@@ -106,31 +166,34 @@ final class Quantities {
     return b.setScale(scale, RoundingMode.HALF_UP).stripTrailingZeros().toPlainString();
   }
 
-  /** A rate for people: {@code 40/s}, {@code 0.5/s}. */
-  static String rate(double perSecond) {
-    return number(perSecond) + "/s";
+  /** A rate for people, in calls per second: {@code 40/s}, {@code 0.5/s}. */
+  public static String formatRate(double perSecond) {
+    return formatNumber(perSecond) + "/s";
   }
 
-  /** A duration for people, in the largest unit that keeps it short: 50ms, 1.5s, 30s, 2m, 1h. */
-  static String duration(Duration d) {
+  /**
+   * A duration for people, in the largest unit that keeps it short and that {@link #parseDuration}
+   * reads back: {@code 50ms}, {@code 1.5s}, {@code 30s}, {@code 2m}, {@code 1h}.
+   */
+  public static String formatDuration(Duration d) {
     long nanos = d.toNanos();
     if (nanos == 0) {
       return "0s";
     }
-    if (nanos % 3_600_000_000_000L == 0) {
-      return nanos / 3_600_000_000_000L + "h";
+    if (nanos % NANOS_PER_HOUR == 0) {
+      return nanos / NANOS_PER_HOUR + "h";
     }
-    if (nanos % 60_000_000_000L == 0) {
-      return nanos / 60_000_000_000L + "m";
+    if (nanos % NANOS_PER_MINUTE == 0) {
+      return nanos / NANOS_PER_MINUTE + "m";
     }
-    if (nanos >= 1_000_000_000L) {
-      return decimal(nanos, 1_000_000_000L) + "s";
+    if (nanos >= NANOS_PER_SECOND) {
+      return decimal(nanos, NANOS_PER_SECOND) + "s";
     }
-    if (nanos >= 1_000_000L) {
-      return decimal(nanos, 1_000_000L) + "ms";
+    if (nanos >= NANOS_PER_MILLI) {
+      return decimal(nanos, NANOS_PER_MILLI) + "ms";
     }
-    if (nanos >= 1_000L) {
-      return decimal(nanos, 1_000L) + "us";
+    if (nanos >= NANOS_PER_MICRO) {
+      return decimal(nanos, NANOS_PER_MICRO) + "us";
     }
     return nanos + "ns";
   }

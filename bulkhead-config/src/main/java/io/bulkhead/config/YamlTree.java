@@ -30,20 +30,14 @@ import org.snakeyaml.engine.v2.schema.CoreSchema;
  */
 final class YamlTree {
 
-  /** One {@code key: value} of a mapping, with the dotted path of the key. */
-  static final class Entry {
-    final String key;
-    final String path;
-    final Node keyNode;
-    final Node value;
+  /**
+   * Keys of earlier versions of the file, too far from their new names for {@link DidYouMean}, and the
+   * names that replaced them (the builders' {@code maxQueue} and {@code maxWait}).
+   */
+  private static final Map<String, String> RENAMED = Map.of("queue", "max-queue", "wait", "max-wait");
 
-    Entry(String key, String path, Node keyNode, Node value) {
-      this.key = key;
-      this.path = path;
-      this.keyNode = keyNode;
-      this.value = value;
-    }
-  }
+  /** One {@code key: value} of a mapping, with the dotted path of the key. */
+  record Entry(String key, String path, Node keyNode, Node value) {}
 
   final String file;
 
@@ -101,10 +95,13 @@ final class YamlTree {
       String keyPath = path == null ? key : path + "." + key;
       Entry previous = entries.get(key);
       if (previous != null) {
-        throw error(k, keyPath, "duplicate key (first given on line " + line(previous.keyNode) + ")");
+        throw error(k, keyPath, "duplicate key (first given on line " + line(previous.keyNode()) + ")");
       }
       if (known != null && !known.contains(key)) {
-        throw error(k, keyPath, "unknown key" + suggestion(key, known));
+        String renamed = RENAMED.get(key);
+        throw error(k, keyPath, "unknown key" + (renamed != null && known.contains(renamed)
+            ? " (did you mean '" + renamed + "'?)"
+            : suggestion(key, known)));
       }
       entries.put(key, new Entry(key, keyPath, k, t.getValueNode()));
     }
@@ -121,12 +118,12 @@ final class YamlTree {
 
   /** The text of a scalar value; fails for a missing value, a list or a mapping. */
   String scalar(Entry e) {
-    Node v = e.value;
+    Node v = e.value();
     if (!(v instanceof ScalarNode)) {
-      throw error(v, e.path, "expected a single value but found " + describe(v));
+      throw error(v, e.path(), "expected a single value but found " + describe(v));
     }
     if (v.getTag().equals(Tag.NULL)) {
-      throw error(e.keyNode, e.path, "has no value");
+      throw error(e.keyNode(), e.path(), "has no value");
     }
     return ((ScalarNode) v).getValue();
   }
@@ -136,12 +133,12 @@ final class YamlTree {
     String text = scalar(e);
     long n;
     try {
-      n = Quantities.whole(text);
+      n = Quantities.parseWhole(text);
     } catch (IllegalArgumentException notWhole) {
-      throw error(e.value, e.path, "expected a whole number but was '" + text + "'");
+      throw error(e.value(), e.path(), "expected a whole number but was '" + text + "'");
     }
     if (n < min || n > Integer.MAX_VALUE) {
-      throw error(e.value, e.path, "must be " + (min == 0 ? "zero or more" : "at least " + min)
+      throw error(e.value(), e.path(), "must be " + (min == 0 ? "zero or more" : "at least " + min)
           + " but was " + text.trim());
     }
     return (int) n;

@@ -57,7 +57,7 @@ class BulkheadFileTest {
     assertThat(reports.need()).hasValue(3.0);
     assertThat(reports.headroom().map(Headroom::toString)).contains("x4/3");
     assertThat(reports.limit()).isEqualTo(4);
-    assertThat(reports.queue()).isEqualTo(2);
+    assertThat(reports.maxQueue()).isEqualTo(2);
     assertThat(reports.maxWait()).contains(Duration.ofMillis(500));
 
     BudgetUse postgres = f.budgetUse().get(0);
@@ -145,7 +145,7 @@ class BulkheadFileTest {
 
   @Test
   void malformedYaml_namesTheFileAndLine() {
-    failsWith("budgets:\n  postgres: 10\ncompartments:\n  checkout:\n    limit: 6\n   queue: 2\n")
+    failsWith("budgets:\n  postgres: 10\ncompartments:\n  checkout:\n    limit: 6\n   max-queue: 2\n")
         .hasMessageStartingWith("app.yml:6: invalid YAML: ");
     failsWith("budgets: {postgres: 10\ncompartments: {}\n")
         .hasMessageStartingWith("app.yml:").hasMessageContaining("invalid YAML");
@@ -176,7 +176,7 @@ class BulkheadFileTest {
         .hasMessage("app.yml:3: compartment: unknown key (did you mean 'compartments'?)");
     failsWith(TWO + "    timeout: 2s\n")
         .hasMessage("app.yml:9: compartments.checkout.timeout: unknown key (expected one of: budget,"
-            + " criticality, headroom, latency, limit, queue, rate, wait)");
+            + " criticality, headroom, latency, limit, max-queue, max-wait, rate)");
     failsWith("headroom:\n  critcal: 2\n" + TWO)
         .hasMessage("app.yml:2: headroom.critcal: unknown key (did you mean 'critical'?)");
     failsWith("budgets:\n  postgres: {capacty: 10}\ncompartments: {a: {limit: 1}}\n")
@@ -201,16 +201,16 @@ class BulkheadFileTest {
     failsWith(base + "limit: 99999999999\n").hasMessageContaining("must be at least 1 but was 99999999999");
     failsWith(base + "limit: [6]\n").hasMessage("app.yml:3: compartments.a.limit: expected a single value but found a list");
     failsWith(base + "limit:\n").hasMessage("app.yml:3: compartments.a.limit: has no value");
-    failsWith(base + "limit: 2\n    queue: many\n    wait: 1s\n")
-        .hasMessage("app.yml:4: compartments.a.queue: expected a whole number but was 'many'");
+    failsWith(base + "limit: 2\n    max-queue: many\n    max-wait: 1s\n")
+        .hasMessage("app.yml:4: compartments.a.max-queue: expected a whole number but was 'many'");
     failsWith(base + "rate: 40\n    latency: 50ms\n    criticality: critical\n")
         .hasMessage("app.yml:3: compartments.a.rate: expected a rate with a unit, like 40/s, 2400/min"
             + " or 3/h, but was '40'");
     failsWith(base + "rate: 0/s\n    latency: 50ms\n    criticality: critical\n")
         .hasMessage("app.yml:3: compartments.a.rate: must be above zero but was '0/s'");
     failsWith(base + "rate: 40/s\n    latency: fast\n    criticality: critical\n")
-        .hasMessage("app.yml:4: compartments.a.latency: expected a duration with a unit, like 50ms, 1.5s"
-            + " or 2m, but was 'fast'");
+        .hasMessage("app.yml:4: compartments.a.latency: expected a duration with a unit, like 250ms, 1.5s,"
+            + " 5m, 1h or PT30S, but was 'fast'");
     failsWith(base + "rate: 40/s\n    latency: 0ms\n    criticality: critical\n")
         .hasMessage("app.yml:4: compartments.a.latency: must be above zero but was '0ms'");
     failsWith(base + "rate: 40/s\n    latency: 50ms\n    criticality: critcal\n")
@@ -227,9 +227,31 @@ class BulkheadFileTest {
   }
 
   @Test
+  void durations_takeTheCommandLinesGrammar_andTheirBounds() {
+    String base = "compartments:\n  a:\n    criticality: critical\n    rate: 2/s\n    latency: ";
+    assertThat(parse(base + "PT1.5S\n").compartments().get(0).latency()).hasValue(Duration.ofMillis(1500));
+    assertThat(parse(base + "1.5s\n").compartments().get(0).limit()).isEqualTo(9);
+    failsWith(base + "2562048h\n").hasMessage("app.yml:5: compartments.a.latency: '2562048h' is too"
+        + " long: a duration must fit in 9223372036854775807 nanoseconds (about 292 years)");
+    failsWith(base + "PT-1S\n")
+        .hasMessage("app.yml:5: compartments.a.latency: must not be negative but was 'PT-1S'");
+  }
+
+  @Test
+  void keysOfTheOldVocabulary_pointToTheirNewNames() {
+    String base = "compartments:\n  a:\n    limit: 4\n    ";
+    failsWith(base + "queue: 2\n    max-wait: 1s\n")
+        .hasMessage("app.yml:4: compartments.a.queue: unknown key (did you mean 'max-queue'?)");
+    failsWith(base + "max-queue: 2\n    wait: 1s\n")
+        .hasMessage("app.yml:5: compartments.a.wait: unknown key (did you mean 'max-wait'?)");
+    failsWith("workers:\n  exports: {workers: 2, queue: 50}\n")
+        .hasMessage("app.yml:2: workers.exports.queue: unknown key (did you mean 'max-queue'?)");
+  }
+
+  @Test
   void missingOrConflictingValues_sayWhatToAdd() {
     String base = "compartments:\n  a:\n    ";
-    failsWith(base + "queue: 0\n").hasMessage("app.yml:2: compartments.a: needs a limit, or a rate and a"
+    failsWith(base + "max-queue: 0\n").hasMessage("app.yml:2: compartments.a: needs a limit, or a rate and a"
         + " latency to derive one from (Little's law: need = rate x latency)");
     failsWith(base + "rate: 40/s\n    criticality: critical\n").hasMessage("app.yml:2: compartments.a: has a"
         + " rate but no latency: Little's law needs both (add latency, how long one call holds its slot,"
@@ -239,10 +261,10 @@ class BulkheadFileTest {
         + " or optional (x4/3), or a headroom");
     failsWith(base + "limit: 4\n    headroom: 2\n").hasMessageStartingWith("app.yml:4: compartments.a.headroom:"
         + " give a headroom or a limit, not both");
-    failsWith(base + "limit: 4\n    queue: 2\n").hasMessage("app.yml:4: compartments.a.queue: lets 2 callers"
-        + " wait but there is no wait: add wait (how long one may wait, like 100ms)");
-    failsWith(base + "limit: 4\n    wait: 1s\n").hasMessage("app.yml:4: compartments.a.wait: has no effect"
-        + " without a queue: add queue (how many callers may wait), or remove wait");
+    failsWith(base + "limit: 4\n    max-queue: 2\n").hasMessage("app.yml:4: compartments.a.max-queue: lets 2"
+        + " callers wait but there is no max-wait: add max-wait (how long one may wait, like 100ms)");
+    failsWith(base + "limit: 4\n    max-wait: 1s\n").hasMessage("app.yml:4: compartments.a.max-wait: has no"
+        + " effect without a queue: add max-queue (how many callers may wait), or remove max-wait");
     failsWith("budgets: {postgres: 10}\n" + base + "limit: 4\n    budget: postgre\n")
         .hasMessage("app.yml:5: compartments.a.budget: no budget named 'postgre' (did you mean 'postgres'?)");
     failsWith(base + "limit: 4\n    budget: postgres\n")
@@ -263,8 +285,8 @@ class BulkheadFileTest {
       "    criticality: optional",
       "    rate: 1/s",
       "    latency: 2s",
-      "    queue: 20",
-      "  emails: {workers: 1, queue: 100}",
+      "    max-queue: 20",
+      "  emails: {workers: 1, max-queue: 100}",
       "");
 
   @Test
@@ -294,7 +316,7 @@ class BulkheadFileTest {
 
   @Test
   void workers_overSubscribeTheirBudgetLikeAnyCompartment() {
-    BulkheadFile f = parse(WITH_WORKERS.replace("queue: 20", "queue: 20\n    headroom: 3"));
+    BulkheadFile f = parse(WITH_WORKERS.replace("max-queue: 20", "max-queue: 20\n    headroom: 3"));
     assertThatThrownBy(f::build).hasMessage("app.yml:2: budgets.postgres: budget 'postgres' is"
         + " over-subscribed: checkout 6 + exports 6 = 12, more than its capacity of 10");
   }
@@ -304,22 +326,22 @@ class BulkheadFileTest {
     failsWith(WITH_WORKERS.replace("  emails:", "  checkout:"))
         .hasMessage("app.yml:12: workers.checkout: the name is taken by the compartment on line 4: names"
             + " must be unique, they are the registry's keys");
-    failsWith(WITH_WORKERS.replace("queue: 20", "queue: 20\n    threads: virtaul"))
+    failsWith(WITH_WORKERS.replace("max-queue: 20", "max-queue: 20\n    threads: virtaul"))
         .hasMessage("app.yml:12: workers.exports.threads: must be platform or virtual but was 'virtaul'"
             + " (did you mean 'virtual'?)");
-    failsWith(WITH_WORKERS.replace("{workers: 1, queue: 100}", "{limit: 1}"))
+    failsWith(WITH_WORKERS.replace("{workers: 1, max-queue: 100}", "{limit: 1}"))
         .hasMessage("app.yml:12: workers.emails.limit: unknown key (expected one of: budget, criticality,"
-            + " headroom, latency, queue, rate, threads, wait, workers)");
-    failsWith(WITH_WORKERS.replace("{workers: 1, queue: 100}", "{queue: 100}"))
+            + " headroom, latency, max-queue, max-wait, rate, threads, workers)");
+    failsWith(WITH_WORKERS.replace("{workers: 1, max-queue: 100}", "{max-queue: 100}"))
         .hasMessage("app.yml:12: workers.emails: needs workers, or a rate and a latency to derive them"
             + " from (Little's law: need = rate x latency)");
-    failsWith(WITH_WORKERS.replace("{workers: 1, queue: 100}", "{workers: 0}"))
+    failsWith(WITH_WORKERS.replace("{workers: 1, max-queue: 100}", "{workers: 0}"))
         .hasMessage("app.yml:12: workers.emails.workers: must be at least 1 but was 0");
   }
 
   @Test
   void virtualThreadWorkers_buildOnJava21_orFailWithTheirLineBefore() throws Exception {
-    BulkheadFile f = parse(WITH_WORKERS.replace("queue: 20", "queue: 20\n    threads: virtual"));
+    BulkheadFile f = parse(WITH_WORKERS.replace("max-queue: 20", "max-queue: 20\n    threads: virtual"));
     assertThat(f.compartments().get(1).virtualThreads()).isTrue();
     if (Runtime.version().feature() >= 21) {
       Compartments built = f.build();

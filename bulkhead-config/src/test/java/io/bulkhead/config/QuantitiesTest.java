@@ -12,40 +12,60 @@ class QuantitiesTest {
 
   @Test
   void durations_parseAndFormat() {
-    assertThat(Quantities.duration("50ms")).isEqualTo(Duration.ofMillis(50));
-    assertThat(Quantities.duration("1.5s")).isEqualTo(Duration.ofMillis(1500));
-    assertThat(Quantities.duration(" 30 s ")).isEqualTo(Duration.ofSeconds(30));
-    assertThat(Quantities.duration("2m")).isEqualTo(Duration.ofMinutes(2));
-    assertThat(Quantities.duration("2min")).isEqualTo(Duration.ofMinutes(2));
-    assertThat(Quantities.duration("1h")).isEqualTo(Duration.ofHours(1));
-    assertThat(Quantities.duration("250us")).isEqualTo(Duration.ofNanos(250_000));
-    assertThat(Quantities.duration("7ns")).isEqualTo(Duration.ofNanos(7));
-    assertThatThrownBy(() -> Quantities.duration("50")).hasMessageContaining("with a unit").hasMessageContaining("'50'");
-    assertThatThrownBy(() -> Quantities.duration("-5ms")).hasMessageContaining("'-5ms'");
-    assertThatThrownBy(() -> Quantities.duration("99999999999h")).hasMessageContaining("too long");
+    assertThat(Quantities.parseDuration("50ms")).isEqualTo(Duration.ofMillis(50));
+    assertThat(Quantities.parseDuration("1.5s")).isEqualTo(Duration.ofMillis(1500));
+    assertThat(Quantities.parseDuration(" 30 s ")).isEqualTo(Duration.ofSeconds(30));
+    assertThat(Quantities.parseDuration("2m")).isEqualTo(Duration.ofMinutes(2));
+    assertThat(Quantities.parseDuration("2min")).isEqualTo(Duration.ofMinutes(2));
+    assertThat(Quantities.parseDuration("1h")).isEqualTo(Duration.ofHours(1));
+    assertThat(Quantities.parseDuration("250us")).isEqualTo(Duration.ofNanos(250_000));
+    assertThat(Quantities.parseDuration("7ns")).isEqualTo(Duration.ofNanos(7));
+    assertThatThrownBy(() -> Quantities.parseDuration("50")).hasMessageContaining("with a unit").hasMessageContaining("'50'");
+    assertThatThrownBy(() -> Quantities.parseDuration("-5ms")).hasMessageContaining("'-5ms'");
+    assertThatThrownBy(() -> Quantities.parseDuration("99999999999h")).hasMessageContaining("too long");
+    assertThatThrownBy(() -> Quantities.parseDuration("soon"))
+        .hasMessage("expected a duration with a unit, like 250ms, 1.5s, 5m, 1h or PT30S, but was 'soon'");
 
-    assertThat(Quantities.duration(Duration.ofMillis(50))).isEqualTo("50ms");
-    assertThat(Quantities.duration(Duration.ofMillis(1500))).isEqualTo("1.5s");
-    assertThat(Quantities.duration(Duration.ofSeconds(30))).isEqualTo("30s");
-    assertThat(Quantities.duration(Duration.ofSeconds(90))).isEqualTo("90s");
-    assertThat(Quantities.duration(Duration.ofMinutes(2))).isEqualTo("2m");
-    assertThat(Quantities.duration(Duration.ofHours(3))).isEqualTo("3h");
-    assertThat(Quantities.duration(Duration.ofNanos(1_250_000))).isEqualTo("1.25ms");
+    assertThat(Quantities.formatDuration(Duration.ofMillis(50))).isEqualTo("50ms");
+    assertThat(Quantities.formatDuration(Duration.ofMillis(1500))).isEqualTo("1.5s");
+    assertThat(Quantities.formatDuration(Duration.ofSeconds(30))).isEqualTo("30s");
+    assertThat(Quantities.formatDuration(Duration.ofSeconds(90))).isEqualTo("90s");
+    assertThat(Quantities.formatDuration(Duration.ofMinutes(2))).isEqualTo("2m");
+    assertThat(Quantities.formatDuration(Duration.ofHours(3))).isEqualTo("3h");
+    assertThat(Quantities.formatDuration(Duration.ofNanos(1_250_000))).isEqualTo("1.25ms");
+  }
+
+  @Test
+  void durations_readIso8601AsWell_withTheSameBounds() {
+    assertThat(Quantities.parseDuration("PT30S")).isEqualTo(Duration.ofSeconds(30));
+    assertThat(Quantities.parseDuration("pt1m30s")).isEqualTo(Duration.ofSeconds(90));
+    assertThat(Quantities.parseDuration(" PT0.25S ")).isEqualTo(Duration.ofMillis(250));
+    assertThatThrownBy(() -> Quantities.parseDuration("PT-5S"))
+        .hasMessage("must not be negative but was 'PT-5S'");
+    assertThatThrownBy(() -> Quantities.parseDuration("-PT5S"))
+        .hasMessage("must not be negative but was '-PT5S'");
+    assertThatThrownBy(() -> Quantities.parseDuration("PT30"))
+        .hasMessageContaining("like 250ms, 1.5s, 5m, 1h or PT30S").hasMessageContaining("'PT30'");
+    assertThatThrownBy(() -> Quantities.parseDuration("PT2562048H"))
+        .hasMessageStartingWith("'PT2562048H' is too long: a duration must fit in");
+    assertThat(Quantities.parseDuration("PT2562047H")).isEqualTo(Duration.ofHours(2_562_047));
+    assertThatThrownBy(() -> Quantities.parseDuration("2562048h"))
+        .hasMessageStartingWith("'2562048h' is too long");
   }
 
   @Test
   void rates_parseAndFormat() {
-    assertThat(Quantities.ratePerSecond("40/s")).isEqualTo(40.0);
-    assertThat(Quantities.ratePerSecond("2400 / min")).isEqualTo(40.0);
-    assertThat(Quantities.ratePerSecond("36/h")).isEqualTo(0.01);
-    assertThat(Quantities.ratePerSecond("0.5/s")).isEqualTo(0.5);
-    assertThatThrownBy(() -> Quantities.ratePerSecond("40")).hasMessageContaining("like 40/s");
-    assertThatThrownBy(() -> Quantities.ratePerSecond("40/day")).hasMessageContaining("'40/day'");
-    assertThat(Quantities.rate(40)).isEqualTo("40/s");
-    assertThat(Quantities.rate(0.5)).isEqualTo("0.5/s");
-    assertThat(Quantities.number(4.0 / 3.0)).isEqualTo("1.33");
-    assertThat(Quantities.number(12.345)).isEqualTo("12.3");
-    assertThat(Quantities.number(0.004)).isEqualTo("0.0040");
+    assertThat(Quantities.parseRate("40/s")).isEqualTo(40.0);
+    assertThat(Quantities.parseRate("2400 / min")).isEqualTo(40.0);
+    assertThat(Quantities.parseRate("36/h")).isEqualTo(0.01);
+    assertThat(Quantities.parseRate("0.5/s")).isEqualTo(0.5);
+    assertThatThrownBy(() -> Quantities.parseRate("40")).hasMessageContaining("like 40/s");
+    assertThatThrownBy(() -> Quantities.parseRate("40/day")).hasMessageContaining("'40/day'");
+    assertThat(Quantities.formatRate(40)).isEqualTo("40/s");
+    assertThat(Quantities.formatRate(0.5)).isEqualTo("0.5/s");
+    assertThat(Quantities.formatNumber(4.0 / 3.0)).isEqualTo("1.33");
+    assertThat(Quantities.formatNumber(12.345)).isEqualTo("12.3");
+    assertThat(Quantities.formatNumber(0.004)).isEqualTo("0.0040");
   }
 
   @Test
@@ -71,11 +91,11 @@ class QuantitiesTest {
 
   @Test
   void didYouMean_suggestsOnlyCloseWords() {
-    List<String> keys = List.of("limit", "queue", "wait", "budget", "criticality", "rate", "latency");
+    List<String> keys = List.of("limit", "max-queue", "max-wait", "budget", "criticality", "rate", "latency");
     assertThat(DidYouMean.closest("latncy", keys)).contains("latency");
     assertThat(DidYouMean.closest("ltaency", keys)).as("a swap is one edit").contains("latency");
     assertThat(DidYouMean.closest("Limit", keys)).contains("limit");
-    assertThat(DidYouMean.closest("queu", keys)).contains("queue");
+    assertThat(DidYouMean.closest("max-queu", keys)).contains("max-queue");
     assertThat(DidYouMean.closest("critcality", keys)).contains("criticality");
     assertThat(DidYouMean.closest("timeout", keys)).isEmpty();
     assertThat(DidYouMean.closest("x", keys)).isEmpty();

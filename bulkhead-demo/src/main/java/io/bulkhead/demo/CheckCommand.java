@@ -1,17 +1,39 @@
 package io.bulkhead.demo;
 
+import io.bulkhead.config.BudgetSpec;
+import io.bulkhead.config.BudgetUse;
+import io.bulkhead.config.BulkheadFile;
+import io.bulkhead.config.CompartmentSpec;
+import io.bulkhead.config.ConfigException;
+import io.bulkhead.config.Quantities;
+import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalDouble;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-/** {@code check FILE}: the sizing of a configuration file; the logic is bulkhead-config's. */
+/**
+ * {@code check FILE}: loads a configuration file with bulkhead-config, prints the sizing of every
+ * compartment and how each budget is used, and says by its exit code whether the file can be deployed.
+ *
+ * <pre>
+ * compartment  budget    rate  latency  need  headroom  limit  share
+ * checkout     postgres  40/s  50ms     2     x3        6      60%
+ * reports      postgres  2/s   1.5s     3     x4/3      4      40%
+ *
+ * budget 'postgres': checkout 6 + reports 4 = 10, within its capacity of 10
+ * </pre>
+ */
 @Command(
     name = "check",
     mixinStandardHelpOptions = true,
-    header = "Seed 003's sizing rules: check a file of budgets and compartments before deploying it.",
+    header = "Check a file of budgets and compartments before deploying it (the sizing of the "
+        + "checkout-vs-reports outage, as a file).",
     description = {
       "Prints every compartment's budget, expected rate, latency, need (rate x latency), headroom, "
           + "limit and share of its budget, and whether each budget holds its compartments.",
@@ -19,6 +41,13 @@ import picocli.CommandLine.Spec;
           + "is not valid (one line naming file, line and key)."
     })
 final class CheckCommand implements Callable<Integer> {
+
+  /** Every budget holds its compartments. */
+  static final int OK = 0;
+  /** At least one budget is over-subscribed; the table is still printed. */
+  static final int OVER_SUBSCRIBED = 1;
+  /** The file could not be read or is not a valid configuration. */
+  static final int INVALID = 2;
 
   @Spec
   private CommandSpec spec;
@@ -29,7 +58,110 @@ final class CheckCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    return io.bulkhead.config.CheckCommand.run(file, spec.commandLine().getOut(),
-        spec.commandLine().getErr());
+    PrintWriter out = spec.commandLine().getOut();
+    PrintWriter err = spec.commandLine().getErr();
+    try {
+      BulkheadFile loaded;
+      try {
+        loaded = BulkheadFile.load(file);
+      } catch (ConfigException e) {
+        err.println(e.getMessage());
+        return INVALID;
+      }
+      out.print(render(loaded));
+      boolean over = loaded.budgetUse().stream().anyMatch(BudgetUse::overSubscribed);
+      return over ? OVER_SUBSCRIBED : OK;
+    } finally {
+      out.flush();
+      err.flush();
+    }
+  }
+
+  /** The report: the table, then one line per budget, then any warnings. */
+  static String render(BulkheadFile file) {
+    List<String[]> rows = new ArrayList<>();
+    rows.add(new String[] {"compartment", "budget", "rate", "latency", "need", "headroom", "limit",
+        "share"});
+    boolean givenWithNeed = false;
+    for (CompartmentSpec c : file.compartments()) {
+      String headroom;
+      if (c.headroom().isPresent()) {
+        headroom = c.headroom().get().toString();
+      } else if (c.effectiveHeadroom().isPresent()) {
+        headroom = "(x" + Quantities.formatNumber(c.effectiveHeadroom().getAsDouble()) + ")";
+        givenWithNeed = true;
+      } else {
+        headroom = "-";
+      }
+      OptionalDouble need = c.need();
+      rows.add(new String[] {
+          c.workerPool() ? c.name() + " (workers)" : c.name(),
+          c.budget().orElse("-"),
+          c.rate().isPresent() ? Quantities.formatRate(c.rate().getAsDouble()) : "-",
+          c.latency().map(Quantities::formatDuration).orElse("-"),
+          need.isPresent() ? Quantities.formatNumber(need.getAsDouble()) : "-",
+          headroom,
+          Integer.toString(c.limit()),
+          share(file, c)});
+    }
+    StringBuilder sb = new StringBuilder();
+    long pools = file.compartments().stream().filter(CompartmentSpec::workerPool).count();
+    long compartments = file.compartments().size() - pools;
+    int budgets = file.budgets().size();
+    sb.append(file.file()).append(": ").append(count(compartments, "compartment"));
+    if (pools > 0) {
+      sb.append(", ").append(count(pools, "worker pool"));
+    }
+    sb.append(", ").append(count(budgets, "budget")).append("\n\n");
+    sb.append(table(rows));
+    if (givenWithNeed) {
+      sb.append("(xN): the limit is given in the file; N = limit / need\n");
+    }
+    if (!file.budgetUse().isEmpty()) {
+      sb.append('\n');
+      for (BudgetUse use : file.budgetUse()) {
+        sb.append(use.describe()).append('\n');
+      }
+    }
+    for (String w : file.warnings()) {
+      sb.append("warning: ").append(w).append('\n');
+    }
+    return sb.toString();
+  }
+
+  private static String count(long n, String what) {
+    return n + " " + what + (n == 1 ? "" : "s");
+  }
+
+  private static String share(BulkheadFile file, CompartmentSpec c) {
+    if (c.budget().isEmpty()) {
+      return "-";
+    }
+    int capacity = file.budgets().stream().filter(b -> b.name().equals(c.budget().get()))
+        .findFirst().map(BudgetSpec::capacity).orElseThrow();
+    return Math.round(100.0 * c.limit() / capacity) + "%";
+  }
+
+  /** Left-aligned columns, two spaces apart, no trailing spaces. */
+  private static String table(List<String[]> rows) {
+    int columns = rows.get(0).length;
+    int[] width = new int[columns];
+    for (String[] row : rows) {
+      for (int i = 0; i < columns; i++) {
+        width[i] = Math.max(width[i], row[i].length());
+      }
+    }
+    StringBuilder sb = new StringBuilder();
+    for (String[] row : rows) {
+      StringBuilder line = new StringBuilder();
+      for (int i = 0; i < columns; i++) {
+        line.append(row[i]);
+        if (i < columns - 1) {
+          line.append(" ".repeat(width[i] - row[i].length() + 2));
+        }
+      }
+      sb.append(line.toString().stripTrailing()).append('\n');
+    }
+    return sb.toString();
   }
 }

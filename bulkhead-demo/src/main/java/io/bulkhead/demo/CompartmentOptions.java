@@ -3,7 +3,8 @@ package io.bulkhead.demo;
 import java.time.Duration;
 import picocli.CommandLine.Option;
 
-/** The app's compartments, as options shared by {@code app} and {@code demo}; defaults from seed 000. */
+/** The app's compartments, as options shared by {@code app} and {@code demo}; defaults from the slow-upstream
+ * experiment. */
 final class CompartmentOptions {
 
   @Option(names = "--server-limit", defaultValue = "50", paramLabel = "N",

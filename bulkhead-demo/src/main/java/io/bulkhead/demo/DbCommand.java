@@ -21,13 +21,13 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code demo db}: seed 003's outage on a real PostgreSQL. Checkout and reports share a database; the
+ * {@code demo db}: the checkout-vs-reports outage on a real PostgreSQL. Checkout and reports share a database; the
  * report query degrades; one shared pool versus split pools, side by side.
  */
 @Command(
     name = "db",
     mixinStandardHelpOptions = true,
-    header = "Seed 003 on a real PostgreSQL: one shared pool versus split pools.",
+    header = "The checkout-vs-reports outage on a real PostgreSQL: one shared pool versus split pools.",
     description = "Checkout (40/s, 50 ms queries) and reports (2/s, 1.5 s queries) run against "
         + "PostgreSQL for --healthy, then the report query takes --degraded for --duration; once "
         + "with one shared pool of 10, once with checkout 6 and reports 4. Prints checkout p50, p99, "

@@ -29,9 +29,9 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     subcommands = DbCommand.class,
     header = "Runs the whole experiment, both modes, and reports them side by side.",
-    description = "Runs seed 000's experiment in this process: upstream and app on loopback, the load "
+    description = "Runs the slow-upstream experiment in this process: upstream and app on loopback, the load "
         + "against shared mode then bulkhead mode; prints a side-by-side table and writes an "
-        + "HTML report and a JSON result. The defaults reproduce the seed (a 30 s upstream, "
+        + "HTML report and a JSON result. The defaults are its original figures (a 30 s upstream, "
         + "about 90 s).")
 final class DemoCommand implements Callable<Integer> {
 

@@ -15,11 +15,11 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-/** {@code load}: seed 000's load against a running app. */
+/** {@code load}: the slow-upstream experiment's load against a running app. */
 @Command(
     name = "load",
     mixinStandardHelpOptions = true,
-    header = "Seed 000's load against a running app.",
+    header = "The slow-upstream experiment's load against a running app.",
     description = "Fires --chats requests to /chat at once and, --logins-after later, --logins requests "
         + "to /login at once; reports login latency, chat outcomes, how fast the 503s came, "
         + "wall time.")

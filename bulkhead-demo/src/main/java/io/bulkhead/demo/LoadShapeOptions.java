@@ -3,7 +3,7 @@ package io.bulkhead.demo;
 import java.time.Duration;
 import picocli.CommandLine.Option;
 
-/** Seed 000's load, as options shared by {@code load} and {@code demo}. */
+/** The slow-upstream experiment's load, as options shared by {@code load} and {@code demo}. */
 final class LoadShapeOptions {
 
   @Option(names = "--chats", defaultValue = "80", paramLabel = "N",

@@ -11,8 +11,9 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine;
 
 /**
- * {@code java -jar bulkhead-demo.jar <command>}: seed 000's experiment, seed 003's partition demo, and
- * seed 003's sizing ({@code check FILE}, {@code size}).
+ * {@code java -jar bulkhead-demo.jar <command>}: the slow-upstream experiment, the checkout-vs-reports
+ * outage on a database ({@code demo db}), shared-vs-split slots ({@code partition}) and the sizing
+ * commands ({@code check FILE}, {@code size}).
  *
  * <p>Exit codes: 0 done, 1 failed (a port in use, an upstream that does not answer), 2 bad usage. A
  * failure is one line on standard error, never a stack trace.
@@ -30,8 +31,8 @@ import picocli.CommandLine;
       CheckCommand.class,
       SizeCommand.class
     },
-    description = "One slow dependency should not starve everything else: seed 000's experiment, end to "
-        + "end.%nStart with 'demo' (no arguments needed).")
+    description = "One slow dependency should not starve everything else: the slow-upstream "
+        + "experiment, end to end.%nStart with 'demo' (no arguments needed).")
 public final class Main implements Runnable {
 
   static final int FAILED = 1;

@@ -15,15 +15,15 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code partition}: seed 003's demo. The same slots laid out two ways: one compartment shared by
+ * {@code partition}: shared-vs-split slots. The same slots laid out two ways: one compartment shared by
  * reports and payments, or split between them. Report calls hang on a gate while they hold their
  * slots; payment calls answer at once. Only the counts matter: who gets in.
  */
 @Command(
     name = "partition",
     mixinStandardHelpOptions = true,
-    header = "Seed 003's demo: the same slots, shared or split.",
-    description = "Seed 003: --slots shared by reports and payments, versus split --reports-share / the "
+    header = "Shared-vs-split slots: the same slots, shared or split.",
+    description = "--slots shared by reports and payments, versus split --reports-share / the "
         + "rest. Report calls hang while payment calls answer at once; prints who was accepted "
         + "and rejected.")
 final class PartitionCommand implements Callable<Integer> {

@@ -48,7 +48,7 @@ final class Report {
   }
 
   static String setup(DemoSettings s) {
-    return "Seed 000 in one process, on loopback: an upstream that answers after "
+    return "The slow-upstream experiment in one process, on loopback: an upstream that answers after "
         + Durations.format(s.delay()) + "; " + s.chats() + " /chat at once, " + s.logins()
         + " /login " + Durations.format(s.loginsAfter()) + " later; a server cap of "
         + s.serverLimit() + " (unbounded queue).\nBulkhead mode adds the llm compartment: "

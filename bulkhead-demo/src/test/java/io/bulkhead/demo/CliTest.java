@@ -38,17 +38,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class CliTest {
 
   /** What one run of the command line printed, and its exit code. */
-  static final class Run {
-    final int exit;
-    final String out;
-    final String err;
-
-    Run(int exit, String out, String err) {
-      this.exit = exit;
-      this.out = out;
-      this.err = err;
-    }
-  }
+  record Run(int exit, String out, String err) {}
 
   static Run run(String... args) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -60,10 +50,10 @@ class CliTest {
 
   /** Exactly one line on stderr, nothing on stdout, no stack trace. */
   private static void assertOneLineError(Run r, int exit, String... fragments) {
-    assertThat(r.exit).as(r.err).isEqualTo(exit);
-    assertThat(r.out).isEmpty();
-    assertThat(r.err).endsWith("\n");
-    assertThat(r.err.strip()).doesNotContain("\n").doesNotContain("\tat ")
+    assertThat(r.exit()).as(r.err()).isEqualTo(exit);
+    assertThat(r.out()).isEmpty();
+    assertThat(r.err()).endsWith("\n");
+    assertThat(r.err().strip()).doesNotContain("\n").doesNotContain("\tat ")
         .doesNotContain("Exception").contains(fragments);
   }
 
@@ -110,6 +100,18 @@ class CliTest {
   }
 
   @Test
+  void everyDurationOption_readsTheFilesGrammar_shortFormAndIso8601_withOneBound() {
+    assertOneLineError(run("demo", "--delay", "1h", "--upstream-deadline", "PT30M"), 2,
+        "--upstream-deadline (1800 s) must be longer than --delay (3600 s)");
+    assertOneLineError(run("demo", "--delay", "PT1.5S", "--upstream-deadline", "1.5s"), 2,
+        "--upstream-deadline (1.5 s) must be longer than --delay (1.5 s)");
+    assertOneLineError(run("upstream", "--delay", "2562048h"), 2,
+        "Invalid value for option '--delay': '2562048h' is too long: a duration must fit in");
+    assertOneLineError(run("load", "--logins-after", "PT-1S"), 2,
+        "Invalid value for option '--logins-after': must not be negative but was 'PT-1S'");
+  }
+
+  @Test
   void portInUse_isOneLine_exit1() throws Exception {
     try (ServerSocket held = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
         FakeUpstream upstream = FakeUpstream.start(0, Duration.ofMillis(10))) {
@@ -135,24 +137,24 @@ class CliTest {
   @Test
   void noCommand_showsUsage_exit2() {
     Run r = run();
-    assertThat(r.exit).isEqualTo(2);
-    assertThat(r.err).contains("Usage: bulkhead-demo", "demo", "partition")
+    assertThat(r.exit()).isEqualTo(2);
+    assertThat(r.err()).contains("Usage: bulkhead-demo", "demo", "partition")
         .contains("a command is required").doesNotContain("\tat ");
   }
 
   @Test
   void help_exit0() {
     Run r = run("demo", "--help");
-    assertThat(r.exit).isZero();
-    assertThat(r.out).contains("--delay", "Default: 30s", "--json");
+    assertThat(r.exit()).isZero();
+    assertThat(r.out()).contains("--delay", "Default: 30s", "--json");
   }
 
   @Test
-  void partition_printsSeed003sCounts() {
+  void partition_printsTheSharedVsSplitCounts() {
     Run r = run("partition");
 
-    assertThat(r.exit).isZero();
-    assertThat(r.out).isEqualTo(String.join(System.lineSeparator(),
+    assertThat(r.exit()).isZero();
+    assertThat(r.out()).isEqualTo(String.join(System.lineSeparator(),
         "One shared compartment of 7",
         "  reports : sent 10, accepted 7, rejected 3",
         "  payments: sent 4, accepted 0, rejected 4",
@@ -197,8 +199,8 @@ class CliTest {
       Run r = run("load", "--target", app.uri().toString(), "--chats", "15", "--logins", "5",
           "--logins-after", "200ms", "--json");
 
-      assertThat(r.exit).as(r.err).isZero();
-      JsonNode m = new ObjectMapper().readTree(r.out);
+      assertThat(r.exit()).as(r.err()).isZero();
+      JsonNode m = new ObjectMapper().readTree(r.out());
       assertModeShape(m);
       assertThat(m.get("chat").get("200").asInt()).isEqualTo(10);
       assertThat(m.get("chat").get("503").asInt()).isEqualTo(5);
@@ -216,8 +218,8 @@ class CliTest {
         "--llm-wait", "400ms", "--json", "--report", report.toString(), "--result",
         result.toString());
 
-    assertThat(r.exit).as(r.err).isZero();
-    JsonNode both = new ObjectMapper().readTree(r.out);
+    assertThat(r.exit()).as(r.err()).isZero();
+    JsonNode both = new ObjectMapper().readTree(r.out());
     assertThat(fieldNames(both)).containsExactly("shared", "bulkhead");
     assertModeShape(both.get("shared"));
     assertModeShape(both.get("bulkhead"));
@@ -225,12 +227,12 @@ class CliTest {
     assertThat(both.get("shared").get("rejected").get("p50_ms").isNull()).isTrue();
     assertThat(both.get("bulkhead").get("chat").get("200").asInt()).isEqualTo(2);
     assertThat(both.get("bulkhead").get("chat").get("503").asInt()).isEqualTo(10);
-    assertThat(Files.readString(result)).isEqualTo(r.out);
+    assertThat(Files.readString(result)).isEqualTo(r.out());
     String html = Files.readString(report);
     assertThat(html).startsWith("<!DOCTYPE html>").contains("<svg", "</html>")
         // self-contained: nothing to fetch (the only URL is the SVG namespace, which is a name)
         .doesNotContain("<script", "<link", "src=", "@import", "url(", "https://");
-    assertThat(r.err).contains("shared mode: done", "bulkhead mode: done", "wrote ");
+    assertThat(r.err()).contains("shared mode: done", "bulkhead mode: done", "wrote ");
   }
 
   @Test
@@ -241,8 +243,8 @@ class CliTest {
         "--llm-wait", "200ms", "--report", dir.resolve("r.html").toString(), "--result",
         dir.resolve("r.json").toString());
 
-    assertThat(r.exit).as(r.err).isZero();
-    assertThat(r.out).contains("shared", "bulkhead", "login p99", "chat 503", "wall time",
+    assertThat(r.exit()).as(r.err()).isZero();
+    assertThat(r.out()).contains("shared", "bulkhead", "login p99", "chat 503", "wall time",
         "machine: ", "wrote ");
   }
 

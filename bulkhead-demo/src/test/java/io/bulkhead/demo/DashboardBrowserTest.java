@@ -21,7 +21,6 @@ import io.bulkhead.scenarios.Mode;
 import io.bulkhead.scenarios.PoolResources;
 import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
@@ -32,7 +31,6 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
@@ -62,16 +60,18 @@ import org.junit.jupiter.api.io.TempDir;
  * three screenshots under {@code target/dashboard/}: the moment of most load, the first moment a
  * diagnosis badge left HEALTHY, and the end. This test judges the readings.
  *
- * <p>Chromium and the npm package are set up here when missing ({@code apt-get} as root, {@code npm
- * ci}); when that is impossible the test fails with the command to run, it is never skipped.
+ * <p>The test installs nothing. It expects what {@code .ci/run} and the README's set-up prepare:
+ * {@code chromium} on the {@code PATH}, and playwright-core installed next to the scripts by
+ * {@code npm ci --prefix bulkhead-demo/src/test/js}. When either is missing it fails with one line
+ * saying which and how to set it up; it is never skipped.
  */
 class DashboardBrowserTest {
 
   /** Long enough for the llm compartment to sit at its limit most of a 10 s window: SATURATED. */
   private static final Duration UPSTREAM_DELAY = Duration.ofSeconds(12);
   private static final Path OUT = Path.of("target", "dashboard").toAbsolutePath();
-  private static final Path JS_WORK = Path.of("target", "dashboard-js").toAbsolutePath();
-  private static final Path JS_SOURCES = Path.of("src", "test", "js").toAbsolutePath();
+  /** The browser scripts, with the node_modules that {@code npm ci --prefix} installs beside them. */
+  private static final Path JS = Path.of("src", "test", "js").toAbsolutePath();
   private static final Pattern FRACTION = Pattern.compile("(\\d+) / (\\d+|∞)");
   /** The dashboard's Little's-law line with a recommendation: need, limit, current limit. */
   private static final Pattern LITTLE =
@@ -80,8 +80,7 @@ class DashboardBrowserTest {
   @Test
   void dashboard_showsBothCompartments_andTheirNumbersChange_whileTheBulkheadExperimentRuns()
       throws Exception {
-    BrowserSetup.chromium();
-    BrowserSetup.npmCi(JS_SOURCES, JS_WORK);
+    Browser.requireSetUp();
     Files.createDirectories(OUT);
     for (String png : List.of("dashboard-peak.png", "dashboard-saturated.png", "dashboard-end.png")) {
       Files.deleteIfExists(OUT.resolve(png));
@@ -90,11 +89,8 @@ class DashboardBrowserTest {
     try (FakeUpstream upstream = FakeUpstream.start(0, UPSTREAM_DELAY);
         DemoApp app = new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream.uri()))) {
       app.start(0);
-      Process browser = new ProcessBuilder("node", "watch-dashboard.mjs",
-          app.uri() + "/dashboard", OUT.toString(), "server,llm")
-          .directory(JS_WORK.toFile())
-          .redirectErrorStream(true)
-          .start();
+      Process browser = Browser.node("watch-dashboard.mjs",
+          app.uri() + "/dashboard", OUT.toString(), "server,llm").start();
       List<String> browserLog = new ArrayList<>();
       try {
         BufferedReader lines = new BufferedReader(
@@ -191,8 +187,7 @@ class DashboardBrowserTest {
    */
   @Test
   void dashboard_isReadable_withOneCompartment_andWithThirty() throws Exception {
-    BrowserSetup.chromium();
-    BrowserSetup.npmCi(JS_SOURCES, JS_WORK);
+    Browser.requireSetUp();
     Files.createDirectories(OUT);
     URI nowhere = URI.create("http://127.0.0.1:1"); // nothing calls the upstream here
     HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
@@ -317,8 +312,7 @@ class DashboardBrowserTest {
   @Timeout(value = 6, unit = TimeUnit.MINUTES)
   void demoDbDashboard_showsEachRunsPoolCards_withTheirConnectionsChanging(@TempDir Path dir)
       throws Exception {
-    BrowserSetup.chromium();
-    BrowserSetup.npmCi(JS_SOURCES, JS_WORK);
+    Browser.requireSetUp();
     Files.createDirectories(OUT);
     List<String> pngs =
         List.of("dashboard-db-shared.png", "dashboard-db-split.png", "dashboard-db-end.png");
@@ -337,11 +331,7 @@ class DashboardBrowserTest {
           .until(() -> at.matcher(demo.err()).find() || demo.isDone());
       Matcher m = at.matcher(demo.err());
       assertThat(m.find()).as(demo.err()).isTrue();
-      Process browser = new ProcessBuilder("node", "watch-db-dashboard.mjs", m.group(1),
-          OUT.toString())
-          .directory(JS_WORK.toFile())
-          .redirectErrorStream(true)
-          .start();
+      Process browser = Browser.node("watch-db-dashboard.mjs", m.group(1), OUT.toString()).start();
       try {
         BufferedReader lines = new BufferedReader(
             new InputStreamReader(browser.getInputStream(), StandardCharsets.UTF_8));
@@ -418,12 +408,9 @@ class DashboardBrowserTest {
 
   private static JsonNode layout(URI app, String png, int width, int height, int cards,
       int advised, int resources) throws Exception {
-    Process p = new ProcessBuilder("node", "layout-dashboard.mjs", app + "/dashboard",
+    Process p = Browser.node("layout-dashboard.mjs", app + "/dashboard",
         OUT.resolve(png).toString(), String.valueOf(width), String.valueOf(height),
-        String.valueOf(cards), String.valueOf(advised), String.valueOf(resources))
-        .directory(JS_WORK.toFile())
-        .redirectErrorStream(true)
-        .start();
+        String.valueOf(cards), String.valueOf(advised), String.valueOf(resources)).start();
     CompletableFuture<String> output = CompletableFuture.supplyAsync(() -> {
       try {
         return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -474,77 +461,49 @@ class DashboardBrowserTest {
     }
   }
 
-  /** Installs what the browser test needs, or fails saying how to. */
-  static final class BrowserSetup {
-    static final Path CHROMIUM = Path.of("/usr/bin/chromium");
+  /** The browser the set-up prepared, or one line saying what is missing and how to set it up. */
+  static final class Browser {
+    private static final String SET_UP = "set it up as the README says (and .ci/run does): apt-get"
+        + " install -y chromium nodejs npm && npm ci --prefix bulkhead-demo/src/test/js";
 
-    private BrowserSetup() {}
+    private Browser() {}
 
-    static void chromium() throws IOException, InterruptedException {
-      if (Files.isExecutable(CHROMIUM)) {
-        return;
-      }
-      if (isRoot()) {
-        run(Duration.ofMinutes(10), "apt-get", "update", "-qq");
-        run(Duration.ofMinutes(10), "apt-get", "install", "-y", "-qq", "chromium");
-      }
-      if (!Files.isExecutable(CHROMIUM)) {
-        fail("the dashboard browser test needs Debian's chromium at " + CHROMIUM
-            + " and could not install it; run as root: apt-get update && apt-get install -y chromium");
+    /** Fails the test, in one line, unless chromium, node and playwright-core are all there. */
+    static void requireSetUp() {
+      String missing = onPath("chromium") == null ? "chromium is not on the PATH"
+          : onPath("node") == null ? "node is not on the PATH"
+          : !Files.isDirectory(JS.resolve("node_modules").resolve("playwright-core"))
+              ? "playwright-core is not installed under " + JS.resolve("node_modules")
+              : null;
+      if (missing != null) {
+        fail("the dashboard browser test needs a browser: " + missing + "; " + SET_UP);
       }
     }
 
-    /** Copies package.json, its lock and the script to {@code work} and runs npm ci there once. */
-    static void npmCi(Path sources, Path work) throws IOException, InterruptedException {
-      Files.createDirectories(work);
-      for (String f : List.of("package.json", "package-lock.json", "watch-dashboard.mjs",
-          "watch-db-dashboard.mjs", "layout-dashboard.mjs")) {
-        Files.copy(sources.resolve(f), work.resolve(f), StandardCopyOption.REPLACE_EXISTING);
-      }
-      if (Files.isDirectory(work.resolve("node_modules").resolve("playwright-core"))) {
-        return;
-      }
-      try {
-        run(work, Duration.ofMinutes(5), "npm", "ci", "--no-audit", "--no-fund");
-      } catch (IOException e) {
-        fail("the dashboard browser test needs node and npm (apt-get install -y nodejs npm): " + e);
-      }
+    /** A node process running {@code script} from the scripts' directory, told where chromium is. */
+    static ProcessBuilder node(String script, String... args) {
+      List<String> command = new ArrayList<>(List.of("node", script));
+      command.addAll(List.of(args));
+      ProcessBuilder pb = new ProcessBuilder(command).directory(JS.toFile()).redirectErrorStream(true);
+      pb.environment().put("CHROMIUM", onPath("chromium").toString());
+      return pb;
     }
 
-    private static boolean isRoot() {
-      return "root".equals(System.getProperty("user.name"));
-    }
-
-    private static void run(Duration limit, String... command)
-        throws IOException, InterruptedException {
-      run(null, limit, command);
-    }
-
-    private static void run(Path dir, Duration limit, String... command)
-        throws IOException, InterruptedException {
-      ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
-      if (dir != null) {
-        pb.directory(dir.toFile());
+    private static Path onPath(String program) {
+      String path = System.getenv("PATH");
+      if (path == null) {
+        return null;
       }
-      pb.environment().put("DEBIAN_FRONTEND", "noninteractive");
-      Process p = pb.start();
-      CompletableFuture<String> output = CompletableFuture.supplyAsync(() -> drain(p.getInputStream()));
-      if (!p.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS)) {
-        p.destroyForcibly();
-        fail(String.join(" ", command) + " took longer than " + limit);
+      for (String dir : path.split(java.io.File.pathSeparator)) {
+        if (dir.isEmpty()) {
+          continue;
+        }
+        Path candidate = Path.of(dir, program);
+        if (Files.isExecutable(candidate) && !Files.isDirectory(candidate)) {
+          return candidate;
+        }
       }
-      if (p.exitValue() != 0) {
-        fail(String.join(" ", command) + " failed with exit " + p.exitValue() + ": "
-            + output.join());
-      }
-    }
-
-    private static String drain(InputStream in) {
-      try {
-        return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-      } catch (IOException e) {
-        return e.toString();
-      }
+      return null;
     }
   }
 }

@@ -67,9 +67,9 @@ class DashboardCommandTest {
   @Test
   void demoDashboard_badPort_isOneLine() {
     CliTest.Run r = CliTest.run("demo", "--dashboard", "--port", "70000");
-    assertThat(r.exit).isEqualTo(2);
-    assertThat(r.out).isEmpty();
-    assertThat(r.err.strip()).doesNotContain("\n").contains("--port", "70000");
+    assertThat(r.exit()).isEqualTo(2);
+    assertThat(r.out()).isEmpty();
+    assertThat(r.err().strip()).doesNotContain("\n").contains("--port", "70000");
   }
 
   @Test

@@ -40,9 +40,9 @@ class DbCommandTest {
   private static final String JSON = "\\{\"shared\":" + D + ",\"split\":" + D + "\\}";
 
   private static void assertOneLineError(CliTest.Run r, int exit, String... fragments) {
-    assertThat(r.exit).as(r.err).isEqualTo(exit);
-    assertThat(r.out).isEmpty();
-    assertThat(r.err.strip()).doesNotContain("\n").doesNotContain("\tat ")
+    assertThat(r.exit()).as(r.err()).isEqualTo(exit);
+    assertThat(r.out()).isEmpty();
+    assertThat(r.err().strip()).doesNotContain("\n").doesNotContain("\tat ")
         .doesNotContain("Exception").contains(fragments);
   }
 
@@ -78,21 +78,21 @@ class DbCommandTest {
         "--report", report.toString()};
 
     CliTest.Run json = CliTest.run(concat(shortRun, "--json"));
-    assertThat(json.exit).as(json.err).isZero();
-    assertThat(json.out.strip()).matches(JSON);
+    assertThat(json.exit()).as(json.err()).isZero();
+    assertThat(json.out().strip()).matches(JSON);
     String page = Files.readString(report, StandardCharsets.UTF_8);
     assertThat(page).contains("<h1>demo's own page</h1>").contains(DbReport.BEGIN)
         .contains("<svg").containsSubsequence(DbReport.END, "</body>");
-    assertNoConnectionLeft(json.err);
+    assertNoConnectionLeft(json.err());
 
     CliTest.Run table = CliTest.run(shortRun);
-    assertThat(table.exit).as(table.err).isZero();
-    assertThat(table.out).contains("shared pool of 10").contains("split: checkout 6, reports 4")
+    assertThat(table.exit()).as(table.err()).isZero();
+    assertThat(table.out()).contains("shared pool of 10").contains("split: checkout 6, reports 4")
         .contains("checkout p99").contains("machine: ").contains("added the figures to " + report);
     page = Files.readString(report, StandardCharsets.UTF_8);
     assertThat(page.split(Pattern.quote(DbReport.BEGIN), -1)).as("one section, replaced").hasSize(2);
     assertThat(page).contains("<h1>demo's own page</h1>");
-    assertNoConnectionLeft(table.err);
+    assertNoConnectionLeft(table.err());
   }
 
   /**

@@ -9,6 +9,7 @@ import io.bulkhead.Compartment;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.BulkheadListener;
+import io.bulkhead.testing.Closer;
 import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -23,24 +24,13 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 class UpstreamClientTest {
 
-  private final List<AutoCloseable> closing = new ArrayList<>();
-
-  @AfterEach
-  void closeAll() throws Exception {
-    for (AutoCloseable c : closing) {
-      c.close();
-    }
-  }
-
-  private <T extends AutoCloseable> T closeLater(T c) {
-    closing.add(0, c);
-    return c;
-  }
+  @RegisterExtension
+  final Closer closer = new Closer();
 
   private static HttpRequest get(URI uri) {
     return HttpRequest.newBuilder(uri).build();
@@ -61,9 +51,9 @@ class UpstreamClientTest {
 
   @Test
   void deadline_abortsTheCall_freesTheSlot_andReportsATimeout() throws Exception {
-    CountingUpstream upstream = closeLater(CountingUpstream.silent());
+    CountingUpstream upstream = closer.closeLater(CountingUpstream.silent());
     Bulkhead llm = Bulkhead.builder("llm").limit(1).build();
-    UpstreamClient client = closeLater(
+    UpstreamClient client = closer.closeLater(
         UpstreamClient.builder(llm).deadline(Duration.ofMillis(300)).build());
 
     long before = System.nanoTime();
@@ -76,7 +66,8 @@ class UpstreamClientTest {
     assertThat(failure).isInstanceOf(UpstreamTimeoutException.class)
         .hasMessageContaining("'llm'").hasMessageContaining("300 ms deadline");
     assertThat(((UpstreamTimeoutException) failure).upstream()).isEqualTo("llm");
-    assertThat(tookMillis).isBetween(250L, 10_000L); // about the deadline, stated loosely
+    // Not before the deadline, less the HttpClient timer's rounding (a loaded machine only delays it).
+    assertThat(tookMillis).isGreaterThanOrEqualTo(250L);
     assertThat(llm.stats().inFlight()).isZero(); // freed by the time the caller hears of it
     // The connection was closed before the slot was freed: the upstream sees it gone.
     await().atMost(5, SECONDS).until(() -> upstream.openNow() == 0);
@@ -85,11 +76,11 @@ class UpstreamClientTest {
 
   @Test
   void connectionsNeverExceedTheLimit_answersReuseThem() throws Exception {
-    CountingUpstream upstream = closeLater(
+    CountingUpstream upstream = closer.closeLater(
         CountingUpstream.answeringAfter(Duration.ofMillis(20), 200));
     Bulkhead llm = Bulkhead.builder("llm").limit(4).maxQueue(200)
         .maxWait(Duration.ofSeconds(60)).build();
-    UpstreamClient client = closeLater(
+    UpstreamClient client = closer.closeLater(
         UpstreamClient.builder(llm).deadline(Duration.ofSeconds(30)).build());
 
     List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
@@ -113,7 +104,7 @@ class UpstreamClientTest {
     // at the upstream, no accept ever finds more than the limit open; and at the very moment a waiter
     // is handed a slot (before its request is sent), the upstream finds at most limit - 1 connections
     // open, because the one whose slot it took is already closed.
-    CountingUpstream upstream = closeLater(CountingUpstream.silent());
+    CountingUpstream upstream = closer.closeLater(CountingUpstream.silent());
     List<Integer> openAtHandOff = new CopyOnWriteArrayList<>();
     Bulkhead llm = Bulkhead.builder("llm").limit(3).maxQueue(100)
         .maxWait(Duration.ofSeconds(60))
@@ -130,7 +121,7 @@ class UpstreamClientTest {
           }
         })
         .build();
-    UpstreamClient client = closeLater(
+    UpstreamClient client = closer.closeLater(
         UpstreamClient.builder(llm).deadline(Duration.ofMillis(150)).build());
 
     List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
@@ -154,11 +145,11 @@ class UpstreamClientTest {
     // Answers after 60 ms; every third caller gives up at once, some while running (connection
     // aborted), some while waiting (withdrawn). The answered ones reuse connections, the aborted ones
     // are replaced: the count at the upstream must still never pass the limit.
-    CountingUpstream upstream = closeLater(
+    CountingUpstream upstream = closer.closeLater(
         CountingUpstream.answeringAfter(Duration.ofMillis(60), 200));
     Bulkhead llm = Bulkhead.builder("llm").limit(2).maxQueue(100)
         .maxWait(Duration.ofSeconds(60)).build();
-    UpstreamClient fast = closeLater(
+    UpstreamClient fast = closer.closeLater(
         UpstreamClient.builder(llm).deadline(Duration.ofSeconds(20)).build());
 
     List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
@@ -188,9 +179,9 @@ class UpstreamClientTest {
   @Test
   void fullCompartment_failsFast_withBulkheadFullException_andNeverCallsTheUpstream()
       throws Exception {
-    CountingUpstream upstream = closeLater(CountingUpstream.silent());
+    CountingUpstream upstream = closer.closeLater(CountingUpstream.silent());
     Bulkhead llm = Bulkhead.builder("llm").limit(1).build();
-    UpstreamClient client = closeLater(
+    UpstreamClient client = closer.closeLater(
         UpstreamClient.builder(llm).deadline(Duration.ofSeconds(30)).build());
     CompletableFuture<HttpResponse<String>> holding =
         client.sendAsync(get(upstream.uri("/a")), BodyHandlers.ofString());
@@ -212,7 +203,7 @@ class UpstreamClientTest {
       closedPort = s.getLocalPort();
     }
     Bulkhead llm = Bulkhead.builder("llm").limit(2).build();
-    UpstreamClient client = closeLater(
+    UpstreamClient client = closer.closeLater(
         UpstreamClient.builder(llm).deadline(Duration.ofSeconds(30)).build());
 
     Throwable failure = failureOf(client.sendAsync(
@@ -226,8 +217,8 @@ class UpstreamClientTest {
 
   @Test
   void anErrorStatus_isAResponse_notAnException() throws Exception {
-    CountingUpstream upstream = closeLater(CountingUpstream.answeringAfter(Duration.ZERO, 500));
-    UpstreamClient client = closeLater(UpstreamClient.builder(
+    CountingUpstream upstream = closer.closeLater(CountingUpstream.answeringAfter(Duration.ZERO, 500));
+    UpstreamClient client = closer.closeLater(UpstreamClient.builder(
         Bulkhead.builder("llm").limit(1).build()).deadline(Duration.ofSeconds(30)).build());
 
     HttpResponse<String> answer = client.send(get(upstream.uri("/x")), BodyHandlers.ofString());
@@ -238,9 +229,9 @@ class UpstreamClientTest {
 
   @Test
   void send_throwsTheTypedExceptions() throws Exception {
-    CountingUpstream upstream = closeLater(CountingUpstream.silent());
+    CountingUpstream upstream = closer.closeLater(CountingUpstream.silent());
     Bulkhead llm = Bulkhead.builder("llm").limit(1).build();
-    UpstreamClient client = closeLater(
+    UpstreamClient client = closer.closeLater(
         UpstreamClient.builder(llm).deadline(Duration.ofMillis(200)).build());
 
     assertThatThrownBy(() -> client.send(get(upstream.uri("/a")), BodyHandlers.ofString()))
@@ -255,10 +246,10 @@ class UpstreamClientTest {
 
   @Test
   void cancellingARunningCall_closesItsConnection_thenFreesTheSlot() throws Exception {
-    CountingUpstream upstream = closeLater(CountingUpstream.silent());
+    CountingUpstream upstream = closer.closeLater(CountingUpstream.silent());
     Bulkhead llm = Bulkhead.builder("llm").limit(1).maxQueue(1)
         .maxWait(Duration.ofSeconds(30)).build();
-    UpstreamClient client = closeLater(
+    UpstreamClient client = closer.closeLater(
         UpstreamClient.builder(llm).deadline(Duration.ofSeconds(30)).build());
     CompletableFuture<HttpResponse<String>> running =
         client.sendAsync(get(upstream.uri("/a")), BodyHandlers.ofString());
@@ -279,10 +270,10 @@ class UpstreamClientTest {
 
   @Test
   void cancellingAWaitingCall_withdrawsIt_andTheUpstreamNeverSeesIt() throws Exception {
-    CountingUpstream upstream = closeLater(CountingUpstream.silent());
+    CountingUpstream upstream = closer.closeLater(CountingUpstream.silent());
     Bulkhead llm = Bulkhead.builder("llm").limit(1).maxQueue(1)
         .maxWait(Duration.ofSeconds(30)).build();
-    UpstreamClient client = closeLater(
+    UpstreamClient client = closer.closeLater(
         UpstreamClient.builder(llm).deadline(Duration.ofMillis(500)).build());
     CompletableFuture<HttpResponse<String>> running =
         client.sendAsync(get(upstream.uri("/a")), BodyHandlers.ofString());
@@ -299,7 +290,7 @@ class UpstreamClientTest {
 
   @Test
   void close_abortsCallsInFlight_andRefusesNewOnes() throws Exception {
-    CountingUpstream upstream = closeLater(CountingUpstream.silent());
+    CountingUpstream upstream = closer.closeLater(CountingUpstream.silent());
     Bulkhead llm = Bulkhead.builder("llm").limit(2).build();
     UpstreamClient client = UpstreamClient.builder(llm).deadline(Duration.ofSeconds(30)).build();
     CompletableFuture<HttpResponse<String>> running =
@@ -317,9 +308,9 @@ class UpstreamClientTest {
 
   @Test
   void aFailingBodyHandler_isTheCallersMistake_reportedAsIs_andFreesTheSlot() throws Exception {
-    CountingUpstream upstream = closeLater(CountingUpstream.answeringAfter(Duration.ZERO, 200));
+    CountingUpstream upstream = closer.closeLater(CountingUpstream.answeringAfter(Duration.ZERO, 200));
     Bulkhead llm = Bulkhead.builder("llm").limit(1).build();
-    UpstreamClient client = closeLater(
+    UpstreamClient client = closer.closeLater(
         UpstreamClient.builder(llm).deadline(Duration.ofSeconds(30)).build());
     HttpResponse.BodyHandler<String> broken = info -> {
       throw new IllegalStateException("the body handler failed on purpose");
@@ -335,7 +326,7 @@ class UpstreamClientTest {
   @Test
   void aRequestWithItsOwnTimeout_isRefused_becauseTheJdkWouldAbortItUnsafely() {
     Bulkhead llm = Bulkhead.builder("llm").limit(1).build();
-    UpstreamClient client = closeLater(
+    UpstreamClient client = closer.closeLater(
         UpstreamClient.builder(llm).deadline(Duration.ofSeconds(1)).build());
     HttpRequest timed = HttpRequest.newBuilder(URI.create("http://127.0.0.1:1/x"))
         .timeout(Duration.ofSeconds(5)).build();

@@ -12,6 +12,7 @@ import io.bulkhead.BulkheadFullException;
 import io.bulkhead.BulkheadRegistry;
 import io.bulkhead.jdbc.micrometer.DatabasePoolMetrics;
 import io.bulkhead.micrometer.BulkheadMetrics;
+import io.bulkhead.testing.Closer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -20,8 +21,6 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -30,6 +29,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The pools' gauges, read against {@link PoolStats} at every step of a scripted load on a real
@@ -43,15 +43,13 @@ class DatabasePoolMetricsTest extends PostgresTestSupport {
 
   private final ExecutorService threads = Executors.newCachedThreadPool();
   private final BulkheadRegistry registry = BulkheadRegistry.create();
-  private final List<AutoCloseable> toClose = new ArrayList<>();
+  @RegisterExtension
+  final Closer closer = new Closer();
 
   @AfterEach
   void stop() throws Exception {
     threads.shutdownNow();
     assertThat(threads.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
-    for (AutoCloseable c : toClose) {
-      c.close();
-    }
   }
 
   private DatabasePools checkoutAndReports() throws SQLException {
@@ -94,10 +92,10 @@ class DatabasePoolMetricsTest extends PostgresTestSupport {
     WorkloadPool reports = db.pool("reports");
     MeterRegistry meters = new SimpleMeterRegistry();
     BulkheadMetrics compartments = BulkheadMetrics.of(registry);
-    toClose.add(compartments);
+    closer.closeLater(compartments);
     compartments.bindTo(meters);
     DatabasePoolMetrics poolMetrics = DatabasePoolMetrics.of(db);
-    toClose.add(poolMetrics);
+    closer.closeLater(poolMetrics);
     poolMetrics.bindTo(meters);
     String c = checkout.qualifiedName();
     String r = reports.qualifiedName();
@@ -156,7 +154,7 @@ class DatabasePoolMetricsTest extends PostgresTestSupport {
 
   /**
    * The database goes away under the pool: an admitted caller then waits inside HikariCP for a
-   * connection it cannot open, the seed's {@code waitingCount}, and the gauge shows it.
+   * connection it cannot open, HikariCP's {@code waitingCount}, and the gauge shows it.
    */
   @Test
   void threadsAwaitingAConnectionInsideThePool_areCounted() throws Exception {
@@ -172,7 +170,7 @@ class DatabasePoolMetricsTest extends PostgresTestSupport {
       WorkloadPool pool = db.pool("w");
       MeterRegistry meters = new SimpleMeterRegistry();
       DatabasePoolMetrics metrics = DatabasePoolMetrics.of(db);
-      toClose.add(metrics);
+      closer.closeLater(metrics);
       metrics.bindTo(meters);
       assertGauges(meters, pool, 0, 2, 2, 0);
 
@@ -212,9 +210,9 @@ class DatabasePoolMetricsTest extends PostgresTestSupport {
   void prometheusText_namesEveryGaugeWithThePoolsName_andCloseRemovesThem() throws Exception {
     DatabasePools db = checkoutAndReports();
     PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    toClose.add(prometheus::close);
+    closer.closeLater(prometheus::close);
     BulkheadMetrics compartments = BulkheadMetrics.of(registry);
-    toClose.add(compartments);
+    closer.closeLater(compartments);
     compartments.bindTo(prometheus);
     DatabasePoolMetrics metrics = DatabasePoolMetrics.of(db);
     metrics.bindTo(prometheus);

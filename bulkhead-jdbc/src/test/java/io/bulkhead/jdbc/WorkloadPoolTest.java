@@ -37,9 +37,6 @@ import org.postgresql.PGConnection;
  */
 class WorkloadPoolTest extends PostgresTestSupport {
 
-  /** Generous bound for "at once" on a loaded 2-core machine: a rejection takes microseconds. */
-  private static final Duration AT_ONCE = Duration.ofSeconds(2);
-
   private final ExecutorService threads = Executors.newCachedThreadPool();
 
   @AfterEach
@@ -58,13 +55,13 @@ class WorkloadPoolTest extends PostgresTestSupport {
     WorkloadPool pool = onePool(PoolConfig.builder("w").size(2)
         .connectionTimeout(Duration.ofSeconds(30)).build());
     try (Connection a = pool.getConnection(); Connection b = pool.getConnection()) {
-      long start = System.nanoTime();
+      // At once: a QUEUE_FULL rejection is decided without waiting (one that joined HikariCP's line
+      // would fail after its 30 s with HikariCP's own exception), and nobody waits inside HikariCP.
       assertThatThrownBy(pool::getConnection)
           .isInstanceOfSatisfying(BulkheadFullException.class, e -> {
             assertThat(e.reason()).isEqualTo(BulkheadFullException.Reason.QUEUE_FULL);
             assertThat(e.bulkheadName()).isEqualTo(prefix + ".w");
           });
-      assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(AT_ONCE);
       PoolStats st = pool.stats();
       assertThat(st.active()).isEqualTo(2);
       assertThat(st.idle()).isZero();
@@ -87,9 +84,8 @@ class WorkloadPoolTest extends PostgresTestSupport {
       long start = System.nanoTime();
       assertThatThrownBy(pool::getConnection).isInstanceOfSatisfying(BulkheadFullException.class,
           e -> assertThat(e.reason()).isEqualTo(BulkheadFullException.Reason.WAIT_TIMEOUT));
-      // Never early; at most 10 s late on a loaded machine.
-      assertThat(Duration.ofNanos(System.nanoTime() - start))
-          .isBetween(maxWait, Duration.ofSeconds(10));
+      // Never early (a loaded machine can only make it later).
+      assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(maxWait);
       PoolStats st = pool.stats();
       assertThat(st.bulkhead().rejected(BulkheadFullException.Reason.WAIT_TIMEOUT)).isEqualTo(1);
       assertThat(st.queued()).isZero();
@@ -109,10 +105,11 @@ class WorkloadPoolTest extends PostgresTestSupport {
       }
     });
     await().atMost(Duration.ofSeconds(10)).until(() -> pool.stats().queued() == 1);
-    long start = System.nanoTime();
+    // The queue is full: refused at once (QUEUE_FULL, not a wait), while the waiter still waits.
     assertThatThrownBy(pool::getConnection).isInstanceOfSatisfying(BulkheadFullException.class,
         e -> assertThat(e.reason()).isEqualTo(BulkheadFullException.Reason.QUEUE_FULL));
-    assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(AT_ONCE);
+    assertThat(pool.stats().bulkhead().rejected(BulkheadFullException.Reason.WAIT_TIMEOUT))
+        .isZero();
     assertThat(waiter.isDone()).isFalse();
     held.close();
     assertThat(waiter.get(30, TimeUnit.SECONDS)).isEqualTo(1);

@@ -68,9 +68,7 @@ class BulkheadHandlerTest {
     try (Socket first = RawHttp.sendGet(port, "/chat")) {
       HeldRequests.Held held = app.next();
 
-      long before = System.nanoTime();
       RawHttp.Answer refused = RawHttp.get(port, "/chat");
-      long tookMillis = (System.nanoTime() - before) / 1_000_000;
 
       assertThat(refused.status).isEqualTo(503);
       assertThat(refused.header("Content-Type")).startsWith("text/plain");
@@ -78,10 +76,11 @@ class BulkheadHandlerTest {
       long retryAfter = Long.parseLong(refused.header("Retry-After"));
       assertThat(retryAfter).isGreaterThanOrEqualTo(1);
       assertThat(refused.body).contains("retry after " + retryAfter + " s");
-      // Fast: no wait, no upstream. A generous bound for a loaded two-core machine.
-      assertThat(tookMillis).isLessThan(2_000);
+      // Fast: refused while the first request still holds the slot, without a wait (QUEUE_FULL, no
+      // WAIT_TIMEOUT) and without reaching the wrapped handler.
       assertThat(app.count()).isZero(); // the wrapped handler never saw it
       assertThat(llm.stats().rejected(BulkheadFullException.Reason.QUEUE_FULL)).isEqualTo(1);
+      assertThat(llm.stats().rejected(BulkheadFullException.Reason.WAIT_TIMEOUT)).isZero();
 
       held.answer("done");
       assertThat(RawHttp.read(first.getInputStream()).body).isEqualTo("done");
@@ -202,7 +201,7 @@ class BulkheadHandlerTest {
       long tookMillis = (System.nanoTime() - before) / 1_000_000;
 
       assertThat(refused.status).isEqualTo(503);
-      assertThat(tookMillis).isBetween(250L, 5_000L); // waited about maxWait, stated loosely
+      assertThat(tookMillis).as("never before maxWait").isGreaterThanOrEqualTo(300L);
       assertThat(llm.stats().rejected(BulkheadFullException.Reason.WAIT_TIMEOUT)).isEqualTo(1);
       assertThat(app.count()).isZero();
       held.answer("done");

@@ -22,7 +22,7 @@ import io.bulkhead.BulkheadFullException.Reason;
 import io.bulkhead.BulkheadRegistry;
 import io.bulkhead.BulkheadStats;
 import io.bulkhead.Permit;
-import io.bulkhead.Ticker;
+import io.bulkhead.testing.FakeTicker;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -39,26 +39,11 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 class BulkheadMetricsTest {
-
-  /** A ticker the test moves by hand. */
-  static final class FakeTicker implements Ticker {
-    private final AtomicLong nanos = new AtomicLong(1_000_000_000_000L);
-
-    @Override
-    public long read() {
-      return nanos.get();
-    }
-
-    void advance(Duration d) {
-      nanos.addAndGet(d.toNanos());
-    }
-  }
 
   private final FakeTicker ticker = new FakeTicker();
   private final MeterRegistry meters = new SimpleMeterRegistry();

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadRegistry;
 import io.bulkhead.Permit;
+import io.bulkhead.testing.FakeTicker;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.charset.StandardCharsets;
@@ -20,7 +21,7 @@ class PrometheusOutputTest {
 
   @Test
   void scrape_showsEveryMetricWithItsPrometheusName_tags_andTypes() throws Exception {
-    BulkheadMetricsTest.FakeTicker ticker = new BulkheadMetricsTest.FakeTicker();
+    FakeTicker ticker = new FakeTicker();
     PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     BulkheadRegistry registry = BulkheadRegistry.create();
     Bulkhead chat = registry.register(Bulkhead.builder("chat").limit(2).maxQueue(1)

@@ -5,7 +5,7 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * How the demo app is set up. The defaults are seed 000's numbers: a server-wide cap of 50 slots with
+ * How the demo app is set up. The defaults are the slow-upstream experiment's numbers: a server-wide cap of 50 slots with
  * an unbounded queue, and in bulkhead mode an "llm" compartment of 10 in flight, 20 waiting and one
  * second of patience, whose client is capped at the same 10 connections.
  *
@@ -30,7 +30,7 @@ public record AppSettings(
   public static final int LLM_LIMIT = 10;
   public static final int LLM_QUEUE = 20;
   public static final Duration LLM_WAIT = Duration.ofSeconds(1);
-  /** The seed sets no deadline; ours only has to outlast its 30-second upstream. */
+  /** The experiment sets no deadline of its own; ours only has to outlast its 30-second upstream. */
   public static final Duration UPSTREAM_DEADLINE = Duration.ofSeconds(60);
 
   public AppSettings {
@@ -57,7 +57,7 @@ public record AppSettings(
     }
   }
 
-  /** Seed 000's settings for {@code mode} against {@code upstream}. */
+  /** The slow-upstream experiment's settings for {@code mode} against {@code upstream}. */
   public static AppSettings defaults(Mode mode, URI upstream) {
     return new AppSettings(mode, upstream, SERVER_LIMIT, LLM_LIMIT, LLM_QUEUE, LLM_WAIT,
         UPSTREAM_DEADLINE);

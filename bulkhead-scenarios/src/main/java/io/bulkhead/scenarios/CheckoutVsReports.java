@@ -35,7 +35,7 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
 /**
- * Seed 003's outage, measured on a real PostgreSQL: checkout and reports share a database; the report
+ * The checkout-vs-reports outage, measured on a real PostgreSQL: checkout and reports share a database; the report
  * query degrades; does checkout survive?
  *
  * <p>Checkout calls arrive at 40 per second and each runs a 50 ms query; reports arrive at 2 per
@@ -816,7 +816,7 @@ public final class CheckoutVsReports {
   }
 
   /**
-   * The experiment's settings. The rates, query times and pool sizes are seed 003's; the phase
+   * The experiment's settings. The rates, query times and pool sizes are the outage's; the phase
    * lengths and the degraded query time are what a run usually varies.
    *
    * <p>This class is immutable.
@@ -848,7 +848,7 @@ public final class CheckoutVsReports {
       this.checkoutMaxWait = b.checkoutMaxWait;
     }
 
-    /** The defaults: seed 003's workloads, 10 s healthy, 40 s with reports degraded to 30 s. */
+    /** The defaults: the outage's workloads, 10 s healthy, 40 s with reports degraded to 30 s. */
     public static Settings defaults() {
       return builder().build();
     }

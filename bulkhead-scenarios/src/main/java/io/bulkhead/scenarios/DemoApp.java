@@ -37,7 +37,7 @@ import org.eclipse.jetty.server.handler.PathMappingsHandler;
 import org.eclipse.jetty.util.Callback;
 
 /**
- * The app of seed 000: {@code /login} answers at once and never calls the upstream; {@code /chat}
+ * The app of the slow-upstream experiment: {@code /login} answers at once and never calls the upstream; {@code /chat}
  * calls the slow upstream. Every route sits behind a server-wide cap of slots with an unbounded queue
  * and unbounded wait (a platform's per-instance concurrency limit, like Cloud Run's); in
  * {@link Mode#BULKHEAD bulkhead} mode {@code /chat} also goes through the upstream's own compartment
@@ -61,7 +61,7 @@ import org.eclipse.jetty.util.Callback;
  */
 public class DemoApp implements AutoCloseable {
 
-  /** The path /chat calls on the upstream, as in the seed. */
+  /** The path /chat calls on the upstream. */
   public static final String UPSTREAM_PATH = "/complete";
 
   private final AppSettings settings;
@@ -95,7 +95,7 @@ public class DemoApp implements AutoCloseable {
       this.sharedExecutor = null;
     } else {
       this.llmClient = null;
-      // A plain client with no cap, like Node's global agent in the seed: every call its connection.
+      // A plain client with no cap, like Node's global agent: every call its connection.
       this.sharedExecutor = Executors.newCachedThreadPool(Threads.daemon("app-shared-client-"));
       this.sharedClient = HttpClient.newBuilder()
           .version(HttpClient.Version.HTTP_1_1)

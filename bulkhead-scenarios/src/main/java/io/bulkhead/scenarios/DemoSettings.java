@@ -5,7 +5,7 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * The whole experiment's numbers; the defaults reproduce seed 000 (a 30-second upstream, 80 chats,
+ * The whole experiment's numbers; the defaults are the slow-upstream experiment's (a 30-second upstream, 80 chats,
  * 50 logins one second later, a server cap of 50, an llm compartment of 10/20/1 s).
  *
  * @param delay how long the upstream takes to answer
@@ -55,8 +55,8 @@ public record DemoSettings(
     }
   }
 
-  /** Seed 000's experiment with an upstream that takes {@code delay}. */
-  public static DemoSettings seed(Duration delay) {
+  /** The slow-upstream experiment with an upstream that takes {@code delay}. */
+  public static DemoSettings slowUpstream(Duration delay) {
     return new DemoSettings(delay, LoadGenerator.CHATS, LoadGenerator.LOGINS,
         LoadGenerator.LOGINS_AFTER, AppSettings.SERVER_LIMIT, AppSettings.LLM_LIMIT,
         AppSettings.LLM_QUEUE, AppSettings.LLM_WAIT, defaultDeadline(delay));

@@ -11,7 +11,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
- * Runs seed 000's experiment in this process: for each mode, a fresh upstream and a fresh app on
+ * Runs the slow-upstream experiment in this process: for each mode, a fresh upstream and a fresh app on
  * loopback ports chosen by the system, the load against the app, then both stopped. Nothing it
  * starts outlives {@link #run(Progress)}.
  *

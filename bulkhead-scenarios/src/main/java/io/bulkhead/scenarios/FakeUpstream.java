@@ -15,7 +15,7 @@ import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.Callback;
 
 /**
- * The slow provider of seed 000: every request, on any path, is answered {@code 200 a slow answer}
+ * The slow provider of the slow-upstream experiment: every request, on any path, is answered {@code 200 a slow answer}
  * after the same delay. Waiting answers hold no thread (they are scheduled), so the upstream itself is
  * never the bottleneck. It counts its open connections, so a run can report how many the app opened.
  */

@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * Seed 000's load: {@code chats} requests to {@code /chat} at once, then after {@code loginsAfter}
+ * The slow-upstream experiment's load: {@code chats} requests to {@code /chat} at once, then after {@code loginsAfter}
  * {@code logins} requests to {@code /login} at once; every request's latency (to the last byte of the
  * answer) and status are recorded. Each request has its own connection, as a crowd of users would,
  * and its own thread, started before the clock so that the burst measures the app rather than the

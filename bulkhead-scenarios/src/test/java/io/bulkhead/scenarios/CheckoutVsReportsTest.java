@@ -13,7 +13,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The shape of seed 003's outage on a real PostgreSQL, with the degraded report time shortened to 8 s
+ * The shape of the checkout-vs-reports outage on a real PostgreSQL, with the degraded report time shortened to 8 s
  * and reports arriving at 4/s (so the shared pool fills in about 2 s instead of 5) to keep the test
  * near half a minute.
  */

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.bulkhead.Compartment;
 import io.bulkhead.Bulkhead;
+import io.bulkhead.testing.Closer;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -14,34 +15,21 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 class DemoAppTest {
 
   private final HttpClient client = HttpClient.newBuilder()
       .version(HttpClient.Version.HTTP_1_1).build();
-  private final List<AutoCloseable> closing = new ArrayList<>();
-
-  @AfterEach
-  void closeAll() throws Exception {
-    for (AutoCloseable c : closing) {
-      c.close();
-    }
-  }
-
-  private <T extends AutoCloseable> T closeLater(T c) {
-    closing.add(0, c);
-    return c;
-  }
+  @RegisterExtension
+  final Closer closer = new Closer();
 
   private HttpResponse<String> get(URI base, String path) throws Exception {
     return client.send(HttpRequest.newBuilder(base.resolve(path)).build(),
@@ -61,8 +49,8 @@ class DemoAppTest {
   @Test
   void registryHoldsTheCompartmentsOfEachMode() {
     URI upstream = URI.create("http://127.0.0.1:1");
-    DemoApp shared = closeLater(new DemoApp(AppSettings.defaults(Mode.SHARED, upstream)));
-    DemoApp bulkhead = closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream)));
+    DemoApp shared = closer.closeLater(new DemoApp(AppSettings.defaults(Mode.SHARED, upstream)));
+    DemoApp bulkhead = closer.closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream)));
 
     assertThat(shared.registry().all()).extracting(Compartment::name).containsExactly("server");
     assertThat(bulkhead.registry().all()).extracting(Compartment::name)
@@ -79,8 +67,8 @@ class DemoAppTest {
 
   @Test
   void bulkheadMode_fullCompartment_is503WithRetryAfter_andLoginStillAnswers() throws Exception {
-    FakeUpstream upstream = closeLater(FakeUpstream.start(0, Duration.ofSeconds(5)));
-    DemoApp app = closeLater(new DemoApp(settings(Mode.BULKHEAD, upstream.uri(), 10, 1, 0,
+    FakeUpstream upstream = closer.closeLater(FakeUpstream.start(0, Duration.ofSeconds(5)));
+    DemoApp app = closer.closeLater(new DemoApp(settings(Mode.BULKHEAD, upstream.uri(), 10, 1, 0,
         Duration.ZERO, Duration.ofSeconds(30))));
     app.start(0);
     CompletableFuture<HttpResponse<String>> holding = getAsync(app.uri(), "/chat");
@@ -100,9 +88,9 @@ class DemoAppTest {
 
   @Test
   void missedDeadline_is504_inBothModes() throws Exception {
-    FakeUpstream upstream = closeLater(FakeUpstream.start(0, Duration.ofSeconds(5)));
+    FakeUpstream upstream = closer.closeLater(FakeUpstream.start(0, Duration.ofSeconds(5)));
     for (Mode mode : Mode.values()) {
-      DemoApp app = closeLater(new DemoApp(settings(mode, upstream.uri(), 10, 2, 0, Duration.ZERO,
+      DemoApp app = closer.closeLater(new DemoApp(settings(mode, upstream.uri(), 10, 2, 0, Duration.ZERO,
           Duration.ofMillis(300))));
       app.start(0);
 
@@ -119,7 +107,7 @@ class DemoAppTest {
       down = s.getLocalPort();
     }
     for (Mode mode : Mode.values()) {
-      DemoApp app = closeLater(new DemoApp(
+      DemoApp app = closer.closeLater(new DemoApp(
           AppSettings.defaults(mode, URI.create("http://127.0.0.1:" + down))));
       app.start(0);
 
@@ -130,8 +118,8 @@ class DemoAppTest {
 
   @Test
   void adminRoute_answersWhileEverySlotIsTaken_andRouteWaitsBehindTheCap() throws Exception {
-    FakeUpstream upstream = closeLater(FakeUpstream.start(0, Duration.ofSeconds(3)));
-    DemoApp app = closeLater(new DemoApp(settings(Mode.SHARED, upstream.uri(), 1, 1, 0,
+    FakeUpstream upstream = closer.closeLater(FakeUpstream.start(0, Duration.ofSeconds(3)));
+    DemoApp app = closer.closeLater(new DemoApp(settings(Mode.SHARED, upstream.uri(), 1, 1, 0,
         Duration.ZERO, Duration.ofSeconds(30))));
     app.adminRoute("/probe", text("probe")); // /metrics itself is built in: see ObservabilityTest
     app.route("/hello", text("hello"));
@@ -145,14 +133,14 @@ class DemoAppTest {
     await().atMost(10, SECONDS).until(() -> server.stats().waiting() == 1);
 
     assertThat(probe.body()).isEqualTo("probe");
-    assertThat(hello.isDone()).isFalse(); // queued behind the chat, like /login in the seed
+    assertThat(hello.isDone()).isFalse(); // queued behind the chat, like /login in the slow-upstream experiment
     assertThat(holding.get(30, SECONDS).statusCode()).isEqualTo(200);
     assertThat(hello.get(30, SECONDS).body()).isEqualTo("hello");
   }
 
   @Test
   void routesAreFixedOnceStarted_andNamesAreChecked() throws Exception {
-    DemoApp app = closeLater(new DemoApp(AppSettings.defaults(Mode.SHARED,
+    DemoApp app = closer.closeLater(new DemoApp(AppSettings.defaults(Mode.SHARED,
         URI.create("http://127.0.0.1:1"))));
     assertThatThrownBy(() -> app.route("/login", text("x")))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'/login'");
@@ -165,8 +153,8 @@ class DemoAppTest {
 
   @Test
   void replaceRoute_swapsTheHandler_andKeepsTheRouteBehindTheServerCap() throws Exception {
-    FakeUpstream upstream = closeLater(FakeUpstream.start(0, Duration.ofSeconds(3)));
-    DemoApp app = closeLater(new DemoApp(settings(Mode.SHARED, upstream.uri(), 1, 1, 0,
+    FakeUpstream upstream = closer.closeLater(FakeUpstream.start(0, Duration.ofSeconds(3)));
+    DemoApp app = closer.closeLater(new DemoApp(settings(Mode.SHARED, upstream.uri(), 1, 1, 0,
         Duration.ZERO, Duration.ofSeconds(30))));
     CompletableFuture<Void> release = new CompletableFuture<>();
     CompletableFuture<Void> entered = new CompletableFuture<>();
@@ -196,7 +184,7 @@ class DemoAppTest {
 
   @Test
   void replaceRoute_needsAnExistingRoute_beforeTheStart() {
-    DemoApp app = closeLater(new DemoApp(AppSettings.defaults(Mode.SHARED,
+    DemoApp app = closer.closeLater(new DemoApp(AppSettings.defaults(Mode.SHARED,
         URI.create("http://127.0.0.1:1"))));
     assertThatThrownBy(() -> app.replaceRoute("/nowhere", text("x")))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'/nowhere'")
@@ -208,8 +196,8 @@ class DemoAppTest {
 
   @Test
   void loadGenerator_tellsWhenItsClockStarted() throws Exception {
-    FakeUpstream upstream = closeLater(FakeUpstream.start(0, Duration.ofMillis(100)));
-    DemoApp app = closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream.uri())));
+    FakeUpstream upstream = closer.closeLater(FakeUpstream.start(0, Duration.ofMillis(100)));
+    DemoApp app = closer.closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream.uri())));
     app.start(0);
     LoadGenerator load = new LoadGenerator(app.uri(), 2, 2, Duration.ofMillis(50),
         Duration.ofSeconds(30));

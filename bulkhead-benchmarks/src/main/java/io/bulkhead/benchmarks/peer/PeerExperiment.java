@@ -1,5 +1,6 @@
 package io.bulkhead.benchmarks.peer;
 
+import io.bulkhead.config.Quantities;
 import io.bulkhead.scenarios.DemoSettings;
 import io.bulkhead.scenarios.FakeUpstream;
 import io.bulkhead.scenarios.LoadGenerator;
@@ -13,15 +14,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.List;
-import java.util.Locale;
 import java.util.Properties;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
- * Seed 000's experiment against a peer: the demo's app with {@code /chat} guarded by our
+ * The slow-upstream experiment against a peer: the demo's app with {@code /chat} guarded by our
  * compartment, then by Resilience4j's {@code SemaphoreBulkhead}, under the same load; reports login
  * latency, chat outcomes, and how many server slots waiting chats held over time.
  *
@@ -69,10 +66,10 @@ public final class PeerExperiment {
   }
 
   static void run(Options o) {
-    DemoSettings seed = DemoSettings.seed(o.delay);
-    DemoSettings settings = new DemoSettings(seed.delay(), seed.chats(), seed.logins(),
-        o.loginsAfter != null ? o.loginsAfter : seed.loginsAfter(), seed.serverLimit(),
-        seed.llmLimit(), seed.llmQueue(), seed.llmWait(), seed.upstreamDeadline());
+    DemoSettings defaults = DemoSettings.slowUpstream(o.delay);
+    DemoSettings settings = new DemoSettings(defaults.delay(), defaults.chats(), defaults.logins(),
+        o.loginsAfter != null ? o.loginsAfter : defaults.loginsAfter(), defaults.serverLimit(),
+        defaults.llmLimit(), defaults.llmQueue(), defaults.llmWait(), defaults.upstreamDeadline());
     String r4jVersion = resilience4jVersion(); // before the runs: a broken jar fails at once
     Path json = o.out.resolve("peer.json");
     createParent(json, "--out"); // and a directory that cannot be written
@@ -193,7 +190,7 @@ public final class PeerExperiment {
   /** The command line. */
   static final class Options {
     Duration delay = DemoSettings.DELAY;
-    Duration loginsAfter; // null: the seed's
+    Duration loginsAfter; // null: the experiment's default
     Path out = DEFAULT_OUT;
     Path svg = DEFAULT_SVG;
     Duration sampleEvery = DEFAULT_SAMPLE_EVERY;
@@ -250,21 +247,12 @@ public final class PeerExperiment {
       return o;
     }
 
-    private static final Pattern SIMPLE = Pattern.compile("(\\d+(?:\\.\\d+)?)(ms|s|m)");
-
-    /** 30s, 500ms, 2m, or ISO-8601 (PT30S). */
+    /** The grammar of every other duration option and of the YAML file: 30s, 500ms, 2m, PT30S. */
     static Duration duration(String option, String value) {
-      Matcher m = SIMPLE.matcher(value.trim().toLowerCase(Locale.ROOT));
-      if (m.matches()) {
-        double amount = Double.parseDouble(m.group(1));
-        double unitMillis = m.group(2).equals("ms") ? 1 : m.group(2).equals("s") ? 1_000 : 60_000;
-        return Duration.ofNanos(Math.round(amount * unitMillis * 1_000_000));
-      }
       try {
-        return Duration.parse(value.trim());
-      } catch (DateTimeParseException e) {
-        throw new IllegalArgumentException(option + " must be a duration like 30s, 500ms or 2m"
-            + " but was '" + value + "'");
+        return Quantities.parseDuration(value);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(option + ": " + e.getMessage(), e);
       }
     }
   }

@@ -74,8 +74,8 @@ final class PeerReport {
   static String markdown(PeerResult r, String svgLink) {
     DemoSettings s = r.settings();
     StringBuilder m = new StringBuilder();
-    m.append("Seed 000's experiment, both variants in one JVM on loopback: a fake upstream that "
-        + "answers after ").append(duration(s.delay())).append("; the demo app, every route of "
+    m.append("The slow-upstream experiment, both variants in one JVM on loopback: a fake upstream "
+        + "that answers after ").append(duration(s.delay())).append("; the demo app, every route of "
         + "which sits behind a server-wide cap of ").append(s.serverLimit())
         .append(" slots with an unbounded queue; ").append(s.chats())
         .append(" `/chat` at once, then ")

@@ -7,8 +7,9 @@ import java.time.Instant;
 /**
  * Both variants of the experiment and the conditions they ran in.
  *
- * @param settings seed 000's numbers (the chat guard's limit, queue and wait are {@code llmLimit},
- *     {@code llmQueue} and {@code llmWait}; Resilience4j takes the limit and the wait)
+ * @param settings the slow-upstream experiment's numbers (the chat guard's limit, queue and wait
+ *     are {@code llmLimit}, {@code llmQueue} and {@code llmWait}; Resilience4j takes the limit and
+ *     the wait)
  * @param sampleEvery the sampler's period
  * @param bulkhead the run with our compartment
  * @param resilience4j the run with Resilience4j's SemaphoreBulkhead
