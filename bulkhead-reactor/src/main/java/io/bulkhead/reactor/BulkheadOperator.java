@@ -7,6 +7,12 @@ import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
+/*
+ * The operator only wraps the publisher; each subscription is one BulkheadSubscriber, whose opening
+ * comment gives the algorithm, the invariants and the races (cancel vs admission, cancel vs completion,
+ * error vs cancel) as interleavings.
+ */
+
 /**
  * Puts every subscription to a {@code Mono} or a {@code Flux} into a compartment.
  *
