@@ -98,22 +98,12 @@ final class AsyncCall<T> extends CompletableFuture<T> {
     if (!PHASE.compareAndSet(this, RUNNING, FINISHED)) {
       return;
     }
-    DefaultBulkhead.Trampoline trampoline = DefaultBulkhead.Trampoline.enter();
-    try {
-      bulkhead.release(timed, admittedAt);
-      if (failure != null) {
-        super.completeExceptionally(failure);
-      } else {
-        super.complete(value);
-      }
-    } finally {
-      DefaultBulkhead.Trampoline.exit(trampoline);
+    bulkhead.release(timed, admittedAt); // a waiter it grants starts elsewhere, not after us (R8)
+    if (failure != null) {
+      super.completeExceptionally(failure);
+    } else {
+      super.complete(value);
     }
-  }
-
-  /** Starts this call once its waiter has been granted a slot (or passes the slot on, see R3). */
-  void startAfterWait() {
-    bulkhead.startAfterWait(this);
   }
 
   /** Rejection before admission: the call never held a slot. */

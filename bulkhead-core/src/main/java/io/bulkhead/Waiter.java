@@ -94,6 +94,6 @@ final class AsyncWaiter extends Waiter {
 
   @Override
   void expired(DefaultBulkhead bulkhead) {
-    call.expire();
+    bulkhead.runElsewhere(call::expire); // the timer thread runs no user code
   }
 }
