@@ -53,6 +53,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * for a slot is bounded by the compartment's {@code maxWait}) to the last byte of the response body.
  * When it passes, the exchange is aborted and the call fails with {@link UpstreamTimeoutException}.
  *
+ * <p><b>Threads.</b> The future of an admitted call completes, and your dependents of it run, on one
+ * of the client's own daemon threads ({@code upstream-<name>-<n>}, a pool that starts a thread whenever
+ * none is idle): the one that saw the exchange end, or the one the deadline handed the abort to. The
+ * timer that keeps the deadlines ({@code upstream-<name>-deadlines-<n>}) runs no code of yours, so a
+ * dependent that blocks holds up only its own call, never another call's deadline. A call the
+ * compartment refuses fails as {@link Bulkhead#submit} says.
+ *
  * <p>Cancelling the returned future withdraws a waiting call from the queue, or aborts a running one
  * (closing its connection, then freeing its slot). {@link #close()} aborts the calls in flight and
  * releases the client's threads.
@@ -63,6 +70,8 @@ public final class UpstreamClient implements AutoCloseable {
 
   private static final System.Logger LOG = System.getLogger("io.bulkhead.http");
   private static final Method SHUTDOWN_NOW = findShutdownNow();
+  /** How soon a deadline whose abort could not be handed to a thread is tried again. */
+  static final long RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
   private final Bulkhead compartment;
   private final Duration deadline;
@@ -138,7 +147,8 @@ public final class UpstreamClient implements AutoCloseable {
       throw new IllegalStateException("upstream client '" + name() + "' is closed");
     }
     return compartment.submit(
-        () -> new UpstreamCall<>(this, request, bodyHandler).start(http, timer, deadlineNanos));
+        () -> new UpstreamCall<>(this, request, bodyHandler)
+            .start(http, timer, executor, deadlineNanos));
   }
 
   /**
