@@ -19,7 +19,9 @@ class CleanupTest {
   /**
    * Threads that may outlive the run for a bounded time, by name prefix, and why:
    * <ul>
-   *   <li>{@code bulkhead-timer}: the core's shared timer, which ends a second after its last task.
+   *   <li>{@code bulkhead-}: the core's shared timer ({@code bulkhead-timer}), which ends a second
+   *       after its last task, and each compartment's own threads ({@code bulkhead-<name>-<n>}), which
+   *       start queued calls and reject timed-out ones and end 10 s after their last task.
    *   <li>{@code HttpClient-}: on Java 17 the JDK gives no way to close an HttpClient; its selector
    *       thread ends a few seconds after the client is garbage collected (Java 21+ closes it).
    *   <li>{@code ForkJoinPool.commonPool-worker}: the JVM's shared pool, on which the JDK completes
@@ -29,7 +31,7 @@ class CleanupTest {
    * Waited for, with a bound; everything else must be gone at once.
    */
   private static final Set<String> ENDS_ON_ITS_OWN =
-      Set.of("bulkhead-timer", "HttpClient-", "ForkJoinPool.commonPool-worker");
+      Set.of("bulkhead-", "HttpClient-", "ForkJoinPool.commonPool-worker");
 
   @Test
   void experimentLeavesNoThreadAndNoPortBehind() throws Exception {

@@ -45,7 +45,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * compartment's limit, the way an agent's {@code maxSockets} equal to the limit would: nothing queues
  * out of sight inside the client, and a slow upstream cannot make the client open connection after
  * connection. This holds after a deadline too, because an aborted call's connection is closed before
- * its slot is freed. (A streaming body handler such as {@code ofInputStream()} completes at the
+ * its slot is freed, and after an answer the JDK cannot parse (an invalid status line, headers over
+ * its limit), whose connection the JDK would leave open and the client closes before freeing the
+ * slot. (A streaming body handler such as {@code ofInputStream()} completes at the
  * headers, before the body has been read: use one that reads the whole body, such as
  * {@code ofString()}, or the connection outlives the slot.)
  *
