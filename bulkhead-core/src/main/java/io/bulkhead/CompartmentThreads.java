@@ -15,9 +15,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * that never queues never starts one, and an idle process keeps none. Because a task never waits for a
  * busy thread (the queue is a hand-off, the pool has no maximum), a callback that blocks holds only its
  * own thread: the next task of the same compartment runs on another, and no other compartment shares
- * the pool at all. Each task starts or rejects one waiter, so the pool holds one thread per callback
- * of this compartment that is running at that moment (plus idle ones, for at most
- * {@link #IDLE_SECONDS}); a thread dump names the compartment whose callback is stuck.
+ * the pool at all. Each task starts one waiter or rejects the waiters one sweep expired, so the pool
+ * holds one thread per such task of this compartment running at that moment (plus idle ones, for at
+ * most {@link #IDLE_SECONDS}); a thread dump names the compartment whose callback is stuck.
  *
  * <p>Why not the alternatives: {@code ForkJoinPool.commonPool()} has one thread per core minus one (a
  * single thread on a 2-core host) and is shared with every other user of the JVM, so one blocked

@@ -63,7 +63,7 @@ import java.util.function.Supplier;
  *       handed over. `fast` only grows outside the lock and is reset (with the carry) only under it.
  *   I7  No user code runs on the timer thread, and none on a thread for a call other than the one
  *       that thread serves. The timer (shared by every compartment) only takes the lock, flips states,
- *       unlinks, re-arms and hands each expired async waiter to `executor`; the rejection, its
+ *       unlinks, re-arms and hands the async waiters it expired to `executor`; the rejection, its
  *       onRejected listeners and the future's dependents run there. A granted async call starts (its
  *       supplier, its onAdmitted listeners) on `executor` too, never on the thread that freed the slot
  *       (R8). Parked threads are only unparked: they run their own rejection or admission.
@@ -118,7 +118,10 @@ import java.util.function.Supplier;
  *   R9 timeout vs another compartment's callbacks. The timer T0 serves every compartment. T0 expires
  *      A's async waiter; A's onRejected (or a dependent of its future) blocks for seconds. Were it run
  *      on T0, B's sweep would wait behind it and B's 100 ms maxWait would fire seconds late. T0 hands it
- *      to A's `executor` (thread T1) and runs B's sweep on time; only A's own thread is held.
+ *      to A's `executor` (thread T1) and runs B's sweep on time; only A's own thread is held. The
+ *      waiters one sweep expires go to T1 as one batch, failed oldest first: a callback that blocks
+ *      there delays the futures of its batch-mates (their slots and counts are settled already, by
+ *      T0), never a later sweep's, which goes to another thread.
  *
  * Time: deadlines are enqueuedAt + maxWait on the injected Ticker. A parked thread expires itself
  * (parkNanos until its deadline). A waiter without a thread is expired by the sweep, one timer per
@@ -875,9 +878,35 @@ final class DefaultBulkhead implements Bulkhead {
     } finally {
       lock.unlock();
     }
-    if (expired != null) {
-      for (Waiter e : expired) {
-        e.expired(this);
+    if (expired == null) {
+      return;
+    }
+    List<Waiter> rejections = null;
+    for (Waiter e : expired) {
+      if (e instanceof ThreadWaiter) {
+        e.expired(this); // an unpark: the thread runs its own rejection
+      } else {
+        if (rejections == null) {
+          rejections = new ArrayList<>(expired.size());
+        }
+        rejections.add(e);
+      }
+    }
+    if (rejections != null) {
+      // One task per sweep, not per waiter: a sweep can expire millions at once, and a hand-off each
+      // would cost more than the rejections themselves (R9).
+      List<Waiter> batch = rejections;
+      runElsewhere(() -> rejectExpired(batch));
+    }
+  }
+
+  /** On the executor: fails the futures of async waiters the sweep expired, oldest first. */
+  private void rejectExpired(List<Waiter> batch) {
+    for (Waiter w : batch) {
+      try {
+        w.expired(this);
+      } catch (Throwable t) {
+        LOG.log(Level.ERROR, "bulkhead '" + name + "' could not reject a timed-out call", t);
       }
     }
   }
