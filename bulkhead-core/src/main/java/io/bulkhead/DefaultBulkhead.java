@@ -61,12 +61,12 @@ import java.util.function.Supplier;
  *   I6  admitted == slowAdmitted.sum() + fastCarried + fast at rest: every admission is counted once,
  *       by the fast CAS that took its slot, or by `slowAdmitted` for one taken under the lock or
  *       handed over. `fast` only grows outside the lock and is reset (with the carry) only under it.
- *   I7  No user code runs on the timer thread, and none on a thread for a call other than the one
- *       that thread serves. The timer (shared by every compartment) only takes the lock, flips states,
- *       unlinks, re-arms and hands the async waiters it expired to `executor`; the rejection, its
- *       onRejected listeners and the future's dependents run there. A granted async call starts (its
- *       supplier, its onAdmitted listeners) on `executor` too, never on the thread that freed the slot
- *       (R8). Parked threads are only unparked: they run their own rejection or admission.
+ *   I7  No user code runs on a thread the library shares between compartments, and a granted call
+ *       never starts on the thread that freed its slot. The timer (shared by every compartment) only
+ *       takes the lock, flips states, unlinks, re-arms and hands the async waiters it expired to
+ *       `executor`; the rejection, its onRejected listeners and the future's dependents run there. A
+ *       granted async call starts (its supplier, its onAdmitted listeners) on `executor` too (R8).
+ *       Parked threads are only unparked: they run their own rejection or admission.
  *
  * Races, as interleavings
  * -----------------------
