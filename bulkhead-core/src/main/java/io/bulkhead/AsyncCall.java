@@ -21,6 +21,13 @@ import java.util.function.Supplier;
  * frees the slot). Races with the grant and with {@link #start} are written out as R3 and R4 in
  * {@link DefaultBulkhead}.
  *
+ * <p>Threads (I7 and R8 in {@link DefaultBulkhead}): {@link #start} runs on the caller's thread when a
+ * slot was free, and on the compartment's executor when the call waited and was handed one;
+ * {@link #expire} runs on that executor, never on the timer. {@code finish} runs on whichever thread
+ * completes the stage: it frees the slot first (a waiter it grants is handed to the executor, so it
+ * starts without waiting for anything below) and then completes this future, running the caller's
+ * dependents on that thread.
+ *
  * <p>Dependent stages ({@code thenApply} and so on) are plain {@link CompletableFuture}s, through
  * {@link #newIncompleteFuture()}, so none of this leaks into them.
  */
@@ -98,22 +105,12 @@ final class AsyncCall<T> extends CompletableFuture<T> {
     if (!PHASE.compareAndSet(this, RUNNING, FINISHED)) {
       return;
     }
-    DefaultBulkhead.Trampoline trampoline = DefaultBulkhead.Trampoline.enter();
-    try {
-      bulkhead.release(timed, admittedAt);
-      if (failure != null) {
-        super.completeExceptionally(failure);
-      } else {
-        super.complete(value);
-      }
-    } finally {
-      DefaultBulkhead.Trampoline.exit(trampoline);
+    bulkhead.release(timed, admittedAt); // a waiter it grants starts elsewhere, not after us (R8)
+    if (failure != null) {
+      super.completeExceptionally(failure);
+    } else {
+      super.complete(value);
     }
-  }
-
-  /** Starts this call once its waiter has been granted a slot (or passes the slot on, see R3). */
-  void startAfterWait() {
-    bulkhead.startAfterWait(this);
   }
 
   /** Rejection before admission: the call never held a slot. */

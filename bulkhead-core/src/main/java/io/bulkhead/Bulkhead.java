@@ -63,9 +63,15 @@ public interface Bulkhead extends Compartment {
   /**
    * Starts {@code task} when a slot is free and holds the slot until the stage it returns completes.
    *
-   * <p>A waiting call holds no thread. The supplier runs on the thread that admits it: the caller's if a
-   * slot is free, otherwise the thread that frees a slot for it. Rejection completes the returned future
-   * exceptionally with {@link BulkheadFullException}.
+   * <p>A waiting call holds no thread. The supplier runs on the caller's thread if a slot is free;
+   * a call that had to wait starts on one of the compartment's own threads (daemon threads named
+   * {@code bulkhead-<name>-<n>}, started as needed), never on the thread that freed the slot, so that
+   * the releasing caller's code and the waiting call's never wait for each other. Rejection completes
+   * the returned future exceptionally with {@link BulkheadFullException}: on the caller's thread when
+   * the queue is full, on one of the compartment's own threads when {@code maxWait} passes. So the
+   * dependents you attach to the future run on the thread that completes your stage, on the caller's
+   * thread, or on the compartment's own; never on a timer or thread shared with other compartments,
+   * and a dependent that blocks holds up only its own call.
    *
    * <p>Cancelling the returned future (or completing it yourself, as {@code orTimeout} does) while the
    * call waits removes it from the queue. After admission it forwards the cancellation to the stage, and

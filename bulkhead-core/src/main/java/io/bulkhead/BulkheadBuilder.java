@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.Executor;
 
 /**
  * Builds a {@link Bulkhead}. Obtain one from {@link Bulkhead#builder(String)}.
@@ -36,6 +37,7 @@ public final class BulkheadBuilder {
   private final List<BulkheadListener> listeners = new ArrayList<>();
   private Ticker ticker = Ticker.system();
   private Scheduler scheduler; // null: the shared timer
+  private Executor executor; // null: the compartment's own threads
   private Budget budget;
 
   BulkheadBuilder(String name) {
@@ -150,6 +152,16 @@ public final class BulkheadBuilder {
   }
 
   /**
+   * Replaces where the compartment runs the user code no caller's thread is there for (see
+   * {@link CompartmentThreads}), for tests. The executor must never run a task on the thread that
+   * calls {@code execute} unless that thread is the test's own: the timer hands it work.
+   */
+  BulkheadBuilder executor(Executor executor) {
+    this.executor = Objects.requireNonNull(executor, "executor");
+    return this;
+  }
+
+  /**
    * Returns a new compartment with these settings.
    *
    * @throws IllegalArgumentException if the limit was not set, if callers may queue but no
@@ -177,7 +189,8 @@ public final class BulkheadBuilder {
     Duration wait = waitSet ? maxWait : Duration.ZERO;
     BulkheadConfig config = new BulkheadConfig(name, limit, queueBounded, maxQueue, wait);
     Scheduler timer = scheduler != null ? scheduler : SharedTimer.INSTANCE;
+    Executor own = executor != null ? executor : CompartmentThreads.forCompartment(name);
     return new DefaultBulkhead(config, listeners.toArray(new BulkheadListener[0]), ticker, timer,
-        budget);
+        own, budget);
   }
 }

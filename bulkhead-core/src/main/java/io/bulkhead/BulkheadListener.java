@@ -3,9 +3,14 @@ package io.bulkhead;
 /**
  * Receives a compartment's events as they happen: admitted, queued, rejected, cancelled, released.
  *
- * <p>Listeners feed metrics, traces and logs. They are called on the thread that caused the event,
- * after the compartment's state has changed and never while it holds its lock, so a listener can
- * neither block another caller's admission nor strand a slot. A listener that throws is contained: the
+ * <p>Listeners feed metrics, traces and logs. They are called after the compartment's state has
+ * changed and never while it holds its lock, so a listener can neither block another caller's
+ * admission nor strand a slot. Which thread calls them: the caller's, for everything that happens on
+ * its way in ({@code onQueued}, an immediate admission or rejection, {@code onCancelled} on the thread
+ * that cancels); the thread that ends the call, for {@code onReleased}; and one of the compartment's
+ * own threads for an asynchronous call's {@code onAdmitted} after waiting and its {@code onRejected}
+ * when {@code maxWait} passes. Never a thread shared with other compartments, so a listener that
+ * blocks slows its own compartment's callers at worst, never another compartment's timeouts. A listener that throws is contained: the
  * exception is counted in {@link BulkheadStats#listenerFailures()}, logged once per listener at
  * {@code WARNING} through {@link System.Logger}, and the call goes on as if nothing had happened.
  *

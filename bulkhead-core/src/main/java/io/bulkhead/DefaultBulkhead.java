@@ -3,7 +3,6 @@ package io.bulkhead;
 import java.lang.System.Logger.Level;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -11,6 +10,8 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
@@ -61,6 +62,12 @@ import org.jspecify.annotations.Nullable;
  *   I6  admitted == slowAdmitted.sum() + fastCarried + fast at rest: every admission is counted once,
  *       by the fast CAS that took its slot, or by `slowAdmitted` for one taken under the lock or
  *       handed over. `fast` only grows outside the lock and is reset (with the carry) only under it.
+ *   I7  No user code runs on a thread the library shares between compartments, and a granted call
+ *       never starts on the thread that freed its slot. The timer (shared by every compartment) only
+ *       takes the lock, flips states, unlinks, re-arms and hands the async waiters it expired to
+ *       `executor`; the rejection, its onRejected listeners and the future's dependents run there. A
+ *       granted async call starts (its supplier, its onAdmitted listeners) on `executor` too (R8).
+ *       Parked threads are only unparked: they run their own rejection or admission.
  *
  * Races, as interleavings
  * -----------------------
@@ -75,10 +82,10 @@ import org.jspecify.annotations.Nullable;
  *      T1 re-reads, sees the free slot and takes it. With two separate counters T1 would queue behind a
  *      free slot that nobody would ever hand it.
  *   R3 cancel vs grant, async. T1 cancels the future while T2 grants its node. If T1's CAS wins, as R1.
- *      If T2's wins, T1's withdraw fails (the node is GRANTED) and T2, after unlocking, finds the future
- *      done in startAfterWait(): the call counts as withdrawn (not admitted) and T2 passes the slot to
- *      the next waiter or frees it, without calling the supplier. A cancel that lands after that check
- *      is R4.
+ *      If T2's wins, T1's withdraw fails (the node is GRANTED) and T2, after unlocking, hands the start
+ *      to `executor`, whose thread T3 finds the future done in startAfterWait(): the call counts as
+ *      withdrawn (not admitted) and T3 passes the slot to the next waiter or frees it, without calling
+ *      the supplier. A cancel that lands after that check is R4.
  *   R4 cancel vs start, async. T2 runs the supplier, publishes the stage (volatile write), then checks
  *      isDone(); T1 completes the future (a CAS on its result), then reads the stage. Volatile accesses
  *      are sequentially consistent, so at least one of them sees the other and cancels the stage.
@@ -100,6 +107,22 @@ import org.jspecify.annotations.Nullable;
  *      reading the ticker or taking the lock. Both counts come from that one read, so at that instant
  *      the compartment was full and so was its queue: the rejection linearizes there. If T2 frees a
  *      slot just after T1's read, T1's rejection still precedes T2's release, as if T1 had come first.
+ *   R8 release inside user code vs the call it grants. T1 completes the stage of call X; X's release
+ *      grants waiter W and then runs X's onReleased listeners and the dependents of X's future, all on
+ *      T1. If W started on T1 after them (a run queue on T1), a dependent of X that joins W's future, or
+ *      an onReleased listener that calls call() on this compartment (which queues behind W's granted
+ *      slot), would wait for W while W waits for them: a deadlock, or a WAIT_TIMEOUT although W had the
+ *      slot. If W started on T1 before them, W's supplier joining X's future would deadlock instead.
+ *      So T1 only hands W to `executor` and goes on; thread T2 starts W whatever T1's user code does,
+ *      and T1 no longer runs one call's supplier after another, so there is no recursion to bound
+ *      either. A hand-off after a synchronous call() or a Permit's close goes the same way.
+ *   R9 timeout vs another compartment's callbacks. The timer T0 serves every compartment. T0 expires
+ *      A's async waiter; A's onRejected (or a dependent of its future) blocks for seconds. Were it run
+ *      on T0, B's sweep would wait behind it and B's 100 ms maxWait would fire seconds late. T0 hands it
+ *      to A's `executor` (thread T1) and runs B's sweep on time; only A's own thread is held. The
+ *      waiters one sweep expires go to T1 as one batch, failed oldest first: a callback that blocks
+ *      there delays the futures of its batch-mates (their slots and counts are settled already, by
+ *      T0), never a later sweep's, which goes to another thread.
  *
  * Time: deadlines are enqueuedAt + maxWait on the injected Ticker. A parked thread expires itself
  * (parkNanos until its deadline). A waiter without a thread is expired by the sweep, one timer per
@@ -108,6 +131,13 @@ import org.jspecify.annotations.Nullable;
  * ticker is read before the lock, so two waiters that race to the queue can be out of deadline order by
  * the time one of them waited for the lock; the later one is then expired that much late.
  * An unbounded wait arms no timer at all.
+ *
+ * Threads (I7): a synchronous caller runs its task, its own admission, rejection and release, and the
+ * listeners of those, on its own thread. An async call admitted at once starts on the caller's thread;
+ * one that waited starts on `executor`, as does the rejection of one whose maxWait passed. A call's
+ * release, its onReleased listeners and its future's dependents run on the thread that completes its
+ * stage. `executor` is the compartment's own (CompartmentThreads: its choice is argued there), so a
+ * callback that blocks holds one thread of its own compartment and nothing anyone else waits for.
  *
  * What the hot path pays for: two CASes on the state word (one of which also counts the admission), and
  * two reads of the ticker for the admitted latency, which cost more than everything else
@@ -128,11 +158,6 @@ import org.jspecify.annotations.Nullable;
  * waiter's admission is not counted yet (under-counts again); and
  * (limit, state) are read as a pair behind `limitVersion`, a seqlock that setLimit holds odd while it
  * changes the two, so inFlight = limit - available is never computed from a torn pair.
- *
- * Hand-off without recursion: a granted async call runs its supplier on the releasing thread. A
- * supplier whose stage completes at once would release, grant the next, run its supplier and so on,
- * one stack frame per waiter. The thread-local Trampoline turns that into a loop: while a thread is
- * inside a release, the grants it causes are queued and the outermost frame runs them.
  *
  * User code (tasks, suppliers, listeners, future callbacks) never runs while the lock is held.
  */
@@ -160,6 +185,8 @@ final class DefaultBulkhead implements Bulkhead {
   /** Service-time estimate for {@code retryAfter} before any call has finished and without maxWait. */
   static final long DEFAULT_SERVICE_ESTIMATE_NANOS = TimeUnit.SECONDS.toNanos(1);
   private static final long NO_SAMPLE = -1;
+  /** How long to wait before handing a callback to an executor that refused it once. */
+  static final long EXECUTOR_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
   private static final BulkheadFullException.Reason[] REASONS = BulkheadFullException.Reason.values();
 
   private static final VarHandle STATE;
@@ -199,6 +226,7 @@ final class DefaultBulkhead implements Bulkhead {
   private final long maxWaitNanos;
   private final Ticker ticker;
   private final Scheduler scheduler;
+  private final Executor executor;
   private final Budget budget;
   private final Listeners listeners;
 
@@ -224,6 +252,7 @@ final class DefaultBulkhead implements Bulkhead {
       BulkheadListener[] listeners,
       Ticker ticker,
       Scheduler scheduler,
+      Executor executor,
       Budget budget) {
     this.name = config.name();
     this.config = config;
@@ -233,6 +262,7 @@ final class DefaultBulkhead implements Bulkhead {
     this.maxWaitNanos = waitBounded ? Durations.toNanosSaturated(config.maxWaitOrNull()) : 0;
     this.ticker = ticker;
     this.scheduler = scheduler;
+    this.executor = executor;
     this.budget = budget;
     this.listeners = new Listeners(this, listeners);
     for (int i = 0; i < rejected.length; i++) {
@@ -757,17 +787,27 @@ final class DefaultBulkhead implements Bulkhead {
     }
   }
 
-  /** Runs a granted async call, through the trampoline when this thread is already releasing. */
+  /**
+   * Starts a granted async call on the compartment's executor, never on this thread: the thread that
+   * freed the slot may be inside user code that waits for this very call (R8).
+   */
   void dispatch(AsyncCall<?> call) {
-    Trampoline trampoline = Trampoline.enter();
-    if (trampoline == null) {
-      Trampoline.current().pending.add(call); // the outermost frame on this thread will run it
-      return;
-    }
+    runElsewhere(() -> startAfterWait(call));
+  }
+
+  /**
+   * Hands {@code task} (user code: a granted call's start, a timed-out call's rejection) to the
+   * compartment's executor, so that neither the shared timer nor a releasing caller runs it. If the
+   * executor refuses (no thread could be started), the timer retries a moment later: the task is late,
+   * but it is neither lost nor run on a shared thread.
+   */
+  void runElsewhere(Runnable task) {
     try {
-      startAfterWait(call);
-    } finally {
-      Trampoline.exit(trampoline);
+      executor.execute(task);
+    } catch (RejectedExecutionException | OutOfMemoryError refused) {
+      LOG.log(Level.ERROR, () -> "bulkhead '" + name + "' could not start a thread for a callback;"
+          + " retrying in " + TimeUnit.NANOSECONDS.toMillis(EXECUTOR_RETRY_NANOS) + " ms", refused);
+      scheduler.schedule(() -> runElsewhere(task), EXECUTOR_RETRY_NANOS);
     }
   }
 
@@ -840,9 +880,35 @@ final class DefaultBulkhead implements Bulkhead {
     } finally {
       lock.unlock();
     }
-    if (expired != null) {
-      for (Waiter e : expired) {
-        e.expired(this);
+    if (expired == null) {
+      return;
+    }
+    List<Waiter> rejections = null;
+    for (Waiter e : expired) {
+      if (e instanceof ThreadWaiter) {
+        e.expired(this); // an unpark: the thread runs its own rejection
+      } else {
+        if (rejections == null) {
+          rejections = new ArrayList<>(expired.size());
+        }
+        rejections.add(e);
+      }
+    }
+    if (rejections != null) {
+      // One task per sweep, not per waiter: a sweep can expire millions at once, and a hand-off each
+      // would cost more than the rejections themselves (R9).
+      List<Waiter> batch = rejections;
+      runElsewhere(() -> rejectExpired(batch));
+    }
+  }
+
+  /** On the executor: fails the futures of async waiters the sweep expired, oldest first. */
+  private void rejectExpired(List<Waiter> batch) {
+    for (Waiter w : batch) {
+      try {
+        w.expired(this);
+      } catch (Throwable t) {
+        LOG.log(Level.ERROR, "bulkhead '" + name + "' could not reject a timed-out call", t);
       }
     }
   }
@@ -918,52 +984,6 @@ final class DefaultBulkhead implements Bulkhead {
       }
     } finally {
       lock.unlock();
-    }
-  }
-
-  // ------------------------------------------------------------------------------------------------
-
-  /**
-   * Per-thread run queue for granted async calls. {@link #enter()} returns a token when the caller is
-   * the outermost frame on this thread and null when a frame below it is already draining; the
-   * outermost frame's {@link #exit} runs what was queued meanwhile, in order.
-   */
-  static final class Trampoline {
-
-    private static final ThreadLocal<Trampoline> CURRENT = ThreadLocal.withInitial(Trampoline::new);
-
-    final ArrayDeque<AsyncCall<?>> pending = new ArrayDeque<>();
-    private boolean active;
-
-    static Trampoline current() {
-      return CURRENT.get();
-    }
-
-    static Trampoline enter() {
-      Trampoline t = CURRENT.get();
-      if (t.active) {
-        return null;
-      }
-      t.active = true;
-      return t;
-    }
-
-    static void exit(Trampoline token) {
-      if (token == null) {
-        return;
-      }
-      try {
-        AsyncCall<?> next;
-        while ((next = token.pending.poll()) != null) {
-          try {
-            next.startAfterWait();
-          } catch (Throwable t) {
-            LOG.log(Level.ERROR, "a granted call could not be started", t);
-          }
-        }
-      } finally {
-        token.active = false;
-      }
     }
   }
 }

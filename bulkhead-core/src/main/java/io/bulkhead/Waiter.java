@@ -54,7 +54,10 @@ abstract class Waiter {
   /** Called outside the lock after {@link #grant()} succeeded for this node. */
   abstract void granted(DefaultBulkhead bulkhead);
 
-  /** Called outside the lock after the timer moved this node to {@code TIMED_OUT}. */
+  /**
+   * Called outside the lock after the timer moved this node to {@code TIMED_OUT}: on the timer thread
+   * for a parked thread (an unpark), on the compartment's executor for an async call (I7).
+   */
   abstract void expired(DefaultBulkhead bulkhead);
 }
 
@@ -94,6 +97,6 @@ final class AsyncWaiter extends Waiter {
 
   @Override
   void expired(DefaultBulkhead bulkhead) {
-    call.expire();
+    call.expire(); // on the compartment's executor: the sweep hands it there (R9)
   }
 }

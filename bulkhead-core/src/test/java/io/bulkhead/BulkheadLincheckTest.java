@@ -38,8 +38,12 @@ public class BulkheadLincheckTest {
 
   private final FakeTicker ticker = new FakeTicker();
   private final ManualScheduler scheduler = new ManualScheduler(ticker);
+  // Hand-offs and timeout rejections wait for runHandOffs(): a granted call that has not started yet,
+  // and a timed-out one whose future is not failed yet, are states other operations race with (R8).
+  private final ManualExecutor handOffs = new ManualExecutor();
   private final Bulkhead bulkhead = Bulkhead.builder("lincheck").limit(INITIAL_LIMIT)
-      .maxQueue(MAX_QUEUE).maxWait(MAX_WAIT).ticker(ticker).scheduler(scheduler).build();
+      .maxQueue(MAX_QUEUE).maxWait(MAX_WAIT).ticker(ticker).scheduler(scheduler)
+      .executor(handOffs).build();
 
   private final ConcurrentLinkedDeque<Permit> permits = new ConcurrentLinkedDeque<>();
   private final ConcurrentLinkedDeque<Stage> running = new ConcurrentLinkedDeque<>();
@@ -151,6 +155,12 @@ public class BulkheadLincheckTest {
     scheduler.runDue();
   }
 
+  /** The compartment's own thread starts the granted calls and fails the timed-out ones. */
+  @Operation
+  public void runHandOffs() {
+    handOffs.runPending();
+  }
+
   @Operation
   public void setLimit(@Param(name = "limit") int limit) {
     maxLimitEver.accumulateAndGet(limit, Math::max);
@@ -162,6 +172,7 @@ public class BulkheadLincheckTest {
     if (violations.get() > 0) {
       throw new IllegalStateException("more calls inside the dependency than the highest limit");
     }
+    runHandOffs(); // what is granted starts and what timed out fails, before the harness counts
     BulkheadStats s = bulkhead.stats();
     // A cancelled running stage is still in `running` but has released its slot.
     int runningNow = 0;
@@ -195,6 +206,7 @@ public class BulkheadLincheckTest {
     for (int guard = 0; guard < 100; guard++) {
       closePermit();
       completeRunning();
+      runHandOffs();
       if (permits.isEmpty() && running.stream().allMatch(CompletableFuture::isDone)
           && bulkhead.stats().waiting() == 0) {
         break;
@@ -203,6 +215,7 @@ public class BulkheadLincheckTest {
     for (Stage stage : running) {
       stage.finish(() -> stage.complete("drained"));
     }
+    runHandOffs();
     BulkheadStats end = bulkhead.stats();
     if (end.inFlight() != 0 || end.waiting() != 0) {
       throw new IllegalStateException("not settled: " + end);
@@ -255,6 +268,12 @@ public class BulkheadLincheckTest {
     // setLimit raising against a withdrawal and a release.
     options.addCustomScenario(race(List.of("submit", "submit", "submit"), List.of("raiseLimit"),
         List.of("cancelNewest"), List.of("completeRunning")));
+    // R8: a granted call not started yet (its start waits on the compartment's executor) against a
+    // withdrawal, and a timed-out one not failed yet against a release; both then run.
+    options.addCustomScenario(race(List.of("submit", "submit", "completeRunning"),
+        List.of("cancelNewest"), List.of("runHandOffs"), List.of("completeRunning")));
+    options.addCustomScenario(race(List.of("submit", "submit", "timePasses"),
+        List.of("completeRunning"), List.of("runHandOffs"), List.of("cancelNewest")));
     // R6: lowering against fast acquire and release.
     options.addCustomScenario(race(List.of("raiseLimit", "tryAcquire"), List.of("lowerLimit"),
         List.of("tryAcquire"), List.of("closePermit", "tryAcquire")));

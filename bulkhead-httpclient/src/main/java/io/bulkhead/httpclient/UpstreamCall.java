@@ -10,6 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -41,6 +42,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *     makes exchangeEnded() ignore the exchange's completion, and calls finish() itself only after
  *     cancel() has returned; and the JDK's request timeout is never armed (sendAsync refuses a request
  *     that carries one).
+ *   - a failure of the exchange itself (an invalid status line, response headers over the JDK's
+ *     limit): the JDK fails the exchange without closing its connection, which stays open, outside
+ *     the pool, for as long as the upstream keeps it. exchangeEnded() closes it before finish():
+ *     cancelling a new incomplete future of the JDK's (newIncompleteFuture() shares the exchange's
+ *     cancel hook) cancels the exchange, which closes its connection on the calling thread unless
+ *     the response was read to its end, when the connection is already back in the pool and is
+ *     left alone. On a future without such a hook the cancel is a no-op.
  *
  * Races, as interleavings
  * -----------------------
@@ -53,6 +61,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *      `stage`, when `exchange` is already set; the deadline timer is armed after `exchange` is set too.
  *   R3 abort vs abort (deadline, a forwarded cancel, close): the `aborting` CAS lets the first one
  *      through; the others return at once.
+ *   R4 deadline vs other calls' callers. The timer thread T0 serves every call of the client. An abort
+ *      ends in finish(), which frees the slot and completes the caller's future, running the caller's
+ *      dependents and the compartment's onReleased listeners. Were that run on T0, a caller's
+ *      whenComplete that blocks would hold every other call's deadline back. So T0 only hands the
+ *      abort to `callbacks` (the client's cached pool: a task never waits for a busy thread) and is
+ *      free for the next deadline at once; T1 there closes the connection and finishes.
  */
 final class UpstreamCall<T> {
 
@@ -64,6 +78,8 @@ final class UpstreamCall<T> {
   private final AtomicBoolean finished = new AtomicBoolean();
   private volatile CompletableFuture<HttpResponse<T>> exchange;
   private volatile ScheduledFuture<?> deadline;
+  private ScheduledExecutorService timer; // set in start(), before the deadline is armed
+  private Executor callbacks;
 
   UpstreamCall(UpstreamClient client, HttpRequest request, HttpResponse.BodyHandler<T> handler) {
     this.client = client;
@@ -73,7 +89,9 @@ final class UpstreamCall<T> {
 
   /** The compartment admitted this call: send it and return the stage the slot is held on. */
   CompletionStage<HttpResponse<T>> start(HttpClient http, ScheduledExecutorService timer,
-      long deadlineNanos) {
+      Executor callbacks, long deadlineNanos) {
+    this.timer = timer;
+    this.callbacks = callbacks;
     if (!client.track(this)) {
       finish(null, new CancellationException("upstream client '" + client.name() + "' is closed"));
       return stage;
@@ -87,7 +105,7 @@ final class UpstreamCall<T> {
     }
     exchange = sent;
     try {
-      deadline = timer.schedule(() -> abort(null), deadlineNanos, TimeUnit.NANOSECONDS);
+      deadline = timer.schedule(this::deadlinePassed, deadlineNanos, TimeUnit.NANOSECONDS);
     } catch (RejectedExecutionException closing) {
       abort(new CancellationException("upstream client '" + client.name() + "' is closed"));
       return stage;
@@ -96,11 +114,39 @@ final class UpstreamCall<T> {
     return stage;
   }
 
+  /** On the timer thread, which runs no caller's code (R4): the abort runs on {@code callbacks}. */
+  private void deadlinePassed() {
+    try {
+      callbacks.execute(() -> abort(null));
+    } catch (RejectedExecutionException refused) {
+      // The client is closing (close() aborts every call in flight), or no thread could be started:
+      // ask again shortly. A timer that refuses too is closed, and close() has aborted this call.
+      try {
+        deadline = timer.schedule(this::deadlinePassed, UpstreamClient.RETRY_NANOS,
+            TimeUnit.NANOSECONDS);
+      } catch (RejectedExecutionException closed) {
+        // close() aborted the call
+      }
+    }
+  }
+
   private void exchangeEnded(HttpResponse<T> response, Throwable failure) {
     if (aborting.get()) {
       return; // the abort finishes, after the connection is closed (R1)
     }
+    if (failure != null) {
+      closeConnectionOf(exchange);
+    }
     finish(response, failure == null ? null : translate(failure));
+  }
+
+  /** Closes the connection of an exchange that failed by itself; see the design comment. */
+  private static void closeConnectionOf(CompletableFuture<?> failed) {
+    try {
+      failed.newIncompleteFuture().cancel(true);
+    } catch (RuntimeException notCancellable) {
+      // Nothing more can be done from outside the JDK; the failure is reported as it is.
+    }
   }
 
   /**
@@ -126,6 +172,7 @@ final class UpstreamCall<T> {
     try {
       response = sent.get();
     } catch (ExecutionException e) {
+      closeConnectionOf(sent);
       failure = translate(e.getCause());
     } catch (CancellationException | InterruptedException e) {
       failure = reason != null ? reason : timeout();

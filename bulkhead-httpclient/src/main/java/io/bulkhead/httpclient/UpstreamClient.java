@@ -46,13 +46,22 @@ import org.jspecify.annotations.Nullable;
  * compartment's limit, the way an agent's {@code maxSockets} equal to the limit would: nothing queues
  * out of sight inside the client, and a slow upstream cannot make the client open connection after
  * connection. This holds after a deadline too, because an aborted call's connection is closed before
- * its slot is freed. (A streaming body handler such as {@code ofInputStream()} completes at the
+ * its slot is freed, and after an answer the JDK cannot parse (an invalid status line, headers over
+ * its limit), whose connection the JDK would leave open and the client closes before freeing the
+ * slot. (A streaming body handler such as {@code ofInputStream()} completes at the
  * headers, before the body has been read: use one that reads the whole body, such as
  * {@code ofString()}, or the connection outlives the slot.)
  *
  * <p><b>The deadline</b> bounds how long one call may hold its slot: it counts from admission (the wait
  * for a slot is bounded by the compartment's {@code maxWait}) to the last byte of the response body.
  * When it passes, the exchange is aborted and the call fails with {@link UpstreamTimeoutException}.
+ *
+ * <p><b>Threads.</b> The future of an admitted call completes, and your dependents of it run, on one
+ * of the client's own daemon threads ({@code upstream-<name>-<n>}, a pool that starts a thread whenever
+ * none is idle): the one that saw the exchange end, or the one the deadline handed the abort to. The
+ * timer that keeps the deadlines ({@code upstream-<name>-deadlines-<n>}) runs no code of yours, so a
+ * dependent that blocks holds up only its own call, never another call's deadline. A call the
+ * compartment refuses fails as {@link Bulkhead#submit} says.
  *
  * <p>Cancelling the returned future withdraws a waiting call from the queue, or aborts a running one
  * (closing its connection, then freeing its slot). {@link #close()} aborts the calls in flight and
@@ -64,6 +73,8 @@ public final class UpstreamClient implements AutoCloseable {
 
   private static final System.Logger LOG = System.getLogger("io.bulkhead.http");
   private static final Method SHUTDOWN_NOW = findShutdownNow();
+  /** How soon a deadline whose abort could not be handed to a thread is tried again. */
+  static final long RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
   private final Bulkhead compartment;
   private final Duration deadline;
@@ -139,7 +150,8 @@ public final class UpstreamClient implements AutoCloseable {
       throw new IllegalStateException("upstream client '" + name() + "' is closed");
     }
     return compartment.submit(
-        () -> new UpstreamCall<>(this, request, bodyHandler).start(http, timer, deadlineNanos));
+        () -> new UpstreamCall<>(this, request, bodyHandler)
+            .start(http, timer, executor, deadlineNanos));
   }
 
   /**

@@ -75,6 +75,67 @@ class UpstreamClientTest {
   }
 
   @Test
+  void aCallersDependentThatBlocks_doesNotDelayAnotherCallsDeadline() throws Exception {
+    CountingUpstream upstream = closer.closeLater(CountingUpstream.silent());
+    Bulkhead llm = Bulkhead.builder("llm").limit(2).build();
+    Duration deadline = Duration.ofMillis(200);
+    UpstreamClient client = closer.closeLater(UpstreamClient.builder(llm).deadline(deadline).build());
+    java.util.concurrent.CountDownLatch blocker = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicReference<String> where =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    try {
+      client.sendAsync(get(upstream.uri("/first")), BodyHandlers.ofString())
+          .whenComplete((answer, failure) -> {
+            where.set(Thread.currentThread().getName());
+            entered.countDown();
+            try {
+              blocker.await(); // held until the test ends
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          });
+      assertThat(entered.await(30, SECONDS)).as("the first call's deadline passed").isTrue();
+
+      long before = System.nanoTime();
+      CompletableFuture<HttpResponse<String>> second =
+          client.sendAsync(get(upstream.uri("/second")), BodyHandlers.ofString());
+      assertThat(failureOf(second)).isInstanceOf(UpstreamTimeoutException.class);
+      System.out.printf("D4: the second call's %d ms deadline fired after %d ms while the first"
+          + " call's whenComplete was blocked%n", deadline.toMillis(),
+          (System.nanoTime() - before) / 1_000_000);
+      assertThat(where.get()).as("the thread that ran the caller's dependent")
+          .doesNotContain("deadlines");
+    } finally {
+      blocker.countDown();
+    }
+  }
+
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.EnumSource(MalformedUpstream.Garbage.class)
+  void aMalformedResponse_closesItsConnection_beforeTheSlotIsFreed(MalformedUpstream.Garbage garbage)
+      throws Exception {
+    MalformedUpstream upstream = closer.closeLater(new MalformedUpstream(garbage));
+    Bulkhead llm = Bulkhead.builder("llm").limit(2).maxQueue(20)
+        .maxWait(Duration.ofSeconds(60)).build();
+    UpstreamClient client = closer.closeLater(
+        UpstreamClient.builder(llm).deadline(Duration.ofSeconds(30)).build());
+
+    List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      calls.add(client.sendAsync(get(upstream.uri()), BodyHandlers.ofString()));
+    }
+    for (CompletableFuture<HttpResponse<String>> call : calls) {
+      assertThat(failureOf(call)).isInstanceOf(UpstreamException.class)
+          .hasMessageContaining("'llm'");
+    }
+    assertThat(llm.stats().inFlight()).isZero();
+    assertThat(upstream.accepted()).isEqualTo(20); // a failed connection is never reused
+    // Every connection was closed by the client: the upstream reads end of stream on each.
+    await().atMost(10, SECONDS).untilAsserted(() -> assertThat(upstream.openNow()).isZero());
+  }
+
+  @Test
   void connectionsNeverExceedTheLimit_answersReuseThem() throws Exception {
     CountingUpstream upstream = closer.closeLater(
         CountingUpstream.answeringAfter(Duration.ofMillis(20), 200));

@@ -31,7 +31,8 @@ import org.eclipse.jetty.util.Callback;
  * finishes on the admitting thread or answers later from another one. A request admitted at once runs
  * on the thread that called handle(); one admitted later runs on the context's executor, so the thread
  * that freed the slot (maybe completing an unrelated response) only hands it over. Likewise a refusal
- * after waiting, which the compartment reports on its timer thread, is answered on that executor.
+ * after waiting, which the compartment reports on a thread of its own, is answered on that executor,
+ * where Jetty writes every response.
  *
  * Two one-shot gates
  * ------------------
@@ -116,8 +117,8 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
     if (queued.isDone()) {
       admissionEnded(queued); // refused at once, or already handled: on this Jetty thread
     } else {
-      // A later refusal comes from the compartment's timer thread, shared by every compartment in
-      // the JVM: answer it on the server's executor instead.
+      // A later refusal comes from one of the compartment's own threads: answer it on the server's
+      // executor, like every response.
       queued.whenComplete((ignored, failure) -> {
         if (failure != null) {
           dispatch(() -> admissionEnded(queued));

@@ -190,6 +190,53 @@ class BulkheadHandlerTest {
   }
 
   @Test
+  void oneRoutesBlockingListener_doesNotDelayAnotherRoutes503() throws Exception {
+    java.util.concurrent.CountDownLatch blocker = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+    Duration maxWait = Duration.ofMillis(100);
+    Bulkhead audit = Bulkhead.builder("audit").limit(1).maxQueue(1).maxWait(maxWait)
+        .listener(new io.bulkhead.BulkheadListener() {
+          @Override
+          public void onRejected(io.bulkhead.Compartment c, BulkheadFullException.Reason reason) {
+            if (reason == BulkheadFullException.Reason.WAIT_TIMEOUT) {
+              entered.countDown();
+              try {
+                blocker.await(); // held until the test ends: an audit log that hangs
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            }
+          }
+        }).build();
+    Bulkhead checkout = compartment("checkout", 1, 1, maxWait);
+    start(BulkheadHandler.builder().route("/audit", audit).route("/checkout", checkout).build());
+    try (Socket auditHolder = RawHttp.sendGet(port, "/audit")) {
+      HeldRequests.Held auditHeld = app.next();
+      try (Socket checkoutHolder = RawHttp.sendGet(port, "/checkout");
+          Socket auditWaiter = RawHttp.sendGet(port, "/audit")) {
+        HeldRequests.Held checkoutHeld = app.next();
+        assertThat(entered.await(10, SECONDS)).as("audit's waiter timed out").isTrue();
+
+        long before = System.nanoTime();
+        RawHttp.Answer refused = RawHttp.get(port, "/checkout"); // 30 s socket timeout on the bug
+        long tookMillis = (System.nanoTime() - before) / 1_000_000;
+        System.out.printf("D1 at the Jetty edge: /checkout's 503 after %d ms (maxWait %d ms) while"
+            + " /audit's onRejected was blocked%n", tookMillis, maxWait.toMillis());
+
+        assertThat(refused.status).isEqualTo(503);
+        assertThat(checkout.stats().rejected(BulkheadFullException.Reason.WAIT_TIMEOUT))
+            .isEqualTo(1);
+        blocker.countDown();
+        assertThat(RawHttp.read(auditWaiter.getInputStream()).status).isEqualTo(503);
+        checkoutHeld.answer("done");
+      } finally {
+        blocker.countDown();
+        auditHeld.answer("done");
+      }
+    }
+  }
+
+  @Test
   void waitTimeout_answers503_afterMaxWait_withoutCallingTheHandler() throws Exception {
     Bulkhead llm = compartment("llm", 1, 1, Duration.ofMillis(300));
     start(BulkheadHandler.builder().route("/chat", llm).build());

@@ -120,6 +120,8 @@ class BulkheadMetricsTest {
     // 200 ms later the first call finishes; the oldest waiter gets its slot after waiting 200 ms.
     ticker.advance(Duration.ofMillis(200));
     stages.get(0).complete("a");
+    // The waiter starts on the compartment's own thread; the fake clock stands still until it has.
+    await().atMost(Duration.ofSeconds(30)).until(() -> timer(QUEUE_WAIT, "llm").count() == 1);
     assertMatchesStats(llm);
     assertThat(timer(CALL_DURATION, "llm").count()).isEqualTo(1);
     assertThat(timer(CALL_DURATION, "llm").totalTime(MILLISECONDS)).isEqualTo(200);

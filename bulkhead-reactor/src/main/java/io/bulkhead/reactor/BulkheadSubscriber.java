@@ -89,8 +89,9 @@ import reactor.util.context.Context;
  *      demand to exactly one of them.
  *
  * Threads: admit() and so the upstream's subscription run on the subscribing thread if a slot is free,
- * otherwise on the thread that frees one; rejections run on the subscribing thread (QUEUE_FULL) or the
- * compartment's timer (WAIT_TIMEOUT). Nothing here switches threads.
+ * otherwise on one of the compartment's own threads once a slot is handed over; rejections run on
+ * the subscribing thread (QUEUE_FULL) or the compartment's own threads (WAIT_TIMEOUT). Nothing here
+ * switches threads: the core does, so that no subscription starts inside another one's completion.
  */
 final class BulkheadSubscriber<T> implements CoreSubscriber<T>, Subscription, Scannable {
 

@@ -24,7 +24,7 @@ final class FluxBulkhead<T> extends FluxOperator<T, T> {
   @SuppressWarnings("rawtypes") // Scannable declares the raw Attr
   public Object scanUnsafe(Attr key) {
     if (key == Attr.RUN_STYLE) {
-      return Attr.RunStyle.ASYNC; // a waiting subscription is started by the thread that frees a slot
+      return Attr.RunStyle.ASYNC; // a waiting subscription starts on its compartment's own threads
     }
     return super.scanUnsafe(key);
   }

@@ -40,13 +40,12 @@
  * <h2>Which thread runs what</h2>
  *
  * <p>The operator never switches threads itself, and never holds a lock while it calls the upstream or
- * the subscriber. A subscription that had to wait is started by the thread that freed its slot: the
- * thread on which another subscription in the same compartment completed, failed or was cancelled (or
- * the one that raised the limit). The upstream is subscribed there, so whatever the upstream does
+ * the subscriber. A subscription that had to wait is started on one of its compartment's own threads
+ * ({@code bulkhead-<name>-<n>}), never on the thread that freed the slot and never on a thread shared
+ * with other compartments. The upstream is subscribed there, so whatever the upstream does
  * synchronously on subscription runs there too. A {@code WAIT_TIMEOUT} is signalled on the
- * compartment's timer thread ({@code bulkhead-timer}). If that matters, move the work off those
- * threads with Reactor's own operators: {@code subscribeOn} before the operator for the upstream's
- * subscription, {@code publishOn} after it for what the subscriber does with the signals:
+ * compartment's own threads as well. If that matters, move the work off those threads with Reactor's
+ * own operators: {@code subscribeOn} before the operator for the upstream's subscription, {@code publishOn} after it for what the subscriber does with the signals:
  *
  * <pre>{@code
  * client.complete(prompt)

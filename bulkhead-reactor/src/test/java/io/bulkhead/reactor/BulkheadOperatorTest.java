@@ -9,6 +9,8 @@ import io.bulkhead.Permit;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -120,7 +122,7 @@ class BulkheadOperatorTest {
   }
 
   @Test
-  void theUpstreamIsCancelledBeforeTheFreedSlotAdmitsTheNextWaiter() {
+  void theUpstreamIsCancelledBeforeTheFreedSlotAdmitsTheNextWaiter() throws Exception {
     Bulkhead llm = compartment(1, 1);
     List<String> events = new CopyOnWriteArrayList<>();
     Mono<String> first = Sinks.<String>one().asMono()
@@ -133,10 +135,15 @@ class BulkheadOperatorTest {
 
     var firstSubscription = first.transformDeferred(BulkheadOperator.of(llm)).subscribe();
     AtomicReference<String> secondValue = new AtomicReference<>();
-    second.transformDeferred(BulkheadOperator.of(llm)).subscribe(secondValue::set);
+    CountDownLatch secondDone = new CountDownLatch(1);
+    second.transformDeferred(BulkheadOperator.of(llm))
+        .doOnTerminate(secondDone::countDown)
+        .subscribe(secondValue::set);
     assertThat(llm.stats().waiting()).isEqualTo(1);
 
     firstSubscription.dispose();
+    // The second starts on the compartment's own threads once the first's slot is handed to it.
+    assertThat(secondDone.await(VERIFY_TIMEOUT.toSeconds(), TimeUnit.SECONDS)).isTrue();
 
     assertThat(events).containsExactly("first subscribed", "first cancelled", "second subscribed");
     assertThat(secondValue).hasValue("second");
@@ -217,7 +224,7 @@ class BulkheadOperatorTest {
   }
 
   @Test
-  void aWaiterThatGetsNoSlotWithinMaxWaitSignalsWaitTimeoutFromTheTimerThread() {
+  void aWaiterThatGetsNoSlotWithinMaxWaitSignalsWaitTimeoutFromItsCompartmentsThread() {
     Bulkhead llm = Bulkhead.builder("llm").limit(1).maxQueue(1).maxWait(Duration.ofMillis(20)).build();
     Permit held = llm.tryAcquire().orElseThrow();
     AtomicBoolean upstreamSubscribed = new AtomicBoolean();
@@ -235,7 +242,8 @@ class BulkheadOperatorTest {
                 full -> assertThat(full.reason()).isEqualTo(BulkheadFullException.Reason.WAIT_TIMEOUT)))
         .verify(VERIFY_TIMEOUT);
 
-    assertThat(signalledOn).hasValue("bulkhead-timer");
+    assertThat(signalledOn.get()).as("the compartment's own thread, never the timer shared by all")
+        .startsWith("bulkhead-llm-");
     assertThat(upstreamSubscribed).isFalse();
     assertThat(llm.stats().rejected(BulkheadFullException.Reason.WAIT_TIMEOUT)).isEqualTo(1);
     assertThat(llm.stats().waiting()).isZero();

@@ -7,9 +7,9 @@ import io.bulkhead.BulkheadStats;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Queue;
 import java.util.Random;
-import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -34,6 +34,8 @@ class CancelStressTest {
   private static final int OPERATIONS_PER_THREAD = 500;
   private static final long SEED = 20_250_412L;
   private static final long HANG_GUARD_SECONDS = 60;
+  /** How long one look for a call to answer waits before the counts are read again. */
+  private static final long DRAIN_POLL_MILLIS = 50;
 
   // What a thread does next, out of 20: subscribe 8, cancel one of its calls 6, complete one 4, fail 2.
   private static final int SUBSCRIBE_WEIGHT = 8;
@@ -47,7 +49,7 @@ class CancelStressTest {
   private final AtomicInteger dependencySubscriptions = new AtomicInteger();
   private final AtomicInteger cancelledAtDependency = new AtomicInteger();
   /** Calls the dependency is working on and has not answered yet. */
-  private final Queue<Call> answerable = new ConcurrentLinkedQueue<>();
+  private final BlockingQueue<Call> answerable = new LinkedBlockingQueue<>();
 
   /**
    * One call, seen from both ends: the caller's subscription, and the dependency's side of it, which
@@ -141,9 +143,16 @@ class CancelStressTest {
       }
       assertThat(failures).isEmpty();
 
-      // Answer whatever the dependency still holds; each answer admits the next waiter on this thread.
-      for (Call call = answerable.poll(); call != null; call = answerable.poll()) {
-        call.answer(0);
+      // Answer whatever the dependency still holds. Each answer frees a slot, and the waiter it is
+      // handed to starts on the compartment's own threads, reaching the dependency a moment later: so
+      // keep answering until nothing is in flight or waiting.
+      long drainDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
+      while (llm.stats().inFlight() > 0 || llm.stats().waiting() > 0) {
+        assertThat(System.nanoTime() - drainDeadline).as("drained before the hang guard").isNegative();
+        Call call = answerable.poll(DRAIN_POLL_MILLIS, TimeUnit.MILLISECONDS);
+        if (call != null) {
+          call.answer(0);
+        }
       }
 
       BulkheadStats stats = llm.stats();

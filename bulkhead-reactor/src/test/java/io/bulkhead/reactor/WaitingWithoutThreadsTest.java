@@ -26,6 +26,9 @@ import reactor.core.scheduler.Schedulers;
  */
 class WaitingWithoutThreadsTest {
 
+  /** Only a bug makes the chains of hand-offs take this long. */
+  private static final long BUG_BOUND_SECONDS = 60;
+
   private static final int LIMIT = 10;
   private static final int SUBSCRIPTIONS = 10_000;
   private static final int SCHEDULER_THREADS = 2;
@@ -45,7 +48,8 @@ class WaitingWithoutThreadsTest {
         }
         return Mono.fromSupplier(() -> index);
       };
-      List<Integer> completed = new ArrayList<>(); // written only by the thread that releases, below
+      List<Integer> completed = java.util.Collections.synchronizedList(new ArrayList<>());
+      CountDownLatch allCompleted = new CountDownLatch(SUBSCRIPTIONS);
       Set<String> waitersAdmittedOn = ConcurrentHashMap.newKeySet();
       Set<String> subscribedOn = ConcurrentHashMap.newKeySet();
       CountDownLatch allSubscribed = new CountDownLatch(SUBSCRIPTIONS);
@@ -66,7 +70,10 @@ class WaitingWithoutThreadsTest {
             .transformDeferred(BulkheadOperator.of(llm));
         subscribe[index] = () -> {
           guarded.subscribe(value -> {}, error -> errors.incrementAndGet(),
-              () -> completed.add(index));
+              () -> {
+                completed.add(index);
+                allCompleted.countDown();
+              });
           subscribedOn.add(Thread.currentThread().getName());
           allSubscribed.countDown();
           if (index + 1 < SUBSCRIPTIONS) {
@@ -95,18 +102,21 @@ class WaitingWithoutThreadsTest {
       assertThat(parkedInBulkhead()).isEmpty();
       assertThat(held).hasSize(LIMIT);
 
-      // Free the ten slots from this thread. Each waiter is admitted on the thread that freed its slot
-      // (this one), and its Mono completes there at once and frees the slot for the next.
+      // Free the ten slots from this thread. A waiter handed a slot starts on its compartment's own
+      // threads (never on the thread that freed the slot, nor on a thread shared with other
+      // compartments); its Mono completes there at once and frees the slot for the next waiter. The
+      // ten slots make ten such chains, which run side by side, so completions interleave: FIFO
+      // admission itself is the core's promise and is checked there, exactly.
       for (Sinks.One<Integer> sink : held) {
         sink.tryEmitValue(-1).orThrow();
       }
 
+      assertThat(allCompleted.await(BUG_BOUND_SECONDS, TimeUnit.SECONDS)).as("every waiter completed")
+          .isTrue();
       assertThat(errors).hasValue(0);
-      assertThat(waitersAdmittedOn).containsExactly(Thread.currentThread().getName());
-      assertThat(completed).hasSize(SUBSCRIPTIONS);
-      assertThat(completed.stream().filter(index -> index >= LIMIT).toList())
-          .as("waiters complete in the order they queued")
-          .isEqualTo(IntStream.range(LIMIT, SUBSCRIPTIONS).boxed().toList());
+      assertThat(waitersAdmittedOn).isNotEmpty()
+          .allSatisfy(name -> assertThat(name).startsWith("bulkhead-llm-"));
+      assertThat(completed).hasSize(SUBSCRIPTIONS).doesNotHaveDuplicates();
       BulkheadStats done = llm.stats();
       assertThat(done.inFlight()).isZero();
       assertThat(done.waiting()).isZero();

@@ -18,8 +18,9 @@ class CleanupTest {
   /**
    * Threads that may outlive the run, by name prefix, and what the test waits for instead of them:
    * <ul>
-   *   <li>{@code bulkhead-timer}: the core's shared timer, which ends a second after its last task;
-   *       joined.
+   *   <li>{@code bulkhead-}: the core's shared timer ({@code bulkhead-timer}), which ends a second
+   *       after its last task, and each compartment's own threads ({@code bulkhead-<name>-<n>}), which
+   *       end 10 s after their last task; joined.
    *   <li>{@code HttpClient-}: on Java 17 the JDK gives no way to close an HttpClient; its selector
    *       thread ends once the client is garbage collected (Java 21+ closes it); joined, collecting
    *       garbage while it runs.
@@ -30,10 +31,10 @@ class CleanupTest {
    * </ul>
    * Everything else must be gone as soon as the run returns.
    */
-  private static final String TIMER = "bulkhead-timer";
+  private static final String LIBRARY_THREADS = "bulkhead-";
   private static final String HTTP_CLIENT = "HttpClient-";
   private static final String COMMON_POOL = "ForkJoinPool.commonPool-worker";
-  private static final Set<String> ENDS_ON_ITS_OWN = Set.of(TIMER, HTTP_CLIENT, COMMON_POOL);
+  private static final Set<String> ENDS_ON_ITS_OWN = Set.of(LIBRARY_THREADS, HTTP_CLIENT, COMMON_POOL);
 
   /** A bound on each wait, so that a thread that never ends fails the test instead of hanging it. */
   private static final long BOUND_SECONDS = 60;
