@@ -31,7 +31,9 @@
  *       the upstream is never subscribed.
  *   <li><b>Cancelled after admission</b>: the upstream is cancelled first, then the slot is freed, so the
  *       dependency never sees more subscriptions than the limit.
- *   <li><b>Completion or error</b>: the slot is freed, then the signal is passed on.
+ *   <li><b>Completion or error</b>: the slot is freed, then the signal is passed on; except for an
+ *       upstream that answers during its own subscription (a {@code Mono.just}), whose signal is
+ *       passed on first and whose slot is freed as soon as that subscription returns.
  * </ul>
  *
  * <p>The slot is freed exactly once however the subscription ends, even when a cancel races with the
@@ -45,7 +47,8 @@
  * with other compartments. The upstream is subscribed there, so whatever the upstream does
  * synchronously on subscription runs there too. A {@code WAIT_TIMEOUT} is signalled on the
  * compartment's own threads as well. If that matters, move the work off those threads with Reactor's
- * own operators: {@code subscribeOn} before the operator for the upstream's subscription, {@code publishOn} after it for what the subscriber does with the signals:
+ * own operators: {@code subscribeOn} before the operator for the upstream's subscription,
+ * {@code publishOn} after it for what the subscriber does with the signals:
  *
  * <pre>{@code
  * client.complete(prompt)
