@@ -40,7 +40,8 @@ import org.jspecify.annotations.Nullable;
  *
  * Connections: one command connection and one pub/sub connection, both on one RedisClient configured
  * for a bulkhead (short command timeout, commands rejected at once while disconnected, a bounded
- * request queue). If Redis does not answer at start-up the store is created anyway and connects from
+ * request queue). Connecting gets a longer timeout of its own: it is off every caller's path, and a
+ * JVM's first connection also starts Netty, which missed a 500 ms bound on a busy host. If Redis does not answer at start-up the store is created anyway and connects from
  * the caller's scheduler (connectIfNeeded); every operation until then throws StoreUnavailable.
  *
  * Races
@@ -109,6 +110,7 @@ final class LettuceLeaseStore implements LeaseStore {
   private final boolean ownsClient;
   private final String where;
   private final Consumer<String> onReleased;
+  private final Duration commandTimeout;
   private final AtomicLong scriptReloads = new AtomicLong();
   private final String acquireSha;
   private final String releaseSha;
@@ -118,18 +120,22 @@ final class LettuceLeaseStore implements LeaseStore {
   private volatile @Nullable StatefulRedisPubSubConnection<String, String> pubSub;
   private volatile boolean closed;
 
-  LettuceLeaseStore(RedisClient client, boolean ownsClient, RedisURI uri, Duration commandTimeout,
-      Consumer<String> onReleased) {
+  LettuceLeaseStore(RedisClient client, boolean ownsClient, RedisURI uri, Duration connectTimeout,
+      Duration commandTimeout, Consumer<String> onReleased) {
     this.client = client;
     this.ownsClient = ownsClient;
     this.where = uri.getHost() + ":" + uri.getPort(); // never the URI itself: it may hold a password
     this.onReleased = onReleased;
+    this.commandTimeout = commandTimeout;
+    // No TimeoutOptions: they would hold the handshake and the subscription to the command timeout
+    // too. The sync API waits at most the connection's timeout and then cancels the command; the URI
+    // gives it the connect timeout while connecting, connectIfNeeded lowers it afterwards.
     client.setOptions(ClientOptions.builder()
         .autoReconnect(true)
         .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
         .requestQueueSize(REQUEST_QUEUE_SIZE)
-        .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
-        .socketOptions(SocketOptions.builder().connectTimeout(commandTimeout).build())
+        .timeoutOptions(TimeoutOptions.builder().timeoutCommands(false).build())
+        .socketOptions(SocketOptions.builder().connectTimeout(connectTimeout).build())
         .build());
     this.acquireSha = sha1(ACQUIRE);
     this.releaseSha = sha1(RELEASE);
@@ -155,10 +161,12 @@ final class LettuceLeaseStore implements LeaseStore {
         }
       });
       p.sync().subscribe(RELEASE_CHANNEL);
+      warnIfLeasesCanBeEvicted(c.sync());
+      c.setTimeout(commandTimeout); // from here on each command gets the short timeout
+      p.setTimeout(commandTimeout);
       connection = c;
       pubSub = p;
       commands = c.sync();
-      warnIfLeasesCanBeEvicted(c.sync());
       LOG.log(Level.INFO, "connected to Redis at " + where);
       return true;
     } catch (RedisException e) {

@@ -17,10 +17,12 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -97,12 +99,17 @@ final class RedisBulkhead implements FleetBulkhead {
   private final boolean waitBounded;
   private final long maxWaitNanos;
   private final long maxCallNanos;
+  private final Executor threads;
   private volatile int limit;
 
   private final ConcurrentLinkedDeque<LeaseWaiter> leaseWaiters = new ConcurrentLinkedDeque<>();
   private final Set<FleetLease> active = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean wakePending = new AtomicBoolean();
   private final AtomicBoolean inFallback;
+  // The rejoin window (R7): while `rejoining`, admissions use the share until globalAgainAt.
+  private volatile boolean rejoining;
+  private volatile long globalAgainAt;
+  private volatile @Nullable String epoch; // as the last grant or renewal reported it
   private final LongAdder fallbackSwitches = new LongAdder();
   private final LongAdder fleetTimeouts = new LongAdder();
   private final LongAdder refusedByFallback = new LongAdder();
@@ -121,6 +128,7 @@ final class RedisBulkhead implements FleetBulkhead {
     this.waitBounded = wait.isPresent();
     this.maxWaitNanos = wait.map(Duration::toNanos).orElse(Long.MAX_VALUE);
     this.maxCallNanos = maxCallNanos;
+    this.threads = CompartmentThreads.forCompartment(name);
     this.inFallback = new AtomicBoolean(!fleet.connected());
     if (inFallback.get()) {
       fallbackSwitches.increment();
@@ -180,16 +188,66 @@ final class RedisBulkhead implements FleetBulkhead {
       Supplier<? extends CompletionStage<T>> task) {
     Objects.requireNonNull(task, "task");
     long deadline = deadlineFromNow();
-    return gate.submit(() -> obtainAsync(deadline).thenCompose(ticket -> {
-      CompletionStage<T> stage;
+    return gate.submit(() -> {
+      Ticket now;
+      LeaseWaiter w = null;
       try {
-        stage = Objects.requireNonNull(task.get(), "the task returned null instead of a stage");
-      } catch (RuntimeException | Error e) {
-        ticket.release();
-        throw e;
+        now = leaseWaiters.isEmpty() ? attempt() : null;
+        if (now == null) {
+          w = enqueueAsync(deadline);
+        }
+      } catch (BulkheadFullException e) {
+        return CompletableFuture.failedFuture(e);
       }
-      return stage.whenComplete((result, failure) -> ticket.release());
-    }));
+      if (now != null) {
+        return start(task, now); // admitted at once: on the caller's thread, as core does
+      }
+      return startAfterWait(task, w);
+    });
+  }
+
+  private static <T extends @Nullable Object> CompletionStage<T> start(
+      Supplier<? extends CompletionStage<T>> task, Ticket ticket) {
+    CompletionStage<T> stage;
+    try {
+      stage = Objects.requireNonNull(task.get(), "the task returned null instead of a stage");
+    } catch (RuntimeException | Error e) {
+      ticket.release();
+      throw e;
+    }
+    return stage.whenComplete((result, failure) -> ticket.release());
+  }
+
+  /**
+   * The stage of a submit that waits for a lease. Its outcome, lease or refusal, is taken up on this
+   * compartment's own threads, never on the scheduler that completed the waiter (I7). Cancelling the
+   * stage (the caller cancelled its future, and core forwards that) withdraws the waiter (I6).
+   */
+  private <T extends @Nullable Object> CompletionStage<T> startAfterWait(
+      Supplier<? extends CompletionStage<T>> task, LeaseWaiter w) {
+    CompletableFuture<T> out = new CompletableFuture<>();
+    w.whenCompleteAsync((ticket, failure) -> {
+      if (failure != null) {
+        out.completeExceptionally(failure instanceof CompletionException && failure.getCause() != null
+            ? failure.getCause() : failure);
+      } else if (out.isDone()) {
+        ticket.release(); // R6: withdrawn after the scheduler handed it the lease
+      } else {
+        start(task, ticket).whenComplete((result, error) -> {
+          if (error != null) {
+            out.completeExceptionally(error);
+          } else {
+            out.complete(result);
+          }
+        });
+      }
+    }, threads);
+    out.whenComplete((result, failure) -> {
+      if (out.isCancelled() && w.cancel(false)) {
+        leaseWaiters.remove(w); // R6: withdrawn before a lease came; no ticket was ever taken
+      }
+    });
+    return out;
   }
 
   private long deadlineFromNow() {
@@ -236,17 +294,7 @@ final class RedisBulkhead implements FleetBulkhead {
   }
 
   /** Stage 2 for submit: the same queue, with a timer in place of a parked thread. */
-  private CompletableFuture<Ticket> obtainAsync(long deadline) {
-    if (leaseWaiters.isEmpty()) {
-      try {
-        Ticket now = attempt();
-        if (now != null) {
-          return CompletableFuture.completedFuture(now);
-        }
-      } catch (BulkheadFullException e) {
-        return CompletableFuture.failedFuture(e);
-      }
-    }
+  private LeaseWaiter enqueueAsync(long deadline) {
     LeaseWaiter w = enqueue(deadline);
     if (deadline != Long.MAX_VALUE) {
       fleet.schedule(() -> {
@@ -279,24 +327,41 @@ final class RedisBulkhead implements FleetBulkhead {
    * the local share, or a refusal.
    */
   private @Nullable Ticket attempt() {
+    if (inFallback.get() && rejoining && System.nanoTime() - globalAgainAt < 0) {
+      return shareSlot(); // R7: the rejoin window; Redis answers, but not every lease is back yet
+    }
     String id = UUID.randomUUID().toString();
     long ttl = Math.min(fleet.leaseTtlMillis(), TimeUnit.NANOSECONDS.toMillis(maxCallNanos));
     LeaseStore.Grant grant;
     try {
       grant = store.acquire(name, limit, ttl, id);
     } catch (StoreUnavailableException e) {
+      rejoining = false; // unreachable again: the window starts afresh when it answers
       if (inFallback.compareAndSet(false, true)) {
         fallbackSwitches.increment();
         logFallback(e.getMessage());
       }
-      if (share > 0 && fallbackPermits.tryAcquire()) {
-        return new FallbackSlot();
-      }
-      refusedByFallback.increment();
-      throw reject(BulkheadFullException.Reason.QUEUE_FULL);
+      return shareSlot();
     }
-    if (inFallback.compareAndSet(true, false)) {
-      LOG.log(Level.INFO, "compartment '" + name + "' reaches Redis again: admitting by fleet leases");
+    String known = epoch;
+    epoch = grant.epoch();
+    boolean lostItsData = known != null && !known.equals(grant.epoch());
+    if (inFallback.get() || lostItsData) {
+      boolean windowOver = !lostItsData && rejoining && System.nanoTime() - globalAgainAt >= 0;
+      if (!windowOver) {
+        if (grant.granted()) {
+          giveBack(id); // taken while the fleet's count may still miss calls: not used
+        }
+        if (lostItsData || !rejoining) {
+          startRejoining(lostItsData ? "Redis lost its leases (a restart without its data?)"
+              : "Redis answers again");
+        }
+        return shareSlot();
+      }
+      rejoining = false;
+      if (inFallback.compareAndSet(true, false)) {
+        LOG.log(Level.INFO, "compartment '" + name + "' admits by fleet leases again");
+      }
     }
     if (!grant.granted()) {
       return null;
@@ -304,6 +369,41 @@ final class RedisBulkhead implements FleetBulkhead {
     FleetLease lease = new FleetLease(id, grant.fencingToken(), grant.epoch(), System.nanoTime());
     active.add(lease);
     return lease;
+  }
+
+  /**
+   * Keeps admitting by the static share for one lease TTL: by then every process's renewal has
+   * registered the calls it still runs (renewals come every third of a TTL), so the fleet's count is
+   * whole again before this process trusts it. Logged once per window.
+   */
+  private void startRejoining(String why) {
+    globalAgainAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(fleet.leaseTtlMillis());
+    rejoining = true;
+    if (inFallback.compareAndSet(false, true)) {
+      fallbackSwitches.increment();
+    }
+    LOG.log(Level.WARNING, "compartment '" + name + "': " + why + "; "
+        + (share > 0 ? "admitting at most " + share + " calls of this process without leases"
+            : "refusing every call (failClosed)")
+        + " for one lease TTL (" + fleet.leaseTtlMillis() + " ms) while the fleet registers the"
+        + " calls it still runs, then by fleet leases");
+  }
+
+  /** A slot of the static share, or the immediate refusal of the fallback policy (never queued). */
+  private Ticket shareSlot() {
+    if (share > 0 && fallbackPermits.tryAcquire()) {
+      return new FallbackSlot();
+    }
+    refusedByFallback.increment();
+    throw reject(BulkheadFullException.Reason.QUEUE_FULL);
+  }
+
+  private void giveBack(String leaseId) {
+    try {
+      store.release(name, leaseId);
+    } catch (StoreUnavailableException e) {
+      // it expires within one TTL
+    }
   }
 
   private void logFallback(String why) {
@@ -383,7 +483,11 @@ final class RedisBulkhead implements FleetBulkhead {
       LOG.log(Level.WARNING, "compartment '" + name + "': Redis lost its leases (a restart without"
           + " its data?); the " + sent.size() + " calls of this process still running were registered"
           + " again");
+      if (!rejoining) {
+        startRejoining("Redis lost its leases");
+      }
     }
+    epoch = result.epoch();
     for (String id : result.lost()) {
       for (FleetLease l : sent) {
         if (l.id.equals(id) && active.remove(l)) { // R2: a lease released meanwhile is not lost

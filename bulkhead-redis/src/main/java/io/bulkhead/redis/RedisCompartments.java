@@ -65,9 +65,11 @@ public final class RedisCompartments implements AutoCloseable {
       return t;
     });
     scheduler.setRemoveOnCancelPolicy(true);
-    RedisURI bounded = RedisURI.builder(uri).withTimeout(settings.commandTimeout).build();
+    // The URI's timeout bounds connecting and the connection's handshake; each command is then held
+    // to the shorter command timeout (LettuceLeaseStore sets it on the connection once it is open).
+    RedisURI bounded = RedisURI.builder(uri).withTimeout(settings.connectTimeout).build();
     this.store = new LettuceLeaseStore(RedisClient.create(bounded), true, bounded,
-        settings.commandTimeout, this::released);
+        settings.connectTimeout, settings.commandTimeout, this::released);
     if (!store.connectIfNeeded()) {
       LOG.log(Level.WARNING, "Redis at " + store.where() + " is unreachable: fleet compartments admit"
           + " by their fallback policy (a local share, or none) until it answers");
@@ -81,7 +83,8 @@ public final class RedisCompartments implements AutoCloseable {
 
   /**
    * Connects to the Redis at {@code uri} ({@code redis://[password@]host:port[/database]}) with the
-   * default settings: leases of 10 seconds, commands that time out after 500 ms, a poll every second.
+   * default settings: leases of 10 seconds, commands that time out after 500 ms, connecting for at
+   * most 5 seconds, a poll every second.
    *
    * @throws IllegalArgumentException if {@code uri} is not a Redis URI
    */
@@ -214,6 +217,12 @@ public final class RedisCompartments implements AutoCloseable {
     private static final Duration MIN_LEASE_TTL = Duration.ofMillis(300);
     private Duration leaseTtl = Duration.ofSeconds(10);
     private Duration commandTimeout = Duration.ofMillis(500);
+    // Connecting is off every caller's path (at start-up, or Lettuce reconnecting in the background
+    // while callers are refused at once), and the first connection of a JVM also starts Netty's event
+    // loops and loads its classes: more than 500 ms on a busy 2-core host. Five seconds is ten
+    // command timeouts, enough for that cold start and a TLS handshake, and still bounds how long
+    // connect() blocks on a host that swallows packets.
+    private Duration connectTimeout = Duration.ofSeconds(5);
     private Duration pollInterval = Duration.ofSeconds(1);
 
     private Settings() {}
@@ -235,6 +244,17 @@ public final class RedisCompartments implements AutoCloseable {
     /** How long one command to Redis may take before the compartment treats Redis as unreachable. */
     public Settings commandTimeout(Duration commandTimeout) {
       this.commandTimeout = positive("commandTimeout", commandTimeout);
+      return this;
+    }
+
+    /**
+     * How long opening a connection (TCP, TLS, {@code HELLO}/{@code AUTH}, the subscription) may take
+     * before Redis counts as unreachable; 5 seconds by default. It is longer than the command timeout
+     * because the first connection of a JVM also starts the network client, which can take more than a
+     * command may; callers never wait for it (while disconnected, commands are refused at once).
+     */
+    public Settings connectTimeout(Duration connectTimeout) {
+      this.connectTimeout = positive("connectTimeout", connectTimeout);
       return this;
     }
 

@@ -1,6 +1,7 @@
 package io.bulkhead.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.bulkhead.Permit;
@@ -101,6 +102,66 @@ class RedisOutageTest {
       assertThat(llm.tryAcquire()).as("the whole limit, and no more").isEmpty();
       all.forEach(Permit::close);
     }
+  }
+
+  @Test
+  void keepsTheStaticShareForOneLeaseTtlAfterRedisReturns() throws Exception {
+    String name = "llm";
+    Duration ttl = Duration.ofSeconds(3); // the window the test's admissions must fall into
+    try (RedisServerProcess redis = new RedisServerProcess(RedisServerProcess.freePort()).start();
+        RedisCompartments fleet = RedisCompartments.settings().leaseTtl(ttl).pollInterval(POLL)
+            .commandTimeout(COMMAND_TIMEOUT).connect(redis.uri())) {
+      FleetBulkhead llm = fleet.builder(name).limit(5).fallbackToLocalShare(2).build();
+      Permit running = llm.tryAcquire().orElseThrow();
+
+      redis.stop();
+      await().atMost(Duration.ofSeconds(20)).pollInterval(POLL).until(() -> {
+        Optional<Permit> p = llm.tryAcquire();
+        p.ifPresent(Permit::close);
+        return llm.fleetStats().inFallback();
+      });
+      Permit duringOutage = llm.tryAcquire().orElseThrow();
+
+      redis.start(); // empty: the running call's lease is gone until this process registers it
+      await().atMost(Duration.ofSeconds(30)).pollInterval(POLL)
+          .until(() -> leasesInRedis(redis, name) == 1);
+      Permit afterReturn = llm.tryAcquire().orElseThrow();
+      FleetStats rejoining = llm.fleetStats();
+      assertThat(rejoining.fallbackInFlight()).as("admitted by the share, not by a lease")
+          .isEqualTo(2);
+      assertThat(rejoining.leasesHeld()).isEqualTo(1);
+      assertThat(rejoining.inFallback()).isTrue();
+      assertThat(leasesInRedis(redis, name)).isEqualTo(1);
+      assertThat(llm.tryAcquire()).as("the share of 2 is taken").isEmpty();
+
+      await().atMost(ttl.multipliedBy(3)).pollInterval(POLL).until(() -> {
+        Optional<Permit> p = llm.tryAcquire();
+        p.ifPresent(Permit::close);
+        return p.isPresent() && !llm.fleetStats().inFallback();
+      });
+      assertThat(llm.fleetStats().fallbackSwitches()).as("one outage, one switch").isEqualTo(1);
+      running.close();
+      duringOutage.close();
+      afterReturn.close();
+      assertThat(leasesInRedis(redis, name)).isZero();
+      assertThat(llm.fleetStats().fallbackInFlight()).isZero();
+      assertThat(llm.stats().inFlight()).isZero();
+    }
+  }
+
+  @Test
+  void connectingGetsItsOwnTimeoutLongerThanACommands() throws Exception {
+    try (RedisServerProcess redis = new RedisServerProcess(RedisServerProcess.freePort()).start();
+        RedisCompartments fleet = RedisCompartments.settings().commandTimeout(Duration.ofNanos(1))
+            .connect(redis.uri())) {
+      // No connection opens in a nanosecond; the default connect timeout lets it, and only the
+      // commands after it are held to the command timeout.
+      FleetBulkhead llm = fleet.builder("llm").limit(5).build();
+      assertThat(llm.fleetStats().inFallback()).isFalse();
+    }
+    assertThatThrownBy(() -> RedisCompartments.settings().connectTimeout(Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("connectTimeout must be positive but was PT0S");
   }
 
   private static long leasesInRedis(RedisServerProcess redis, String name) {
