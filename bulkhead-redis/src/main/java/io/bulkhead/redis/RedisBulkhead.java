@@ -41,12 +41,28 @@ import org.jspecify.annotations.Nullable;
  *      FIFO waiting without a thread per waiter, the fast local "no", stats and listeners, and caps the
  *      process at the fleet's limit (no process can use more than the whole fleet may).
  *   2. Inside a gate slot, a ticket: a lease in Redis (one script round trip), or, while Redis is
- *      unreachable, a slot of the static local share (a Semaphore of `share` permits; none when
- *      failing closed). If the fleet is full, the call joins `leaseWaiters`, a FIFO of futures, and
- *      waits for what is left of maxWait. Only the head is served: the fleet's scheduler thread
- *      (serveWaiters) takes a lease for it and completes its future, then serves the next, and stops
- *      at the first refusal. It is woken by the pub/sub message every release publishes, by a local
- *      fallback release, and by a slow poll (leases that expire send no message).
+ *      unreachable and for one lease TTL after it answers again (R7), a slot of the static local
+ *      share (a Semaphore of `share` permits; none when failing closed). A full share refuses at once
+ *      (QUEUE_FULL): fallback refusals are never queued. If the fleet is full, the call joins
+ *      `leaseWaiters`, a FIFO of futures, and waits for what is left of maxWait. Only the head is
+ *      served: the fleet's scheduler thread (serveWaiters) takes a lease for it and completes its
+ *      future, then serves the next, and stops at the first refusal. It is woken by the pub/sub
+ *      message every release publishes, by a local fallback release, and by a slow poll (leases that
+ *      expire send no message).
+ *
+ * Why two stages, and what it costs. The gate is what gives a FleetBulkhead core's stats, listeners,
+ * meters and diagnosis: BulkheadStats has no public constructor, and core's setLimit refuses 0, so
+ * the gate cannot be made to queue callers while this process holds no lease. A call that waits in
+ * stage 2 therefore already holds a gate slot: core counts it admitted, and when the fleet frees no
+ * lease within maxWait it ends as completed, with onReleased, not as a WAIT_TIMEOUT rejection (it is
+ * counted in fleetTimeouts, and its caller gets BulkheadFullException WAIT_TIMEOUT). A cancelled
+ * submit is likewise counted completed, not cancelled. Counting these as core does needs a core hook
+ * that lets an integration admit on a compartment's behalf; until then this is a documented limit.
+ *
+ * Threads (I7, as in core): a synchronous caller waits, runs and releases on its own thread. A submit
+ * admitted at once starts on the caller's thread; one that waited for a lease starts on
+ * `threads`, this compartment's own (CompartmentThreads), as does the completion of one refused after
+ * waiting: never on the fleet's scheduler, which every compartment of the fleet shares.
  * The call runs with the ticket and gives it back when it ends: one round trip to release the lease.
  * While its call runs, a lease is renewed by the fleet's renewal task (one batched round trip per
  * process), never past the call's maxCallDuration.
@@ -62,6 +78,8 @@ import org.jspecify.annotations.Nullable;
  *      refusal, or by its own caller on timeout/interrupt. Whoever loses the race does not keep the
  *      ticket: serveWaiters releases a ticket its future refused.
  *   I5 stage 2 holds at most `limit` waiters: each waits inside a gate slot.
+ *   I6 a submit's waiter leaves `leaseWaiters` when it is served, refused, times out, or its stage is
+ *      cancelled; a cancelled one never runs its supplier and keeps no ticket (R6).
  *
  * Races, as interleavings
  * -----------------------
@@ -81,6 +99,16 @@ import org.jspecify.annotations.Nullable;
  *      expires within one TTL. A call admitted in fallback gives its permit back locally and wakes the
  *      local waiters. Calls admitted by the share while Redis was away hold no lease: after Redis
  *      returns, the fleet may run limit + shares until they end (the documented worst case).
+ *   R6 cancel vs grant, async. The caller cancels `out` while the scheduler completes the waiter with
+ *      a ticket. If the cancel wins the waiter's CAS (w.cancel), the waiter never gets a ticket and is
+ *      unlinked; serveWaiters skips a done head. If the grant wins, the continuation on `threads`
+ *      finds `out` done and releases the ticket without calling the supplier.
+ *   R7 rejoin window. Redis answers again (the first acquire that succeeds in fallback) or shows a new
+ *      epoch (an acquire or a renewal): the calls other processes still run may not be registered
+ *      yet, since each registers at its next renewal, within a third of a TTL. So the compartment keeps
+ *      admitting by its share until one TTL has passed (`globalAgainAt`), gives back a lease the
+ *      detecting acquire took, and stays `inFallback`. Two callers that detect it at once may both log
+ *      and restart the window: it only lasts longer.
  *   R5 wake coalescing. wake() sets `wakePending` and schedules serveWaiters once; serveWaiters clears
  *      the flag before it reads the queue, so a release after the clear schedules another run and
  *      no wake-up is lost.

@@ -86,8 +86,15 @@ public final class RedisCompartmentBuilder {
   }
 
   /**
-   * While Redis is unreachable, admits at most {@code share} calls of this process, without leases.
-   * The fleet may then run up to the limit plus the shares of the processes cut off from Redis.
+   * While Redis is unreachable, and for one lease TTL after it answers again or is found to have lost
+   * its data, admits at most {@code share} calls of this process, without leases. The fleet may then
+   * run up to the limit plus the shares of the processes cut off from Redis.
+   *
+   * <p>A call that finds the share taken is refused at once with {@code QUEUE_FULL}: it does not wait
+   * for a slot of the share, whatever {@code maxQueue} and {@code maxWait} say, and callers already
+   * waiting for a lease when Redis becomes unreachable are refused the same way unless the share has
+   * room. The refusal is counted in {@link FleetStats#refusedByFallback()}; this process's
+   * {@code stats()} count such a call admitted and completed, not rejected.
    */
   public RedisCompartmentBuilder fallbackToLocalShare(int share) {
     if (share < 1) {
@@ -98,7 +105,10 @@ public final class RedisCompartmentBuilder {
     return this;
   }
 
-  /** While Redis is unreachable, refuses every call (with {@code QUEUE_FULL}). */
+  /**
+   * While Redis is unreachable, and for one lease TTL after it answers again, refuses every call at
+   * once with {@code QUEUE_FULL}, as {@link #fallbackToLocalShare(int)} refuses beyond its share.
+   */
   public RedisCompartmentBuilder failClosed() {
     this.localShare = FAIL_CLOSED;
     return this;
