@@ -1,0 +1,311 @@
+package io.bulkhead.redis;
+
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+
+/*
+ * The lease store on Redis, through Lettuce.
+ *
+ * Algorithm
+ * ---------
+ * Per compartment three keys share one hash tag, so a cluster keeps them on one slot:
+ *   {bulkhead:NAME}:leases  sorted set, lease id -> expiry in milliseconds of the server's TIME
+ *   {bulkhead:NAME}:fence   the fencing counter, INCR once per grant
+ *   {bulkhead:NAME}:epoch   the TIME at which this state was born; a new value means the old was lost
+ * Each operation is one script, so each is atomic on the server and costs one round trip. The server's
+ * TIME is the only clock: a process sends durations, never instants, so clock skew between hosts
+ * cannot lengthen or shorten a lease.
+ *
+ * Scripts run by EVALSHA. A server restarted without its script cache answers NOSCRIPT; the call is then
+ * repeated once with EVAL, which runs the script and loads it again (counted in scriptReloads).
+ *
+ * Connections: one command connection and one pub/sub connection, both on one RedisClient configured
+ * for a bulkhead (short command timeout, commands rejected at once while disconnected, a bounded
+ * request queue). Connecting gets a longer timeout of its own: it is off every caller's path, and a
+ * JVM's first connection also starts Netty, which missed a 500 ms bound on a busy host. If Redis does not answer at start-up the store is created anyway and connects from
+ * the caller's scheduler (connectIfNeeded); every operation until then throws StoreUnavailable.
+ *
+ * Races
+ * -----
+ *   R1 connect vs use. `commands` is volatile and set once by connectIfNeeded (on the fleet's single
+ *      scheduler thread or the constructor); an operation reads it once: null means unavailable.
+ *   R2 close vs use. close() nulls `commands` before closing the connections; an operation that read it
+ *      before gets a RedisException from the closed connection, reported as StoreUnavailable.
+ * Lettuce's own threads only run the pub/sub callback, which hands the compartment's name to
+ * `onReleased` (the fleet schedules the wake-up; nothing blocks on the event loop).
+ */
+final class LettuceLeaseStore implements LeaseStore {
+
+  private static final System.Logger LOG = System.getLogger("io.bulkhead.redis");
+
+  /** Requests Lettuce may queue on one connection before it refuses more, instead of 2^31 - 1. */
+  private static final int REQUEST_QUEUE_SIZE = 1024;
+  static final String RELEASE_CHANNEL = "bulkhead:released";
+
+  private static final String NOW_AND_EPOCH = ""
+      + "local t = redis.call('TIME')\n"
+      + "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n";
+
+  private static final String ACQUIRE = NOW_AND_EPOCH
+      + "local epoch = redis.call('GET', KEYS[3])\n"
+      + "if not epoch then epoch = t[1] .. '.' .. t[2]; redis.call('SET', KEYS[3], epoch) end\n"
+      + "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)\n"
+      + "local held = redis.call('ZCARD', KEYS[1])\n"
+      + "if held >= tonumber(ARGV[1]) then return {0, held, epoch} end\n"
+      + "redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])\n"
+      + "return {1, redis.call('INCR', KEYS[2]), epoch}\n";
+
+  private static final String RELEASE = ""
+      + "local removed = redis.call('ZREM', KEYS[1], ARGV[1])\n"
+      + "redis.call('PUBLISH', ARGV[2], ARGV[3])\n"
+      + "return removed\n";
+
+  // KEYS: leases_1, epoch_1, leases_2, epoch_2, ...; ARGV: expected epoch_k, "id ms id ms ..." for k.
+  private static final String RENEW = NOW_AND_EPOCH
+      + "local out = {}\n"
+      + "for k = 1, #KEYS / 2 do\n"
+      + "  local leases = KEYS[2 * k - 1]\n"
+      + "  local epoch = redis.call('GET', KEYS[2 * k])\n"
+      + "  if not epoch then epoch = t[1] .. '.' .. t[2]; redis.call('SET', KEYS[2 * k], epoch) end\n"
+      + "  local same = epoch == ARGV[2 * k - 1]\n"
+      + "  local lost = {}\n"
+      + "  local id = nil\n"
+      + "  for word in string.gmatch(ARGV[2 * k], '%S+') do\n"
+      + "    if id == nil then id = word else\n"
+      + "      local expiry = now + tonumber(word)\n"
+      + "      if same then\n"
+      + "        local score = redis.call('ZSCORE', leases, id)\n"
+      + "        if score and tonumber(score) > now then redis.call('ZADD', leases, expiry, id)\n"
+      + "        else table.insert(lost, id) end\n"
+      + "      else\n"
+      + "        redis.call('ZADD', leases, expiry, id)\n"
+      + "      end\n"
+      + "      id = nil\n"
+      + "    end\n"
+      + "  end\n"
+      + "  out[k] = {epoch, lost}\n"
+      + "end\n"
+      + "return out\n";
+
+  private final RedisClient client;
+  private final boolean ownsClient;
+  private final String where;
+  private final Consumer<String> onReleased;
+  private final Duration commandTimeout;
+  private final AtomicLong scriptReloads = new AtomicLong();
+  private final String acquireSha;
+  private final String releaseSha;
+  private final String renewSha;
+  private volatile @Nullable RedisCommands<String, String> commands;
+  private volatile @Nullable StatefulRedisConnection<String, String> connection;
+  private volatile @Nullable StatefulRedisPubSubConnection<String, String> pubSub;
+  private volatile boolean closed;
+
+  LettuceLeaseStore(RedisClient client, boolean ownsClient, RedisURI uri, Duration connectTimeout,
+      Duration commandTimeout, Consumer<String> onReleased) {
+    this.client = client;
+    this.ownsClient = ownsClient;
+    this.where = uri.getHost() + ":" + uri.getPort(); // never the URI itself: it may hold a password
+    this.onReleased = onReleased;
+    this.commandTimeout = commandTimeout;
+    // No TimeoutOptions: they would hold the handshake and the subscription to the command timeout
+    // too. The sync API waits at most the connection's timeout and then cancels the command; the URI
+    // gives it the connect timeout while connecting, connectIfNeeded lowers it afterwards.
+    client.setOptions(ClientOptions.builder()
+        .autoReconnect(true)
+        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+        .requestQueueSize(REQUEST_QUEUE_SIZE)
+        .timeoutOptions(TimeoutOptions.builder().timeoutCommands(false).build())
+        .socketOptions(SocketOptions.builder().connectTimeout(connectTimeout).build())
+        .build());
+    this.acquireSha = sha1(ACQUIRE);
+    this.releaseSha = sha1(RELEASE);
+    this.renewSha = sha1(RENEW);
+  }
+
+  /** Connects if not connected yet; returns whether the store is connected. Never throws. */
+  boolean connectIfNeeded() {
+    if (commands != null) {
+      return true;
+    }
+    if (closed) {
+      return false;
+    }
+    StatefulRedisConnection<String, String> c = null;
+    try {
+      c = client.connect();
+      StatefulRedisPubSubConnection<String, String> p = client.connectPubSub();
+      p.addListener(new RedisPubSubAdapter<>() {
+        @Override
+        public void message(String channel, String message) {
+          onReleased.accept(message);
+        }
+      });
+      p.sync().subscribe(RELEASE_CHANNEL);
+      warnIfLeasesCanBeEvicted(c.sync());
+      c.setTimeout(commandTimeout); // from here on each command gets the short timeout
+      p.setTimeout(commandTimeout);
+      connection = c;
+      pubSub = p;
+      commands = c.sync();
+      LOG.log(Level.INFO, "connected to Redis at " + where);
+      return true;
+    } catch (RedisException e) {
+      if (c != null) {
+        c.closeAsync();
+      }
+      LOG.log(Level.DEBUG, "Redis at " + where + " does not answer yet: " + e.getMessage());
+      return false;
+    }
+  }
+
+  /** Lease keys carry no TTL, so only an allkeys-* policy can evict them (and with them, admissions). */
+  private void warnIfLeasesCanBeEvicted(RedisCommands<String, String> c) {
+    try {
+      String policy = c.configGet("maxmemory-policy").get("maxmemory-policy");
+      if (policy != null && policy.startsWith("allkeys")) {
+        LOG.log(Level.WARNING, "Redis at " + where + " runs with maxmemory-policy " + policy
+            + ": under memory pressure it may evict leases and admit more calls than the limit;"
+            + " use noeviction (or a volatile-* policy)");
+      }
+    } catch (RedisException e) {
+      LOG.log(Level.DEBUG, "could not read maxmemory-policy (CONFIG may be disabled): " + e.getMessage());
+    }
+  }
+
+  boolean connected() {
+    return commands != null;
+  }
+
+  String where() {
+    return where;
+  }
+
+  @Override
+  public Grant acquire(String compartment, int limit, long ttlMillis, String leaseId) {
+    String[] keys = {leasesKey(compartment), fenceKey(compartment), epochKey(compartment)};
+    List<Object> r = run(acquireSha, ACQUIRE, keys,
+        Integer.toString(limit), Long.toString(ttlMillis), leaseId);
+    return new Grant(((Long) r.get(0)) == 1L, (Long) r.get(1), (String) r.get(2));
+  }
+
+  @Override
+  public void release(String compartment, String leaseId) {
+    run(releaseSha, RELEASE, new String[] {leasesKey(compartment)},
+        leaseId, RELEASE_CHANNEL, compartment);
+  }
+
+  @Override
+  public Map<String, Renewed> renew(
+      Map<String, String> expectedEpoch, Map<String, List<Renewal>> leases, long ttlMillis) {
+    List<String> names = new ArrayList<>(leases.keySet());
+    String[] keys = new String[names.size() * 2];
+    String[] args = new String[names.size() * 2];
+    for (int k = 0; k < names.size(); k++) {
+      String name = names.get(k);
+      keys[2 * k] = leasesKey(name);
+      keys[2 * k + 1] = epochKey(name);
+      args[2 * k] = expectedEpoch.getOrDefault(name, "");
+      StringBuilder pairs = new StringBuilder();
+      for (Renewal r : leases.get(name)) {
+        pairs.append(r.leaseId()).append(' ').append(Math.min(ttlMillis, r.validForMillis())).append(' ');
+      }
+      args[2 * k + 1] = pairs.toString();
+    }
+    List<Object> r = run(renewSha, RENEW, keys, args);
+    Map<String, Renewed> out = new HashMap<>();
+    for (int k = 0; k < names.size(); k++) {
+      List<?> one = (List<?>) r.get(k);
+      List<String> lost = new ArrayList<>();
+      for (Object id : (List<?>) one.get(1)) {
+        lost.add((String) id);
+      }
+      out.put(names.get(k), new Renewed((String) one.get(0), lost));
+    }
+    return out;
+  }
+
+  private List<Object> run(String sha, String script, String[] keys, String... args) {
+    RedisCommands<String, String> c = commands;
+    if (c == null) {
+      throw new StoreUnavailableException("not connected to Redis at " + where, null);
+    }
+    try {
+      try {
+        return c.evalsha(sha, ScriptOutputType.MULTI, keys, args);
+      } catch (RedisNoScriptException e) {
+        scriptReloads.incrementAndGet(); // a restarted server forgot its scripts: EVAL loads it again
+        return c.eval(script, ScriptOutputType.MULTI, keys, args);
+      }
+    } catch (RedisException e) {
+      throw new StoreUnavailableException("Redis at " + where + ": " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public long scriptReloads() {
+    return scriptReloads.get();
+  }
+
+  static String leasesKey(String compartment) {
+    return "{bulkhead:" + compartment + "}:leases";
+  }
+
+  static String fenceKey(String compartment) {
+    return "{bulkhead:" + compartment + "}:fence";
+  }
+
+  static String epochKey(String compartment) {
+    return "{bulkhead:" + compartment + "}:epoch";
+  }
+
+  private static String sha1(String script) {
+    try {
+      byte[] digest = java.security.MessageDigest.getInstance("SHA-1")
+          .digest(script.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      StringBuilder hex = new StringBuilder();
+      for (byte b : digest) {
+        hex.append(Character.forDigit((b >> 4) & 0xF, 16)).append(Character.forDigit(b & 0xF, 16));
+      }
+      return hex.toString();
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException("the JDK has no SHA-1, which every JDK must have", e);
+    }
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    commands = null;
+    StatefulRedisPubSubConnection<String, String> p = pubSub;
+    if (p != null) {
+      p.close();
+    }
+    StatefulRedisConnection<String, String> c = connection;
+    if (c != null) {
+      c.close();
+    }
+    if (ownsClient) {
+      client.shutdown();
+    }
+  }
+}

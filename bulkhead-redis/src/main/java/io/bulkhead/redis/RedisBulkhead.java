@@ -1,0 +1,680 @@
+package io.bulkhead.redis;
+
+import io.bulkhead.Budget;
+import io.bulkhead.Bulkhead;
+import io.bulkhead.BulkheadConfig;
+import io.bulkhead.BulkheadFullException;
+import io.bulkhead.BulkheadListener;
+import io.bulkhead.BulkheadStats;
+import io.bulkhead.Permit;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/*
+ * A fleet compartment: a local compartment in front of leases in Redis.
+ *
+ * Algorithm
+ * ---------
+ * Admission has two stages.
+ *   1. The local gate, an ordinary core Bulkhead of the same limit, queue and wait. It gives this process
+ *      FIFO waiting without a thread per waiter, the fast local "no", stats and listeners, and caps the
+ *      process at the fleet's limit (no process can use more than the whole fleet may).
+ *   2. Inside a gate slot, a ticket: a lease in Redis (one script round trip), or, while Redis is
+ *      unreachable and for one lease TTL after it answers again (R7), a slot of the static local
+ *      share (a Semaphore of `share` permits; none when failing closed). A full share refuses at once
+ *      (QUEUE_FULL): fallback refusals are never queued. If the fleet is full, the call joins
+ *      `leaseWaiters`, a FIFO of futures, and waits for what is left of maxWait. Only the head is
+ *      served: the fleet's scheduler thread (serveWaiters) takes a lease for it and completes its
+ *      future, then serves the next, and stops at the first refusal. It is woken by the pub/sub
+ *      message every release publishes, by a local fallback release, and by a slow poll (leases that
+ *      expire send no message).
+ *
+ * Why two stages, and what it costs. The gate is what gives a FleetBulkhead core's stats, listeners,
+ * meters and diagnosis: BulkheadStats has no public constructor, and core's setLimit refuses 0, so
+ * the gate cannot be made to queue callers while this process holds no lease. A call that waits in
+ * stage 2 therefore already holds a gate slot: core counts it admitted, and when the fleet frees no
+ * lease within maxWait it ends as completed, with onReleased, not as a WAIT_TIMEOUT rejection (it is
+ * counted in fleetTimeouts, and its caller gets BulkheadFullException WAIT_TIMEOUT). A cancelled
+ * submit is likewise counted completed, not cancelled. Counting these as core does needs a core hook
+ * that lets an integration admit on a compartment's behalf; until then this is a documented limit.
+ *
+ * Threads (I7, as in core): a synchronous caller waits, runs and releases on its own thread. A submit
+ * admitted at once starts on the caller's thread; one that waited for a lease starts on
+ * `threads`, this compartment's own (CompartmentThreads), as does the completion of one refused after
+ * waiting: never on the fleet's scheduler, which every compartment of the fleet shares.
+ * The call runs with the ticket and gives it back when it ends: one round trip to release the lease.
+ * While its call runs, a lease is renewed by the fleet's renewal task (one batched round trip per
+ * process), never past the call's maxCallDuration.
+ *
+ * Invariants
+ * ----------
+ *   I1 every admitted call holds exactly one ticket, given back exactly once (Ticket.release CASes).
+ *   I2 calls of this process holding leases never exceed the limit by this process's doing: a lease is
+ *      granted only by the script, which counts the unexpired leases of every process under one
+ *      server-side atomic step.
+ *   I3 calls admitted without a lease never exceed `share`: each holds a Semaphore permit.
+ *   I4 a waiter's future is completed once: by serveWaiters with a ticket, by serveWaiters with a
+ *      refusal, or by its own caller on timeout/interrupt. Whoever loses the race does not keep the
+ *      ticket: serveWaiters releases a ticket its future refused.
+ *   I5 stage 2 holds at most `limit` waiters: each waits inside a gate slot.
+ *   I6 a submit's waiter leaves `leaseWaiters` when it is served, refused, times out, or its stage is
+ *      cancelled; a cancelled one never runs its supplier and keeps no ticket (R6).
+ *
+ * Races, as interleavings
+ * -----------------------
+ *   R1 lease expiry vs release. A process paused past the TTL loses its lease to the purge of another
+ *      process's admission, which reuses the slot; the paused call then releases: ZREM removes nothing
+ *      and nothing else is touched, so it cannot free the newcomer's slot. The renewal that finds the
+ *      lease gone counts it in leasesLost (the call was running unleased: the documented excess).
+ *   R2 renewal vs release. The renewal task snapshots `active`, then the call ends and ZREMs its lease,
+ *      then the renewal script runs: ZSCORE finds nothing, the lease is reported lost, but
+ *      renewed() ignores leases already released, so nothing is counted and nothing is re-added (the
+ *      renewal adds back only after an epoch change, where a just-released lease can be re-added and
+ *      then expires within one TTL: a transient over-count, never an under-count).
+ *   R3 pub/sub wake vs local timeout. The scheduler takes a lease for the head waiter while its caller
+ *      times out. Both complete the future; one wins (I4). If the caller wins, the scheduler releases
+ *      the lease it took; if the scheduler wins, the caller runs with it.
+ *   R4 Redis loss mid-call. The release fails (StoreUnavailable): the lease is dropped from renewal and
+ *      expires within one TTL. A call admitted in fallback gives its permit back locally and wakes the
+ *      local waiters. Calls admitted by the share while Redis was away hold no lease: after Redis
+ *      returns, the fleet may run limit + shares until they end (the documented worst case).
+ *   R6 cancel vs grant, async. The caller cancels `out` while the scheduler completes the waiter with
+ *      a ticket. If the cancel wins the waiter's CAS (w.cancel), the waiter never gets a ticket and is
+ *      unlinked; serveWaiters skips a done head. If the grant wins, the continuation on `threads`
+ *      finds `out` done and releases the ticket without calling the supplier.
+ *   R7 rejoin window. Redis answers again (the first acquire that succeeds in fallback) or shows a new
+ *      epoch (an acquire or a renewal): the calls other processes still run may not be registered
+ *      yet, since each registers at its next renewal, within a third of a TTL. So the compartment keeps
+ *      admitting by its share until one TTL has passed (`globalAgainAt`), gives back a lease the
+ *      detecting acquire took, and stays `inFallback`. Two callers that detect it at once may both log
+ *      and restart the window: it only lasts longer.
+ *   R5 wake coalescing. wake() sets `wakePending` and schedules serveWaiters once; serveWaiters clears
+ *      the flag before it reads the queue, so a release after the clear schedules another run and
+ *      no wake-up is lost.
+ */
+final class RedisBulkhead implements FleetBulkhead {
+
+  private static final System.Logger LOG = System.getLogger("io.bulkhead.redis");
+  private static final long NO_WAIT_ESTIMATE_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+  private final RedisCompartments fleet;
+  private final LeaseStore store;
+  private final Bulkhead gate;
+  private final String name;
+  private final int share; // 0: fail closed
+  private final Semaphore fallbackPermits;
+  private final boolean waitBounded;
+  private final long maxWaitNanos;
+  private final long maxCallNanos;
+  private final Executor threads;
+  private volatile int limit;
+
+  private final ConcurrentLinkedDeque<LeaseWaiter> leaseWaiters = new ConcurrentLinkedDeque<>();
+  private final Set<FleetLease> active = ConcurrentHashMap.newKeySet();
+  private final AtomicBoolean wakePending = new AtomicBoolean();
+  private final AtomicBoolean inFallback;
+  // The rejoin window (R7): while `rejoining`, admissions use the share until globalAgainAt.
+  private volatile boolean rejoining;
+  private volatile long globalAgainAt;
+  private volatile @Nullable String epoch; // as the last grant or renewal reported it
+  private final LongAdder fallbackSwitches = new LongAdder();
+  private final LongAdder fleetTimeouts = new LongAdder();
+  private final LongAdder refusedByFallback = new LongAdder();
+  private final LongAdder leasesLost = new LongAdder();
+
+  RedisBulkhead(RedisCompartments fleet, Bulkhead gate, int share, Duration maxWait,
+      long maxCallNanos) {
+    this.fleet = fleet;
+    this.store = fleet.store();
+    this.gate = gate;
+    this.name = gate.name();
+    this.share = share;
+    this.fallbackPermits = new Semaphore(share);
+    this.limit = gate.config().limit();
+    Optional<Duration> wait = gate.config().maxWait();
+    this.waitBounded = wait.isPresent();
+    this.maxWaitNanos = wait.map(Duration::toNanos).orElse(Long.MAX_VALUE);
+    this.maxCallNanos = maxCallNanos;
+    this.threads = CompartmentThreads.forCompartment(name);
+    this.inFallback = new AtomicBoolean(!fleet.connected());
+    if (inFallback.get()) {
+      fallbackSwitches.increment();
+      logFallback("Redis is unreachable at start-up");
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // Admission
+
+  @Override
+  public <T extends @Nullable Object> T call(Callable<T> task) throws Exception {
+    Objects.requireNonNull(task, "task");
+    long deadline = deadlineFromNow();
+    return gate.call(() -> {
+      Ticket ticket = obtain(deadline);
+      try {
+        return task.call();
+      } finally {
+        ticket.release();
+      }
+    });
+  }
+
+  @Override
+  public Permit acquire() {
+    long deadline = deadlineFromNow();
+    Permit local = gate.acquire();
+    try {
+      return new FleetPermit(local, obtain(deadline));
+    } catch (RuntimeException | Error e) {
+      local.close();
+      throw e;
+    }
+  }
+
+  @Override
+  public Optional<Permit> tryAcquire() {
+    Optional<Permit> local = gate.tryAcquire();
+    if (local.isEmpty()) {
+      return local;
+    }
+    try {
+      Ticket ticket = leaseWaiters.isEmpty() ? attempt() : null;
+      if (ticket != null) {
+        return Optional.of(new FleetPermit(local.get(), ticket));
+      }
+    } catch (BulkheadFullException e) {
+      // refused by the fallback policy: counted there
+    }
+    local.get().close();
+    return Optional.empty();
+  }
+
+  @Override
+  public <T extends @Nullable Object> CompletableFuture<T> submit(
+      Supplier<? extends CompletionStage<T>> task) {
+    Objects.requireNonNull(task, "task");
+    long deadline = deadlineFromNow();
+    return gate.submit(() -> {
+      Ticket now;
+      LeaseWaiter w = null;
+      try {
+        now = leaseWaiters.isEmpty() ? attempt() : null;
+        if (now == null) {
+          w = enqueueAsync(deadline);
+        }
+      } catch (BulkheadFullException e) {
+        return CompletableFuture.failedFuture(e);
+      }
+      if (now != null) {
+        return start(task, now); // admitted at once: on the caller's thread, as core does
+      }
+      return startAfterWait(task, w);
+    });
+  }
+
+  private static <T extends @Nullable Object> CompletionStage<T> start(
+      Supplier<? extends CompletionStage<T>> task, Ticket ticket) {
+    CompletionStage<T> stage;
+    try {
+      stage = Objects.requireNonNull(task.get(), "the task returned null instead of a stage");
+    } catch (RuntimeException | Error e) {
+      ticket.release();
+      throw e;
+    }
+    return stage.whenComplete((result, failure) -> ticket.release());
+  }
+
+  /**
+   * The stage of a submit that waits for a lease. Its outcome, lease or refusal, is taken up on this
+   * compartment's own threads, never on the scheduler that completed the waiter (I7). Cancelling the
+   * stage (the caller cancelled its future, and core forwards that) withdraws the waiter (I6).
+   */
+  private <T extends @Nullable Object> CompletionStage<T> startAfterWait(
+      Supplier<? extends CompletionStage<T>> task, LeaseWaiter w) {
+    CompletableFuture<T> out = new CompletableFuture<>();
+    w.whenCompleteAsync((ticket, failure) -> {
+      if (failure != null) {
+        out.completeExceptionally(failure instanceof CompletionException && failure.getCause() != null
+            ? failure.getCause() : failure);
+      } else if (out.isDone()) {
+        ticket.release(); // R6: withdrawn after the scheduler handed it the lease
+      } else {
+        start(task, ticket).whenComplete((result, error) -> {
+          if (error != null) {
+            out.completeExceptionally(error);
+          } else {
+            out.complete(result);
+          }
+        });
+      }
+    }, threads);
+    out.whenComplete((result, failure) -> {
+      if (out.isCancelled() && w.cancel(false)) {
+        leaseWaiters.remove(w); // R6: withdrawn before a lease came; no ticket was ever taken
+      }
+    });
+    return out;
+  }
+
+  private long deadlineFromNow() {
+    return waitBounded ? System.nanoTime() + maxWaitNanos : Long.MAX_VALUE;
+  }
+
+  /** Stage 2 for a caller that may park: a ticket now, or after waiting in FIFO order. */
+  private Ticket obtain(long deadline) {
+    if (leaseWaiters.isEmpty()) {
+      Ticket now = attempt();
+      if (now != null) {
+        return now;
+      }
+    }
+    LeaseWaiter w = enqueue(deadline);
+    boolean interrupted = false;
+    try {
+      for (;;) {
+        try {
+          long remaining = deadline - System.nanoTime();
+          return deadline == Long.MAX_VALUE ? w.get() : w.get(Math.max(0, remaining), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+          if (w.completeExceptionally(timeout())) {
+            leaseWaiters.remove(w);
+          }
+        } catch (InterruptedException e) {
+          interrupted = true;
+          if (w.completeExceptionally(reject(BulkheadFullException.Reason.INTERRUPTED))) {
+            leaseWaiters.remove(w);
+          }
+        } catch (ExecutionException e) {
+          Throwable cause = e.getCause();
+          if (cause instanceof RuntimeException) {
+            throw (RuntimeException) cause;
+          }
+          throw new IllegalStateException(cause);
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** Stage 2 for submit: the same queue, with a timer in place of a parked thread. */
+  private LeaseWaiter enqueueAsync(long deadline) {
+    LeaseWaiter w = enqueue(deadline);
+    if (deadline != Long.MAX_VALUE) {
+      fleet.schedule(() -> {
+        if (w.completeExceptionally(timeout())) {
+          leaseWaiters.remove(w);
+        }
+      }, deadline - System.nanoTime());
+    }
+    return w;
+  }
+
+  private LeaseWaiter enqueue(long deadline) {
+    if (deadline - System.nanoTime() <= 0) {
+      fleetTimeouts.increment();
+      throw reject(BulkheadFullException.Reason.QUEUE_FULL); // no time left to wait for the fleet
+    }
+    LeaseWaiter w = new LeaseWaiter();
+    leaseWaiters.add(w);
+    wake(); // a lease may have freed between the refusal and the enqueue
+    return w;
+  }
+
+  private BulkheadFullException timeout() {
+    fleetTimeouts.increment();
+    return reject(BulkheadFullException.Reason.WAIT_TIMEOUT);
+  }
+
+  /**
+   * One admission attempt: a lease, or null when the fleet is full; with Redis unreachable, a slot of
+   * the local share, or a refusal.
+   */
+  private @Nullable Ticket attempt() {
+    if (inFallback.get() && rejoining && System.nanoTime() - globalAgainAt < 0) {
+      return shareSlot(); // R7: the rejoin window; Redis answers, but not every lease is back yet
+    }
+    String id = UUID.randomUUID().toString();
+    long ttl = Math.min(fleet.leaseTtlMillis(), TimeUnit.NANOSECONDS.toMillis(maxCallNanos));
+    LeaseStore.Grant grant;
+    try {
+      grant = store.acquire(name, limit, ttl, id);
+    } catch (StoreUnavailableException e) {
+      rejoining = false; // unreachable again: the window starts afresh when it answers
+      if (inFallback.compareAndSet(false, true)) {
+        fallbackSwitches.increment();
+        logFallback(e.getMessage());
+      }
+      return shareSlot();
+    }
+    String known = epoch;
+    epoch = grant.epoch();
+    boolean lostItsData = known != null && !known.equals(grant.epoch());
+    if (inFallback.get() || lostItsData) {
+      boolean windowOver = !lostItsData && rejoining && System.nanoTime() - globalAgainAt >= 0;
+      if (!windowOver) {
+        if (grant.granted()) {
+          giveBack(id); // taken while the fleet's count may still miss calls: not used
+        }
+        if (lostItsData || !rejoining) {
+          startRejoining(lostItsData ? "Redis lost its leases (a restart without its data?)"
+              : "Redis answers again");
+        }
+        return shareSlot();
+      }
+      rejoining = false;
+      if (inFallback.compareAndSet(true, false)) {
+        LOG.log(Level.INFO, "compartment '" + name + "' admits by fleet leases again");
+      }
+    }
+    if (!grant.granted()) {
+      return null;
+    }
+    FleetLease lease = new FleetLease(id, grant.fencingToken(), grant.epoch(), System.nanoTime());
+    active.add(lease);
+    return lease;
+  }
+
+  /**
+   * Keeps admitting by the static share for one lease TTL: by then every process's renewal has
+   * registered the calls it still runs (renewals come every third of a TTL), so the fleet's count is
+   * whole again before this process trusts it. Logged once per window.
+   */
+  private void startRejoining(String why) {
+    globalAgainAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(fleet.leaseTtlMillis());
+    rejoining = true;
+    if (inFallback.compareAndSet(false, true)) {
+      fallbackSwitches.increment();
+    }
+    LOG.log(Level.WARNING, "compartment '" + name + "': " + why + "; "
+        + (share > 0 ? "admitting at most " + share + " calls of this process without leases"
+            : "refusing every call (failClosed)")
+        + " for one lease TTL (" + fleet.leaseTtlMillis() + " ms) while the fleet registers the"
+        + " calls it still runs, then by fleet leases");
+  }
+
+  /** A slot of the static share, or the immediate refusal of the fallback policy (never queued). */
+  private Ticket shareSlot() {
+    if (share > 0 && fallbackPermits.tryAcquire()) {
+      return new FallbackSlot();
+    }
+    refusedByFallback.increment();
+    throw reject(BulkheadFullException.Reason.QUEUE_FULL);
+  }
+
+  private void giveBack(String leaseId) {
+    try {
+      store.release(name, leaseId);
+    } catch (StoreUnavailableException e) {
+      // it expires within one TTL
+    }
+  }
+
+  private void logFallback(String why) {
+    LOG.log(Level.WARNING, "compartment '" + name + "' cannot reach Redis (" + why + "): "
+        + (share > 0 ? "admitting at most " + share + " calls of this process without leases"
+            : "refusing every call (failClosed)") + " until it answers");
+  }
+
+  private BulkheadFullException reject(BulkheadFullException.Reason reason) {
+    long hint = waitBounded && maxWaitNanos > 0 ? maxWaitNanos : NO_WAIT_ESTIMATE_NANOS;
+    return new BulkheadFullException(name, reason, Duration.ofNanos(hint));
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // Waking the waiters (on the fleet's scheduler thread)
+
+  /** A lease was freed somewhere: serve the waiters soon, at most one run scheduled at a time (R5). */
+  void wake() {
+    if (!leaseWaiters.isEmpty() && wakePending.compareAndSet(false, true)) {
+      fleet.execute(this::serveWaiters);
+    }
+  }
+
+  /** Gives tickets to the waiters in FIFO order until the fleet refuses one. */
+  void serveWaiters() {
+    wakePending.set(false);
+    for (LeaseWaiter head; (head = leaseWaiters.peek()) != null; ) {
+      if (head.isDone()) {
+        leaseWaiters.remove(head); // timed out or interrupted; its owner may not have removed it yet
+        continue;
+      }
+      Ticket ticket;
+      try {
+        ticket = attempt();
+      } catch (BulkheadFullException e) {
+        if (head.completeExceptionally(e)) {
+          leaseWaiters.remove(head);
+        }
+        continue;
+      }
+      if (ticket == null) {
+        return; // the fleet is full: wait for the next release message or poll
+      }
+      leaseWaiters.remove(head);
+      if (!head.complete(ticket)) {
+        ticket.release(); // R3: its caller gave up a moment ago
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // Renewal (on the fleet's scheduler thread)
+
+  /** The leases to renew now; drops those past their call's maxCallDuration. */
+  List<FleetLease> leasesToRenew() {
+    List<FleetLease> out = new ArrayList<>();
+    long now = System.nanoTime();
+    for (FleetLease l : active) {
+      if (now - l.admittedAt >= maxCallNanos) {
+        active.remove(l); // never renewed past its call's own deadline: it expires by itself
+      } else {
+        out.add(l);
+      }
+    }
+    return out;
+  }
+
+  void renewed(List<FleetLease> sent, LeaseStore.Renewed result) {
+    boolean epochChanged = false;
+    for (FleetLease l : sent) {
+      if (!l.epoch.equals(result.epoch())) {
+        epochChanged = true;
+        l.epoch = result.epoch(); // registered again under the new epoch by the same script
+      }
+    }
+    if (epochChanged) {
+      LOG.log(Level.WARNING, "compartment '" + name + "': Redis lost its leases (a restart without"
+          + " its data?); the " + sent.size() + " calls of this process still running were registered"
+          + " again");
+      if (!rejoining) {
+        startRejoining("Redis lost its leases");
+      }
+    }
+    epoch = result.epoch();
+    for (String id : result.lost()) {
+      for (FleetLease l : sent) {
+        if (l.id.equals(id) && active.remove(l)) { // R2: a lease released meanwhile is not lost
+          leasesLost.increment();
+          LOG.log(Level.WARNING, "compartment '" + name + "': a lease expired while its call still"
+              + " ran (this process paused longer than the lease TTL?); it is no longer counted");
+        }
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // Compartment
+
+  @Override
+  public FleetStats fleetStats() {
+    return new FleetStats(inFallback.get(), fallbackSwitches.sum(), active.size(),
+        share - fallbackPermits.availablePermits(), leaseWaiters.size(), fleetTimeouts.sum(),
+        refusedByFallback.sum(), leasesLost.sum(), store.scriptReloads());
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public BulkheadConfig config() {
+    return gate.config();
+  }
+
+  /** Changes this process's limit and the one it asks the fleet for; see the README for disagreements. */
+  @Override
+  public void setLimit(int newLimit) {
+    gate.setLimit(newLimit);
+    this.limit = newLimit;
+    wake();
+  }
+
+  @Override
+  public BulkheadStats stats() {
+    return gate.stats();
+  }
+
+  @Override
+  public void addListener(BulkheadListener listener) {
+    gate.addListener(listener);
+  }
+
+  @Override
+  public boolean removeListener(BulkheadListener listener) {
+    return gate.removeListener(listener);
+  }
+
+  @Override
+  public Optional<Budget> budget() {
+    return gate.budget();
+  }
+
+  @Override
+  public void leaveBudget() {
+    gate.leaveBudget();
+  }
+
+  @Override
+  public String toString() {
+    return "FleetBulkhead{name=" + name + ", limit=" + limit + ", leasesHeld=" + active.size()
+        + (inFallback.get() ? ", fallback" : "") + "}";
+  }
+
+  // ------------------------------------------------------------------------------------------------
+
+  /** What stage 2 hands a call: a lease or a slot of the local share; given back exactly once. */
+  private abstract static class Ticket {
+    private final AtomicBoolean released = new AtomicBoolean();
+
+    final void release() {
+      if (released.compareAndSet(false, true)) {
+        giveBack();
+      }
+    }
+
+    abstract void giveBack();
+  }
+
+  /** A lease in Redis. */
+  final class FleetLease extends Ticket {
+    private final String id;
+    private final long fencingToken;
+    private final long admittedAt;
+    private volatile String epoch;
+
+    FleetLease(String id, long fencingToken, String epoch, long admittedAt) {
+      this.id = id;
+      this.fencingToken = fencingToken;
+      this.epoch = epoch;
+      this.admittedAt = admittedAt;
+    }
+
+    String id() {
+      return id;
+    }
+
+    String epoch() {
+      return epoch;
+    }
+
+    long validForMillis(long ttlMillis) {
+      long left = maxCallNanos - (System.nanoTime() - admittedAt);
+      return Math.max(1, Math.min(ttlMillis, TimeUnit.NANOSECONDS.toMillis(left)));
+    }
+
+    @Override
+    void giveBack() {
+      active.remove(this);
+      try {
+        store.release(name, id);
+      } catch (StoreUnavailableException e) {
+        // R4: it expires within one TTL; renewal no longer sees it
+      }
+    }
+
+    @Override
+    public String toString() {
+      return "lease " + id + " (fencing token " + fencingToken + ", epoch " + epoch + ")";
+    }
+  }
+
+  /** A slot of the static local share, taken while Redis was unreachable. */
+  private final class FallbackSlot extends Ticket {
+    @Override
+    void giveBack() {
+      fallbackPermits.release();
+      wake();
+    }
+  }
+
+  /** A call waiting in stage 2; completed once (I4). */
+  private static final class LeaseWaiter extends CompletableFuture<Ticket> {}
+
+  /** A permit of both stages: the ticket is given back before the local slot. */
+  private static final class FleetPermit implements Permit {
+    private final Permit local;
+    private final Ticket ticket;
+
+    FleetPermit(Permit local, Ticket ticket) {
+      this.local = local;
+      this.ticket = ticket;
+    }
+
+    @Override
+    public void close() {
+      ticket.release();
+      local.close();
+    }
+
+    @Override
+    public boolean isClosed() {
+      return local.isClosed();
+    }
+  }
+}

@@ -1,0 +1,133 @@
+package io.bulkhead.redis;
+
+import io.bulkhead.Bulkhead;
+import io.bulkhead.BulkheadBuilder;
+import io.bulkhead.BulkheadListener;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Builds a {@link FleetBulkhead}. Obtain one from {@link RedisCompartments#builder(String)}.
+ *
+ * <pre>{@code
+ * FleetBulkhead llm = fleet.builder("llm")
+ *     .limit(10)                          // calls in flight across the fleet
+ *     .maxQueue(20)                       // callers that may wait in this process
+ *     .maxWait(Duration.ofSeconds(1))     // how long one may wait, locally and for the fleet
+ *     .fallbackToLocalShare(3)            // while Redis is unreachable: 3 calls of this process
+ *     .build();
+ * }</pre>
+ *
+ * <p>The limit, queue and wait are checked like {@link Bulkhead#builder(String)}'s. When Redis is
+ * unreachable a compartment falls back to a static local share; the default share is the limit itself
+ * (one process), so a fleet of N processes should set {@code fallbackToLocalShare(limit / N)}, or
+ * {@link #failClosed()}. This class is <em>not</em> thread-safe.
+ */
+public final class RedisCompartmentBuilder {
+
+  /** Marks "refuse every call while Redis is unreachable" in place of a share. */
+  static final int FAIL_CLOSED = 0;
+
+  private final RedisCompartments fleet;
+  private final String name;
+  private final BulkheadBuilder local;
+  private int limit;
+  private int localShare = -1; // -1: the limit
+  private Duration maxWait = Duration.ZERO;
+  private Duration maxCallDuration; // null: renewed for as long as the call runs
+
+  RedisCompartmentBuilder(RedisCompartments fleet, String name) {
+    this.fleet = fleet;
+    this.local = Bulkhead.builder(name); // checks the name
+    this.name = name;
+  }
+
+  /** Sets how many calls may be in flight at once across the fleet. */
+  public RedisCompartmentBuilder limit(int limit) {
+    local.limit(limit);
+    this.limit = limit;
+    return this;
+  }
+
+  /** Sets how many callers of this process may wait; see {@link BulkheadBuilder#maxQueue(int)}. */
+  public RedisCompartmentBuilder maxQueue(int maxQueue) {
+    local.maxQueue(maxQueue);
+    return this;
+  }
+
+  /**
+   * Sets how long one caller may wait, for a local slot and then for a lease together; see
+   * {@link BulkheadBuilder#maxWait(Duration)}.
+   */
+  public RedisCompartmentBuilder maxWait(Duration maxWait) {
+    local.maxWait(maxWait);
+    this.maxWait = maxWait;
+    return this;
+  }
+
+  /** Adds a listener for this process's events; see {@link BulkheadListener}. */
+  public RedisCompartmentBuilder listener(BulkheadListener listener) {
+    local.listener(listener);
+    return this;
+  }
+
+  /**
+   * Sets the longest one call is expected to hold its slot. Its lease is never renewed past it, so a
+   * call stuck longer stops counting against the fleet at most one lease TTL later.
+   */
+  public RedisCompartmentBuilder maxCallDuration(Duration maxCallDuration) {
+    Objects.requireNonNull(maxCallDuration, "maxCallDuration");
+    if (maxCallDuration.isNegative() || maxCallDuration.isZero()) {
+      throw new IllegalArgumentException(
+          "maxCallDuration must be positive but was " + maxCallDuration);
+    }
+    this.maxCallDuration = maxCallDuration;
+    return this;
+  }
+
+  /**
+   * While Redis is unreachable, and for one lease TTL after it answers again or is found to have lost
+   * its data, admits at most {@code share} calls of this process, without leases. The fleet may then
+   * run up to the limit plus the shares of the processes cut off from Redis.
+   *
+   * <p>A call that finds the share taken is refused at once with {@code QUEUE_FULL}: it does not wait
+   * for a slot of the share, whatever {@code maxQueue} and {@code maxWait} say, and callers already
+   * waiting for a lease when Redis becomes unreachable are refused the same way unless the share has
+   * room. The refusal is counted in {@link FleetStats#refusedByFallback()}; this process's
+   * {@code stats()} count such a call admitted and completed, not rejected.
+   */
+  public RedisCompartmentBuilder fallbackToLocalShare(int share) {
+    if (share < 1) {
+      throw new IllegalArgumentException("fallbackToLocalShare must be at least 1 but was " + share
+          + "; use failClosed() to refuse every call while Redis is unreachable");
+    }
+    this.localShare = share;
+    return this;
+  }
+
+  /**
+   * While Redis is unreachable, and for one lease TTL after it answers again, refuses every call at
+   * once with {@code QUEUE_FULL}, as {@link #fallbackToLocalShare(int)} refuses beyond its share.
+   */
+  public RedisCompartmentBuilder failClosed() {
+    this.localShare = FAIL_CLOSED;
+    return this;
+  }
+
+  /**
+   * Returns a new compartment with these settings.
+   *
+   * @throws IllegalArgumentException as {@link BulkheadBuilder#build()} does, or if the local share
+   *     is larger than the limit
+   */
+  public FleetBulkhead build() {
+    Bulkhead gate = local.build(); // checks limit, queue and wait together
+    int share = localShare < 0 ? limit : localShare;
+    if (share > limit) {
+      throw new IllegalArgumentException("fallbackToLocalShare " + share + " of compartment '" + name
+          + "' is larger than its limit " + limit);
+    }
+    return fleet.register(new RedisBulkhead(fleet, gate, share, maxWait,
+        maxCallDuration == null ? Long.MAX_VALUE : maxCallDuration.toNanos()));
+  }
+}
