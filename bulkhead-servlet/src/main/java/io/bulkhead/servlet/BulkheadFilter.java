@@ -54,9 +54,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * thread goes back to its pool; when a slot is handed to it, the filter
  * {@linkplain jakarta.servlet.AsyncContext#dispatch() dispatches} the request again and, on that second
  * pass, continues down the chain holding the slot. Map the filter for the {@code REQUEST} and
- * {@code ASYNC} dispatcher types, and mark it and the servlets behind it {@code asyncSupported}. If a
- * servlet behind it does not support async, a request that has to wait waits on the container's thread
- * instead (still in order, still at most {@code maxWait}); the filter logs this once.
+ * {@code ASYNC} dispatcher types, and mark it and every filter before it {@code asyncSupported}; the
+ * servlets behind it need async support only for async of their own, since a waiting request is
+ * parked before it reaches them. If a filter before it does not support async, a request that has to
+ * wait waits on the container's thread instead (still in order, still at most {@code maxWait}); the
+ * filter logs this once.
  *
  * <p><b>The slot is held until the response is done</b>: until the chain returns or throws, or, if the
  * application started async itself, until that async completes, fails or times out. It is freed
@@ -75,20 +77,18 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * bare {@code 503} without {@code Retry-After}.
  *
  * <p><b>A client that leaves while its request waits.</b> The request leaves the queue (it counts as
- * cancelled, and never reaches the servlet) when the container tells the filter, through
- * {@link jakarta.servlet.AsyncListener#onError}, that the request failed. What a container notices
- * while a request is parked in async mode differs, and the Servlet API gives no way to look:
- * <ul>
- *   <li><b>Tomcat 11</b> (NIO connector) keeps reading the connection of a parked HTTP/1.1 request and
- *       reports a closed one at once: the request leaves the queue when the client closes.
- *   <li><b>Jetty 12 ee10</b>, like Jetty's core, does not read an HTTP/1.1 connection while nobody asks
- *       for the request's content, so a client's close goes unnoticed while the request waits: it
- *       stays queued until it is admitted (and the servlet's first write fails) or refused at
- *       {@code maxWait}. HTTP/2 stream resets and Jetty's idle timeout are reported, and do remove it.
- *       On Jetty, {@code io.bulkhead.http.BulkheadHandler}, which watches waiting sockets itself,
- *       notices every close.
- * </ul>
- * Either way a waiting request is gone from the queue after {@code maxWait} at the latest.
+ * cancelled, and never reaches the servlet) when the container reports the failure to the filter's
+ * {@link jakarta.servlet.AsyncListener}: {@code onError}, or {@code onComplete} when the container
+ * completes a parked request itself. What a container notices about a parked
+ * request is its own affair, and the Servlet API offers no way to look at the connection: neither
+ * Tomcat 11 (NIO connector) nor Jetty 12 ee10 reads an HTTP/1.1 connection whose request is parked
+ * in async mode, so a client that closes its connection while its request waits goes unnoticed (the
+ * module's tests check both). Such a request stays queued until it is admitted, and then runs, its
+ * answer going nowhere, or until the compartment refuses it at {@code maxWait}; either way it holds
+ * its place no longer than a request whose client stayed, and its slot is freed as usual. Keep
+ * {@code maxWait} short for routes whose clients give up early. On Jetty,
+ * {@code io.bulkhead.http.BulkheadHandler} (module {@code bulkhead-http}) watches waiting sockets
+ * itself and removes such a request at once.
  *
  * <p>This class is thread-safe; its routes are fixed when it is built. One instance may serve any
  * number of requests concurrently, in one servlet context.
@@ -146,13 +146,14 @@ public final class BulkheadFilter implements Filter {
     }
   }
 
-  /** The fallback for a servlet without async support: the same queue, waited on by this thread. */
+  /** The fallback when async is not allowed here: the same queue, waited on by this thread. */
   private void waitOnThisThread(Bulkhead compartment, HttpServletRequest request,
       HttpServletResponse response, FilterChain chain) throws IOException, ServletException {
     if (warnedAboutBlockingWait.compareAndSet(false, true)) {
-      LOG.log(Level.WARNING, "a request to " + pathInContext(request) + " has no async support (mark"
-          + " the servlet and every filter before it asyncSupported): requests in bulkhead '"
-          + compartment.name() + "' that have to wait hold a container thread while they do");
+      LOG.log(Level.WARNING, "a request to " + pathInContext(request) + " has no async support at"
+          + " the bulkhead filter (mark it and every filter before it asyncSupported): requests in"
+          + " bulkhead '" + compartment.name() + "' that have to wait hold a container thread while"
+          + " they do");
     }
     Permit permit;
     try {

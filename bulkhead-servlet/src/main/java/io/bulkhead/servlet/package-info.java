@@ -36,9 +36,9 @@
  *
  * <p>Three things matter when you register it:
  * <ul>
- *   <li><b>{@code asyncSupported}</b> on the filter, on every filter before it and on the servlets
- *       behind it. Without it a request that has to wait waits on the container's thread (the filter
- *       logs this once).
+ *   <li><b>{@code asyncSupported}</b> on the filter and on every filter before it (servlets need it
+ *       only for async of their own). Without it a request that has to wait waits on the container's
+ *       thread (the filter logs this once).
  *   <li><b>{@code REQUEST} and {@code ASYNC} dispatches.</b> A waiting request is admitted through an
  *       {@code ASYNC} dispatch; the filter recognises it by a request attribute and lets it through
  *       holding its slot. Forwards, includes and error dispatches of requests it never routed pass
@@ -58,9 +58,13 @@
  *   <tr><td>waited {@code maxWait}</td><td>503 + Retry-After</td><td>rejected, WAIT_TIMEOUT</td></tr>
  *   <tr><td>async timeout while waiting (unbounded {@code maxWait} only)</td>
  *       <td>503, no Retry-After</td><td>cancelled</td></tr>
- *   <tr><td>client gone while waiting, when the container reports it</td>
+ *   <tr><td>request failed by the container while waiting ({@code AsyncListener.onError})</td>
  *       <td>nothing</td><td>cancelled</td></tr>
  * </table>
+ *
+ * <p>A client that merely closes its HTTP/1.1 connection while its request waits is not reported by
+ * Tomcat 11 or Jetty 12 ee10 (see {@link io.bulkhead.servlet.BulkheadFilter}): its request stays
+ * queued until admitted or refused at {@code maxWait}, and its slot is accounted for as usual.
  *
  * <p>An admitted request holds its slot until the chain returns or throws (a {@code 500} from the
  * container, and the slot freed all the same) or, if the application started async itself, until

@@ -22,9 +22,14 @@ class BulkheadFilterTest {
   private int port;
 
   private void start(Container container, BulkheadFilter filter) throws Exception {
+    start(container, filter, true, true);
+  }
+
+  private void start(Container container, BulkheadFilter filter, boolean asyncFirst,
+      boolean asyncServlet) throws Exception {
     app = new HeldServlet();
     returns = new Returns();
-    server = container.start(returns, filter, app);
+    server = container.start(returns, filter, app, asyncFirst, asyncServlet);
     port = server.port();
   }
 
@@ -346,5 +351,92 @@ class BulkheadFilterTest {
       assertThat(RawHttp.read(a).body()).isEqualTo("a");
     }
     assertThat(app.seen()).containsExactly("/chat/a", "/broken/a");
+  }
+
+  /**
+   * The servlet needs async support only for async of its own: a waiting request is parked by the
+   * filter, before the servlet, and reaches the servlet through an ordinary ASYNC dispatch.
+   */
+  @ParameterizedTest
+  @EnumSource(Container.class)
+  void servletWithoutAsyncSupport_stillWaitsWithoutAContainerThread(Container container)
+      throws Exception {
+    Bulkhead llm = compartment("llm", 1, 1, Duration.ofSeconds(30));
+    start(container, BulkheadFilter.builder().route("/chat/*", llm).build(), true, false);
+    try (Socket a = RawHttp.sendGet(port, "/chat/a")) {
+      HeldServlet.Held heldA = app.next();
+      try (Socket b = RawHttp.sendGet(port, "/chat/b")) {
+        await().atMost(10, SECONDS).until(() -> llm.stats().waiting() == 1);
+        // B still waits, and its container thread has come back out of the chain.
+        await().atMost(10, SECONDS).until(() -> returns.hasReturned("REQUEST /chat/b"));
+        assertThat(llm.stats().waiting()).isEqualTo(1);
+
+        heldA.answer("a");
+        assertThat(RawHttp.read(a).body()).isEqualTo("a");
+        app.next().answer("b");
+        assertThat(RawHttp.read(b).body()).isEqualTo("b");
+      }
+    }
+    BulkheadStats stats = atRest(llm);
+    assertThat(stats.admitted()).isEqualTo(2);
+    assertThat(app.seen()).containsExactly("/chat/a", "/chat/b");
+  }
+
+  /**
+   * A filter before ours without async support forbids parking: the waiting request keeps its
+   * container thread, but still waits in the compartment's queue, in order, and a full queue still
+   * answers 503 at once.
+   */
+  @ParameterizedTest
+  @EnumSource(Container.class)
+  void filterBeforeItWithoutAsyncSupport_waitsOnTheContainersThread_withTheSameQueueAndRefusals(
+      Container container) throws Exception {
+    Bulkhead llm = compartment("llm", 1, 1, Duration.ofSeconds(30));
+    start(container, BulkheadFilter.builder().route("/chat/*", llm).build(), false, true);
+    try (Socket a = RawHttp.sendGet(port, "/chat/a")) {
+      HeldServlet.Held heldA = app.next();
+      try (Socket b = RawHttp.sendGet(port, "/chat/b")) {
+        await().atMost(10, SECONDS).until(() -> llm.stats().waiting() == 1);
+
+        RawHttp.Answer c = RawHttp.get(port, "/chat/c");
+        assertThat(c.status()).isEqualTo(503);
+        assertThat(Long.parseLong(c.header("Retry-After"))).isGreaterThanOrEqualTo(1);
+        // B cannot have come back out of the chain: it waits on its thread until A ends.
+        assertThat(returns.hasReturned("REQUEST /chat/b")).isFalse();
+
+        heldA.answer("a");
+        assertThat(RawHttp.read(a).body()).isEqualTo("a");
+        app.next().answer("b");
+        assertThat(RawHttp.read(b).body()).isEqualTo("b");
+      }
+    }
+    BulkheadStats stats = atRest(llm);
+    assertThat(stats.admitted()).isEqualTo(2);
+    assertThat(stats.rejected(Reason.QUEUE_FULL)).isEqualTo(1);
+    assertThat(app.seen()).containsExactly("/chat/a", "/chat/b");
+  }
+
+  /**
+   * Stopping the server ends the application's async request; its slot goes to the waiting request
+   * (FIFO hand-off), or the container withdraws that one too. Either way nothing stays counted.
+   */
+  @ParameterizedTest
+  @EnumSource(Container.class)
+  void stoppingTheServer_withOneRequestInApplicationAsyncAndOneWaiting_leavesNothingCounted(
+      Container container) throws Exception {
+    Bulkhead llm = compartment("llm", 1, 1, Duration.ofSeconds(30));
+    start(container, BulkheadFilter.builder().route("/chat/*", llm).build());
+    try (Socket a = RawHttp.sendGet(port, "/chat/async-a")) {
+      app.next();
+      try (Socket b = RawHttp.sendGet(port, "/chat/now-b")) {
+        await().atMost(10, SECONDS).until(() -> llm.stats().waiting() == 1);
+        server.close();
+        server = null;
+      }
+    }
+    BulkheadStats stats = atRest(llm);
+    assertThat(stats.admitted() + stats.cancelled()).isEqualTo(2);
+    assertThat(stats.completed()).isEqualTo(stats.admitted());
+    assertThat(stats.rejected()).isZero();
   }
 }

@@ -21,12 +21,13 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
 /**
  * The Servlet containers the filter is tested on, each a real server on a loopback port. Both get
  * the same web application: {@code first} (the test's own filter), then the filter under test, both
- * mapped for REQUEST and ASYNC dispatches, then the servlet at {@code /}; everything async-supported.
+ * mapped for REQUEST and ASYNC dispatches, then the servlet at {@code /}.
  */
 enum Container {
   TOMCAT {
     @Override
-    Running start(Filter first, Filter bulkheads, HttpServlet app) throws Exception {
+    Running start(Filter first, Filter bulkheads, HttpServlet app, boolean asyncFirst,
+        boolean asyncServlet) throws Exception {
       Path baseDir = Files.createTempDirectory("bulkhead-servlet-tomcat");
       Tomcat tomcat = new Tomcat();
       tomcat.setBaseDir(baseDir.toString());
@@ -36,9 +37,9 @@ enum Container {
       tomcat.getService().addConnector(connector);
       tomcat.setConnector(connector);
       Context context = tomcat.addContext("", baseDir.toString());
-      addFilter(context, "first", first, "REQUEST", "ASYNC");
-      addFilter(context, "bulkheads", bulkheads, "REQUEST", "ASYNC");
-      Tomcat.addServlet(context, "app", app).setAsyncSupported(true);
+      addFilter(context, "first", first, asyncFirst, "REQUEST", "ASYNC");
+      addFilter(context, "bulkheads", bulkheads, true, "REQUEST", "ASYNC");
+      Tomcat.addServlet(context, "app", app).setAsyncSupported(asyncServlet);
       context.addServletMappingDecoded("/", "app");
       tomcat.start();
       int port = connector.getLocalPort();
@@ -56,12 +57,12 @@ enum Container {
       };
     }
 
-    private static void addFilter(Context context, String name, Filter filter,
+    private static void addFilter(Context context, String name, Filter filter, boolean async,
         String... dispatchers) {
       FilterDef def = new FilterDef();
       def.setFilterName(name);
       def.setFilter(filter);
-      def.setAsyncSupported("true");
+      def.setAsyncSupported(Boolean.toString(async));
       context.addFilterDef(def);
       FilterMap map = new FilterMap();
       map.setFilterName(name);
@@ -75,7 +76,8 @@ enum Container {
 
   JETTY_EE10 {
     @Override
-    Running start(Filter first, Filter bulkheads, HttpServlet app) throws Exception {
+    Running start(Filter first, Filter bulkheads, HttpServlet app, boolean asyncFirst,
+        boolean asyncServlet) throws Exception {
       QueuedThreadPool pool = new QueuedThreadPool(32, 4);
       pool.setName("jetty-ee10");
       Server server = new Server(pool);
@@ -85,7 +87,7 @@ enum Container {
       server.addConnector(connector);
       ServletContextHandler context = new ServletContextHandler("/");
       FilterHolder firstHolder = new FilterHolder(first);
-      firstHolder.setAsyncSupported(true);
+      firstHolder.setAsyncSupported(asyncFirst);
       context.addFilter(firstHolder, "/*",
           EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC));
       FilterHolder bulkheadHolder = new FilterHolder(bulkheads);
@@ -93,7 +95,7 @@ enum Container {
       context.addFilter(bulkheadHolder, "/*",
           EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC));
       ServletHolder servlet = new ServletHolder(app);
-      servlet.setAsyncSupported(true);
+      servlet.setAsyncSupported(asyncServlet);
       context.addServlet(servlet, "/");
       server.setHandler(context);
       server.start();
@@ -117,5 +119,10 @@ enum Container {
     int port();
   }
 
-  abstract Running start(Filter first, Filter bulkheads, HttpServlet app) throws Exception;
+  /**
+   * Starts the web application. {@code asyncFirst} and {@code asyncServlet} say whether the test's
+   * filter and the servlet support async; the filter under test always does.
+   */
+  abstract Running start(Filter first, Filter bulkheads, HttpServlet app, boolean asyncFirst,
+      boolean asyncServlet) throws Exception;
 }
