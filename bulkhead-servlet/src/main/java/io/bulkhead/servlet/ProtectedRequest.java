@@ -42,8 +42,8 @@ import java.util.function.Supplier;
  * itself; then the AsyncListener releases it when that async ends (onComplete, onError, onTimeout), and
  * re-registers itself in onStartAsync so that an application that starts async again is followed too.
  *
- * States (`state`, moved only by CAS, never back)
- * ------
+ * States (`state`, never back; moved by CAS, except INLINE->RUNNING, which only the thread that
+ * ------   called submit makes, since nobody else acts on an INLINE request)
  *   SUBMITTING    --get() on the submitting thread-->   INLINE --> RUNNING
  *   SUBMITTING    --get() on another thread-->          GRANTED_EARLY --begin()--> DISPATCHED
  *   SUBMITTING    --refusal-->                          REJECTED (begin() writes the 503)
@@ -51,6 +51,7 @@ import java.util.function.Supplier;
  *   PARKED        --get()-->                            DISPATCHED --filter again--> RUNNING
  *   PARKED        --refusal-->                          REJECTED (written via AsyncContext.start)
  *   PARKED        --onError/onTimeout/onComplete-->     ABANDONED (the queued call is cancelled)
+ *   SUBMITTING    --onError/onTimeout/onComplete-->     ABANDONED (R6)
  *
  * Invariants
  * ----------
@@ -82,6 +83,13 @@ import java.util.function.Supplier;
  *   R5 cancellation forwarded after admission. If the queued call is cancelled just after it was
  *      granted, the core forwards the cancellation to the stage get() returned. That stage is a minimal
  *      view of `done`, so cancelling it changes nothing: the slot is freed only by release().
+ *   R6 listener vs park. The listener is registered before begin() CASes SUBMITTING->PARKED, so T2 (a
+ *      container thread) may report an error or timeout in between. T2 abandons from SUBMITTING as
+ *      from PARKED; T1's CAS then fails, finds neither GRANTED_EARLY nor REJECTED, and leaves the
+ *      request to T2.
+ *   R7 end vs dispatch. The container ends a request (onError, onComplete) after get() dispatched it
+ *      but before the second pass runs: the listener releases the slot, and the second pass, finding
+ *      the slot already freed, does not run the chain (I1 holds).
  */
 final class ProtectedRequest implements Supplier<CompletionStage<Void>>, AsyncListener {
 
@@ -173,7 +181,9 @@ final class ProtectedRequest implements Supplier<CompletionStage<Void>>, AsyncLi
   /** Second pass, on the ASYNC dispatch that get() asked for: the request holds its slot. */
   void resume(FilterChain chain) throws IOException, ServletException {
     if (state.compareAndSet(DISPATCHED, RUNNING)) {
-      runChain(chain);
+      if (!done.isDone()) { // R7: not ended by the container between dispatch() and this pass
+        runChain(chain);
+      }
     } else {
       chain.doFilter(request, response); // the application's own dispatch of a running request
     }
@@ -278,9 +288,12 @@ final class ProtectedRequest implements Supplier<CompletionStage<Void>>, AsyncLi
     }
   }
 
-  /** While parked: leave the queue; the listener's caller decides what the client gets. */
+  /**
+   * While waiting: leave the queue; the listener's caller decides what the client gets. SUBMITTING
+   * counts as waiting here because the listener is registered just before begin() parks (R6).
+   */
   private boolean abandon() {
-    if (!state.compareAndSet(PARKED, ABANDONED)) {
+    if (!state.compareAndSet(PARKED, ABANDONED) && !state.compareAndSet(SUBMITTING, ABANDONED)) {
       return false;
     }
     CompletableFuture<Void> queued = admission;
