@@ -90,8 +90,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@code io.bulkhead.http.BulkheadHandler} (module {@code bulkhead-http}) watches waiting sockets
  * itself and removes such a request at once.
  *
+ * <p>A request goes through at most one compartment at this edge: the filter marks each request it
+ * routes with a request attribute, and a second {@code BulkheadFilter} in the same chain lets a marked
+ * request pass. Give one filter all the routes.
+ *
  * <p>This class is thread-safe; its routes are fixed when it is built. One instance may serve any
- * number of requests concurrently, in one servlet context.
+ * number of requests concurrently.
  */
 public final class BulkheadFilter implements Filter {
 
@@ -131,7 +135,7 @@ public final class BulkheadFilter implements Filter {
       return;
     }
     if (request.getAttribute(ProtectedRequest.ATTRIBUTE) instanceof ProtectedRequest known) {
-      known.resume(chain); // its admission's dispatch, or any later dispatch of an admitted request
+      known.resume(request, response, chain); // its admission's dispatch, or any later one
       return;
     }
     Optional<Bulkhead> compartment = request.getDispatcherType() == DispatcherType.REQUEST

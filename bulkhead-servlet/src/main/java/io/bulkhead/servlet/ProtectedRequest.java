@@ -7,6 +7,8 @@ import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -149,7 +151,7 @@ final class ProtectedRequest implements Supplier<CompletionStage<Void>>, AsyncLi
     admission = queued;
     if (state.get() == INLINE) {
       state.set(RUNNING); // only this thread moves INLINE
-      runChain(chain);
+      runChain(request, response, chain);
       return;
     }
     if (queued.isCompletedExceptionally()) {
@@ -178,25 +180,27 @@ final class ProtectedRequest implements Supplier<CompletionStage<Void>>, AsyncLi
     }
   }
 
-  /** Second pass, on the ASYNC dispatch that get() asked for: the request holds its slot. */
-  void resume(FilterChain chain) throws IOException, ServletException {
+  /**
+   * Any later pass of the same request. On the ASYNC dispatch that get() asked for, the request holds
+   * its slot and runs the chain; any other (the application's own dispatches, forwards, error pages)
+   * passes untouched. {@code req} and {@code res} are this pass's, as the filters before may have
+   * wrapped them anew.
+   */
+  void resume(ServletRequest req, ServletResponse res, FilterChain chain)
+      throws IOException, ServletException {
     if (state.compareAndSet(DISPATCHED, RUNNING)) {
       if (!done.isDone()) { // R7: not ended by the container between dispatch() and this pass
-        runChain(chain);
+        runChain(req, res, chain);
       }
     } else {
-      chain.doFilter(request, response); // the application's own dispatch of a running request
+      chain.doFilter(req, res);
     }
   }
 
-  /** Whether this request was dispatched for its admission and has yet to run the chain. */
-  boolean awaitsResume() {
-    return state.get() == DISPATCHED;
-  }
-
-  private void runChain(FilterChain chain) throws IOException, ServletException {
+  private void runChain(ServletRequest req, ServletResponse res, FilterChain chain)
+      throws IOException, ServletException {
     try {
-      chain.doFilter(request, response);
+      chain.doFilter(req, res);
     } finally {
       if (!request.isAsyncStarted()) {
         release();
