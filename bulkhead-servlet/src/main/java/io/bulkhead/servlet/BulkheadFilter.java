@@ -17,6 +17,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -62,7 +64,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p><b>The slot is held until the response is done</b>: until the chain returns or throws, or, if the
  * application started async itself, until that async completes, fails or times out. It is freed
- * exactly once however the request ends.
+ * exactly once however the request ends. When the container stops and {@linkplain #destroy()
+ * destroys} the filter, the requests it still holds give their slots back and the waiting ones leave
+ * their queues, so a compartment that outlives the web application counts nothing it no longer has.
  *
  * <p><b>Rejection.</b> If the compartment refuses the request (its queue is full, or the request waited
  * the compartment's {@code maxWait}), nothing behind the filter sees it and the client gets a
@@ -105,6 +109,7 @@ public final class BulkheadFilter implements Filter {
   private final List<String> description;
   private final RejectionBody rejectionBody;
   private final AtomicBoolean warnedAboutBlockingWait = new AtomicBoolean();
+  private final Set<ProtectedRequest> live = ConcurrentHashMap.newKeySet();
 
   private BulkheadFilter(Routes routes, List<String> description, RejectionBody rejectionBody) {
     this.routes = routes;
@@ -144,7 +149,7 @@ public final class BulkheadFilter implements Filter {
     if (compartment.isEmpty()) {
       chain.doFilter(request, response);
     } else if (request.isAsyncSupported()) {
-      new ProtectedRequest(compartment.get(), request, response, rejectionBody).begin(chain);
+      new ProtectedRequest(compartment.get(), request, response, rejectionBody, live).begin(chain);
     } else {
       waitOnThisThread(compartment.get(), request, response, chain);
     }
@@ -168,6 +173,18 @@ public final class BulkheadFilter implements Filter {
     }
     try (permit) {
       chain.doFilter(request, response);
+    }
+  }
+
+  /**
+   * Gives back every slot this filter's requests hold and withdraws every request still waiting. A
+   * stopping container may drop a request it had been asked to dispatch, or never report the end of
+   * an application's async request; without this, their compartments would count them for good.
+   */
+  @Override
+  public void destroy() {
+    for (ProtectedRequest request : live) {
+      request.shutdown();
     }
   }
 

@@ -14,6 +14,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -43,6 +44,9 @@ import java.util.function.Supplier;
  * After the chain returns, or throws, the slot is released unless the application has started async
  * itself; then the AsyncListener releases it when that async ends (onComplete, onError, onTimeout), and
  * re-registers itself in onStartAsync so that an application that starts async again is followed too.
+ * A request that ends without a slot (refused, abandoned) calls release() as well: release() means
+ * "this request is over for the compartment", and removes it from the filter's `live` set, whose
+ * members the filter's destroy() shuts down (R8).
  *
  * States (`state`, never back; moved by CAS, except INLINE->RUNNING, which only the thread that
  * ------   called submit makes, since nobody else acts on an INLINE request)
@@ -92,6 +96,12 @@ import java.util.function.Supplier;
  *   R7 end vs dispatch. The container ends a request (onError, onComplete) after get() dispatched it
  *      but before the second pass runs: the listener releases the slot, and the second pass, finding
  *      the slot already freed, does not run the chain (I1 holds).
+ *   R8 destroy vs everything. A container that stops may drop a dispatch it has accepted, or never
+ *      report the end of an application's async, and then nothing above would free the slot. The
+ *      filter's destroy() calls shutdown() on every live request: it abandons a waiting one (the
+ *      same CASes as onError) and releases any other, so it is one more party to I2 and R2, not a new
+ *      path. A request that submit() has not returned for yet is abandoned from SUBMITTING; begin()
+ *      then finds ABANDONED and withdraws the call itself, as `admission` was not yet set.
  */
 final class ProtectedRequest implements Supplier<CompletionStage<Void>>, AsyncListener {
 
@@ -122,6 +132,7 @@ final class ProtectedRequest implements Supplier<CompletionStage<Void>>, AsyncLi
   private final HttpServletRequest request;
   private final HttpServletResponse response;
   private final RejectionBody rejectionBody;
+  private final Set<ProtectedRequest> live;
 
   private final AtomicInteger state = new AtomicInteger(SUBMITTING);
   private final CompletableFuture<Void> done = new CompletableFuture<>();
@@ -131,16 +142,19 @@ final class ProtectedRequest implements Supplier<CompletionStage<Void>>, AsyncLi
   private volatile BulkheadFullException refusal;
 
   ProtectedRequest(Bulkhead bulkhead, HttpServletRequest request, HttpServletResponse response,
-      RejectionBody rejectionBody) {
+      RejectionBody rejectionBody, Set<ProtectedRequest> live) {
     this.bulkhead = bulkhead;
     this.request = request;
     this.response = response;
     this.rejectionBody = rejectionBody;
+    this.live = live;
   }
 
   /** First pass: asks for a slot, then runs the chain, answers 503, or parks the request. */
   void begin(FilterChain chain) throws IOException, ServletException {
     request.setAttribute(ATTRIBUTE, this);
+    live.add(this);
+    done.whenComplete((ignored, never) -> live.remove(this));
     submitting = Thread.currentThread();
     CompletableFuture<Void> queued;
     try {
@@ -149,6 +163,10 @@ final class ProtectedRequest implements Supplier<CompletionStage<Void>>, AsyncLi
       submitting = null;
     }
     admission = queued;
+    if (state.get() == ABANDONED) { // R8: the filter was destroyed while submit() ran
+      queued.cancel(false);
+      return;
+    }
     if (state.get() == INLINE) {
       state.set(RUNNING); // only this thread moves INLINE
       runChain(request, response, chain);
@@ -156,8 +174,12 @@ final class ProtectedRequest implements Supplier<CompletionStage<Void>>, AsyncLi
     }
     if (queued.isCompletedExceptionally()) {
       refusedLater(queued); // refused at once: REJECTED now, answered below by this thread
-      if (state.get() == REJECTED) {
-        Rejection.send(response, refusal, rejectionBody);
+      try {
+        if (state.get() == REJECTED) {
+          Rejection.send(response, refusal, rejectionBody);
+        }
+      } finally {
+        release();
       }
       return;
     }
@@ -288,6 +310,7 @@ final class ProtectedRequest implements Supplier<CompletionStage<Void>>, AsyncLi
     } catch (IOException | RuntimeException failure) {
       LOG.log(Level.DEBUG, "could not send the 503 of bulkhead '" + bulkhead.name() + "'", failure);
     } finally {
+      release();
       complete(ctx);
     }
   }
@@ -301,13 +324,28 @@ final class ProtectedRequest implements Supplier<CompletionStage<Void>>, AsyncLi
       return false;
     }
     CompletableFuture<Void> queued = admission;
-    queued.cancel(false);
+    if (queued != null) { // else begin() withdraws it once submit() returns (R8)
+      queued.cancel(false);
+    }
+    release();
     return true;
   }
 
   /** Frees the slot if this request holds one; every call after the first does nothing (I2). */
   private void release() {
     done.complete(null);
+  }
+
+  /** The filter is being destroyed: whatever this request is waiting for will not come (R8). */
+  void shutdown() {
+    if (abandon()) {
+      AsyncContext ctx = async;
+      if (ctx != null) {
+        complete(ctx);
+      }
+    } else {
+      release();
+    }
   }
 
   @Override
