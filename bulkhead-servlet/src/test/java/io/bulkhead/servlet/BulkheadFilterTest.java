@@ -36,7 +36,8 @@ class BulkheadFilterTest {
   @AfterEach
   void stop() throws Exception {
     if (server != null) {
-      server.close();
+      server.stop();
+      server = null;
     }
   }
 
@@ -426,12 +427,17 @@ class BulkheadFilterTest {
       Container container) throws Exception {
     Bulkhead llm = compartment("llm", 1, 1, Duration.ofSeconds(30));
     start(container, BulkheadFilter.builder().route("/chat/*", llm).build());
-    try (Socket a = RawHttp.sendGet(port, "/chat/async-a")) {
-      app.next();
-      try (Socket b = RawHttp.sendGet(port, "/chat/now-b")) {
-        await().atMost(10, SECONDS).until(() -> llm.stats().waiting() == 1);
-        server.close();
-        server = null;
+    Socket a = RawHttp.sendGet(port, "/chat/async-a");
+    Socket b = null;
+    try {
+      app.next(); // A holds the slot, in the application's async, before B is sent
+      b = RawHttp.sendGet(port, "/chat/now-b");
+      await().atMost(10, SECONDS).until(() -> llm.stats().waiting() == 1);
+      stop();
+    } finally {
+      a.close();
+      if (b != null) {
+        b.close();
       }
     }
     BulkheadStats stats = atRest(llm);

@@ -40,7 +40,7 @@ enum Container {
       addFilter(context, "first", first, asyncFirst, "REQUEST", "ASYNC");
       addFilter(context, "bulkheads", bulkheads, true, "REQUEST", "ASYNC");
       Tomcat.addServlet(context, "app", app).setAsyncSupported(asyncServlet);
-      context.addServletMappingDecoded("/", "app");
+      context.addServletMapping("/", "app");
       tomcat.start();
       int port = connector.getLocalPort();
       return new Running() {
@@ -50,7 +50,7 @@ enum Container {
         }
 
         @Override
-        public void close() throws Exception {
+        public void stop() throws Exception {
           tomcat.stop();
           tomcat.destroy();
         }
@@ -66,7 +66,7 @@ enum Container {
       context.addFilterDef(def);
       FilterMap map = new FilterMap();
       map.setFilterName(name);
-      map.addURLPatternDecoded("/*");
+      map.addURLPattern("/*");
       for (String dispatcher : dispatchers) {
         map.setDispatcher(dispatcher);
       }
@@ -107,7 +107,7 @@ enum Container {
         }
 
         @Override
-        public void close() throws Exception {
+        public void stop() throws Exception {
           server.stop();
         }
       };
@@ -115,8 +115,10 @@ enum Container {
   };
 
   /** A started server. */
-  interface Running extends AutoCloseable {
+  interface Running {
     int port();
+
+    void stop() throws Exception;
   }
 
   /**
