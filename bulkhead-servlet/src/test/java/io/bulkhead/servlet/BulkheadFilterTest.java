@@ -22,14 +22,14 @@ class BulkheadFilterTest {
   private int port;
 
   private void start(Container container, BulkheadFilter filter) throws Exception {
-    start(container, filter, true, true);
+    start(container, filter, Container.Options.DEFAULT);
   }
 
-  private void start(Container container, BulkheadFilter filter, boolean asyncFirst,
-      boolean asyncServlet) throws Exception {
+  private void start(Container container, BulkheadFilter filter, Container.Options options)
+      throws Exception {
     app = new HeldServlet();
     returns = new Returns();
-    server = container.start(returns, filter, app, asyncFirst, asyncServlet);
+    server = container.start(returns, filter, app, options);
     port = server.port();
   }
 
@@ -363,7 +363,8 @@ class BulkheadFilterTest {
   void servletWithoutAsyncSupport_stillWaitsWithoutAContainerThread(Container container)
       throws Exception {
     Bulkhead llm = compartment("llm", 1, 1, Duration.ofSeconds(30));
-    start(container, BulkheadFilter.builder().route("/chat/*", llm).build(), true, false);
+    start(container, BulkheadFilter.builder().route("/chat/*", llm).build(),
+        new Container.Options(true, false, false));
     try (Socket a = RawHttp.sendGet(port, "/chat/a")) {
       HeldServlet.Held heldA = app.next();
       try (Socket b = RawHttp.sendGet(port, "/chat/b")) {
@@ -393,7 +394,8 @@ class BulkheadFilterTest {
   void filterBeforeItWithoutAsyncSupport_waitsOnTheContainersThread_withTheSameQueueAndRefusals(
       Container container) throws Exception {
     Bulkhead llm = compartment("llm", 1, 1, Duration.ofSeconds(30));
-    start(container, BulkheadFilter.builder().route("/chat/*", llm).build(), false, true);
+    start(container, BulkheadFilter.builder().route("/chat/*", llm).build(),
+        new Container.Options(false, true, false));
     try (Socket a = RawHttp.sendGet(port, "/chat/a")) {
       HeldServlet.Held heldA = app.next();
       try (Socket b = RawHttp.sendGet(port, "/chat/b")) {
