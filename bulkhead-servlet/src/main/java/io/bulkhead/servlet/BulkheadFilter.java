@@ -83,16 +83,21 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p><b>A client that leaves while its request waits.</b> The request leaves the queue (it counts as
  * cancelled, and never reaches the servlet) when the container reports the failure to the filter's
  * {@link jakarta.servlet.AsyncListener}: {@code onError}, or {@code onComplete} when the container
- * completes a parked request itself. What a container notices about a parked
- * request is its own affair, and the Servlet API offers no way to look at the connection: neither
- * Tomcat 11 (NIO connector) nor Jetty 12 ee10 reads an HTTP/1.1 connection whose request is parked
- * in async mode, so a client that closes its connection while its request waits goes unnoticed (the
- * module's tests check both). Such a request stays queued until it is admitted, and then runs, its
- * answer going nowhere, or until the compartment refuses it at {@code maxWait}; either way it holds
- * its place no longer than a request whose client stayed, and its slot is freed as usual. Keep
- * {@code maxWait} short for routes whose clients give up early. On Jetty,
- * {@code io.bulkhead.http.BulkheadHandler} (module {@code bulkhead-http}) watches waiting sockets
- * itself and removes such a request at once.
+ * completes a parked request itself. What a container notices about a parked request is its own
+ * affair, and the Servlet API offers no way to look at the connection. On Tomcat 11 and Jetty 12
+ * ee10 (both checked by this module's tests):
+ * <ul>
+ *   <li><b>HTTP/2:</b> a client that gives up on a request resets its stream, the container reports
+ *       it, and the request leaves the queue at once; the connection's other streams carry on.
+ *   <li><b>HTTP/1.1:</b> neither container reads the connection of a request parked in async mode,
+ *       so a client that closes its connection while its request waits goes unnoticed. The request
+ *       stays queued until it is admitted, and then runs, its answer going nowhere, or until the
+ *       compartment refuses it at {@code maxWait}: it holds its place no longer than a request whose
+ *       client stayed, and its slot is freed as usual. Keep {@code maxWait} short on routes whose
+ *       clients give up early. On Jetty, {@code io.bulkhead.http.BulkheadHandler} (module
+ *       {@code bulkhead-http}) watches the sockets of waiting requests itself and removes such a
+ *       request at once.
+ * </ul>
  *
  * <p>A request goes through at most one compartment at this edge: the filter marks each request it
  * routes with a request attribute, and a second {@code BulkheadFilter} in the same chain lets a marked

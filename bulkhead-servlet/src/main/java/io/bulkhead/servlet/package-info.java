@@ -58,13 +58,14 @@
  *   <tr><td>waited {@code maxWait}</td><td>503 + Retry-After</td><td>rejected, WAIT_TIMEOUT</td></tr>
  *   <tr><td>async timeout while waiting (unbounded {@code maxWait} only)</td>
  *       <td>503, no Retry-After</td><td>cancelled</td></tr>
- *   <tr><td>request failed by the container while waiting ({@code AsyncListener.onError})</td>
- *       <td>nothing</td><td>cancelled</td></tr>
+ *   <tr><td>request failed by the container while waiting ({@code AsyncListener.onError}), as an
+ *       HTTP/2 stream reset is</td><td>nothing</td><td>cancelled</td></tr>
  * </table>
  *
- * <p>A client that merely closes its HTTP/1.1 connection while its request waits is not reported by
- * Tomcat 11 or Jetty 12 ee10 (see {@link io.bulkhead.servlet.BulkheadFilter}): its request stays
- * queued until admitted or refused at {@code maxWait}, and its slot is accounted for as usual.
+ * <p>A client that closes its HTTP/1.1 connection while its request waits is not reported by
+ * Tomcat 11 or Jetty 12 ee10, which do not read a parked request's connection (see
+ * {@link io.bulkhead.servlet.BulkheadFilter}): its request stays queued until admitted or refused at
+ * {@code maxWait}, and its slot is accounted for as usual. An HTTP/2 stream reset is reported by both.
  *
  * <p>An admitted request holds its slot until the chain returns or throws (a {@code 500} from the
  * container, and the slot freed all the same) or, if the application started async itself, until
