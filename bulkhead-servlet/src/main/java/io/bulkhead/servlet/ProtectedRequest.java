@@ -183,7 +183,16 @@ final class ProtectedRequest implements Supplier<CompletionStage<Void>>, AsyncLi
       }
       return;
     }
-    AsyncContext ctx = request.startAsync(request, response);
+    AsyncContext ctx;
+    try {
+      ctx = request.startAsync(request, response);
+    } catch (IllegalStateException | UnsupportedOperationException cannotPark) {
+      // Leave the queue, or give back a slot granted meanwhile (GRANTED_EARLY) that cannot be used.
+      if (!abandon()) {
+        release();
+      }
+      throw cannotPark;
+    }
     bulkhead.config().maxWait().ifPresent(maxWait -> ctx.setTimeout(asyncTimeoutMillis(maxWait)));
     ctx.addListener(this);
     async = ctx;
