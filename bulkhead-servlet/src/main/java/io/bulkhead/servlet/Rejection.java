@@ -7,6 +7,7 @@ import java.io.OutputStream;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -102,7 +103,9 @@ public final class Rejection {
 
   /** Writes {@code text} as the whole body, in the response's encoding, with its exact length. */
   static void writeBody(HttpServletResponse response, String text) throws IOException {
-    byte[] bytes = text.getBytes(Charset.forName(response.getCharacterEncoding()));
+    String encoding = response.getCharacterEncoding(); // the Servlet default when none was set
+    Charset charset = encoding == null ? StandardCharsets.ISO_8859_1 : Charset.forName(encoding);
+    byte[] bytes = text.getBytes(charset);
     response.setContentLength(bytes.length);
     OutputStream out = response.getOutputStream();
     out.write(bytes);
