@@ -79,6 +79,8 @@ class BulkheadFilterTest {
       HeldServlet.Held heldA = app.next();
       try (Socket b = RawHttp.sendGet(port, "/chat/b")) {
         await().atMost(10, SECONDS).until(() -> llm.stats().waiting() == 1);
+        // B waits without a thread: its container thread has come back out of the chain.
+        await().atMost(10, SECONDS).until(() -> returns.hasReturned("REQUEST /chat/b"));
 
         RawHttp.Answer c = RawHttp.get(port, "/chat/c");
 
