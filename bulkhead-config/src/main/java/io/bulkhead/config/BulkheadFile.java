@@ -81,6 +81,13 @@ import org.snakeyaml.engine.v2.nodes.Node;
  */
 public final class BulkheadFile {
 
+  /**
+   * The largest file {@link #load} reads, and the longest text {@link #parse} takes: 1 MiB. A
+   * configuration file is a few kilobytes; the cap is what keeps a wrong path (a disk image, a log,
+   * {@code /dev/zero}) from being read whole into memory.
+   */
+  public static final int MAX_FILE_BYTES = 1 << 20;
+
   private static final Set<String> TOP_KEYS = Set.of("headroom", "budgets", "compartments", "workers");
   private static final Set<String> HEADROOM_KEYS = Set.of("critical", "optional");
   private static final Set<String> BUDGET_KEYS = Set.of("capacity");
