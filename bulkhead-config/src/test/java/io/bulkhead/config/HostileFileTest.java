@@ -47,7 +47,8 @@ class HostileFileTest {
   void aHugeUnknownBudgetName_isRefusedInBoundedMemory_withoutEchoingIt() {
     String declared = "a".repeat(40_000);
     String referenced = "b".repeat(40_000);
-    ConfigException e = refused("budgets:\n  " + declared + ": 10\ncompartments:\n  c: {budget: "
+    // An explicit key ("? name"): YAML allows a plain key of at most 1,024 characters.
+    ConfigException e = refused("budgets:\n  ? " + declared + "\n  : 10\ncompartments:\n  c: {budget: "
         + referenced + ", limit: 1}\n");
     assertThat(e.getMessage()).startsWith("app.yml:2: budgets.aaaa").contains("characters");
   }
@@ -62,7 +63,8 @@ class HostileFileTest {
 
   @Test
   void aHugeUnknownKey_isCutShort() {
-    ConfigException e = refused("compartments:\n  c:\n    limit: 1\n    " + "x".repeat(40_000) + ": 1\n");
+    ConfigException e = refused("compartments:\n  c:\n    limit: 1\n    ? " + "x".repeat(40_000)
+        + "\n    : 1\n");
     assertThat(e.getMessage()).startsWith("app.yml:4: compartments.c.xxx").contains("unknown key");
   }
 
