@@ -60,7 +60,7 @@ public final class Budget {
   public int allocated() {
     lock.lock();
     try {
-      return sum(shares);
+      return (int) sum(shares); // at most the capacity: reserve admits no more
     } finally {
       lock.unlock();
     }
@@ -86,7 +86,7 @@ public final class Budget {
     try {
       LinkedHashMap<String, Integer> next = new LinkedHashMap<>(shares);
       next.put(compartment, limit);
-      int total = sum(next);
+      long total = sum(next);
       if (total > capacity) {
         throw new IllegalArgumentException(overSubscribed(compartment, limit, next, total));
       }
@@ -121,7 +121,7 @@ public final class Budget {
   }
 
   private String overSubscribed(
-      String compartment, int limit, Map<String, Integer> proposed, int total) {
+      String compartment, int limit, Map<String, Integer> proposed, long total) {
     StringBuilder sb = new StringBuilder();
     sb.append("budget '").append(name).append("' is over-subscribed: giving '").append(compartment)
         .append("' a limit of ").append(limit).append(" makes ");
@@ -137,12 +137,17 @@ public final class Budget {
     return sb.toString();
   }
 
-  private static int sum(Map<String, Integer> m) {
+  /**
+   * The exact sum, in a {@code long}: two limits of {@link Integer#MAX_VALUE} must add up to more than a
+   * capacity of {@link Integer#MAX_VALUE}, not saturate into fitting it. A {@code long} holds the sum of
+   * any number of {@code int}s a map can hold ({@code 2^31} of them at most).
+   */
+  private static long sum(Map<String, Integer> m) {
     long total = 0;
     for (int v : m.values()) {
-      total += v;
+      total = Math.addExact(total, v);
     }
-    return (int) Math.min(Integer.MAX_VALUE, total);
+    return total;
   }
 
   @Override

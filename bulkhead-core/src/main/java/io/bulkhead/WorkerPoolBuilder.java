@@ -64,11 +64,16 @@ public final class WorkerPoolBuilder {
    * Sets how many jobs may wait for a worker. A job submitted when every worker is busy and the queue
    * is full is rejected at once with {@link BulkheadFullException}. A queued job holds no thread.
    *
-   * @throws IllegalArgumentException if {@code maxQueue} is negative
+   * @throws IllegalArgumentException if {@code maxQueue} is negative or above 16,777,215, the most
+   *     waiters one compartment counts
    */
   public WorkerPoolBuilder maxQueue(int maxQueue) {
     if (maxQueue < 0) {
       throw new IllegalArgumentException("maxQueue must not be negative but was " + maxQueue);
+    }
+    if (maxQueue > DefaultBulkhead.MAX_WAITING) { // refused here, not first by build()'s compartment
+      throw new IllegalArgumentException("maxQueue must be at most " + DefaultBulkhead.MAX_WAITING
+          + " (the most waiters one compartment counts) but was " + maxQueue);
     }
     this.maxQueue = maxQueue;
     return this;

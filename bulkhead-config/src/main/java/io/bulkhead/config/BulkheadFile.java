@@ -9,7 +9,10 @@ import io.bulkhead.WorkerPool;
 import io.bulkhead.WorkerPoolBuilder;
 import io.bulkhead.insight.SizingAdvisor;
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
@@ -81,6 +84,20 @@ import org.snakeyaml.engine.v2.nodes.Node;
  */
 public final class BulkheadFile {
 
+  /**
+   * The largest file {@link #load} reads, and the longest text {@link #parse} takes: 1 MiB. A
+   * configuration file is a few kilobytes; the cap is what keeps a wrong path (a disk image, a log,
+   * {@code /dev/zero}) from being read whole into memory.
+   */
+  public static final int MAX_FILE_BYTES = 1 << 20;
+
+  /**
+   * The longest name of a budget, compartment or worker pool. Names become registry keys, metric tags
+   * and table columns; 128 is far more than a readable one needs, and keeps every message that names
+   * one to a line.
+   */
+  public static final int MAX_NAME_LENGTH = 128;
+
   private static final Set<String> TOP_KEYS = Set.of("headroom", "budgets", "compartments", "workers");
   private static final Set<String> HEADROOM_KEYS = Set.of("critical", "optional");
   private static final Set<String> BUDGET_KEYS = Set.of("capacity");
@@ -115,20 +132,38 @@ public final class BulkheadFile {
   public static BulkheadFile load(Path path) {
     Objects.requireNonNull(path, "path");
     String name = path.toString();
-    String text;
-    try {
-      text = Files.readString(path, StandardCharsets.UTF_8);
+    byte[] bytes;
+    // One byte more than the cap tells a file at the cap from one beyond it, without reading the rest
+    // (a sparse 2 GB file, /dev/zero): memory and time stay bounded by the cap.
+    try (InputStream in = Files.newInputStream(path)) {
+      bytes = in.readNBytes(MAX_FILE_BYTES + 1);
     } catch (NoSuchFileException e) {
       throw new ConfigException(name, 0, null, "no such file", e);
     } catch (AccessDeniedException e) {
       throw new ConfigException(name, 0, null, "permission denied", e);
-    } catch (CharacterCodingException e) {
-      throw new ConfigException(name, 0, null, "not UTF-8 text", e);
     } catch (IOException e) {
       String why = Files.isDirectory(path) ? "is a directory, not a file" : "cannot be read: " + e;
       throw new ConfigException(name, 0, null, why, e);
     }
+    if (bytes.length > MAX_FILE_BYTES) {
+      throw tooLarge(name);
+    }
+    String text;
+    try {
+      text = StandardCharsets.UTF_8.newDecoder()
+          .onMalformedInput(CodingErrorAction.REPORT)
+          .onUnmappableCharacter(CodingErrorAction.REPORT)
+          .decode(ByteBuffer.wrap(bytes))
+          .toString();
+    } catch (CharacterCodingException e) {
+      throw new ConfigException(name, 0, null, "not UTF-8 text", e);
+    }
     return parse(text, name);
+  }
+
+  private static ConfigException tooLarge(String name) {
+    return new ConfigException(name, 0, null, "is larger than " + MAX_FILE_BYTES
+        + " bytes (1 MiB): a configuration file is a few kilobytes");
   }
 
   /**
@@ -139,6 +174,9 @@ public final class BulkheadFile {
   public static BulkheadFile parse(String yaml, String fileName) {
     Objects.requireNonNull(yaml, "yaml");
     Objects.requireNonNull(fileName, "fileName");
+    if (yaml.length() > MAX_FILE_BYTES) { // more chars than the cap: more UTF-8 bytes too
+      throw tooLarge(fileName);
+    }
     return new Reader(new YamlTree(fileName)).read(yaml);
   }
 
@@ -345,6 +383,11 @@ public final class BulkheadFile {
       } else {
         capacity = yaml.whole(e, 1);
       }
+      try {
+        Budget.of(e.key(), capacity); // the bounds build() will apply, by the code that applies them
+      } catch (IllegalArgumentException refused) {
+        throw yaml.error(e.keyNode(), e.path(), refused.getMessage());
+      }
       budgets.put(e.key(), new BudgetSpec(e.key(), capacity, YamlTree.line(e.keyNode())));
     }
 
@@ -363,7 +406,7 @@ public final class BulkheadFile {
           }
         }
         if (criticality == null) {
-          throw yaml.error(c.value(), c.path(), "must be critical or optional but was '" + word + "'"
+          throw yaml.error(c.value(), c.path(), "must be critical or optional but was " + Printable.quote(word)
               + DidYouMean.closest(word, List.of("critical", "optional"))
                   .map(s -> " (did you mean '" + s + "'?)").orElse(""));
         }
@@ -373,7 +416,7 @@ public final class BulkheadFile {
         YamlTree.Entry r = f.get("rate");
         rate = parse(r, Quantities::parseRate);
         if (!(rate > 0)) {
-          throw yaml.error(r.value(), r.path(), "must be above zero but was '" + yaml.scalar(r) + "'");
+          throw yaml.error(r.value(), r.path(), "must be above zero but was " + Printable.quote(yaml.scalar(r)));
         }
       }
       Duration latency = f.containsKey("latency") ? positiveDuration(f.get("latency")) : null;
@@ -444,7 +487,7 @@ public final class BulkheadFile {
         if (!budgets.containsKey(budget)) {
           String hint = budgets.isEmpty() ? " (the file declares no budgets)"
               : YamlTree.suggestion(budget, budgets.keySet()).replace("expected one of", "budgets");
-          throw yaml.error(b.value(), b.path(), "no budget named '" + budget + "'" + hint);
+          throw yaml.error(b.value(), b.path(), "no budget named " + Printable.quote(budget) + hint);
         }
       }
       boolean virtual = false;
@@ -452,14 +495,57 @@ public final class BulkheadFile {
         YamlTree.Entry t = f.get("threads");
         String word = yaml.scalar(t).trim();
         if (!word.equals("platform") && !word.equals("virtual")) {
-          throw yaml.error(t.value(), t.path(), "must be platform or virtual but was '" + word + "'"
+          throw yaml.error(t.value(), t.path(), "must be platform or virtual but was " + Printable.quote(word)
               + DidYouMean.closest(word, List.of("platform", "virtual"))
                   .map(x -> " (did you mean '" + x + "'?)").orElse(""));
         }
         virtual = word.equals("virtual");
       }
+      checkWithBuilder(e, f, limitKey, pool, limit, maxQueue, maxWait);
       return new CompartmentSpec(e.key(), e.path(), YamlTree.line(e.keyNode()), limit, derived, maxQueue, maxWait,
           budget, criticality, rate, latency, applied, pool, virtual);
+    }
+
+    /**
+     * Hands every value to the builder that {@link BulkheadFile#build()} will use, setter by setter, so
+     * that a value the builder refuses (a queue beyond what a compartment counts, a wait beyond what a
+     * nanosecond deadline holds) is refused here, at its own key and line, and the loader's bounds can
+     * never drift from the builders'. Nothing is built.
+     */
+    private void checkWithBuilder(YamlTree.Entry e, Map<String, YamlTree.Entry> f, String limitKey,
+        boolean pool, int limit, int maxQueue, Duration maxWait) {
+      YamlTree.Entry limitAt = f.getOrDefault(limitKey, e);
+      if (pool) {
+        WorkerPoolBuilder b = builder(e, () -> WorkerPool.builder(e.key()));
+        apply(limitAt, () -> b.workers(limit));
+        apply(f.getOrDefault("max-queue", e), () -> b.maxQueue(maxQueue));
+        if (maxWait != null) {
+          apply(f.get("max-wait"), () -> b.maxWait(maxWait));
+        }
+      } else {
+        BulkheadBuilder b = builder(e, () -> Bulkhead.builder(e.key()));
+        apply(limitAt, () -> b.limit(limit));
+        apply(f.getOrDefault("max-queue", e), () -> b.maxQueue(maxQueue));
+        if (maxWait != null) {
+          apply(f.get("max-wait"), () -> b.maxWait(maxWait));
+        }
+      }
+    }
+
+    private <B> B builder(YamlTree.Entry e, java.util.function.Supplier<B> start) {
+      try {
+        return start.get();
+      } catch (IllegalArgumentException refused) {
+        throw yaml.error(e.keyNode(), e.path(), refused.getMessage());
+      }
+    }
+
+    private void apply(YamlTree.Entry at, Runnable setter) {
+      try {
+        setter.run();
+      } catch (IllegalArgumentException refused) {
+        throw yaml.error(at.value(), at.path(), refused.getMessage());
+      }
     }
 
     private double need(YamlTree.Entry latencyEntry, double rate, Duration latency) {
@@ -471,8 +557,18 @@ public final class BulkheadFile {
     }
 
     private void requireName(YamlTree.Entry e, String what) {
-      if (e.key().isBlank()) {
+      String name = e.key();
+      if (name.isBlank()) {
         throw yaml.error(e.keyNode(), e.path(), "a " + what + " needs a name");
+      }
+      if (name.length() > MAX_NAME_LENGTH) {
+        throw yaml.error(e.keyNode(), e.path(), "a " + what + " name of " + name.length()
+            + " characters is too long: at most " + MAX_NAME_LENGTH);
+      }
+      int unsafe = Printable.firstUnsafe(name);
+      if (unsafe >= 0) {
+        throw yaml.error(e.keyNode(), e.path(), String.format(Locale.ROOT, "a %s name must be printable"
+            + " but holds U+%04X, a control or invisible character", what, unsafe));
       }
     }
 
@@ -483,7 +579,7 @@ public final class BulkheadFile {
     private Duration positiveDuration(YamlTree.Entry e) {
       Duration d = parse(e, Quantities::parseDuration);
       if (d.isZero()) {
-        throw yaml.error(e.value(), e.path(), "must be above zero but was '" + yaml.scalar(e).trim() + "'");
+        throw yaml.error(e.value(), e.path(), "must be above zero but was " + Printable.quote(yaml.scalar(e).trim()));
       }
       return d;
     }

@@ -35,16 +35,24 @@ public final class ConfigException extends RuntimeException {
     initCause(cause);
   }
 
+  /** How much of the file's name and of the key a message shows; the problem is kept whole. */
+  private static final int SHOWN_NAME = 120;
+
+  /**
+   * The one line: what came from the file or the command line (the file's name, the key) is escaped
+   * and cut short, and so is anything the problem quotes (see {@code Printable}), so that no
+   * character of the input can break the line or reach the terminal as a control sequence.
+   */
   private static String format(String file, int line, String key, String problem) {
-    StringBuilder sb = new StringBuilder(file);
+    StringBuilder sb = new StringBuilder(Printable.shorten(file, SHOWN_NAME));
     if (line > 0) {
       sb.append(':').append(line);
     }
     sb.append(": ");
     if (key != null) {
-      sb.append(key).append(": ");
+      sb.append(Printable.shorten(key, SHOWN_NAME)).append(": ");
     }
-    return sb.append(problem).toString();
+    return sb.append(Printable.escape(problem)).toString();
   }
 
   /** The file, as it was named to the loader. */

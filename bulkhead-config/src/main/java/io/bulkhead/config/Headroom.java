@@ -36,8 +36,8 @@ public final class Headroom {
     Objects.requireNonNull(text, "text");
     Matcher m = FORM.matcher(text);
     if (!m.matches()) {
-      throw new IllegalArgumentException("expected a headroom factor like 3, 1.5 or 4/3 but was '"
-          + text + "'");
+      throw new IllegalArgumentException("expected a headroom factor like 3, 1.5 or 4/3 but was "
+          + Printable.quote(text));
     }
     double numerator = Double.parseDouble(m.group(1));
     String written = m.group(1);
@@ -45,7 +45,7 @@ public final class Headroom {
     if (m.group(2) != null) {
       double denominator = Double.parseDouble(m.group(2));
       if (denominator == 0) {
-        throw new IllegalArgumentException("headroom '" + text + "' divides by zero");
+        throw new IllegalArgumentException("headroom " + Printable.quote(text) + " divides by zero");
       }
       factor = numerator / denominator;
       written = m.group(1) + "/" + m.group(2);
@@ -68,8 +68,8 @@ public final class Headroom {
     try {
       Sizing.requireHeadroom(factor);
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("headroom must be at least 1 (1 = exactly the need) but was '"
-          + text + "'", e);
+      throw new IllegalArgumentException("headroom must be at least 1 (1 = exactly the need) but was "
+          + Printable.quote(text), e);
     }
   }
 

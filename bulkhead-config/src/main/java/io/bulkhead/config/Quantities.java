@@ -43,6 +43,13 @@ public final class Quantities {
   private static final double SECONDS_PER_MINUTE = 60.0;
   private static final double SECONDS_PER_HOUR = 3600.0;
   private static final Duration LONGEST = Duration.ofNanos(Long.MAX_VALUE);
+  /** More whole digits than {@link Long#MAX_VALUE} nanoseconds has: too long in any unit. */
+  private static final int MOST_WHOLE_DIGITS = 20;
+  /**
+   * More decimals than any unit needs to resolve a nanosecond (an hour is 3.6e12 of them). The bound
+   * keeps a value of a million digits from costing a quadratic conversion before it is refused.
+   */
+  private static final int MOST_DECIMALS = 30;
   private static final String DURATION_FORMS = "like 250ms, 1.5s, 5m, 1h or PT30S";
 
   private Quantities() {}
@@ -59,6 +66,20 @@ public final class Quantities {
     Objects.requireNonNull(text, "text");
     Matcher m = DURATION.matcher(text);
     if (m.matches()) {
+      String number = m.group(1);
+      int point = number.indexOf('.');
+      int whole = point < 0 ? number.length() : point;
+      int zeros = 0;
+      while (zeros < whole - 1 && number.charAt(zeros) == '0') {
+        zeros++;
+      }
+      if (whole - zeros > MOST_WHOLE_DIGITS) {
+        throw tooLong(text);
+      }
+      if (number.length() - whole - 1 > MOST_DECIMALS) {
+        throw new IllegalArgumentException(Printable.quote(text) + " has more than " + MOST_DECIMALS
+            + " decimals, more than a nanosecond needs");
+      }
       BigDecimal nanos = new BigDecimal(m.group(1)).multiply(BigDecimal.valueOf(unitNanos(m.group(2))))
           .setScale(0, RoundingMode.HALF_UP);
       if (nanos.compareTo(BigDecimal.valueOf(Long.MAX_VALUE)) > 0) {
@@ -74,7 +95,7 @@ public final class Quantities {
         throw notADuration(text);
       }
       if (d.isNegative()) {
-        throw new IllegalArgumentException("must not be negative but was '" + text + "'");
+        throw new IllegalArgumentException("must not be negative but was " + Printable.quote(text));
       }
       if (d.compareTo(LONGEST) > 0) {
         throw tooLong(text);
@@ -105,11 +126,11 @@ public final class Quantities {
 
   private static IllegalArgumentException notADuration(String text) {
     return new IllegalArgumentException("expected a duration with a unit, " + DURATION_FORMS
-        + ", but was '" + text + "'");
+        + ", but was " + Printable.quote(text));
   }
 
   private static IllegalArgumentException tooLong(String text) {
-    return new IllegalArgumentException("'" + text + "' is too long: a duration must fit in "
+    return new IllegalArgumentException(Printable.quote(text) + " is too long: a duration must fit in "
         + Long.MAX_VALUE + " nanoseconds (about 292 years)");
   }
 
@@ -124,7 +145,7 @@ public final class Quantities {
     Matcher m = RATE.matcher(text);
     if (!m.matches()) {
       throw new IllegalArgumentException("expected a rate with a unit, like 40/s, 2400/min or 3/h,"
-          + " but was '" + text + "'");
+          + " but was " + Printable.quote(text));
     }
     double count = Double.parseDouble(m.group(1));
     switch (m.group(2)) {
@@ -144,12 +165,12 @@ public final class Quantities {
   /** Parses a whole number. */
   static long parseWhole(String text) {
     if (!WHOLE.matcher(text).matches()) {
-      throw new IllegalArgumentException("expected a whole number but was '" + text + "'");
+      throw new IllegalArgumentException("expected a whole number but was " + Printable.quote(text));
     }
     try {
       return Long.parseLong(text.trim().replace("+", ""));
     } catch (NumberFormatException e) {
-      throw new IllegalArgumentException("expected a whole number but was '" + text + "'");
+      throw new IllegalArgumentException("expected a whole number but was " + Printable.quote(text));
     }
   }
 

@@ -9,6 +9,7 @@ import java.util.Optional;
 import java.util.TreeSet;
 import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.snakeyaml.engine.v2.composer.Composer;
+import org.snakeyaml.engine.v2.events.Event;
 import org.snakeyaml.engine.v2.exceptions.Mark;
 import org.snakeyaml.engine.v2.exceptions.MarkedYamlEngineException;
 import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
@@ -18,6 +19,7 @@ import org.snakeyaml.engine.v2.nodes.NodeTuple;
 import org.snakeyaml.engine.v2.nodes.ScalarNode;
 import org.snakeyaml.engine.v2.nodes.SequenceNode;
 import org.snakeyaml.engine.v2.nodes.Tag;
+import org.snakeyaml.engine.v2.parser.Parser;
 import org.snakeyaml.engine.v2.parser.ParserImpl;
 import org.snakeyaml.engine.v2.scanner.StreamReader;
 import org.snakeyaml.engine.v2.schema.CoreSchema;
@@ -36,6 +38,16 @@ final class YamlTree {
    */
   private static final Map<String, String> RENAMED = Map.of("queue", "max-queue", "wait", "max-wait");
 
+  /**
+   * How deep collections may nest. The file's own structure is three deep (sections, names, keys);
+   * the bound stops a file of {@code [[[[…} or of thousands of nested mappings before the composer,
+   * which recurses once per level, runs out of stack.
+   */
+  static final int MAX_NESTING = 16;
+
+  /** How many names an "expected one of" hint lists before it says how many more there are. */
+  private static final int LISTED = 10;
+
   /** One {@code key: value} of a mapping, with the dotted path of the key. */
   record Entry(String key, String path, Node keyNode, Node value) {}
 
@@ -51,9 +63,11 @@ final class YamlTree {
         .setLabel(file)
         .setSchema(new CoreSchema())
         .setMaxAliasesForCollections(50) // a configuration file has no use for alias bombs
+        .setCodePointLimit(BulkheadFile.MAX_FILE_BYTES)
         .build();
     try {
-      Composer composer = new Composer(settings, new ParserImpl(settings, new StreamReader(settings, text)));
+      Parser parser = new DepthLimited(new ParserImpl(settings, new StreamReader(settings, text)));
+      Composer composer = new Composer(settings, parser);
       return composer.getSingleNode();
     } catch (MarkedYamlEngineException e) {
       Optional<Mark> mark = e.getProblemMark().isPresent() ? e.getProblemMark() : e.getContextMark();
@@ -65,6 +79,58 @@ final class YamlTree {
       throw new ConfigException(file, line, null, "invalid YAML: " + oneLine(problem), e);
     } catch (YamlEngineException e) {
       throw new ConfigException(file, 0, null, "invalid YAML: " + oneLine(e.getMessage()), e);
+    }
+  }
+
+  /**
+   * The parser's events, counting how deep collections nest and refusing one level too many as the
+   * composer asks for it: the composer recurses only after it has taken a collection's start event, so
+   * its depth never exceeds {@link #MAX_NESTING}. The parser itself keeps its state on the heap.
+   */
+  private final class DepthLimited implements Parser {
+
+    private final Parser events;
+    private int depth;
+
+    DepthLimited(Parser events) {
+      this.events = events;
+    }
+
+    @Override
+    public boolean checkEvent(Event.ID id) {
+      return events.checkEvent(id);
+    }
+
+    @Override
+    public Event peekEvent() {
+      return events.peekEvent();
+    }
+
+    @Override
+    public boolean hasNext() {
+      return events.hasNext();
+    }
+
+    @Override
+    public Event next() {
+      Event e = events.next();
+      switch (e.getEventId()) {
+        case SequenceStart:
+        case MappingStart:
+          if (++depth > MAX_NESTING) {
+            int at = e.getStartMark().map(m -> m.getLine() + 1).orElse(0);
+            throw new ConfigException(file, at, null, "collections nested more than " + MAX_NESTING
+                + " deep: the file's structure is three deep (sections, names, keys)");
+          }
+          break;
+        case SequenceEnd:
+        case MappingEnd:
+          depth--;
+          break;
+        default:
+          break;
+      }
+      return e;
     }
   }
 
@@ -113,7 +179,15 @@ final class YamlTree {
     if (close.isPresent()) {
       return " (did you mean '" + close.get() + "'?)";
     }
-    return " (expected one of: " + String.join(", ", new TreeSet<>(known)) + ")";
+    List<String> listed = new ArrayList<>();
+    for (String k : new TreeSet<>(known)) {
+      if (listed.size() == LISTED) {
+        listed.add("and " + (known.size() - LISTED) + " more");
+        break;
+      }
+      listed.add(Printable.shown(k));
+    }
+    return " (expected one of: " + String.join(", ", listed) + ")";
   }
 
   /** The text of a scalar value; fails for a missing value, a list or a mapping. */
@@ -135,11 +209,11 @@ final class YamlTree {
     try {
       n = Quantities.parseWhole(text);
     } catch (IllegalArgumentException notWhole) {
-      throw error(e.value(), e.path(), "expected a whole number but was '" + text + "'");
+      throw error(e.value(), e.path(), "expected a whole number but was " + Printable.quote(text));
     }
     if (n < min || n > Integer.MAX_VALUE) {
       throw error(e.value(), e.path(), "must be " + (min == 0 ? "zero or more" : "at least " + min)
-          + " but was " + text.trim());
+          + " but was " + Printable.shown(text.trim()));
     }
     return (int) n;
   }
@@ -154,7 +228,7 @@ final class YamlTree {
     if (node.getTag().equals(Tag.NULL)) {
       return "nothing";
     }
-    return "the value '" + ((ScalarNode) node).getValue() + "'";
+    return "the value " + Printable.quote(((ScalarNode) node).getValue());
   }
 
   private static String oneLine(String s) {

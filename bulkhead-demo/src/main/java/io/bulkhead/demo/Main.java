@@ -7,6 +7,7 @@ import java.io.PrintWriter;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Locale;
 import picocli.CommandLine.Command;
 import picocli.CommandLine;
 
@@ -37,6 +38,11 @@ public final class Main implements Runnable {
 
   static final int FAILED = 1;
   static final int USAGE = 2;
+  /**
+   * The longest error line, in characters: a message quotes what the user typed, which may be a
+   * hundred thousand digits; the line keeps its start, which names the command and the option.
+   */
+  static final int LONGEST_LINE = 400;
 
   @CommandLine.Spec
   private CommandLine.Model.CommandSpec spec;
@@ -55,21 +61,28 @@ public final class Main implements Runnable {
     cli.registerConverter(Mode.class, new ModeConverter());
     cli.setParameterExceptionHandler((ex, ignoredArgs) -> {
       String command = ex.getCommandLine().getCommandSpec().qualifiedName();
-      err.println(command + ": " + oneLine(ex.getMessage()) + " (see " + command + " --help)");
+      String help = " (see " + command + " --help)";
+      err.println(oneLine(command + ": " + ex.getMessage(), LONGEST_LINE - help.length()) + help);
       err.flush();
       return USAGE;
     });
     cli.setExecutionExceptionHandler((ex, command, parseResult) -> {
       String name = command.getCommandSpec().qualifiedName();
       if (ex instanceof CliException) {
-        err.println(name + ": " + oneLine(ex.getMessage()));
+        err.println(oneLine(name + ": " + ex.getMessage(), LONGEST_LINE));
       } else {
-        err.println(name + ": unexpected failure: " + oneLine(String.valueOf(ex)));
+        err.println(oneLine(name + ": unexpected failure: " + ex, LONGEST_LINE));
       }
       err.flush();
       return FAILED;
     });
-    return cli.execute(args);
+    try {
+      return cli.execute(args);
+    } catch (Throwable e) { // an Error (out of memory, say) is not an Exception: the handler misses it
+      err.println(oneLine("bulkhead-demo: unexpected failure: " + e, LONGEST_LINE));
+      err.flush();
+      return FAILED;
+    }
   }
 
   /**
@@ -91,8 +104,38 @@ public final class Main implements Runnable {
     }
   }
 
-  private static String oneLine(String message) {
-    return message == null ? "" : message.replaceAll("\\s*\\R\\s*", " ").trim();
+  /**
+   * {@code message} as one line a terminal shows as it is: line breaks between words become spaces,
+   * any other control or invisible character (an escape sequence, a C1 control, a lone surrogate) is
+   * shown as <code>&#92;uXXXX</code>, and the line is cut to {@code max} characters with an ellipsis.
+   */
+  static String oneLine(String message, int max) {
+    String joined = message.replaceAll("\\s*\\R\\s*", " ").trim();
+    StringBuilder sb = new StringBuilder();
+    for (int i = 0; i < joined.length(); ) {
+      int c = joined.codePointAt(i);
+      String shown = visible(c) ? new String(Character.toChars(c))
+          : String.format(Locale.ROOT, "\\u%04X", c);
+      if (sb.length() + shown.length() > max - 1) {
+        return sb.append('…').toString();
+      }
+      sb.append(shown);
+      i += Character.charCount(c);
+    }
+    return sb.toString();
+  }
+
+  private static boolean visible(int codePoint) {
+    switch (Character.getType(codePoint)) {
+      case Character.CONTROL:
+      case Character.FORMAT:
+      case Character.LINE_SEPARATOR:
+      case Character.PARAGRAPH_SEPARATOR:
+      case Character.SURROGATE:
+        return false;
+      default:
+        return true;
+    }
   }
 
   @Override

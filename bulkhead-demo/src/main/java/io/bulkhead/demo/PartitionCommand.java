@@ -57,10 +57,8 @@ final class PartitionCommand implements Callable<Integer> {
       throw new ParameterException(spec.commandLine(), "--reports-share must be between 1 and "
           + (slots - 1) + " so that both get a slot, but was " + reportsShare);
     }
-    if (reports < 0 || payments < 0) {
-      throw new ParameterException(spec.commandLine(),
-          "--reports and --payments must not be negative");
-    }
+    checkCalls("--reports", reports);
+    checkCalls("--payments", payments);
     PrintWriter out = spec.commandLine().getOut();
 
     Bulkhead shared = Bulkhead.builder("shared").limit(slots).build();
@@ -75,6 +73,19 @@ final class PartitionCommand implements Callable<Integer> {
         scenario(reportsBox, paymentsBox));
     out.flush();
     return 0;
+  }
+
+  /**
+   * The most calls of one kind: each is a future held until the end of the run, and a few hundred
+   * already show who gets the slots; a count near {@code int}'s max would not fit in memory.
+   */
+  static final int MOST_CALLS = 10_000;
+
+  private void checkCalls(String option, int calls) {
+    if (calls < 0 || calls > MOST_CALLS) {
+      throw new ParameterException(spec.commandLine(),
+          option + " must be from 0 to " + MOST_CALLS + " but was " + calls);
+    }
   }
 
   /** Returns {reports accepted, reports rejected, payments accepted, payments rejected}. */

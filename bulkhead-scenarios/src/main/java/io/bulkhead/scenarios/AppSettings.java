@@ -1,8 +1,12 @@
 package io.bulkhead.scenarios;
 
+import io.bulkhead.Bulkhead;
+import io.bulkhead.BulkheadBuilder;
+import io.bulkhead.httpclient.UpstreamClient;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.function.Supplier;
 
 /**
  * How the demo app is set up. The defaults are the slow-upstream experiment's numbers: a server-wide cap of 50 slots with
@@ -54,6 +58,24 @@ public record AppSettings(
     if (upstreamDeadline.isNegative() || upstreamDeadline.isZero()) {
       throw new CliException("--upstream-deadline must be above zero but was "
           + Durations.format(upstreamDeadline));
+    }
+    // The bounds the app's builders apply (a queue a compartment can count, a wait a nanosecond
+    // deadline holds, a deadline the upstream client takes), applied by the builders themselves so that
+    // they cannot drift: a value they refuse is a usage error naming its option, not a failure later.
+    option("--server-limit", () -> Bulkhead.builder("server").limit(serverLimit));
+    BulkheadBuilder llm = Bulkhead.builder("llm");
+    option("--llm-limit", () -> llm.limit(llmLimit));
+    option("--llm-queue", () -> llm.maxQueue(llmQueue));
+    option("--llm-wait", () -> llm.maxWait(llmWait));
+    Bulkhead compartment = option("--llm-wait", llm::build); // holds nothing: no thread, no budget
+    option("--upstream-deadline", () -> UpstreamClient.builder(compartment).deadline(upstreamDeadline));
+  }
+
+  private static <T> T option(String option, Supplier<T> check) {
+    try {
+      return check.get();
+    } catch (IllegalArgumentException refused) {
+      throw new CliException(option + ": " + refused.getMessage());
     }
   }
 

@@ -36,17 +36,11 @@ public record DemoSettings(
     Objects.requireNonNull(loginsAfter, "loginsAfter");
     Objects.requireNonNull(llmWait, "llmWait");
     Objects.requireNonNull(upstreamDeadline, "upstreamDeadline");
-    if (chats < 0 || logins < 0) {
-      throw new CliException("--chats and --logins must not be negative but were " + chats
-          + " and " + logins);
-    }
+    LoadGenerator.checkCounts(chats, logins);
     if (delay.isNegative()) {
       throw new CliException("--delay must not be negative but was " + Durations.format(delay));
     }
-    if (loginsAfter.isNegative()) {
-      throw new CliException("--logins-after must not be negative but was "
-          + Durations.format(loginsAfter));
-    }
+    LoadGenerator.checkLoginsAfter(loginsAfter);
     AppSettings.check(serverLimit, llmLimit, llmQueue, llmWait, upstreamDeadline);
     if (upstreamDeadline.compareTo(delay) <= 0) {
       throw new CliException("--upstream-deadline (" + Durations.format(upstreamDeadline)
@@ -79,7 +73,7 @@ public record DemoSettings(
    * wave of the server cap and then for its own upstream call.
    */
   public Duration loadTimeout() {
-    long waves = (chats + logins + serverLimit - 1) / serverLimit;
+    long waves = ((long) chats + logins + serverLimit - 1) / serverLimit; // long: serverLimit may be int's max
     return upstreamDeadline.multipliedBy(waves + 1).plusMinutes(1);
   }
 }

@@ -51,15 +51,40 @@ public final class LoadGenerator {
    * @param target the app, a loopback URL
    * @param timeout how long one request may take before it counts as "other"
    */
+  /**
+   * The most requests of one kind a run sends. Each is its own thread and connection, all sent at
+   * once: ten thousand already measures the machine's thread and file-descriptor limits more than the
+   * app, and a count near {@code int}'s max would ask for billions of threads.
+   */
+  public static final int MOST_REQUESTS = 10_000;
+
+  /** The longest wait before the logins: a run is watched by someone, and a day is more than enough. */
+  public static final Duration LATEST_LOGINS = Duration.ofDays(1);
+
+  /** Checks {@code --chats} and {@code --logins}, naming the option and the value that is wrong. */
+  public static void checkCounts(int chats, int logins) {
+    checkCount("--chats", chats);
+    checkCount("--logins", logins);
+  }
+
+  private static void checkCount(String option, int count) {
+    if (count < 0 || count > MOST_REQUESTS) {
+      throw new CliException(option + " must be from 0 to " + MOST_REQUESTS + " (each request is a"
+          + " thread and a connection, all at once) but was " + count);
+    }
+  }
+
+  /** Checks {@code --logins-after}. */
+  public static void checkLoginsAfter(Duration loginsAfter) {
+    if (loginsAfter.isNegative() || loginsAfter.compareTo(LATEST_LOGINS) > 0) {
+      throw new CliException("--logins-after must be from 0 to " + Durations.format(LATEST_LOGINS)
+          + " but was " + Durations.format(loginsAfter));
+    }
+  }
+
   public LoadGenerator(URI target, int chats, int logins, Duration loginsAfter, Duration timeout) {
-    if (chats < 0 || logins < 0) {
-      throw new CliException("--chats and --logins must not be negative but were " + chats + " and "
-          + logins);
-    }
-    if (loginsAfter.isNegative()) {
-      throw new CliException("--logins-after must not be negative but was "
-          + Durations.format(loginsAfter));
-    }
+    checkCounts(chats, logins);
+    checkLoginsAfter(loginsAfter);
     this.target = target;
     this.chats = chats;
     this.logins = logins;
