@@ -1,7 +1,6 @@
 package io.bulkhead.demo;
 
 import io.bulkhead.scenarios.AppSettings;
-import io.bulkhead.scenarios.CliException;
 import io.bulkhead.scenarios.DemoApp;
 import io.bulkhead.scenarios.LoadGenerator;
 import io.bulkhead.scenarios.Mode;
@@ -59,10 +58,15 @@ final class AppCommand implements Callable<Integer> {
     AppSettings settings = Main.checked(spec, () -> new AppSettings(mode, upstream,
         compartments.serverLimit, compartments.llmLimit, compartments.llmQueue,
         compartments.llmWait, upstreamDeadline));
+    // A service starts whatever its dependencies do: /login needs no upstream, and /chat answers a
+    // fast 502 until the upstream is back, then works again with no restart.
     String problem = LoadGenerator.unreachable(upstream);
     if (problem != null) {
-      throw new CliException("the upstream at " + upstream + " does not answer (" + problem
-          + "): start it first with 'upstream', or point --upstream at it");
+      PrintWriter err = spec.commandLine().getErr();
+      err.println("warning: the upstream at " + upstream + " does not answer (" + problem
+          + "); /chat answers 502 until it does (start it with 'upstream', or point --upstream at"
+          + " it)");
+      err.flush();
     }
     PrintWriter out = spec.commandLine().getOut();
     boolean interrupted = false;

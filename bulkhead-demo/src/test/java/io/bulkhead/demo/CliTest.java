@@ -125,11 +125,40 @@ class CliTest {
   }
 
   @Test
-  void upstreamDown_isOneLine_exit1() throws Exception {
+  void app_startsWhileTheUpstreamIsDown_answers502Fast_andRecoversWhenItComesBack()
+      throws Exception {
+    int downPort = closedPort();
+    String down = "http://127.0.0.1:" + downPort;
+    CommandThread app = CommandThread.start("app", "--port", "0", "--mode", "bulkhead",
+        "--upstream", down);
+    URI appUri = app.awaitUri();
+    try {
+      HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+      HttpRequest chat = HttpRequest.newBuilder(appUri.resolve("/chat")).build();
+      HttpResponse<String> login = client.send(HttpRequest.newBuilder(appUri.resolve("/login"))
+          .build(), HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> refused = client.send(chat, HttpResponse.BodyHandlers.ofString());
+
+      assertThat(login.statusCode()).isEqualTo(200);
+      assertThat(refused.statusCode()).isEqualTo(502);
+      assertThat(refused.body())
+          .isEqualTo("the upstream refused the connection: it is down or restarting\n");
+      assertThat(app.err()).contains("warning: the upstream at " + down + " does not answer");
+      try (FakeUpstream upstream = FakeUpstream.start(downPort, Duration.ofMillis(10))) {
+        HttpResponse<String> back = client.send(chat, HttpResponse.BodyHandlers.ofString());
+
+        assertThat(back.statusCode()).isEqualTo(200);
+        assertThat(back.body()).isEqualTo(FakeUpstream.ANSWER);
+      }
+    } finally {
+      assertThat(app.stop()).isZero();
+    }
+  }
+
+  @Test
+  void loadAgainstNothing_isOneLine_exit1() throws Exception {
     String down = "http://127.0.0.1:" + closedPort();
 
-    assertOneLineError(run("app", "--port", "0", "--upstream", down), 1,
-        "the upstream at " + down + " does not answer", "start it first with 'upstream'");
     assertOneLineError(run("load", "--target", down), 1,
         "nothing answers at " + down, "start the app first");
   }

@@ -173,6 +173,11 @@ class DatabasePoolsTest extends PostgresTestSupport {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("jdbcUrl of database 'orders' must start with 'jdbc:' but was"
             + " 'postgresql://x/y?password=***'");
+    // A password in the URL's user info (MySQL, MariaDB, SQL Server style) is masked as well.
+    assertThatThrownBy(() -> b.jdbcUrl("mysql://app:s3cr%3At@db:3306/orders"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("jdbcUrl of database 'orders' must start with 'jdbc:' but was"
+            + " 'mysql://app:***@db:3306/orders'");
     assertThatThrownBy(() -> b.reserveForOtherClients(-1))
         .hasMessage("reserveForOtherClients of database 'orders' must not be negative but was -1");
     assertThatThrownBy(() -> b.budget(0))

@@ -56,8 +56,32 @@ import org.eclipse.jetty.util.Callback;
  * the request leaves the queue at once and its Jetty callback is failed. For HTTP/1.x, where Jetty
  * itself does not read the connection while a handler holds a request, the handler watches each
  * waiting request's socket for end of stream with a selector of its own, on one thread started when
- * a request first waits and stopped with the handler. Only waiting requests are watched; an admitted
- * request belongs to the wrapped handler.
+ * a request first waits and stopped with the handler. An admitted request without a body stays
+ * watched while the wrapped handler works on it: if its client leaves, the handler closes the
+ * connection and calls the failure listeners the wrapped handler added to the request. A handler that waits on
+ * something slow (an upstream call) should listen ({@link Request#addFailureListener}) and cancel
+ * that work, then complete the callback: the slot is freed then, once. An admitted request with a body
+ * is not watched, because the wrapped handler may be reading from its socket.
+ *
+ * <p><b>Limits the handler cannot set.</b> A compartment bounds the requests being handled, not the
+ * connections that carry them: an idle or slowly sending client holds a connection and a file
+ * descriptor without ever reaching this handler. Bound those on the connector, where Jetty can:
+ * <ul>
+ *   <li>a connection cap below the process's open-file limit,
+ *       {@code server.addBean(new NetworkConnectionLimit(512, connector))}: past it Jetty stops
+ *       accepting, and new clients wait in the kernel's accept queue instead of failing with "Too many
+ *       open files";
+ *   <li>an idle timeout for connections between requests, {@code connector.setIdleTimeout(30_000)}
+ *       (an idle keep-alive connection costs a descriptor), and a longer one while a request is handled,
+ *       {@code httpConfiguration.setIdleTimeout(...)}, that outlasts your compartments' {@code maxWait}
+ *       and your slowest dependency, so a request is not cut off while it waits;
+ *   <li>a deadline on the request head as a whole, which Jetty lacks (its idle timeout restarts with
+ *       every byte, so a client trickling its headers is never timed out): the demo app's
+ *       {@code RequestHeadDeadline} closes a connection whose head takes over 10 s;
+ *   <li>{@code httpConfiguration.setSendServerVersion(false)}, so answers, the 503s included, do not
+ *       announce the Jetty version.
+ * </ul>
+ * The README's "HTTP edge" section gives the values the demo uses and why.
  *
  * <p>This class is thread-safe; its routes are fixed when it is built.
  */

@@ -19,7 +19,8 @@ import org.eclipse.jetty.server.ConnectionMetaData;
 import org.eclipse.jetty.server.Request;
 
 /*
- * Notices HTTP/1.x clients that close their connection while their request waits in a compartment.
+ * Notices HTTP/1.x clients that close their connection while their request waits in a compartment,
+ * or while it is handled without a body to read (see ProtectedExchange, R6).
  *
  * Why it exists
  * -------------

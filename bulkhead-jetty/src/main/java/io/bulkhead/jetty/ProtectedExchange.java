@@ -3,14 +3,19 @@ package io.bulkhead.jetty;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadFullException;
 import java.lang.System.Logger.Level;
+import java.util.Queue;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
+import org.eclipse.jetty.http.HttpFields;
+import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.io.EofException;
 import org.eclipse.jetty.server.Handler;
@@ -60,6 +65,20 @@ import org.eclipse.jetty.util.Callback;
  *      never while it still runs.
  *   R4 rejection vs disconnect. The 503 is written only by whoever moves `state` to REJECTED, so a
  *      request the client abandoned is never also answered.
+ *   R5 watch set up vs the request's end. T1 (begin) stores `watch`, then reads `state` and `finished`;
+ *      T2 (finish, or a state change) sets them, then cancels `watch`. Like R2, at least one sees the
+ *      other, so a watch never outlives the request it watches.
+ *   R6 a running request without a body. Jetty reads nothing from the connection while such a request
+ *      is handled (there is nothing to read), so the watch stays on after admission: a client that
+ *      leaves is seen, and clientGone closes the connection and tells the failure listeners the
+ *      handler added to its request (a WatchedRequest: Jetty does not call them when it closes a
+ *      connection with no I/O pending). They can stop their work (the demo app cancels its upstream
+ *      call), and the slot is freed when the handler completes the callback, through finish() as
+ *      always. finish() cancels the watch before completing Jetty's callback, and a cancelled watch
+ *      never fires (DisconnectWatcher W1), so the bytes of the next request on the connection, which
+ *      Jetty reads only after that callback, are never taken for a disconnect. A request with a body
+ *      stops being watched when admitted: its handler may read the socket, and the watcher, judging by
+ *      the bytes left unread, could take a read for a disconnect.
  */
 final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
 
@@ -79,6 +98,8 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
   private final Callback callback;
   private final DisconnectWatcher watcher; // null when the handler was not started by a server
   private final RejectionBody rejectionBody;
+  private final boolean watchWhileRunning;
+  private final Request handled; // what the wrapped handler gets
 
   private final AtomicInteger state = new AtomicInteger(WAITING);
   private final AtomicBoolean finished = new AtomicBoolean();
@@ -97,6 +118,14 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
     this.callback = callback;
     this.watcher = watcher;
     this.rejectionBody = rejectionBody;
+    this.watchWhileRunning = hasNoBody(request);
+    this.handled = watchWhileRunning ? new WatchedRequest(request) : request;
+  }
+
+  private static boolean hasNoBody(Request request) {
+    HttpFields headers = request.getHeaders();
+    return !headers.contains(HttpHeader.TRANSFER_ENCODING)
+        && headers.getLongField(HttpHeader.CONTENT_LENGTH) <= 0;
   }
 
   /** Asks the compartment for a slot; returns at once, whether the request runs, waits or is refused. */
@@ -125,13 +154,19 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
         }
       });
     }
-    if (watcher != null && state.get() == WAITING && !queued.isDone()) {
+    if (watcher != null && !queued.isDone() && isWatched()) {
       DisconnectWatcher.Watch w = watcher.watch(request, () -> clientGone(null));
       watch = w;
-      if (w != null && state.get() != WAITING) {
-        w.cancel(); // admitted, refused or abandoned while the watch was being set up
+      if (w != null && !isWatched()) {
+        w.cancel(); // refused, abandoned or finished while the watch was being set up (R5)
       }
     }
+  }
+
+  /** Waiting, or running with no request body for the handler to read (R6). */
+  private boolean isWatched() {
+    int s = state.get();
+    return s == WAITING || (s == RUNNING && watchWhileRunning && !finished.get());
   }
 
   /** The compartment granted a slot: run the wrapped handler while holding it. */
@@ -140,7 +175,9 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
     if (!state.compareAndSet(WAITING, RUNNING)) {
       return NOTHING_TO_HOLD; // R1: abandoned a moment ago; the slot frees at once
     }
-    stopWatching();
+    if (!watchWhileRunning) {
+      stopWatching(); // the handler may read the body: the watcher's verdict would be unsound (R6)
+    }
     if (Thread.currentThread() == submitting) {
       runHandler();
     } else {
@@ -155,8 +192,8 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
 
   private void runHandler() {
     try {
-      if (!next.handle(request, response, completion)) {
-        Response.writeError(request, response, completion, HttpStatus.NOT_FOUND_404);
+      if (!next.handle(handled, response, completion)) {
+        Response.writeError(handled, response, completion, HttpStatus.NOT_FOUND_404);
       }
     } catch (Throwable failure) {
       completion.failed(failure);
@@ -195,9 +232,22 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
     // Otherwise the call was cancelled because the request was abandoned: finish() has answered.
   }
 
-  /** The client went away, or Jetty failed the request; only a waiting request is affected. */
+  /**
+   * The client went away ({@code failure} null: the watcher saw its connection end), or Jetty failed
+   * the request. A waiting request leaves the queue; for a running one whose client the watcher saw
+   * leave, the connection is closed and the handler's failure listeners are told.
+   */
   private void clientGone(Throwable failure) {
     if (!state.compareAndSet(WAITING, ABANDONED)) {
+      if (failure == null && state.get() == RUNNING && !finished.get()) {
+        // R6: nobody reads this connection while the handler works, so Jetty would not notice.
+        EofException left = new EofException("the client closed the connection while its request"
+            + " held a slot of bulkhead '" + bulkhead.name() + "'");
+        request.getConnectionMetaData().getConnection().getEndPoint().close(left);
+        if (handled instanceof WatchedRequest watched) {
+          watched.clientLeft(left);
+        }
+      }
       return; // R1: running (the handler sees the failure itself), refused or already abandoned
     }
     stopWatching();
@@ -226,6 +276,7 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
     if (!finished.compareAndSet(false, true)) {
       return;
     }
+    stopWatching(); // before Jetty reads this connection again (R6)
     try {
       if (failure == null) {
         callback.succeeded();
@@ -237,6 +288,47 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
           + bulkhead.name() + "'", t);
     } finally {
       done.complete(null);
+    }
+  }
+
+  /**
+   * The request as the wrapped handler sees it when it has no body (R6). Closing a connection does
+   * not make Jetty 12 call the failure listeners of a request that waits for no I/O, so a disconnect
+   * the watcher saw is told to them here. Each listener hears one failure, this one or Jetty's.
+   */
+  private static final class WatchedRequest extends Request.Wrapper {
+    private final Queue<Consumer<Throwable>> listeners = new ConcurrentLinkedQueue<>();
+    private volatile Throwable left;
+
+    WatchedRequest(Request request) {
+      super(request);
+    }
+
+    @Override
+    public void addFailureListener(Consumer<Throwable> listener) {
+      AtomicBoolean heard = new AtomicBoolean();
+      Consumer<Throwable> once = failure -> {
+        if (heard.compareAndSet(false, true)) {
+          listener.accept(failure);
+        }
+      };
+      listeners.add(once);
+      super.addFailureListener(once);
+      Throwable gone = left;
+      if (gone != null) {
+        once.accept(gone); // added while or after clientLeft ran: `once` keeps it to one call
+      }
+    }
+
+    void clientLeft(Throwable failure) {
+      left = failure;
+      for (Consumer<Throwable> listener : listeners) {
+        try {
+          listener.accept(failure);
+        } catch (RuntimeException e) {
+          ProtectedExchange.LOG.log(Level.WARNING, "a failure listener threw", e);
+        }
+      }
     }
   }
 

@@ -2,6 +2,9 @@ package io.bulkhead.scenarios;
 
 import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
 import org.eclipse.jetty.http.pathmap.ServletPathSpec;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.handler.PathMappingsHandler;
@@ -13,8 +16,8 @@ import org.eclipse.jetty.server.handler.PathMappingsHandler;
  */
 final class DashboardServer implements AutoCloseable {
 
-  /** The page polls twice a second; a connection idle this long is a browser that went away. */
-  private static final Duration IDLE_TIMEOUT = Duration.ofMinutes(1);
+  /** Every route answers at once: a request that waits this long without traffic is stuck. */
+  private static final Duration HANDLING_IDLE_TIMEOUT = Duration.ofMinutes(1);
 
   private final Server server;
   private final int port;
@@ -31,9 +34,15 @@ final class DashboardServer implements AutoCloseable {
    */
   static DashboardServer start(Observability observability, int port) {
     PathMappingsHandler paths = new PathMappingsHandler();
-    observability.install((path, handler) -> paths.addMapping(new ServletPathSpec(path), handler));
-    Server s = Servers.create("dashboard", port, IDLE_TIMEOUT);
-    s.setHandler(paths);
+    List<String> admin = new ArrayList<>();
+    observability.install((path, handler) -> {
+      paths.addMapping(new ServletPathSpec(path), handler);
+      admin.add(path);
+    });
+    Server s = Servers.create("dashboard", port, HANDLING_IDLE_TIMEOUT);
+    EdgeGuard guard = new EdgeGuard(admin, Set.of());
+    guard.setHandler(paths);
+    s.setHandler(guard);
     return new DashboardServer(s, Servers.start(s, "dashboard", "--port"));
   }
 

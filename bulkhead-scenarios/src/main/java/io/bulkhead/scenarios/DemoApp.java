@@ -10,6 +10,7 @@ import io.bulkhead.insight.Insight;
 import io.bulkhead.jetty.BulkheadHandler;
 import io.bulkhead.jetty.Rejection;
 import java.io.IOException;
+import java.net.ConnectException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -18,13 +19,17 @@ import java.net.http.HttpTimeoutException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.regex.Pattern;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.http.pathmap.ServletPathSpec;
@@ -61,6 +66,9 @@ import org.eclipse.jetty.util.Callback;
  */
 public class DemoApp implements AutoCloseable {
 
+  private static final Pattern ALLOWED_HOST =
+      Pattern.compile("([A-Za-z0-9.-]+|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?");
+
   /** The path /chat calls on the upstream. */
   public static final String UPSTREAM_PATH = "/complete";
 
@@ -75,6 +83,42 @@ public class DemoApp implements AutoCloseable {
   private final List<String> adminPaths = new ArrayList<>();
   private Server server;
   private int port;
+  private EdgeLimits edgeLimits = EdgeLimits.defaults();
+  private final Set<String> allowedHosts = new LinkedHashSet<>();
+
+  /**
+   * Lets the admin routes ({@code /bulkheads}, {@code /metrics}, {@code /dashboard} and those added
+   * with {@link #adminRoute}) answer requests whose {@code Host} is {@code host} as well: a name
+   * ({@code bulkheads.internal}, any port) or a name and a port ({@code bulkheads.internal:8080}),
+   * for a reverse proxy that forwards its own name. Without it they answer only to
+   * {@code localhost}, {@code 127.0.0.1} or {@code [::1]} with the app's port, so that a web page
+   * that rebinds its own name to 127.0.0.1 cannot read them.
+   *
+   * @throws IllegalStateException if the app has started
+   * @throws IllegalArgumentException if {@code host} is blank or holds a character a host cannot
+   */
+  public DemoApp allowHost(String host) {
+    Objects.requireNonNull(host, "host");
+    if (server != null) {
+      throw new IllegalStateException("hosts must be allowed before the app starts; '" + host
+          + "' came too late");
+    }
+    if (!ALLOWED_HOST.matcher(host).matches()) {
+      throw new IllegalArgumentException("allowed host '" + host + "' is not a host name or"
+          + " name:port (letters, digits, '.', '-', or an [IPv6] address)");
+    }
+    allowedHosts.add(host.toLowerCase(Locale.ROOT));
+    return this;
+  }
+
+  /** Limits of the HTTP edge other than the defaults (tests use small ones); before the start. */
+  DemoApp edgeLimits(EdgeLimits limits) {
+    if (server != null) {
+      throw new IllegalStateException("the edge limits must be set before the app starts");
+    }
+    this.edgeLimits = Objects.requireNonNull(limits, "limits");
+    return this;
+  }
 
   /** Builds the app and its compartments; nothing listens until {@link #start}. */
   public DemoApp(AppSettings settings) {
@@ -225,10 +269,12 @@ public class DemoApp implements AutoCloseable {
     BulkheadHandler bulkheads = cap.build();
     bulkheads.setHandler(paths);
     // Requests wait in the unbounded server queue for as long as the upstream makes them: Jetty's
-    // idle timeout must not end them first.
+    // idle timeout while a request is handled must not end them first.
     Duration idle = settings.upstreamDeadline().multipliedBy(4).plusMinutes(1);
-    Server s = Servers.create("app-" + settings.mode().label(), port, idle);
-    s.setHandler(bulkheads);
+    Server s = Servers.create("app-" + settings.mode().label(), port, idle, edgeLimits);
+    EdgeGuard guard = new EdgeGuard(adminPaths, allowedHosts);
+    guard.setHandler(bulkheads);
+    s.setHandler(guard);
     this.server = s;
     this.port = Servers.start(s, "app", "--port");
     return this.port;
@@ -292,6 +338,16 @@ public class DemoApp implements AutoCloseable {
     Content.Sink.write(response, true, body, callback);
   }
 
+  /** Whether {@code failure} is, or was caused by, a refused connection: nothing listens there. */
+  private static boolean refused(Throwable failure) {
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      if (t instanceof ConnectException) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** Answers at once; never calls the upstream. */
   private static final class Login extends Handler.Abstract.NonBlocking {
     @Override
@@ -308,7 +364,13 @@ public class DemoApp implements AutoCloseable {
   private final class Chat extends Handler.Abstract.NonBlocking {
     @Override
     public boolean handle(Request request, Response response, Callback callback) {
-      callUpstream().whenComplete((answer, failure) -> {
+      CompletableFuture<HttpResponse<String>> call = callUpstream();
+      // The client left (BulkheadHandler closes its connection) or Jetty gave up on the request:
+      // nobody waits for the answer, so abort the call, which closes its upstream connection and
+      // frees its llm slot now rather than when the upstream answers. The answer below then fails
+      // Jetty's callback, which frees the server slot.
+      request.addFailureListener(gone -> call.cancel(true));
+      call.whenComplete((answer, failure) -> {
         try {
           if (failure == null) {
             if (answer.statusCode() == HttpStatus.OK_200) {
@@ -327,6 +389,9 @@ public class DemoApp implements AutoCloseable {
               || cause instanceof HttpTimeoutException) {
             answer(response, callback, HttpStatus.GATEWAY_TIMEOUT_504,
                 "the upstream did not answer in time\n");
+          } else if (refused(cause)) {
+            answer(response, callback, HttpStatus.BAD_GATEWAY_502,
+                "the upstream refused the connection: it is down or restarting\n");
           } else if (cause instanceof UpstreamException || cause instanceof IOException) {
             answer(response, callback, HttpStatus.BAD_GATEWAY_502, "the upstream failed\n");
           } else {

@@ -3,31 +3,63 @@ package io.bulkhead.scenarios;
 import java.io.IOException;
 import java.net.BindException;
 import java.time.Duration;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.NetworkConnectionLimit;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
-/** The demo's Jetty servers: loopback only, sized for bursts, quiet, and stopped completely. */
+/**
+ * The demo's Jetty servers: loopback only, sized for bursts, capped in connections, deaf to slow
+ * clients, without a version banner, quiet, and stopped completely.
+ */
 final class Servers {
 
   private Servers() {}
 
-  /** A server with one loopback connector on {@code port} (0: any free port); not started. */
-  static Server create(String name, int port, Duration idleTimeout) {
+  /**
+   * A server with one loopback connector on {@code port} (0: any free port) and the default
+   * {@link EdgeLimits}; not started.
+   */
+  static Server create(String name, int port, Duration handlingIdleTimeout) {
+    return create(name, port, handlingIdleTimeout, EdgeLimits.defaults());
+  }
+
+  /**
+   * A server with one loopback connector on {@code port} (0: any free port); not started. It accepts
+   * at most {@code limits.maxConnections()} connections, closes a connection that is silent for
+   * {@code limits.idleTimeout()} between requests or takes longer than
+   * {@code limits.requestHeadDeadline()} to send a request head, and lets a request being handled
+   * wait {@code handlingIdleTimeout} without any traffic (an answer that is slow to come). It
+   * announces no version: no {@code Server} or {@code X-Powered-By} header.
+   */
+  static Server create(String name, int port, Duration handlingIdleTimeout, EdgeLimits limits) {
     if (port < 0 || port > 65_535) {
       throw new CliException("port " + port + " is not a TCP port (0 to 65535)");
     }
     QueuedThreadPool threads = new QueuedThreadPool(200, 8);
     threads.setName(name);
     Server server = new Server(threads);
-    ServerConnector connector = new ServerConnector(server, 1, 1);
+    HttpConfiguration http = new HttpConfiguration();
+    // A version in every answer tells a scanner which known flaws to try.
+    http.setSendServerVersion(false);
+    http.setSendXPoweredBy(false);
+    // While a request is handled Jetty swaps the connection's idle timeout for this one, and back
+    // when the response is done.
+    http.setIdleTimeout(handlingIdleTimeout.toMillis());
+    ServerConnector connector = new ServerConnector(server, 1, 1, new HttpConnectionFactory(http));
     connector.setHost("127.0.0.1");
     connector.setPort(port);
     // A burst of connections (the load opens 130 at once) must not overflow the accept queue: a
     // dropped SYN is retried a second later and would show up as a second of latency.
     connector.setAcceptQueueSize(1024);
-    connector.setIdleTimeout(idleTimeout.toMillis());
+    connector.setIdleTimeout(limits.idleTimeout().toMillis());
+    connector.addEventListener(new RequestHeadDeadline(connector, limits.requestHeadDeadline()));
     server.addConnector(connector);
+    // At the cap Jetty stops accepting: the next clients wait in the accept queue, not in a file
+    // descriptor of ours, until the idle timeout or the head deadline frees a connection.
+    server.addBean(new NetworkConnectionLimit(limits.maxConnections(), connector));
     server.setStopTimeout(0);
     return server;
   }
