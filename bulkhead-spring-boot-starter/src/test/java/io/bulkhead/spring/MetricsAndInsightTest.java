@@ -7,6 +7,9 @@ import io.bulkhead.Bulkhead;
 import io.bulkhead.insight.Insight;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
+import java.util.Set;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -42,15 +45,21 @@ class MetricsAndInsightTest {
     }
   }
 
+  private static Stream<Thread> samplers() {
+    return Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> t.getName().equals("bulkhead-insight"));
+  }
+
   @Test
   void theSamplerFeedsTheInsightOnADaemonThreadUntilTheContextCloses() {
+    // Other contexts of this JVM (Spring's test context cache keeps them) have samplers of their own.
+    Set<Thread> before = samplers().collect(Collectors.toSet());
     Thread sampler;
     try (ConfigurableApplicationContext context = start("bulkhead.compartments.llm.limit=2")) {
       Insight insight = context.getBean(Insight.class);
       // Advice exists only once a sample was taken: waiting for that event, not for a time.
       await().atMost(Duration.ofSeconds(30)).until(() -> insight.advice("llm").isPresent());
-      sampler = Thread.getAllStackTraces().keySet().stream()
-          .filter(t -> t.getName().equals("bulkhead-insight")).findFirst().orElseThrow();
+      sampler = samplers().filter(t -> !before.contains(t)).findFirst().orElseThrow();
       assertThat(sampler.isDaemon()).isTrue();
       assertThat(context.getBean(io.bulkhead.BulkheadRegistry.class).bulkhead("llm")
           .map(Bulkhead::name)).hasValue("llm");
