@@ -15,10 +15,10 @@ import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 
 /**
- * Answers a {@link BulkheadFullException} thrown while a Spring MVC handler runs (directly, from a
- * {@link Bulkhead @Bulkhead} method, from a RestClient call, or by failing a returned
- * {@code CompletionStage}) with {@code 503 Service Unavailable}, a {@code Retry-After} header and an
- * RFC 9457 {@code application/problem+json} body:
+ * Answers a {@link BulkheadFullException} thrown while a Spring MVC or WebFlux controller handles a
+ * request (directly, from a {@link Bulkhead @Bulkhead} method, from a RestClient call, or by failing a
+ * returned {@code CompletionStage}) with {@code 503 Service Unavailable}, a {@code Retry-After} header
+ * and an RFC 9457 {@code application/problem+json} body:
  *
  * <pre>
  * HTTP/1.1 503
