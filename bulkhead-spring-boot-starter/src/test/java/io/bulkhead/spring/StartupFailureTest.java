@@ -224,6 +224,19 @@ class StartupFailureTest {
   }
 
   @Test
+  void pathsAreCheckedAndAWarningSaysTheyAreNotEnforcedYet(CapturedOutput output) {
+    try (ConfigurableApplicationContext context = new SpringApplicationBuilder(Compartments.class)
+        .web(WebApplicationType.NONE)
+        .properties("bulkhead.compartments.llm.limit=2", "bulkhead.compartments.llm.paths=/chat/**")
+        .run()) {
+      assertThat(context.getBean(BulkheadProperties.class).getCompartments().get("llm").getPaths())
+          .containsExactly("/chat/**");
+    }
+    assertThat(output.getOut() + output.getErr()).contains("bulkhead.compartments.llm.paths"
+        + " [/chat/**] is checked but not enforced");
+  }
+
+  @Test
   void startsWhenTheUpstreamIsDown() {
     // Port 1 on the loopback: nothing listens. Start-up never calls an upstream.
     try (ConfigurableApplicationContext context = new SpringApplicationBuilder(Compartments.class)

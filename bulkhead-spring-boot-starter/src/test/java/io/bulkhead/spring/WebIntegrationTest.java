@@ -158,6 +158,7 @@ class WebIntegrationTest {
     try {
       HttpResponse<String> all = get("/actuator/bulkheads");
       assertThat(all.statusCode()).isEqualTo(200);
+      assertThat(all.headers().firstValue("Content-Type").orElseThrow()).contains("json");
       JsonNode compartments = JSON.readTree(all.body()).get("compartments");
       assertThat(compartments.valueStream().map(c -> c.get("name").asString()).toList())
           .containsExactlyInAnyOrder("llm", "upstream-api"); // in the order the properties came
