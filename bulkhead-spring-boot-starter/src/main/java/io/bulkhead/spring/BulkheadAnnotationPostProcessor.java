@@ -2,6 +2,8 @@ package io.bulkhead.spring;
 
 import io.bulkhead.BulkheadRegistry;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
@@ -24,6 +26,7 @@ final class BulkheadAnnotationPostProcessor extends AbstractBeanFactoryAwareAdvi
   private static final long serialVersionUID = 1L;
 
   private transient BulkheadMethodInterceptor interceptor;
+  private final transient Set<Class<?>> withoutAnnotation = ConcurrentHashMap.newKeySet();
 
   BulkheadAnnotationPostProcessor() {
     setBeforeExistingAdvisors(true); // the slot is held around other advice (a transaction, say)
@@ -51,9 +54,14 @@ final class BulkheadAnnotationPostProcessor extends AbstractBeanFactoryAwareAdvi
       return bean; // needed to check the others; never annotated themselves
     }
     Class<?> targetClass = AopUtils.getTargetClass(bean);
-    if (AnnotationUtils.isCandidateClass(targetClass, Bulkhead.class)) {
-      MethodIntrospector.selectMethods(targetClass,
-          (MethodIntrospector.MetadataLookup<Boolean>) m -> interceptor.check(m) ? Boolean.TRUE : null);
+    if (!withoutAnnotation.contains(targetClass)
+        && AnnotationUtils.isCandidateClass(targetClass, Bulkhead.class)) {
+      boolean annotated = !MethodIntrospector.selectMethods(targetClass,
+          (MethodIntrospector.MetadataLookup<Boolean>) m -> interceptor.check(m) ? Boolean.TRUE : null)
+          .isEmpty();
+      if (!annotated) {
+        withoutAnnotation.add(targetClass); // a prototype bean's class is not searched again
+      }
     }
     return super.postProcessAfterInitialization(bean, beanName);
   }
