@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
 
@@ -56,6 +57,15 @@ public final class Snapshot {
   /** The names of the compartments in this snapshot, in order. */
   public List<String> names() {
     return rows.stream().map(Row::name).toList();
+  }
+
+  /**
+   * This snapshot with the compartment named {@code name} alone, or with none if it has no such
+   * compartment: for an endpoint that serves one compartment in the same document.
+   */
+  public Snapshot only(String name) {
+    Objects.requireNonNull(name, "name");
+    return new Snapshot(rows.stream().filter(r -> r.name().equals(name)).toList());
   }
 
   /** The document: {@code {"compartments": [...]}}, compact. */

@@ -160,6 +160,23 @@ class InsightTest {
         .endsWith("\"advice\":null,\"resource\":null}]}");
   }
 
+  @Test
+  void snapshotOnly_keepsTheNamedCompartmentInTheSameDocument_orNone() {
+    Insight insight = Insight.builder().ticker(ticker).build();
+    insight.watch(bulkhead("db"));
+    insight.watch(bulkhead("llm"));
+    Snapshot all = insight.snapshot();
+
+    Snapshot llm = all.only("llm");
+
+    assertThat(llm.names()).containsExactly("llm");
+    assertThat(llm.toJson()).startsWith("{\"compartments\":[{\"name\":\"llm\",");
+    assertThat(all.toJson()).contains(llm.toJson().substring("{\"compartments\":[".length(),
+        llm.toJson().length() - "]}".length()));
+    assertThat(all.only("nope").names()).isEmpty();
+    assertThat(all.names()).containsExactly("db", "llm");
+  }
+
   /** A compartment that counts its stats reads, and can hold one or fail them. */
   private static final class Observed implements Compartment {
     final Bulkhead delegate;

@@ -1,0 +1,70 @@
+package io.bulkhead.spring;
+
+import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.insight.Insight;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Role;
+
+/**
+ * The compartments of {@code bulkhead.*} as a {@link BulkheadRegistry} bean, the
+ * {@link Bulkhead @Bulkhead} annotation, and an {@link Insight} sampled once a second.
+ *
+ * <p>Nothing here calls an upstream: a service starts whether or not its dependencies are up. Every
+ * setting is checked when the registry is built, and the first wrong one stops start-up with its key
+ * and value ({@link BulkheadFailureAnalyzer}). A registry bean of the application's own replaces this
+ * one (and then {@code bulkhead.*} is not read).
+ */
+@AutoConfiguration
+@EnableConfigurationProperties(BulkheadProperties.class)
+public class BulkheadAutoConfiguration {
+
+  private static final Log LOG = LogFactory.getLog(BulkheadAutoConfiguration.class);
+
+  /** Created by Spring Boot. */
+  public BulkheadAutoConfiguration() {}
+
+  /** Every configured compartment, budgets enforced; fails start-up on a wrong setting. */
+  @Bean
+  @ConditionalOnMissingBean
+  public BulkheadRegistry bulkheadRegistry(BulkheadProperties properties) {
+    BulkheadRegistry registry = CompartmentFactory.registry(properties);
+    properties.getCompartments().forEach((name, settings) -> {
+      if (!settings.getPaths().isEmpty()) {
+        // The web-edge filter comes with bulkhead-servlet (MVC) and bulkhead-reactor (WebFlux).
+        LOG.warn("bulkhead.compartments." + name + ".paths " + settings.getPaths()
+            + " is checked but not enforced: no web-edge filter for it is on the class path");
+      }
+    });
+    return registry;
+  }
+
+  /** Diagnosis and sizing advice for every compartment of the registry. */
+  @Bean
+  @ConditionalOnMissingBean
+  public Insight bulkheadInsight(BulkheadRegistry registry) {
+    Insight insight = Insight.create();
+    insight.watch(registry);
+    return insight;
+  }
+
+  /** Samples the insight once a second on a daemon thread while the context runs. */
+  @Bean
+  InsightSampler bulkheadInsightSampler(Insight insight) {
+    return new InsightSampler(insight);
+  }
+
+  /** Applies {@link Bulkhead @Bulkhead}: Spring AOP, without AspectJ. */
+  @Bean
+  @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+  @ConditionalOnClass(name = "org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor")
+  static BulkheadAnnotationPostProcessor bulkheadAnnotationPostProcessor() {
+    return new BulkheadAnnotationPostProcessor();
+  }
+}

@@ -1,0 +1,180 @@
+package io.bulkhead.spring;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * The {@code bulkhead.*} settings: budgets and compartments, with the setting names of the YAML file.
+ *
+ * <pre>
+ * bulkhead:
+ *   budgets:
+ *     llm-api:
+ *       capacity: 20
+ *   compartments:
+ *     llm:
+ *       limit: 10
+ *       max-queue: 20
+ *       max-wait: 1s
+ *       budget: llm-api
+ *       upstream: https://llm.internal:8443
+ *       paths: [/chat/**]
+ * </pre>
+ *
+ * <p>A key that is not one of these (a typo such as {@code limt}) fails start-up instead of being
+ * ignored. Only binding happens here; {@link BulkheadAutoConfiguration} checks every value when it builds
+ * the compartments and fails start-up with the key and the value of the first one that is wrong.
+ */
+@ConfigurationProperties(prefix = BulkheadProperties.PREFIX, ignoreUnknownFields = false)
+public class BulkheadProperties {
+
+  /** The prefix of every setting. */
+  public static final String PREFIX = "bulkhead";
+
+  /** Compartments by name: each becomes a Bulkhead in the BulkheadRegistry bean. */
+  private Map<String, Compartment> compartments = new LinkedHashMap<>();
+
+  /** Budgets by name: a finite resource several compartments draw their limits from. */
+  private Map<String, Budget> budgets = new LinkedHashMap<>();
+
+  /** Creates empty settings; Spring binds them. */
+  public BulkheadProperties() {}
+
+  /** The compartments by name, in the order they were configured. */
+  public Map<String, Compartment> getCompartments() {
+    return compartments;
+  }
+
+  /** Replaces the compartments; for binding. */
+  public void setCompartments(Map<String, Compartment> compartments) {
+    this.compartments = compartments;
+  }
+
+  /** The budgets by name. */
+  public Map<String, Budget> getBudgets() {
+    return budgets;
+  }
+
+  /** Replaces the budgets; for binding. */
+  public void setBudgets(Map<String, Budget> budgets) {
+    this.budgets = budgets;
+  }
+
+  /** The settings of one compartment, {@code bulkhead.compartments.<name>.*}. */
+  public static class Compartment {
+
+    /** How many calls may be in flight at once; required, at least 1. */
+    private @Nullable Integer limit;
+
+    /** How many callers may wait for a slot when all are taken; 0 (the default) rejects at once. */
+    private int maxQueue;
+
+    /**
+     * How long one caller may wait for a slot (10ms, 1s, PT0.5S); required when max-queue is above 0.
+     */
+    private @Nullable Duration maxWait;
+
+    /** The name of the budget (under bulkhead.budgets) this compartment draws its limit from. */
+    private @Nullable String budget;
+
+    /**
+     * Path patterns (/chat/**) whose requests enter this compartment at the web edge. Bound and
+     * checked; enforced once a web-edge filter is on the class path.
+     */
+    private List<String> paths = new ArrayList<>();
+
+    /**
+     * The upstream whose outgoing RestClient calls enter this compartment: a base URL
+     * (https://llm.internal:8443/v1) or a host (llm.internal).
+     */
+    private @Nullable String upstream;
+
+    /** Creates empty settings; Spring binds them. */
+    public Compartment() {}
+
+    /** How many calls may be in flight; null when not set. */
+    public @Nullable Integer getLimit() {
+      return limit;
+    }
+
+    /** Sets how many calls may be in flight. */
+    public void setLimit(@Nullable Integer limit) {
+      this.limit = limit;
+    }
+
+    /** How many callers may wait for a slot. */
+    public int getMaxQueue() {
+      return maxQueue;
+    }
+
+    /** Sets how many callers may wait for a slot. */
+    public void setMaxQueue(int maxQueue) {
+      this.maxQueue = maxQueue;
+    }
+
+    /** How long one caller may wait; null when not set. */
+    public @Nullable Duration getMaxWait() {
+      return maxWait;
+    }
+
+    /** Sets how long one caller may wait. */
+    public void setMaxWait(@Nullable Duration maxWait) {
+      this.maxWait = maxWait;
+    }
+
+    /** The budget's name; null for none. */
+    public @Nullable String getBudget() {
+      return budget;
+    }
+
+    /** Sets the budget's name. */
+    public void setBudget(@Nullable String budget) {
+      this.budget = budget;
+    }
+
+    /** The path patterns routed into this compartment at the web edge. */
+    public List<String> getPaths() {
+      return paths;
+    }
+
+    /** Sets the path patterns. */
+    public void setPaths(List<String> paths) {
+      this.paths = paths;
+    }
+
+    /** The upstream base URL or host; null for none. */
+    public @Nullable String getUpstream() {
+      return upstream;
+    }
+
+    /** Sets the upstream base URL or host. */
+    public void setUpstream(@Nullable String upstream) {
+      this.upstream = upstream;
+    }
+  }
+
+  /** The settings of one budget, {@code bulkhead.budgets.<name>.*}. */
+  public static class Budget {
+
+    /** How many units (connections, concurrent calls) the resource really has; at least 1. */
+    private @Nullable Integer capacity;
+
+    /** Creates empty settings; Spring binds them. */
+    public Budget() {}
+
+    /** The capacity; null when not set. */
+    public @Nullable Integer getCapacity() {
+      return capacity;
+    }
+
+    /** Sets the capacity. */
+    public void setCapacity(@Nullable Integer capacity) {
+      this.capacity = capacity;
+    }
+  }
+}
