@@ -63,7 +63,7 @@ public final class Rejection {
       throw new IllegalStateException("cannot send a 503 for bulkhead '" + rejection.bulkheadName()
           + "': the response has already been committed");
     }
-    long seconds = retryAfterSeconds(rejection.retryAfter());
+    long seconds = rejection.retryAfterSeconds();
     response.setStatus(HttpStatus.SERVICE_UNAVAILABLE_503);
     HttpFields.Mutable headers = response.getHeaders();
     headers.put(HttpHeader.RETRY_AFTER, Long.toString(seconds));
@@ -84,22 +84,5 @@ public final class Rejection {
     }
     headers.put(HttpHeader.RETRY_AFTER, Long.toString(seconds)); // whatever the body did to it
     Content.Sink.write(response, true, text, callback);
-  }
-
-  /**
-   * The {@code Retry-After} value for a hint: whole seconds, rounded up so a client never comes back
-   * before the hint, and at least 1 (the header cannot say "less than a second", and 0 invites an
-   * immediate retry storm).
-   */
-  public static long retryAfterSeconds(Duration retryAfter) {
-    Objects.requireNonNull(retryAfter, "retryAfter");
-    if (retryAfter.isNegative()) {
-      return 1;
-    }
-    long seconds = retryAfter.getSeconds();
-    if (retryAfter.getNano() > 0 && seconds < Long.MAX_VALUE) {
-      seconds++;
-    }
-    return Math.max(1, seconds);
   }
 }

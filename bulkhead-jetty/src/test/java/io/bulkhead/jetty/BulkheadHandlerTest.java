@@ -89,18 +89,6 @@ class BulkheadHandlerTest {
   }
 
   @Test
-  void retryAfter_isTheHintRoundedUp_neverBelowOneSecond() {
-    assertThat(Rejection.retryAfterSeconds(Duration.ZERO)).isEqualTo(1);
-    assertThat(Rejection.retryAfterSeconds(Duration.ofMillis(1))).isEqualTo(1);
-    assertThat(Rejection.retryAfterSeconds(Duration.ofSeconds(1))).isEqualTo(1);
-    assertThat(Rejection.retryAfterSeconds(Duration.ofMillis(1001))).isEqualTo(2);
-    assertThat(Rejection.retryAfterSeconds(Duration.ofMillis(2500))).isEqualTo(3);
-    assertThat(Rejection.retryAfterSeconds(Duration.ofSeconds(30))).isEqualTo(30);
-    assertThat(Rejection.retryAfterSeconds(Duration.ofNanos(Long.MAX_VALUE)))
-        .isEqualTo(Duration.ofNanos(Long.MAX_VALUE).getSeconds() + 1);
-  }
-
-  @Test
   void retryAfterHeader_carriesTheCompartmentsHint() throws Exception {
     // Before any call has finished the hint is maxWait x (waiting + 1) / limit: 2.5 s x 2 / 1 = 5 s.
     Bulkhead reports = compartment("reports", 1, 1, Duration.ofMillis(2500));

@@ -62,7 +62,7 @@ public final class Rejection {
       throw new IllegalStateException("cannot send a 503 for bulkhead '" + rejection.bulkheadName()
           + "': the response has already been committed");
     }
-    long seconds = retryAfterSeconds(rejection.retryAfter());
+    long seconds = rejection.retryAfterSeconds();
     response.setStatus(HttpServletResponse.SC_SERVICE_UNAVAILABLE);
     response.setHeader(RETRY_AFTER, Long.toString(seconds));
     String text = null;
@@ -82,23 +82,6 @@ public final class Rejection {
     response.setStatus(HttpServletResponse.SC_SERVICE_UNAVAILABLE); // whatever the body did to them
     response.setHeader(RETRY_AFTER, Long.toString(seconds));
     writeBody(response, text);
-  }
-
-  /**
-   * The {@code Retry-After} value for a hint: whole seconds, rounded up so a client never comes back
-   * before the hint, and at least 1 (the header cannot say "less than a second", and 0 invites an
-   * immediate retry storm).
-   */
-  public static long retryAfterSeconds(Duration retryAfter) {
-    Objects.requireNonNull(retryAfter, "retryAfter");
-    if (retryAfter.isNegative()) {
-      return 1;
-    }
-    long seconds = retryAfter.getSeconds();
-    if (retryAfter.getNano() > 0 && seconds < Long.MAX_VALUE) {
-      seconds++;
-    }
-    return Math.max(1, seconds);
   }
 
   /** Writes {@code text} as the whole body, in the response's encoding, with its exact length. */

@@ -92,16 +92,4 @@ class RoutesTest {
     assertThat(builder.build().compartmentFor("/b")).contains(LOGIN);
     assertThat(first).hasToString("BulkheadFilter[/a -> bulkhead 'api']");
   }
-
-  @Test
-  void retryAfter_isTheHintRoundedUp_neverBelowOneSecond() {
-    assertThat(Rejection.retryAfterSeconds(Duration.ZERO)).isEqualTo(1);
-    assertThat(Rejection.retryAfterSeconds(Duration.ofMillis(1))).isEqualTo(1);
-    assertThat(Rejection.retryAfterSeconds(Duration.ofSeconds(1))).isEqualTo(1);
-    assertThat(Rejection.retryAfterSeconds(Duration.ofMillis(1001))).isEqualTo(2);
-    assertThat(Rejection.retryAfterSeconds(Duration.ofMillis(2500))).isEqualTo(3);
-    assertThat(Rejection.retryAfterSeconds(Duration.ofSeconds(30))).isEqualTo(30);
-    assertThat(Rejection.retryAfterSeconds(Duration.ofNanos(Long.MAX_VALUE)))
-        .isEqualTo(Duration.ofNanos(Long.MAX_VALUE).getSeconds() + 1);
-  }
 }

@@ -1,6 +1,5 @@
 package io.bulkhead.benchmarks.peer;
 
-import io.bulkhead.jetty.Rejection;
 import io.bulkhead.scenarios.DemoApp;
 import io.github.resilience4j.bulkhead.Bulkhead;
 import io.github.resilience4j.bulkhead.BulkheadFullException;
@@ -110,8 +109,9 @@ final class Resilience4jChat extends Handler.Abstract {
     } catch (BulkheadFullException full) {
       response.setStatus(HttpStatus.SERVICE_UNAVAILABLE_503);
       Duration maxWait = bulkhead.getBulkheadConfig().getMaxWaitDuration();
-      response.getHeaders().put(HttpHeader.RETRY_AFTER,
-          Long.toString(Rejection.retryAfterSeconds(maxWait)));
+      // Resilience4j gives no hint of its own: its maxWait, in whole seconds rounded up, at least 1.
+      long retryAfterSeconds = Math.max(1, maxWait.plusNanos(999_999_999).getSeconds());
+      response.getHeaders().put(HttpHeader.RETRY_AFTER, Long.toString(retryAfterSeconds));
       write(response, callback, "bulkhead '" + bulkhead.getName() + "' is full\n");
       return true;
     } catch (HttpTimeoutException late) {
