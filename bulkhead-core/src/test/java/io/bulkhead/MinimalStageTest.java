@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A supplier may return any CompletionStage, including the one minimalCompletionStage() gives, a
- * CompletableFuture subclass whose isDone() throws UnsupportedOperationException (bulkhead-http's
+ * CompletableFuture subclass whose isDone() throws UnsupportedOperationException (bulkhead-jetty's
  * handler returned one, and every /chat became a 500).
  */
 class MinimalStageTest {

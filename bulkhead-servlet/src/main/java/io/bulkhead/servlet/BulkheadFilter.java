@@ -94,8 +94,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *       stays queued until it is admitted, and then runs, its answer going nowhere, or until the
  *       compartment refuses it at {@code maxWait}: it holds its place no longer than a request whose
  *       client stayed, and its slot is freed as usual. Keep {@code maxWait} short on routes whose
- *       clients give up early. On Jetty, {@code io.bulkhead.http.BulkheadHandler} (module
- *       {@code bulkhead-http}) watches the sockets of waiting requests itself and removes such a
+ *       clients give up early. On Jetty, {@code io.bulkhead.jetty.BulkheadHandler} (module
+ *       {@code bulkhead-jetty}) watches the sockets of waiting requests itself and removes such a
  *       request at once.
  * </ul>
  *

@@ -26,7 +26,7 @@ import jakarta.servlet.http.HttpServletResponse;
  * gets the default body and the failure is logged: a broken body never turns a "busy" into a hang or a
  * {@code 500}.
  *
- * <p>This is the servlet twin of the Jetty edge's {@code io.bulkhead.http.RejectionBody}; the two
+ * <p>This is the servlet twin of the Jetty edge's {@code io.bulkhead.jetty.RejectionBody}; the two
  * modules do not depend on each other's framework, so each has its own.
  */
 @FunctionalInterface

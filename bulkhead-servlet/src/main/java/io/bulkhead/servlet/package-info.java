@@ -71,7 +71,7 @@
  * container, and the slot freed all the same) or, if the application started async itself, until
  * that async completes, fails or times out.
  *
- * <p>The Jetty 12 core handler {@code io.bulkhead.http.BulkheadHandler} does the same for applications
+ * <p>The Jetty 12 core handler {@code io.bulkhead.jetty.BulkheadHandler} does the same for applications
  * written against Jetty's own API; this module does not depend on Jetty, nor that one on the Servlet
  * API.
  */
