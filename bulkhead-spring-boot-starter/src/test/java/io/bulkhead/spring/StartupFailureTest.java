@@ -224,7 +224,7 @@ class StartupFailureTest {
   }
 
   @Test
-  void pathsAreCheckedAndAWarningSaysTheyAreNotEnforcedYet(CapturedOutput output) {
+  void pathsAreBoundWithoutAWebServer() {
     try (ConfigurableApplicationContext context = new SpringApplicationBuilder(Compartments.class)
         .web(WebApplicationType.NONE)
         .properties("bulkhead.compartments.llm.limit=2", "bulkhead.compartments.llm.paths=/chat/**")
@@ -232,8 +232,26 @@ class StartupFailureTest {
       assertThat(context.getBean(BulkheadProperties.class).getCompartments().get("llm").getPaths())
           .containsExactly("/chat/**");
     }
-    assertThat(output.getOut() + output.getErr()).contains("bulkhead.compartments.llm.paths"
-        + " [/chat/**] is checked but not enforced");
+  }
+
+  @Test
+  void aPathPatternIsAnExactPathOrAPrefix(CapturedOutput output) {
+    Throwable failure = startFailure(Compartments.class,
+        "bulkhead.compartments.llm.limit=2", "bulkhead.compartments.llm.paths=/chat/*");
+
+    assertThat(description(failure, output)).startsWith("bulkhead.compartments.llm.paths[0]=/chat/*:"
+        + " a path pattern is an exact path (/login) or a path followed by /** for everything below"
+        + " it (/chat/**)");
+  }
+
+  @Test
+  void aPathRoutedToTwoCompartmentsIsRefused(CapturedOutput output) {
+    Throwable failure = startFailure(Compartments.class,
+        "bulkhead.compartments.llm.limit=2", "bulkhead.compartments.llm.paths=/chat/**",
+        "bulkhead.compartments.other.limit=2", "bulkhead.compartments.other.paths=/login,/chat/**");
+
+    assertThat(description(failure, output)).startsWith("bulkhead.compartments.other.paths[1]=/chat/**:"
+        + " the path is already routed to compartment 'llm'");
   }
 
   @Test
