@@ -7,6 +7,7 @@ import io.bulkhead.BulkheadFullException;
 import io.bulkhead.BulkheadRegistry;
 import io.bulkhead.BulkheadStats;
 import io.bulkhead.servlet.BulkheadFilter;
+import jakarta.servlet.DispatcherType;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -40,7 +41,11 @@ import tools.jackson.databind.json.JsonMapper;
     properties = {
       "bulkhead.compartments.llm.limit=1",
       "bulkhead.compartments.llm.max-queue=0",
-      "bulkhead.compartments.llm.paths=/chat/**"
+      "bulkhead.compartments.llm.paths=/chat/**",
+      "bulkhead.compartments.queued.limit=1",
+      "bulkhead.compartments.queued.max-queue=1",
+      "bulkhead.compartments.queued.max-wait=30s",
+      "bulkhead.compartments.queued.paths=/queued"
     })
 class ServletEdgeTest {
 
@@ -67,6 +72,16 @@ class ServletEdgeTest {
       return "answer";
     }
 
+    static volatile CountDownLatch queuedEntered = new CountDownLatch(0);
+    static volatile CountDownLatch queuedRelease = new CountDownLatch(0);
+
+    @GetMapping("/queued")
+    String queued() throws InterruptedException {
+      queuedEntered.countDown();
+      queuedRelease.await();
+      return "served";
+    }
+
     @GetMapping("/login")
     String login() {
       return "welcome";
@@ -91,6 +106,8 @@ class ServletEdgeTest {
   void theFilterIsRegisteredForAsyncDispatchesAfterSecurity() {
     assertThat(filter.isEnabled()).isTrue();
     assertThat(filter.isAsyncSupported()).isTrue();
+    assertThat(filter.determineDispatcherTypes())
+        .containsExactlyInAnyOrder(DispatcherType.REQUEST, DispatcherType.ASYNC);
     assertThat(filter.getOrder()).isEqualTo(BulkheadWebMvcAutoConfiguration.FILTER_ORDER);
     assertThat(filter.getUrlPatterns()).containsExactly("/*");
     assertThat(filter.getFilter().compartmentFor("/chat").map(b -> b.name())).hasValue("llm");
@@ -142,12 +159,45 @@ class ServletEdgeTest {
         - before.rejected(BulkheadFullException.Reason.QUEUE_FULL)).isEqualTo(1);
   }
 
+  @Test
+  void aRequestThatWaitsForASlotIsDispatchedToTheControllerWhenOneIsFree() throws Exception {
+    ChatController.queuedEntered = new CountDownLatch(1);
+    ChatController.queuedRelease = new CountDownLatch(1);
+    BulkheadStats before = stats("queued");
+
+    CompletableFuture<HttpResponse<String>> first =
+        http.sendAsync(request("/queued"), HttpResponse.BodyHandlers.ofString());
+    assertThat(ChatController.queuedEntered.await(PATIENCE.toMillis(), TimeUnit.MILLISECONDS))
+        .isTrue();
+    ChatController.queuedEntered = new CountDownLatch(1);
+    CompletableFuture<HttpResponse<String>> second =
+        http.sendAsync(request("/queued"), HttpResponse.BodyHandlers.ofString());
+    await().atMost(PATIENCE).until(() -> stats("queued").waiting() == 1);
+    assertThat(ChatController.queuedEntered.getCount()).as("the second waits outside").isEqualTo(1);
+
+    ChatController.queuedRelease.countDown(); // the first returns; its slot goes to the second
+    assertThat(first.get(PATIENCE.toSeconds(), TimeUnit.SECONDS).body()).isEqualTo("served");
+    HttpResponse<String> dispatched = second.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+    assertThat(dispatched.statusCode()).isEqualTo(200);
+    assertThat(dispatched.body()).isEqualTo("served");
+
+    await().atMost(PATIENCE).until(() -> stats("queued").inFlight() == 0);
+    BulkheadStats after = stats("queued");
+    assertThat(after.admitted() - before.admitted()).isEqualTo(2);
+    assertThat(after.completed() - before.completed()).isEqualTo(2);
+    assertThat(after.waiting()).isZero();
+  }
+
   private BulkheadStats awaitIdle() {
     await().atMost(PATIENCE).until(() -> stats().inFlight() == 0);
     return stats();
   }
 
   private BulkheadStats stats() {
-    return registry.find("llm").orElseThrow().stats();
+    return stats("llm");
+  }
+
+  private BulkheadStats stats(String name) {
+    return registry.find(name).orElseThrow().stats();
   }
 }
