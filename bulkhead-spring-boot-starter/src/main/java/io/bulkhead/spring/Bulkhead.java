@@ -28,9 +28,13 @@ import java.lang.annotation.Target;
  * compartment fails the returned stage with {@code BulkheadFullException}. A queued method runs on the
  * thread that frees the slot for it.
  *
- * <p>Other return types are handled by {@link BulkheadMethodAdapter} beans. A {@code Mono} or a
- * {@code Flux} needs one (the Reactor module's): without it start-up fails, as it does for a name that
- * is not a compartment of the registry. The annotation is read on the method, of the bean's class or
+ * <p>A method returning a {@code Mono} or a {@code Flux} is called as usual, and each subscription to
+ * what it returns enters the compartment through {@code bulkhead-reactor}'s operator: waiting holds no
+ * thread, the slot is held until the publisher terminates or is cancelled, and a full compartment
+ * signals {@code BulkheadFullException}. This needs {@code bulkhead-reactor} on the class path (its
+ * {@link BulkheadMethodAdapter} is auto-configured). Other return types are handled by
+ * {@code BulkheadMethodAdapter} beans of your own; a {@code Publisher} that no adapter runs fails
+ * start-up, as does a name that is not a compartment of the registry. The annotation is read on the method, of the bean's class or
  * of an interface it implements; Spring AOP applies it, so a call from within the same bean is not
  * intercepted.
  */

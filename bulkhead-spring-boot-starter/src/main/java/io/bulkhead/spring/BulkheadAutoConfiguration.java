@@ -2,8 +2,6 @@ package io.bulkhead.spring;
 
 import io.bulkhead.BulkheadRegistry;
 import io.bulkhead.insight.Insight;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -25,8 +23,6 @@ import org.springframework.context.annotation.Role;
 @EnableConfigurationProperties(BulkheadProperties.class)
 public class BulkheadAutoConfiguration {
 
-  private static final Log LOG = LogFactory.getLog(BulkheadAutoConfiguration.class);
-
   /** Created by Spring Boot. */
   public BulkheadAutoConfiguration() {}
 
@@ -34,15 +30,7 @@ public class BulkheadAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   public BulkheadRegistry bulkheadRegistry(BulkheadProperties properties) {
-    BulkheadRegistry registry = CompartmentFactory.registry(properties);
-    properties.getCompartments().forEach((name, settings) -> {
-      if (!settings.getPaths().isEmpty()) {
-        // The web-edge filter comes with bulkhead-servlet (MVC) and bulkhead-reactor (WebFlux).
-        LOG.warn("bulkhead.compartments." + name + ".paths " + settings.getPaths()
-            + " is checked but not enforced: no web-edge filter for it is on the class path");
-      }
-    });
-    return registry;
+    return CompartmentFactory.registry(properties);
   }
 
   /** Diagnosis and sizing advice for every compartment of the registry. */

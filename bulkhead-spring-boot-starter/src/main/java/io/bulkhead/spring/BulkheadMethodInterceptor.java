@@ -120,9 +120,10 @@ final class BulkheadMethodInterceptor implements MethodInterceptor {
       return new Handler(name, true, null);
     }
     if (isPublisher(returnType, method.getDeclaringClass().getClassLoader())) {
-      throw refused(method, name, "returns " + returnType.getName() + ", which needs the Reactor"
-          + " operator: add bulkhead-reactor, whose auto-configuration registers a"
-          + " BulkheadMethodAdapter for Mono and Flux");
+      throw refused(method, name, "returns " + returnType.getName() + ", a Publisher that no"
+          + " BulkheadMethodAdapter runs: Mono and Flux run once bulkhead-reactor is on the class"
+          + " path (its adapter is auto-configured); other Publishers need an adapter bean of their"
+          + " own");
     }
     if (Future.class.isAssignableFrom(returnType)) {
       throw refused(method, name, "returns " + returnType.getName() + ", a Future that does not say"

@@ -3,7 +3,6 @@ package io.bulkhead.spring;
 import io.bulkhead.BulkheadFullException;
 import java.net.URI;
 import java.time.Duration;
-import java.util.Locale;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
 import org.springframework.http.HttpHeaders;
@@ -50,9 +49,9 @@ public class BulkheadProblemHandler {
     ProblemDetail problem =
         ProblemDetail.forStatusAndDetail(HttpStatus.SERVICE_UNAVAILABLE, rejection.getMessage());
     problem.setType(TYPE);
-    problem.setTitle("Compartment full");
+    problem.setTitle(ProblemJson.TITLE);
     problem.setProperty("compartment", rejection.bulkheadName());
-    problem.setProperty("reason", rejection.reason().name().toLowerCase(Locale.ROOT));
+    problem.setProperty("reason", ProblemJson.reason(rejection));
     return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE)
         .header(HttpHeaders.RETRY_AFTER, Long.toString(retryAfterSeconds(rejection.retryAfter())))
         .contentType(MediaType.APPLICATION_PROBLEM_JSON)

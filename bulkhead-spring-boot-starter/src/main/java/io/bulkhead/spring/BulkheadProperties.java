@@ -83,8 +83,9 @@ public class BulkheadProperties {
     private @Nullable String budget;
 
     /**
-     * Path patterns (/chat/**) whose requests enter this compartment at the web edge. Bound and
-     * checked; enforced once a web-edge filter is on the class path.
+     * Path patterns whose requests enter this compartment at the web edge: an exact path (/login) or
+     * a path and everything below it (/chat/**). Enforced by bulkhead-servlet's filter in Spring MVC
+     * and by a WebFilter with bulkhead-reactor in WebFlux.
      */
     private List<String> paths = new ArrayList<>();
 

@@ -1,20 +1,44 @@
 package io.bulkhead.spring;
 
+import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.servlet.BulkheadFilter;
+import jakarta.servlet.DispatcherType;
+import java.util.List;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.web.servlet.DispatcherServlet;
 
 /**
  * Spring MVC: a {@link io.bulkhead.BulkheadFullException} in a request becomes {@code 503} with
- * {@code Retry-After} and a problem body ({@link BulkheadProblemHandler}).
+ * {@code Retry-After} and a problem body ({@link BulkheadProblemHandler}); with {@code bulkhead-servlet}
+ * on the class path, the requests of every compartment's {@code paths} enter it at the edge, through a
+ * {@link BulkheadFilter} registered as {@value #FILTER_NAME}.
  */
 @AutoConfiguration(after = BulkheadAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
 @ConditionalOnClass(DispatcherServlet.class)
 public class BulkheadWebMvcAutoConfiguration {
+
+  /** The name of the filter's registration. */
+  public static final String FILTER_NAME = "bulkheadFilter";
+
+  /**
+   * The filter's place in the chain: just after Spring Security's ({@code -100}), so a request that is
+   * not allowed in never takes a slot, and before the application's own filters, so a refused request
+   * costs them nothing. The filters before it (Spring Boot's, Security's) support async, which a
+   * request that waits for a slot needs.
+   */
+  public static final int FILTER_ORDER = -90;
+
+  private static final Log LOG = LogFactory.getLog(BulkheadWebMvcAutoConfiguration.class);
 
   /** Created by Spring Boot. */
   public BulkheadWebMvcAutoConfiguration() {}
@@ -24,5 +48,53 @@ public class BulkheadWebMvcAutoConfiguration {
   @ConditionalOnMissingBean
   public BulkheadProblemHandler bulkheadProblemHandler() {
     return new BulkheadProblemHandler();
+  }
+
+  /** The servlet filter that enforces {@code paths}, when {@code bulkhead-servlet} is there. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(BulkheadFilter.class)
+  static class EdgeFilter {
+
+    /**
+     * The filter with one route per {@code paths} entry, mapped to every request for the
+     * {@code REQUEST} and {@code ASYNC} dispatches; disabled when no compartment has {@code paths}. A
+     * registration bean of this name of the application's own replaces it.
+     */
+    @Bean(FILTER_NAME)
+    @ConditionalOnMissingBean(name = FILTER_NAME)
+    FilterRegistrationBean<BulkheadFilter> bulkheadFilter(
+        BulkheadRegistry registry, BulkheadProperties properties) {
+      List<EdgePath.Route> routes = EdgePath.routes(properties);
+      BulkheadFilter.Builder filter = BulkheadFilter.builder()
+          .rejectionBody((rejection, retryAfterSeconds, response) -> {
+            response.setContentType(ProblemJson.CONTENT_TYPE + ";charset=utf-8");
+            return ProblemJson.of(rejection);
+          });
+      for (EdgePath.Route route : routes) {
+        filter.route(route.path().servletPathSpec(), EdgeRoutes.compartment(registry, route));
+      }
+      FilterRegistrationBean<BulkheadFilter> registration =
+          new FilterRegistrationBean<>(filter.build());
+      registration.setName(FILTER_NAME);
+      registration.setAsyncSupported(true);
+      registration.setDispatcherTypes(DispatcherType.REQUEST, DispatcherType.ASYNC);
+      registration.addUrlPatterns("/*");
+      registration.setOrder(FILTER_ORDER);
+      registration.setEnabled(!routes.isEmpty());
+      return registration;
+    }
+  }
+
+  /** Without {@code bulkhead-servlet}, {@code paths} would be ignored: say so at start-up. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnMissingClass("io.bulkhead.servlet.BulkheadFilter")
+  static class NoEdgeFilter {
+    NoEdgeFilter(BulkheadProperties properties) {
+      for (EdgePath.Route route : EdgePath.routes(properties)) {
+        LOG.warn("bulkhead.compartments." + route.compartment() + ".paths " + route.path().pattern()
+            + " is not enforced: add io.bulkhead:bulkhead-servlet, whose filter routes requests"
+            + " into compartments in Spring MVC");
+      }
+    }
   }
 }

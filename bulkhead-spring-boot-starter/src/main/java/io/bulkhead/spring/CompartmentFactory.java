@@ -48,9 +48,9 @@ final class CompartmentFactory {
       budgets.put(name, build(key, capacity, () -> Budget.of(name, capacity)));
     });
     BulkheadRegistry registry = BulkheadRegistry.create();
+    EdgePath.routes(properties); // checks every paths entry, whichever web stack enforces them
     properties.getCompartments().forEach((name, settings) -> {
       registry.register(compartment(name, settings, budgets));
-      checkPaths(name, settings.getPaths());
       String upstream = settings.getUpstream();
       if (upstream != null) {
         upstream(name, upstream);
@@ -109,16 +109,6 @@ final class CompartmentFactory {
     String budgetKey = budgetName == null ? prefix + "limit" : prefix + "budget";
     Object budgetValue = budgetName == null ? limit : budgetName;
     return build(budgetKey, budgetValue, builder::build);
-  }
-
-  private static void checkPaths(String name, List<String> paths) {
-    for (int i = 0; i < paths.size(); i++) {
-      String pattern = paths.get(i);
-      if (pattern == null || !pattern.startsWith("/")) {
-        throw BulkheadConfigurationException.property(COMPARTMENTS + name + ".paths[" + i + "]",
-            pattern, "a path pattern starts with / (/chat/**)");
-      }
-    }
   }
 
   private static Upstream upstream(String name, String value) {

@@ -7,6 +7,7 @@ import io.bulkhead.BulkheadRegistry;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.reactivestreams.Publisher;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -46,16 +47,16 @@ class StartupFailureTest {
     }
   }
 
-  /** A reactive method, which needs the Reactor module's adapter. */
+  /** A method returning a Publisher that is neither a Mono nor a Flux: no adapter runs it. */
   static class ReactiveService {
     @Bulkhead("llm")
-    public Mono<String> call() {
+    public Publisher<String> call() {
       return Mono.just("never");
     }
   }
 
   @Configuration(proxyBeanMethods = false)
-  @ImportAutoConfiguration(BulkheadAutoConfiguration.class)
+  @ImportAutoConfiguration({BulkheadAutoConfiguration.class, BulkheadReactorAutoConfiguration.class})
   static class Reactive {
     @Bean
     ReactiveService reactiveService() {
@@ -207,12 +208,12 @@ class StartupFailureTest {
   }
 
   @Test
-  void aMonoIsRefusedUntilTheReactorAdapterIsThere(CapturedOutput output) {
+  void aPublisherOtherThanMonoOrFluxIsRefused(CapturedOutput output) {
     Throwable failure = startFailure(Reactive.class, "bulkhead.compartments.llm.limit=2");
 
     assertThat(description(failure, output)).startsWith("@Bulkhead(\"llm\") on "
         + ReactiveService.class.getName() + ".call() cannot be applied: it returns "
-        + Mono.class.getName() + ", which needs the Reactor operator");
+        + Publisher.class.getName() + ", a Publisher that no BulkheadMethodAdapter runs");
   }
 
   @Test
@@ -224,7 +225,7 @@ class StartupFailureTest {
   }
 
   @Test
-  void pathsAreCheckedAndAWarningSaysTheyAreNotEnforcedYet(CapturedOutput output) {
+  void pathsAreBoundWithoutAWebServer() {
     try (ConfigurableApplicationContext context = new SpringApplicationBuilder(Compartments.class)
         .web(WebApplicationType.NONE)
         .properties("bulkhead.compartments.llm.limit=2", "bulkhead.compartments.llm.paths=/chat/**")
@@ -232,8 +233,26 @@ class StartupFailureTest {
       assertThat(context.getBean(BulkheadProperties.class).getCompartments().get("llm").getPaths())
           .containsExactly("/chat/**");
     }
-    assertThat(output.getOut() + output.getErr()).contains("bulkhead.compartments.llm.paths"
-        + " [/chat/**] is checked but not enforced");
+  }
+
+  @Test
+  void aPathPatternIsAnExactPathOrAPrefix(CapturedOutput output) {
+    Throwable failure = startFailure(Compartments.class,
+        "bulkhead.compartments.llm.limit=2", "bulkhead.compartments.llm.paths=/chat/*");
+
+    assertThat(description(failure, output)).startsWith("bulkhead.compartments.llm.paths[0]=/chat/*:"
+        + " a path pattern is an exact path (/login) or a path followed by /** for everything below"
+        + " it (/chat/**)");
+  }
+
+  @Test
+  void aPathRoutedToTwoCompartmentsIsRefused(CapturedOutput output) {
+    Throwable failure = startFailure(Compartments.class,
+        "bulkhead.compartments.llm.limit=2", "bulkhead.compartments.llm.paths=/chat/**",
+        "bulkhead.compartments.other.limit=2", "bulkhead.compartments.other.paths=/login,/chat/**");
+
+    assertThat(description(failure, output)).startsWith("bulkhead.compartments.other.paths[1]=/chat/**:"
+        + " the path is already routed to compartment 'llm'");
   }
 
   @Test

@@ -1,0 +1,87 @@
+package io.bulkhead.spring;
+
+import io.bulkhead.Bulkhead;
+import io.bulkhead.BulkheadFullException;
+import io.bulkhead.reactor.BulkheadOperator;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.springframework.core.Ordered;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.WebFilter;
+import org.springframework.web.server.WebFilterChain;
+import reactor.core.publisher.Mono;
+
+/*
+ * Concurrency: the routes and compartments are fixed at construction. Each exchange gets its own
+ * `admitted` flag, set on the thread that subscribes to the rest of the chain, which the operator does
+ * only after admission and strictly before any signal of that chain; a rejection is signalled instead
+ * of that subscription, so reading the flag in onErrorResume tells a refusal of this filter's
+ * compartment (flag unset) from a BulkheadFullException raised further down (flag set), which must
+ * pass on untouched. The operator frees the slot exactly once, when the chain terminates or the
+ * exchange is cancelled (the client gone).
+ */
+
+/**
+ * WebFlux's edge: the handling of a request whose path matches a compartment's {@code paths} enters
+ * that compartment through {@link BulkheadOperator}. It waits for a slot without a thread, holds it
+ * until the response is written or the client goes, and a full compartment is answered with the same
+ * {@code 503}, {@code Retry-After} and problem body as {@link BulkheadProblemHandler}'s, without
+ * running the handler.
+ */
+final class BulkheadWebFilter implements WebFilter, Ordered {
+
+  private final List<EdgePath.Route> routes;
+  private final Map<String, Bulkhead> compartments;
+
+  BulkheadWebFilter(List<EdgePath.Route> routes, Map<String, Bulkhead> compartments) {
+    this.routes = List.copyOf(routes);
+    this.compartments = Map.copyOf(compartments);
+  }
+
+  @Override
+  public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
+    String path = exchange.getRequest().getPath().pathWithinApplication().value();
+    Optional<EdgePath.Route> route = EdgePath.select(routes, path);
+    if (route.isEmpty()) {
+      return chain.filter(exchange);
+    }
+    Bulkhead compartment = compartments.get(route.get().compartment());
+    AtomicBoolean admitted = new AtomicBoolean();
+    return Mono.defer(() -> {
+          admitted.set(true);
+          return chain.filter(exchange);
+        })
+        .transformDeferred(BulkheadOperator.of(compartment))
+        .onErrorResume(
+            failure -> failure instanceof BulkheadFullException && !admitted.get(),
+            failure -> refuse(exchange.getResponse(), (BulkheadFullException) failure));
+  }
+
+  private static Mono<Void> refuse(ServerHttpResponse response, BulkheadFullException rejection) {
+    response.setStatusCode(HttpStatus.SERVICE_UNAVAILABLE);
+    HttpHeaders headers = response.getHeaders();
+    headers.set(HttpHeaders.RETRY_AFTER,
+        Long.toString(BulkheadProblemHandler.retryAfterSeconds(rejection.retryAfter())));
+    headers.set(HttpHeaders.CONTENT_TYPE, ProblemJson.CONTENT_TYPE);
+    byte[] body = ProblemJson.of(rejection).getBytes(StandardCharsets.UTF_8);
+    return response.writeWith(Mono.just(response.bufferFactory().wrap(body)));
+  }
+
+  /** {@link BulkheadWebMvcAutoConfiguration#FILTER_ORDER}, for the same reasons. */
+  @Override
+  public int getOrder() {
+    return BulkheadWebMvcAutoConfiguration.FILTER_ORDER;
+  }
+
+  @Override
+  public String toString() {
+    return "BulkheadWebFilter" + routes.stream()
+        .map(route -> route.path().pattern() + " -> " + route.compartment()).toList();
+  }
+}
