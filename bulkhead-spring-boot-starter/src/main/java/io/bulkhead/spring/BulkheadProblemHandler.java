@@ -2,7 +2,6 @@ package io.bulkhead.spring;
 
 import io.bulkhead.BulkheadFullException;
 import java.net.URI;
-import java.time.Duration;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
 import org.springframework.http.HttpHeaders;
@@ -53,20 +52,8 @@ public class BulkheadProblemHandler {
     problem.setProperty("compartment", rejection.bulkheadName());
     problem.setProperty("reason", ProblemJson.reason(rejection));
     return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE)
-        .header(HttpHeaders.RETRY_AFTER, Long.toString(retryAfterSeconds(rejection.retryAfter())))
+        .header(HttpHeaders.RETRY_AFTER, Long.toString(rejection.retryAfterSeconds()))
         .contentType(MediaType.APPLICATION_PROBLEM_JSON)
         .body(problem);
-  }
-
-  /**
-   * Whole seconds, rounded up so a client never comes back before the hint, and at least 1: the
-   * header cannot say "less than a second", and 0 invites an immediate retry storm.
-   */
-  static long retryAfterSeconds(Duration retryAfter) {
-    long seconds = retryAfter.getSeconds();
-    if (retryAfter.getNano() > 0 && seconds < Long.MAX_VALUE) {
-      seconds++;
-    }
-    return Math.max(1, seconds);
   }
 }

@@ -67,7 +67,7 @@ final class BulkheadWebFilter implements WebFilter, Ordered {
     response.setStatusCode(HttpStatus.SERVICE_UNAVAILABLE);
     HttpHeaders headers = response.getHeaders();
     headers.set(HttpHeaders.RETRY_AFTER,
-        Long.toString(BulkheadProblemHandler.retryAfterSeconds(rejection.retryAfter())));
+        Long.toString(rejection.retryAfterSeconds()));
     headers.set(HttpHeaders.CONTENT_TYPE, ProblemJson.CONTENT_TYPE);
     byte[] body = ProblemJson.of(rejection).getBytes(StandardCharsets.UTF_8);
     return response.writeWith(Mono.just(response.bufferFactory().wrap(body)));
