@@ -15,10 +15,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /*
- * A loopback TCP proxy in front of an upstream that is fine, where the network is not: DELAY forwards
- * the request at once and holds every chunk of the answer for `latency` before passing it on (a slow
- * link); BLACKHOLE accepts and reads but forwards nothing and never connects onwards (packets
- * dropped).
+ * A loopback TCP proxy in front of an upstream that is fine, where the network is not: DELAY
+ * forwards the request at once and holds every chunk of the answer for `latency` before passing it
+ * on (a slow link); BLACKHOLE accepts and reads but forwards nothing and never connects onwards
+ * (packets dropped).
  *
  * Threads: one accepts; per connection, one pumps client -> upstream (or reads and drops, in
  * BLACKHOLE) and one pumps upstream -> client. The client side counts as open until the client ->

@@ -17,15 +17,15 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /*
- * An upstream that misbehaves in one chosen way, over a real socket, and counts the connections still
- * open at its end.
+ * An upstream that misbehaves in one chosen way, over a real socket, and counts the connections
+ * still open at its end.
  *
- * One thread per connection reads the request head, counts down `requested`, waits for `proceed` (so a
- * test can keep the fault in progress while it checks another route), then commits its fault. A
- * connection counts as open until this side has closed it (the faults that close) or has read end of
- * stream or a reset from the client (the faults that leave the connection to the client): then the
- * client really let go of it. The counter is decremented once per connection (`letGo`): just before
- * this side closes, or in its thread's finally.
+ * One thread per connection reads the request head, counts down `requested`, waits for `proceed`
+ * (so a test can keep the fault in progress while it checks another route), then commits its fault.
+ * A connection counts as open until this side has closed it (the faults that close) or has read end
+ * of stream or a reset from the client (the faults that leave the connection to the client): then
+ * the client really let go of it. The counter is decremented once per connection (`letGo`): just
+ * before this side closes, or in its thread's finally.
  */
 final class FaultyUpstream implements AutoCloseable {
 
@@ -62,8 +62,8 @@ final class FaultyUpstream implements AutoCloseable {
   private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
 
   /**
-   * {@code requests}: how many request heads count down {@link #awaitRequests}. {@code held}: whether
-   * the fault waits for {@link #proceed()}.
+   * {@code requests}: how many request heads count down {@link #awaitRequests}. {@code held}:
+   * whether the fault waits for {@link #proceed()}.
    */
   FaultyUpstream(Fault fault, int requests, boolean held) throws IOException {
     this.fault = fault;
@@ -172,10 +172,11 @@ final class FaultyUpstream implements AutoCloseable {
       case TRICKLE:
         out.write(ascii("HTTP/1.1 200 OK\r\nContent-Length: " + TRICKLE_LENGTH + "\r\n\r\n"));
         out.flush();
-        for (int i = 0; i < TRICKLE_LENGTH; i++) { // ends when the client's close makes a write fail
+        // Ends when the client's close makes a write fail.
+        for (int i = 0; i < TRICKLE_LENGTH; i++) {
           out.write('x');
           out.flush();
-          Thread.sleep(TRICKLE_INTERVAL.toMillis()); // the fault itself: a slow sender, not ordering
+          Thread.sleep(TRICKLE_INTERVAL.toMillis()); // the fault itself, a slow sender; not ordering
         }
         return true;
       case NEVER_ANSWER:

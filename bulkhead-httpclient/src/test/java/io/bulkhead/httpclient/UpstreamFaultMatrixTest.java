@@ -26,6 +26,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntSupplier;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -33,8 +34,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * mid-body, trickles past the deadline, never answers, refuses, answers garbage, or sits behind a
  * proxy that delays or blackholes. Every case fills the {@code llm} compartment (limit 2) with
  * faulty calls and checks the same four things: what the caller gets, and how soon; the slot freed
- * exactly once; the connection freed; and a {@code /login} call on another compartment answering while
- * the fault is in progress. The README's "Faults at every edge" table lists these test names.
+ * exactly once; the connection freed; and a {@code /login} call on another compartment answering
+ * while the fault is in progress. The README's "Faults at every edge" table lists these test names.
  */
 class UpstreamFaultMatrixTest {
 
@@ -42,8 +43,8 @@ class UpstreamFaultMatrixTest {
   /** For the faults that last until the deadline: the deadline is the fault's whole cost. */
   private static final Duration SHORT_DEADLINE = Duration.ofMillis(300);
   /**
-   * For the faults that end the call by themselves: never reached, so it can be long enough that the
-   * upstream can hold the fault while {@code /login} is checked, however loaded the machine.
+   * For the faults that end the call by themselves: never reached, so it can be long enough that
+   * the upstream can hold the fault while {@code /login} is checked, however loaded the machine.
    */
   private static final Duration LONG_DEADLINE = Duration.ofSeconds(20);
   /** What a loaded machine may add to a deadline; only a bug (a deadline held back) exceeds it. */
@@ -59,9 +60,11 @@ class UpstreamFaultMatrixTest {
   private final AtomicInteger releases = new AtomicInteger();
   private UpstreamClient login;
   private CountingUpstream loginUpstream;
+  private String testName;
 
   @BeforeEach
-  void compartments() throws Exception {
+  void compartments(TestInfo test) throws Exception {
+    testName = test.getTestMethod().map(m -> m.getName()).orElse("?");
     llm = Bulkhead.builder("llm").limit(LIMIT).build();
     llm.addListener(new BulkheadListener() {
       @Override
@@ -77,21 +80,22 @@ class UpstreamFaultMatrixTest {
   @Test
   void upstreamResets_upstreamException() throws Exception {
     FaultyUpstream upstream = held(FaultyUpstream.Fault.RESET);
-    Outcome outcome = run(upstream.uri(), LONG_DEADLINE, upstream::awaitRequests, upstream::proceed, true);
+    Outcome outcome = runHeld(upstream);
     outcome.allFailWith(UpstreamException.class);
     outcome.slotsFreedOnce();
-    // The JDK retries a GET whose connection was reset before any answer, on a new connection, inside
-    // the same slot: still never more connections at once than the limit.
+    // The JDK retries a GET whose connection was reset before any answer, on a new connection,
+    // inside the same slot: still never more connections at once than the limit.
     connectionsClosed(upstream);
   }
 
   @Test
   void upstreamAnswers5xx_aResponse_connectionBackInThePool() throws Exception {
     FaultyUpstream upstream = held(FaultyUpstream.Fault.SERVER_ERROR);
-    Outcome outcome = run(upstream.uri(), LONG_DEADLINE, upstream::awaitRequests, upstream::proceed, true);
+    Outcome outcome = runHeld(upstream);
     for (CompletableFuture<HttpResponse<String>> call : outcome.calls) {
       HttpResponse<String> answer = call.get(AWAIT.toMillis(), MILLISECONDS);
-      assertThat(answer.statusCode()).isEqualTo(503); // an answer, for the edge to map, not an exception
+      // an answer, for the edge to map, not an exception
+      assertThat(answer.statusCode()).isEqualTo(503);
       assertThat(answer.body()).isEqualTo("down\n");
     }
     outcome.withinBound();
@@ -108,7 +112,7 @@ class UpstreamFaultMatrixTest {
   @Test
   void upstreamClosesMidBody_upstreamException() throws Exception {
     FaultyUpstream upstream = held(FaultyUpstream.Fault.CLOSE_MID_BODY);
-    Outcome outcome = run(upstream.uri(), LONG_DEADLINE, upstream::awaitRequests, upstream::proceed, true);
+    Outcome outcome = runHeld(upstream);
     outcome.allFailWith(UpstreamException.class);
     outcome.slotsFreedOnce();
     connectionsClosed(upstream);
@@ -118,7 +122,7 @@ class UpstreamFaultMatrixTest {
   void upstreamTricklesPastTheDeadline_upstreamTimeoutException() throws Exception {
     FaultyUpstream upstream = closer.closeLater(
         new FaultyUpstream(FaultyUpstream.Fault.TRICKLE, LIMIT, false));
-    Outcome outcome = run(upstream.uri(), SHORT_DEADLINE, upstream::awaitRequests, () -> { }, false);
+    Outcome outcome = runUntilTheDeadline(upstream.uri(), upstream::awaitRequests);
     outcome.allFailWith(UpstreamTimeoutException.class);
     outcome.slotsFreedOnce();
     connectionsClosed(upstream);
@@ -128,7 +132,7 @@ class UpstreamFaultMatrixTest {
   void upstreamNeverAnswers_upstreamTimeoutException() throws Exception {
     FaultyUpstream upstream = closer.closeLater(
         new FaultyUpstream(FaultyUpstream.Fault.NEVER_ANSWER, LIMIT, false));
-    Outcome outcome = run(upstream.uri(), SHORT_DEADLINE, upstream::awaitRequests, () -> { }, false);
+    Outcome outcome = runUntilTheDeadline(upstream.uri(), upstream::awaitRequests);
     outcome.allFailWith(UpstreamTimeoutException.class);
     outcome.slotsFreedOnce();
     connectionsClosed(upstream);
@@ -153,7 +157,7 @@ class UpstreamFaultMatrixTest {
   @Test
   void upstreamAnswersGarbage_upstreamException() throws Exception {
     FaultyUpstream upstream = held(FaultyUpstream.Fault.GARBAGE);
-    Outcome outcome = run(upstream.uri(), LONG_DEADLINE, upstream::awaitRequests, upstream::proceed, true);
+    Outcome outcome = runHeld(upstream);
     outcome.allFailWith(UpstreamException.class);
     outcome.slotsFreedOnce();
     connectionsClosed(upstream); // closed by the client although the upstream keeps it (D2)
@@ -163,7 +167,7 @@ class UpstreamFaultMatrixTest {
   void proxyDelaysTheAnswer_upstreamTimeoutException() throws Exception {
     FaultProxy proxy = closer.closeLater(new FaultProxy(FaultProxy.Mode.DELAY,
         loginUpstream.uri("/"), PROXY_LATENCY, LIMIT));
-    Outcome outcome = run(proxy.uri("/fault"), SHORT_DEADLINE, proxy::awaitRequests, () -> { }, false);
+    Outcome outcome = runUntilTheDeadline(proxy.uri("/fault"), proxy::awaitRequests);
     outcome.allFailWith(UpstreamTimeoutException.class);
     outcome.slotsFreedOnce();
     connectionsClosed(proxy::openNow);
@@ -173,7 +177,7 @@ class UpstreamFaultMatrixTest {
   void proxyBlackholes_upstreamTimeoutException() throws Exception {
     FaultProxy proxy = closer.closeLater(new FaultProxy(FaultProxy.Mode.BLACKHOLE,
         loginUpstream.uri("/"), PROXY_LATENCY, LIMIT));
-    Outcome outcome = run(proxy.uri("/fault"), SHORT_DEADLINE, proxy::awaitRequests, () -> { }, false);
+    Outcome outcome = runUntilTheDeadline(proxy.uri("/fault"), proxy::awaitRequests);
     outcome.allFailWith(UpstreamTimeoutException.class);
     outcome.slotsFreedOnce();
     connectionsClosed(proxy::openNow);
@@ -193,13 +197,22 @@ class UpstreamFaultMatrixTest {
     return closer.closeLater(new FaultyUpstream(fault, LIMIT, true));
   }
 
+  private Outcome runHeld(FaultyUpstream upstream) throws Exception {
+    return run(upstream.uri(), LONG_DEADLINE, upstream::awaitRequests, upstream::proceed, true);
+  }
+
+  private Outcome runUntilTheDeadline(URI uri, Arrival arrived) throws Exception {
+    return run(uri, SHORT_DEADLINE, arrived, () -> { }, false);
+  }
+
   /**
-   * Fills the compartment with faulty calls; once the fault has every request (and, for a held fault,
-   * before it is committed) calls /login on the other compartment, then releases the fault.
+   * Fills the compartment with faulty calls; once the fault has every request (and, for a held
+   * fault, before it is committed) calls /login on the other compartment, then releases the fault.
    */
   private Outcome run(URI uri, Duration deadline, Arrival arrived, Release release, boolean held)
       throws Exception {
-    UpstreamClient client = closer.closeLater(UpstreamClient.builder(llm).deadline(deadline).build());
+    UpstreamClient client =
+        closer.closeLater(UpstreamClient.builder(llm).deadline(deadline).build());
     long started = System.nanoTime();
     List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
     for (int i = 0; i < LIMIT; i++) {
@@ -208,7 +221,8 @@ class UpstreamFaultMatrixTest {
     assertThat(arrived.await(AWAIT)).as("the faulty upstream received every call").isTrue();
 
     long loginStarted = System.nanoTime();
-    HttpResponse<String> answer = login.send(get(loginUpstream.uri("/login")), BodyHandlers.ofString());
+    HttpResponse<String> answer =
+        login.send(get(loginUpstream.uri("/login")), BodyHandlers.ofString());
     long loginMillis = (System.nanoTime() - loginStarted) / 1_000_000;
     assertThat(answer.statusCode()).as("/login while the fault is in progress").isEqualTo(200);
     if (held) {
@@ -223,12 +237,13 @@ class UpstreamFaultMatrixTest {
       try {
         call.get(deadline.plus(SLACK).plus(AWAIT).toMillis(), MILLISECONDS);
       } catch (ExecutionException expected) {
-        // the cases check what
+        // each case checks how it ended
       }
     }
     long tookMillis = (System.nanoTime() - started) / 1_000_000;
-    System.out.printf("fault matrix %s: calls ended after %d ms (deadline %d ms), /login took %d ms%n",
-        Thread.currentThread().getStackTrace()[2].getMethodName(), tookMillis, deadline.toMillis(),
+    System.out.printf(
+        "fault matrix %s: calls ended after %d ms (deadline %d ms), /login took %d ms%n",
+        testName, tookMillis, deadline.toMillis(),
         loginMillis);
     return new Outcome(client, calls, tookMillis, deadline);
   }
@@ -252,7 +267,8 @@ class UpstreamFaultMatrixTest {
         Throwable failure = failureOf(call);
         assertThat(failure).isInstanceOf(type).hasMessageContaining("'llm'");
         if (type == UpstreamException.class) {
-          assertThat(failure).as("a fault that ends the call by itself is not reported as a timeout")
+          assertThat(failure)
+              .as("a fault that ends the call by itself is not reported as a timeout")
               .isNotInstanceOf(UpstreamTimeoutException.class);
         }
       }

@@ -25,21 +25,22 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Faults at the database edge, each against the real PostgreSQL: a backend terminated, a query timed
- * out, and, through a {@link TcpProxy}, the database unreachable, blackholed, or restarted as the
- * client sees it (every connection dropped, new ones accepted). For each: what the caller gets (a
- * typed {@link SQLException}) and how soon, the {@code reports} pool's slot and connection given back
- * exactly once with every count back to zero, and another workload ({@code login}, a pool of its own
- * straight to the server; for the faults of one backend also {@code checkout}, a sibling pool of the
- * same budget) answering while the fault is in progress. The README's "Faults at every edge" table
- * lists these test names. The leak checks of {@link PostgresTestSupport} run after each case too.
+ * Faults at the database edge, each against the real PostgreSQL: a backend terminated, a query
+ * timed out, and, through a {@link TcpProxy}, the database unreachable, blackholed, or restarted as
+ * the client sees it (every connection dropped, new ones accepted). For each: what the caller gets
+ * (a typed {@link SQLException}) and how soon, the {@code reports} pool's slot and connection given
+ * back exactly once with every count back to zero, and another workload ({@code login}, a pool of
+ * its own straight to the server; for the faults of one backend also {@code checkout}, a sibling
+ * pool of the same budget) answering while the fault is in progress. The README's "Faults at every
+ * edge" table lists these test names. The leak checks of {@link PostgresTestSupport} run after each
+ * case too.
  */
 class DatabaseFaultMatrixTest extends PostgresTestSupport {
 
   private static final int SIZE = 2;
-  /** HikariCP's wait for a connection it has to open: what an unreachable database costs a caller. */
+  /** HikariCP's wait for a connection it must open: what an unreachable database costs a caller. */
   private static final Duration CONNECTION_TIMEOUT = Duration.ofSeconds(1);
-  /** The driver's read timeout on the proxied pools, in seconds (pgjdbc's unit): what a blackhole costs. */
+  /** pgjdbc's read timeout on the proxied pools, in its unit (seconds): what a blackhole costs. */
   private static final int SOCKET_TIMEOUT_SECONDS = 1;
   /** How long HikariCP may take to check an idle connection it is about to hand out. */
   private static final Duration VALIDATION_TIMEOUT = Duration.ofMillis(500);
@@ -70,10 +71,11 @@ class DatabaseFaultMatrixTest extends PostgresTestSupport {
   @Test
   void backendTerminated_sqlException() throws Exception {
     DatabasePools pools = open(pools()
-        .pool(PoolConfig.builder("reports").size(SIZE).connectionTimeout(CONNECTION_TIMEOUT).build())
+        .pool(reportsPool())
         .pool(PoolConfig.builder("checkout").size(SIZE).build()));
     WorkloadPool reports = countReleases(pools.pool("reports"));
-    Future<SQLException> caller = callers.submit(() -> failureOf(reports, "SELECT pg_sleep(60)", 0));
+    Future<SQLException> caller =
+        callers.submit(() -> failureOf(reports, "SELECT pg_sleep(60)", 0));
     await().atMost(AWAIT).until(() -> sleepingBackends(reports.qualifiedName()) == 1);
     otherWorkloadsAnswer(pools.pool("checkout"));
 
@@ -97,7 +99,7 @@ class DatabaseFaultMatrixTest extends PostgresTestSupport {
   @Test
   void queryTimesOut_sqlException() throws Exception {
     DatabasePools pools = open(pools()
-        .pool(PoolConfig.builder("reports").size(SIZE).connectionTimeout(CONNECTION_TIMEOUT).build())
+        .pool(reportsPool())
         .pool(PoolConfig.builder("checkout").size(SIZE).build()));
     WorkloadPool reports = countReleases(pools.pool("reports"));
     long started = System.nanoTime();
@@ -142,12 +144,13 @@ class DatabaseFaultMatrixTest extends PostgresTestSupport {
       // A caller stuck in the blackhole holds its slot; /login goes on meanwhile.
       long stuckSince = System.nanoTime();
       Future<SQLException> stuck = callers.submit(() -> failureOf(reports, "SELECT 1", 0));
-      await().atMost(AWAIT).until(() -> reports.stats().bulkhead().inFlight() == 1 || stuck.isDone());
+      await().atMost(AWAIT)
+          .until(() -> reports.stats().bulkhead().inFlight() == 1 || stuck.isDone());
       otherWorkloadsAnswer(null);
       SQLException stuckFailure = stuck.get(AWAIT.toMillis(), TimeUnit.MILLISECONDS);
       assertThat((Throwable) stuckFailure).isNotNull();
-      assertThat(report("databaseBlackholed, the caller in the blackhole", stuckSince, stuckFailure))
-          .isLessThanOrEqualTo(bound().toMillis());
+      assertThat(report("databaseBlackholed, the caller in the blackhole", stuckSince,
+          stuckFailure)).isLessThanOrEqualTo(bound().toMillis());
       SQLTransientConnectionException gaveUp = borrowUntilTimeout(reports, "databaseBlackholed");
       assertThat(gaveUp.getMessage()).contains(reports.qualifiedName());
       slotAndConnectionFreedOnce(reports, (int) reports.stats().bulkhead().admitted());
@@ -160,8 +163,8 @@ class DatabaseFaultMatrixTest extends PostgresTestSupport {
       WorkloadPool reports = countReleases(open(throughProxy(proxy)).pool("reports"));
       proxy.dropAll();
       otherWorkloadsAnswer(null);
-      // The pooled connections are dead; HikariCP finds them so on borrow or the query fails on them.
-      // Either way every attempt ends in a typed error or an answer, and the pool comes back.
+      // The pooled connections are dead; HikariCP finds them so on borrow, or the query fails on
+      // them. Either way every attempt ends in a typed error or an answer, and the pool comes back.
       boolean recovered = false;
       for (int i = 0; i < ATTEMPTS && !recovered; i++) {
         long started = System.nanoTime();
@@ -179,6 +182,10 @@ class DatabaseFaultMatrixTest extends PostgresTestSupport {
 
   // --- the steps the cases share ---
 
+  private static PoolConfig reportsPool() {
+    return PoolConfig.builder("reports").size(SIZE).connectionTimeout(CONNECTION_TIMEOUT).build();
+  }
+
   private TcpProxy proxy() throws Exception {
     Matcher m = URL.matcher(db().jdbcUrl());
     assertThat(m.matches()).as("parse %s", db().jdbcUrl()).isTrue();
@@ -192,7 +199,7 @@ class DatabaseFaultMatrixTest extends PostgresTestSupport {
         .jdbcUrl("jdbc:postgresql://127.0.0.1:" + proxy.port() + m.group(3))
         .property("socketTimeout", Integer.toString(SOCKET_TIMEOUT_SECONDS))
         .hikari(c -> c.setValidationTimeout(VALIDATION_TIMEOUT.toMillis()))
-        .pool(PoolConfig.builder("reports").size(SIZE).connectionTimeout(CONNECTION_TIMEOUT).build());
+        .pool(reportsPool());
     db().username().ifPresent(b::username);
     return b;
   }
@@ -203,9 +210,9 @@ class DatabaseFaultMatrixTest extends PostgresTestSupport {
   }
 
   /**
-   * Borrows until HikariCP gives up opening a connection: a dead pooled connection may be handed out
-   * first (its query fails), or found dead and replaced by one that cannot be opened. Each attempt is
-   * a typed SQLException within {@link #bound()}, and leaves no slot held.
+   * Borrows until HikariCP gives up opening a connection: a dead pooled connection may be handed
+   * out first (its query fails), or found dead and replaced by one that cannot be opened. Each
+   * attempt is a typed SQLException within {@link #bound()}, and leaves no slot held.
    */
   private SQLTransientConnectionException borrowUntilTimeout(WorkloadPool pool, String fault) {
     for (int i = 0; i < ATTEMPTS; i++) {
@@ -213,7 +220,8 @@ class DatabaseFaultMatrixTest extends PostgresTestSupport {
       SQLException failure = failureOf(pool, "SELECT 1", 0);
       assertThat(report(fault + " attempt " + i, started, failure))
           .isLessThanOrEqualTo(bound().toMillis());
-      assertThat((Throwable) failure).as("attempt %d got an answer with the database gone", i).isNotNull();
+      assertThat((Throwable) failure).as("attempt %d got an answer with the database gone", i)
+          .isNotNull();
       assertThat(pool.stats().bulkhead().inFlight()).isZero();
       if (failure instanceof SQLTransientConnectionException) {
         return (SQLTransientConnectionException) failure;
@@ -223,7 +231,7 @@ class DatabaseFaultMatrixTest extends PostgresTestSupport {
         + " attempts");
   }
 
-  /** Runs {@code sql} on a connection of {@code pool}; returns how it failed, or null if it answered. */
+  /** Runs {@code sql} on a connection of {@code pool}: how it failed, or null if it answered. */
   private static SQLException failureOf(WorkloadPool pool, String sql, int queryTimeoutSeconds) {
     try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
       st.setQueryTimeout(queryTimeoutSeconds);
@@ -242,7 +250,8 @@ class DatabaseFaultMatrixTest extends PostgresTestSupport {
     }
     if (sibling != null) {
       try (Connection c = sibling.getConnection()) {
-        assertThat(selectOne(c)).as("%s while the fault is in progress", sibling.name()).isEqualTo(1);
+        assertThat(selectOne(c)).as("%s while the fault is in progress", sibling.name())
+            .isEqualTo(1);
       }
     }
   }
@@ -257,7 +266,7 @@ class DatabaseFaultMatrixTest extends PostgresTestSupport {
     return pool;
   }
 
-  /** Every admitted borrow gave its slot back once, and no connection is handed out or queued for. */
+  /** Every admitted borrow gave its slot back once; no connection is handed out or waited for. */
   private void slotAndConnectionFreedOnce(WorkloadPool pool, int admitted) {
     PoolStats st = pool.stats();
     BulkheadStats slots = st.bulkhead();
@@ -283,9 +292,9 @@ class DatabaseFaultMatrixTest extends PostgresTestSupport {
 
   private static long report(String fault, long startedNanos, SQLException outcome) {
     long millis = (System.nanoTime() - startedNanos) / 1_000_000;
-    System.out.printf("database fault matrix %s: %s after %d ms%n", fault, outcome == null
-        ? "answered" : outcome.getClass().getSimpleName() + " (SQLState " + outcome.getSQLState() + ")",
-        millis);
+    String what = outcome == null ? "answered"
+        : outcome.getClass().getSimpleName() + " (SQLState " + outcome.getSQLState() + ")";
+    System.out.printf("database fault matrix %s: %s after %d ms%n", fault, what, millis);
     return millis;
   }
 }

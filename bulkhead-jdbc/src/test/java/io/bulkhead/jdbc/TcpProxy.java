@@ -14,10 +14,10 @@ import java.util.concurrent.Executors;
 /**
  * A loopback TCP forwarder to the test database, so a test can make the database vanish for a pool:
  * {@link #cut()} stops accepting and cuts every forwarded connection, as a network partition or a
- * server crash would; {@link #blackhole()} keeps every connection open but forwards nothing more, and
- * accepts new ones that it never connects onwards, as a link that drops packets would;
- * {@link #dropAll()} cuts every forwarded connection but keeps accepting, which is what a restart of
- * the server looks like from the client's side.
+ * server crash would; {@link #blackhole()} keeps every connection open but forwards nothing more,
+ * and accepts new ones that it never connects onwards, as a link that drops packets would;
+ * {@link #dropAll()} cuts every forwarded connection but keeps accepting, which is what a restart
+ * of the server looks like from the client's side.
  */
 final class TcpProxy implements AutoCloseable {
 
@@ -68,7 +68,7 @@ final class TcpProxy implements AutoCloseable {
     }
   }
 
-  /** Forwards {@code from} to {@code to}; drops what it reads while blackholed, or with no {@code to}. */
+  /** Forwards {@code from} to {@code to}; drops what it reads while blackholed, or if to is null. */
   private void pump(Socket from, Socket to) {
     byte[] buffer = new byte[8192];
     try (InputStream in = from.getInputStream();
