@@ -14,7 +14,10 @@ import java.util.concurrent.Executors;
 /**
  * A loopback TCP forwarder to the test database, so a test can make the database vanish for a pool:
  * {@link #cut()} stops accepting and cuts every forwarded connection, as a network partition or a
- * server crash would.
+ * server crash would; {@link #blackhole()} keeps every connection open but forwards nothing more,
+ * and accepts new ones that it never connects onwards, as a link that drops packets would;
+ * {@link #dropAll()} cuts every forwarded connection but keeps accepting, which is what a restart
+ * of the server looks like from the client's side.
  */
 final class TcpProxy implements AutoCloseable {
 
@@ -22,6 +25,7 @@ final class TcpProxy implements AutoCloseable {
   private final String upstreamHost;
   private final int upstreamPort;
   private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
+  private volatile boolean blackholed; // read by the pumps and the acceptor on every chunk
   private final ExecutorService threads = Executors.newCachedThreadPool(r -> {
     Thread t = new Thread(r, "tcp-proxy");
     t.setDaemon(true);
@@ -44,6 +48,10 @@ final class TcpProxy implements AutoCloseable {
       try {
         Socket client = server.accept();
         sockets.add(client);
+        if (blackholed) {
+          threads.execute(() -> pump(client, null));
+          continue;
+        }
         Socket upstream;
         try {
           upstream = new Socket(upstreamHost, upstreamPort);
@@ -60,10 +68,15 @@ final class TcpProxy implements AutoCloseable {
     }
   }
 
+  /** Forwards {@code from} to {@code to}; drops what it reads while blackholed, or if to is null. */
   private void pump(Socket from, Socket to) {
     byte[] buffer = new byte[8192];
-    try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+    try (InputStream in = from.getInputStream();
+        OutputStream out = to == null ? OutputStream.nullOutputStream() : to.getOutputStream()) {
       for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
+        if (blackholed) {
+          continue;
+        }
         out.write(buffer, 0, n);
         out.flush();
       }
@@ -71,13 +84,28 @@ final class TcpProxy implements AutoCloseable {
       // one side went away: cut the other too
     } finally {
       closeQuietly(from);
-      closeQuietly(to);
+      if (to != null) {
+        closeQuietly(to);
+      }
     }
   }
 
   @Override
   public void close() {
     cut();
+  }
+
+  /** From now on forwards nothing: connections stay open, and new ones are accepted and ignored. */
+  void blackhole() {
+    blackholed = true;
+  }
+
+  /** Cuts every forwarded connection and keeps accepting new ones, which are forwarded again. */
+  void dropAll() {
+    for (Socket s : sockets) {
+      sockets.remove(s);
+      closeQuietly(s);
+    }
   }
 
   /** Stops accepting and cuts every forwarded connection. */
