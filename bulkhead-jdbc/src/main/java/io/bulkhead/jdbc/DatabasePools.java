@@ -177,7 +177,8 @@ public final class DatabasePools implements AutoCloseable {
    * of their configured sizes (largest remainders first, ties to the pool given first; every pool keeps
    * at least one). Pools that shrink do so before any grows, so the pools never hold more than the
    * larger of the old and the new total together. Connections in use when their pool shrinks are
-   * closed when they are given back.
+   * closed when they are given back; a pool that grows opens its new connections when they are first
+   * asked for (or at HikariCP's next housekeeping).
    *
    * @throws IllegalArgumentException if {@code total} is less than the number of pools (every pool
    *     is then shrunk to one connection first, the nearest this class can come) or more than the

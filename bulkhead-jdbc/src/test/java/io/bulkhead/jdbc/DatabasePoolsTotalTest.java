@@ -43,6 +43,7 @@ class DatabasePoolsTotalTest extends PostgresTestSupport {
     share.set(7);
     db.resize();
     assertThat(db.stats()).extracting(PoolStats::size).containsExactly(4, 3);
+    useEveryConnection(db); // a pool that grew opens its new connections on demand
     await().atMost(SERVER_SETTLES).until(() -> backends(prefix + "."), n -> n == 7);
 
     share.set(3);
@@ -59,6 +60,21 @@ class DatabasePoolsTotalTest extends PostgresTestSupport {
         .hasMessageStartingWith("total of database '" + prefix + "' cannot be " + (capacity + 1)
             + ": its budget allows " + capacity);
     assertThat(db.stats()).extracting(PoolStats::size).containsExactly(1, 1);
+  }
+
+  private static void useEveryConnection(DatabasePools db) throws java.sql.SQLException {
+    java.util.List<java.sql.Connection> held = new java.util.ArrayList<>();
+    try {
+      for (WorkloadPool pool : db.pools()) {
+        for (int i = 0; i < pool.stats().size(); i++) {
+          held.add(pool.getConnection());
+        }
+      }
+    } finally {
+      for (java.sql.Connection c : held) {
+        c.close();
+      }
+    }
   }
 
   @Test
