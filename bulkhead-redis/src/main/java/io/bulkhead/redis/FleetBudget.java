@@ -32,8 +32,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * to the members whose ids sort first, so the targets add up to exactly the capacity. A member grows
  * only into what the others have given back: Redis records what each member may be holding, a member
  * grows after Redis raised its record, and lowers its record only at the heartbeat after it shrank. So
- * the shares held at any moment add up to at most the capacity, and a newcomer starts at 0 and reaches
- * its target within about two heartbeats, as the others shrink. {@link #awaitShare} waits for that.
+ * the shares held at any moment add up to at most the capacity. A member never grows in the heartbeat
+ * that registers it, so after Redis lost its data every member registers what it holds again before
+ * any grows, unless a member's heartbeat is late by a whole interval. A newcomer starts at 0 and reaches its target within about two heartbeats, as the
+ * others shrink; {@link #awaitShare} waits for that.
  *
  * <p><b>Leaving.</b> {@link #close()} removes this member at once; the others grow at their next
  * heartbeat. A member that dies without closing keeps its share until its heartbeat expires, one TTL
@@ -253,10 +255,13 @@ public final class FleetBudget implements AutoCloseable {
     applied = beat.share();
   }
 
-  /** Stops heartbeating and leaves the fleet now, so the others take this share at their next beat. */
+  /**
+   * Stops heartbeating and leaves the fleet now, so the others take this share at their next beat.
+   * When the last heartbeat did not reach Redis it does not try again: the share returns after the TTL.
+   */
   @Override
   public void close() {
-    if (stop()) {
+    if (stop() && reachable) {
       try {
         store.leave(name, memberId);
       } catch (StoreUnavailableException e) {

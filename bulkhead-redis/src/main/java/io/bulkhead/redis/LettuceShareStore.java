@@ -34,6 +34,10 @@ import org.jspecify.annotations.Nullable;
  * target share of a member is floor(capacity / live) plus one for the first (capacity mod live) members
  * in the order of their ids, so the targets add up to exactly the capacity. A dead member's entry goes
  * with its heartbeat, in the script of whichever member comes next, which is how its share returns.
+ * A member that the script (re)inserts never grows in that heartbeat: after Redis lost its data (a
+ * restart without persistence) every member re-registers what it holds, at its next heartbeat, before
+ * any of them grows into a set that looks empty (unless a heartbeat is late by a whole interval: then
+ * the late member is over until its next one); and a newcomer grows at its second heartbeat.
  * H breaks only for a member cut off from Redis past its TTL that still holds its share (the documented
  * worst case); when it comes back, its `applied` is recorded as it is and the script returns a smaller
  * share until the sum fits again.
@@ -51,8 +55,9 @@ final class LettuceShareStore implements ShareStore {
       + "  redis.call('HDEL', held, dead)\n"
       + "end\n"
       + "redis.call('ZREMRANGEBYSCORE', members, '-inf', now)\n"
+      + "local fresh = not redis.call('ZSCORE', members, me)\n"
       + "local others = redis.call('ZCARD', members)\n"
-      + "if redis.call('ZSCORE', members, me) then others = others - 1 end\n"
+      + "if not fresh then others = others - 1 end\n"
       + "local stored = tonumber(redis.call('GET', capkey))\n"
       + "if stored and stored ~= cap and others > 0 then return {0, others, stored} end\n"
       + "redis.call('SET', capkey, cap, 'PX', ttl)\n"
@@ -68,6 +73,7 @@ final class LettuceShareStore implements ShareStore {
       + "local all = redis.call('HGETALL', held)\n"
       + "for i = 1, #all, 2 do if all[i] ~= me then taken = taken + tonumber(all[i + 1]) end end\n"
       + "local share = math.max(0, math.min(target, cap - taken))\n"
+      + "if fresh then share = math.min(share, applied) end\n"
       + "if share > applied then redis.call('HSET', held, me, share) end\n"
       + "redis.call('PEXPIRE', members, ttl)\n"
       + "redis.call('PEXPIRE', held, ttl)\n"
