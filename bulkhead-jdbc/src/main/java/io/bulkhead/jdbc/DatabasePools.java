@@ -11,6 +11,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -77,6 +78,23 @@ import java.util.function.IntSupplier;
  * later under load.
  *
  * <p>This class is thread-safe.
+ */
+/*
+ * Resizing to a total (resize(), resize(int))
+ * -------------------------------------------
+ * `resizing` serialises resizes; each pool's own setLimit keeps HikariCP and its gate in step (see
+ * WorkloadPool). Within one resize the pools that shrink go first, so the budget never refuses a pool
+ * that grows into room another is about to give back, and the pools never hold more than the larger
+ * of the old and the new total. No user code runs under `resizing` except the total supplier, which
+ * resize() reads under it on purpose:
+ *   R1 two resize() calls. The supplier drops from 5 to 3 and its owner calls resize() while another
+ *      thread's resize() read 5 and is applying it: the owner's call waits, then reads 3 and applies
+ *      it, so the pools end at the latest value. A read outside the lock could apply 5 last.
+ *   R2 resize vs close. close() does not take `resizing`: a resize racing it gets the closed pool's
+ *      IllegalStateException from setLimit, and the pools are closed either way.
+ *   R3 resize vs a user's setLimit on one pool. The budget may then refuse a growth (the user took
+ *      the room): that pool's setLimit throws, the pools already resized stay resized, and the
+ *      exception reaches the caller of resize.
  */
 public final class DatabasePools implements AutoCloseable {
 
@@ -199,7 +217,7 @@ public final class DatabasePools implements AutoCloseable {
       List<WorkloadPool> list = List.copyOf(pools.values());
       int[] sizes = new int[list.size()];
       if (total < list.size()) {
-        java.util.Arrays.fill(sizes, 1);
+        Arrays.fill(sizes, 1);
       } else {
         int[] weights = new int[list.size()];
         for (int i = 0; i < weights.length; i++) {

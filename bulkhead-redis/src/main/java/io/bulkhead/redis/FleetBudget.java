@@ -72,7 +72,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *   awaitShare vs heartbeat: the heartbeat writes `share` and then signals under `changed`'s lock; a
  *           waiter checks `share` under the same lock before awaiting, so no signal is lost.
  *   close vs heartbeat: close shuts the scheduler down and waits for a running heartbeat to finish
- *           before leaving, so a heartbeat cannot register the member again after it left.
+ *           (bounded by the longest a heartbeat can take: connecting, then two commands) before
+ *           leaving, so a heartbeat cannot register the member again after it left, and the store
+ *           is used by one thread at a time.
  */
 public final class FleetBudget implements AutoCloseable {
 
@@ -90,6 +92,7 @@ public final class FleetBudget implements AutoCloseable {
   private final String name;
   private final int capacity;
   private final long ttlMillis;
+  private final long longestHeartbeatNanos; // connecting, then EVALSHA and EVAL after a NOSCRIPT
   private final String memberId = UUID.randomUUID().toString();
   private final ShareStore store;
   private final String where;
@@ -107,6 +110,7 @@ public final class FleetBudget implements AutoCloseable {
     this.name = b.name;
     this.capacity = b.capacity;
     this.ttlMillis = b.ttl.toMillis();
+    this.longestHeartbeatNanos = b.connectTimeout.plus(b.commandTimeout.multipliedBy(2)).toNanos();
     LettuceShareStore lettuce = new LettuceShareStore(uri, b.connectTimeout, b.commandTimeout);
     this.store = lettuce;
     this.where = lettuce.where();
@@ -121,6 +125,7 @@ public final class FleetBudget implements AutoCloseable {
     try {
       beat(true); // no listener yet, and the scheduler has not started: confined to this thread
     } catch (RuntimeException e) {
+      scheduler.shutdownNow();
       store.close();
       throw e;
     }
@@ -284,7 +289,7 @@ public final class FleetBudget implements AutoCloseable {
     }
     scheduler.shutdownNow();
     try {
-      scheduler.awaitTermination(ttlMillis, TimeUnit.MILLISECONDS);
+      scheduler.awaitTermination(longestHeartbeatNanos, TimeUnit.NANOSECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
@@ -398,8 +403,7 @@ public final class FleetBudget implements AutoCloseable {
         throw new IllegalArgumentException("startingShare of fleet budget '" + name + "' is "
             + startingShare + ", more than its capacity of " + capacity);
       }
-      FleetBudget budget = new FleetBudget(this, uri);
-      return budget;
+      return new FleetBudget(this, uri);
     }
 
     private Duration positive(String field, Duration value) {
