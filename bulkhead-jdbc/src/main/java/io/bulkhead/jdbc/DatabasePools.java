@@ -11,6 +11,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -19,7 +20,9 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
+import java.util.function.IntSupplier;
 
 /**
  * The connection pools of one database, one per workload, sized so that together they fit what the
@@ -52,12 +55,46 @@ import java.util.function.Consumer;
  * later through its compartment ({@link WorkloadPool#compartment()}, or the one found in the
  * registry) is checked against the same budget, and resizes the HikariCP pool with it.
  *
+ * <p><b>A total that changes.</b> When the instances of a service share one database, each may hold
+ * only its part of what the server allows, and that part changes as instances come and go.
+ * {@link Builder#total(IntSupplier)} takes it from a supplier (a fleet budget's share, say: see
+ * {@code io.bulkhead.redis.FleetBudget}); the pools then hold that total together, divided by the
+ * proportions of their configured sizes, and {@link #resize()} divides the supplier's current value
+ * again. The budget stays what the server allows (or {@link Builder#budget}), the ceiling of every
+ * total.
+ *
+ * <pre>{@code
+ * DatabasePools db = DatabasePools.builder("orders").jdbcUrl(url)
+ *     .pool(PoolConfig.builder("checkout").size(6).build())   // 60% of the total
+ *     .pool(PoolConfig.builder("reports").size(4).build())    // 40%
+ *     .total(fleet::share)
+ *     .open();
+ * fleet.addListener((budget, before, share) -> db.resize());
+ * }</pre>
+ *
  * <p><b>Start-up.</b> {@code open()} reads the server's limit over one short-lived connection, then
  * opens every pool and every one of its connections, so a database that is unreachable, refuses the
  * credentials or has no slots left fails here with an {@link SQLException} naming the cause, not
  * later under load.
  *
  * <p>This class is thread-safe.
+ */
+/*
+ * Resizing to a total (resize(), resize(int))
+ * -------------------------------------------
+ * `resizing` serialises resizes; each pool's own setLimit keeps HikariCP and its gate in step (see
+ * WorkloadPool). Within one resize the pools that shrink go first, so the budget never refuses a pool
+ * that grows into room another is about to give back, and the pools never hold more than the larger
+ * of the old and the new total. No user code runs under `resizing` except the total supplier, which
+ * resize() reads under it on purpose:
+ *   R1 two resize() calls. The supplier drops from 5 to 3 and its owner calls resize() while another
+ *      thread's resize() read 5 and is applying it: the owner's call waits, then reads 3 and applies
+ *      it, so the pools end at the latest value. A read outside the lock could apply 5 last.
+ *   R2 resize vs close. close() does not take `resizing`: a resize racing it gets the closed pool's
+ *      IllegalStateException from setLimit, and the pools are closed either way.
+ *   R3 resize vs a user's setLimit on one pool. The budget may then refuse a growth (the user took
+ *      the room): that pool's setLimit throws, the pools already resized stay resized, and the
+ *      exception reaches the caller of resize.
  */
 public final class DatabasePools implements AutoCloseable {
 
@@ -68,15 +105,19 @@ public final class DatabasePools implements AutoCloseable {
   private final ServerLimit serverLimit; // null when the server's limit was not read
   private final Map<String, WorkloadPool> pools; // by workload name, in the order given
   private final BulkheadRegistry registry; // null when none was given
+  private final IntSupplier total; // null unless Builder.total was given
   private final AtomicBoolean closed = new AtomicBoolean();
+  // Serialises resize() calls, so the last one applies the supplier's latest value (see resize()).
+  private final ReentrantLock resizing = new ReentrantLock();
 
   private DatabasePools(String name, Budget budget, ServerLimit serverLimit,
-      Map<String, WorkloadPool> pools, BulkheadRegistry registry) {
+      Map<String, WorkloadPool> pools, BulkheadRegistry registry, IntSupplier total) {
     this.name = name;
     this.budget = budget;
     this.serverLimit = serverLimit;
     this.pools = pools;
     this.registry = registry;
+    this.total = total;
   }
 
   /** Starts describing the pools of the database called {@code name} ("orders"). */
@@ -128,6 +169,131 @@ public final class DatabasePools implements AutoCloseable {
   }
 
   /**
+   * Reads the total from {@link Builder#total(IntSupplier)} again and resizes the pools to it; see
+   * {@link #resize(int)}. Calls are serialised and each reads the supplier after the previous one
+   * finished, so when a supplier's value drops and its owner then calls this, the pools end at the new
+   * value even if another thread is resizing at the same time: a listener can call it as it is.
+   *
+   * @throws IllegalStateException if no total supplier was given, or the pools are closed
+   * @throws IllegalArgumentException as {@link #resize(int)} does
+   */
+  public void resize() {
+    if (total == null) {
+      throw new IllegalStateException("database '" + name + "' has no total supplier: give one with"
+          + " DatabasePools.Builder.total(IntSupplier), or call resize(int)");
+    }
+    resizing.lock();
+    try {
+      resize(total.getAsInt());
+    } finally {
+      resizing.unlock();
+    }
+  }
+
+  /**
+   * Resizes the pools so that together they hold {@code total} connections, divided by the proportions
+   * of their configured sizes (largest remainders first, ties to the pool given first; every pool keeps
+   * at least one). Pools that shrink do so before any grows, so the pools never hold more than the
+   * larger of the old and the new total together. Connections in use when their pool shrinks are
+   * closed when they are given back; a pool that grows opens its new connections when they are first
+   * asked for (or at HikariCP's next housekeeping).
+   *
+   * @throws IllegalArgumentException if {@code total} is less than the number of pools (every pool
+   *     is then shrunk to one connection first, the nearest this class can come) or more than the
+   *     budget's capacity (nothing changes)
+   * @throws IllegalStateException if the pools are closed
+   */
+  public void resize(int total) {
+    if (total > budget.capacity()) {
+      throw new IllegalArgumentException("total of database '" + name + "' cannot be " + total
+          + ": its budget allows " + budget.capacity() + " (" + budgetSource() + ")");
+    }
+    resizing.lock();
+    try {
+      if (closed.get()) {
+        throw new IllegalStateException("pools of database '" + name + "' are closed; they cannot"
+            + " be resized");
+      }
+      List<WorkloadPool> list = List.copyOf(pools.values());
+      int[] sizes = new int[list.size()];
+      if (total < list.size()) {
+        Arrays.fill(sizes, 1);
+      } else {
+        int[] weights = new int[list.size()];
+        for (int i = 0; i < weights.length; i++) {
+          weights[i] = list.get(i).config().size();
+        }
+        sizes = divide(total, weights);
+      }
+      for (int i = 0; i < sizes.length; i++) {
+        if (sizes[i] < list.get(i).compartment().config().limit()) {
+          list.get(i).compartment().setLimit(sizes[i]);
+        }
+      }
+      for (int i = 0; i < sizes.length; i++) {
+        if (sizes[i] > list.get(i).compartment().config().limit()) {
+          list.get(i).compartment().setLimit(sizes[i]);
+        }
+      }
+      if (total < list.size()) {
+        throw new IllegalArgumentException("total of database '" + name + "' cannot be " + total
+            + ": its " + list.size() + " pools need at least one connection each; they hold one each");
+      }
+    } finally {
+      resizing.unlock();
+    }
+  }
+
+  private String budgetSource() {
+    return serverLimit == null ? "set by budget(int)" : serverLimit.explain();
+  }
+
+  /**
+   * Divides {@code total} (at least {@code weights.length}) in proportion to {@code weights}: each
+   * gets the floor of its exact part, the rest go one each to the largest remainders (ties to the
+   * earlier), then any part that came out 0 takes one from the largest part. The parts add up to
+   * {@code total}; when the weights add up to the total, the parts are the weights.
+   */
+  static int[] divide(int total, int[] weights) {
+    long sum = 0;
+    for (int w : weights) {
+      sum += w;
+    }
+    int[] parts = new int[weights.length];
+    long[] remainders = new long[weights.length];
+    int given = 0;
+    for (int i = 0; i < weights.length; i++) {
+      long exact = (long) total * weights[i];
+      parts[i] = (int) (exact / sum);
+      remainders[i] = exact % sum;
+      given += parts[i];
+    }
+    for (; given < total; given++) {
+      int best = 0;
+      for (int i = 1; i < weights.length; i++) {
+        if (remainders[i] > remainders[best]) {
+          best = i;
+        }
+      }
+      parts[best]++;
+      remainders[best] = -1; // at most one extra each: the rest is less than the number of parts
+    }
+    for (int i = 0; i < parts.length; i++) {
+      if (parts[i] == 0) {
+        int largest = 0;
+        for (int j = 1; j < parts.length; j++) {
+          if (parts[j] > parts[largest]) {
+            largest = j;
+          }
+        }
+        parts[largest]--;
+        parts[i] = 1;
+      }
+    }
+    return parts;
+  }
+
+  /**
    * Closes every pool and removes its compartment from the registry, if one was given. Connections
    * still in use are aborted by HikariCP; close them before, when you can. Calling it again does
    * nothing.
@@ -165,6 +331,7 @@ public final class DatabasePools implements AutoCloseable {
     private final Properties properties = new Properties();
     private int reserveForOthers;
     private int budget; // 0 until set: then the server's usable limit
+    private IntSupplier total; // null unless set: then the pools hold the configured sizes
     private BulkheadRegistry registry;
     private Consumer<HikariConfig> hikari = config -> { };
     private final LinkedHashMap<String, PoolConfig> pools = new LinkedHashMap<>();
@@ -243,6 +410,17 @@ public final class DatabasePools implements AutoCloseable {
     }
 
     /**
+     * Lets the pools hold, together, what {@code total} says rather than the sum of their configured
+     * sizes, which then count only as proportions (6 and 4: 60% and 40% of the total). {@link #open()}
+     * reads it once; {@link DatabasePools#resize()} reads it again. Its value must stay between the
+     * number of pools and the budget (what the server allows, or {@link #budget(int)}).
+     */
+    public Builder total(IntSupplier total) {
+      this.total = Objects.requireNonNull(total, "total");
+      return this;
+    }
+
+    /**
      * Registers each pool's compartment ({@link WorkloadPool#compartment()}) in {@code registry} (so
      * metrics binders and dashboards find it, and its {@code setLimit} resizes the pool) until the
      * pools are closed.
@@ -301,6 +479,7 @@ public final class DatabasePools implements AutoCloseable {
       ServerLimit limit = readServerLimit();
       int capacity = capacity(limit);
       Budget shared = Budget.of(name, capacity);
+      Map<String, Integer> sizes = sizes(capacity);
 
       // A name taken in the registry fails before any connection opens; register() below, after
       // the pools are open, is what decides if another thread registers the same name meanwhile.
@@ -319,8 +498,9 @@ public final class DatabasePools implements AutoCloseable {
       try {
         for (PoolConfig pool : pools.values()) {
           String qualified = name + "." + pool.name();
-          Bulkhead gate = gate(qualified, pool, shared);
-          HikariDataSource hikariPool = openHikari(qualified, pool);
+          int size = sizes.get(pool.name());
+          Bulkhead gate = gate(qualified, pool, size, shared);
+          HikariDataSource hikariPool = openHikari(qualified, pool, size);
           opened.put(pool.name(), new WorkloadPool(pool, qualified, gate, hikariPool));
         }
         if (registry != null) {
@@ -341,7 +521,35 @@ public final class DatabasePools implements AutoCloseable {
       LOG.log(System.Logger.Level.DEBUG, () -> "opened pools of database '" + name + "': "
           + shared.shares() + " of a budget of " + capacity
           + (limit == null ? "" : " (" + limit.explain() + ")"));
-      return new DatabasePools(name, shared, limit, Collections.unmodifiableMap(opened), registry);
+      return new DatabasePools(name, shared, limit, Collections.unmodifiableMap(opened), registry,
+          total);
+    }
+
+    /** Each pool's size at opening: as configured, or its part of the total supplier's value. */
+    private Map<String, Integer> sizes(int capacity) {
+      Map<String, Integer> sizes = new LinkedHashMap<>();
+      if (total == null) {
+        pools.values().forEach(pool -> sizes.put(pool.name(), pool.size()));
+        return sizes;
+      }
+      int now = total.getAsInt();
+      if (now < pools.size() || now > capacity) {
+        throw new IllegalArgumentException("total of database '" + name + "' is " + now
+            + " connections but must be between its " + pools.size() + " pools (one each) and its"
+            + " budget of " + capacity + (now < pools.size()
+                ? ": wait until the supplier gives more (a fleet budget's awaitShare)" : ""));
+      }
+      int[] weights = new int[pools.size()];
+      int i = 0;
+      for (PoolConfig pool : pools.values()) {
+        weights[i++] = pool.size();
+      }
+      int[] parts = divide(now, weights);
+      i = 0;
+      for (PoolConfig pool : pools.values()) {
+        sizes.put(pool.name(), parts[i++]);
+      }
+      return sizes;
     }
 
     private Properties connectionProperties() {
@@ -408,23 +616,24 @@ public final class DatabasePools implements AutoCloseable {
         capacity = budget;
         source = "set by budget(" + budget + "); the server allows " + limit.explain();
       }
-      int total = 0;
+      int configured = 0;
       StringBuilder sum = new StringBuilder();
       for (PoolConfig pool : pools.values()) {
-        total += pool.size();
+        configured += pool.size();
         sum.append(sum.length() == 0 ? "" : " + ").append(pool.name()).append(' ').append(pool.size());
       }
-      if (total > capacity) {
+      // With a total supplier the sizes are proportions; sizes(capacity) checks the total instead.
+      if (configured > capacity && total == null) {
         throw new IllegalArgumentException("pools of database '" + name + "' need " + sum + " = "
-            + total + " connections, more than its budget of " + capacity + " (" + source
+            + configured + " connections, more than its budget of " + capacity + " (" + source
             + "): shrink the pools"
             + (limit != null && budget == 0 ? " or lower reserveForOtherClients(int)" : ""));
       }
       return capacity;
     }
 
-    private static Bulkhead gate(String qualified, PoolConfig pool, Budget budget) {
-      BulkheadBuilder b = Bulkhead.builder(qualified).limit(pool.size()).budget(budget);
+    private static Bulkhead gate(String qualified, PoolConfig pool, int size, Budget budget) {
+      BulkheadBuilder b = Bulkhead.builder(qualified).limit(size).budget(budget);
       if (pool.queueBounded()) {
         b.maxQueue(pool.maxQueueValue());
       } else {
@@ -436,7 +645,8 @@ public final class DatabasePools implements AutoCloseable {
       return b.build();
     }
 
-    private HikariDataSource openHikari(String qualified, PoolConfig pool) throws SQLException {
+    private HikariDataSource openHikari(String qualified, PoolConfig pool, int size)
+        throws SQLException {
       HikariConfig config = new HikariConfig();
       hikari.accept(config);
       config.setPoolName(qualified);
@@ -453,8 +663,8 @@ public final class DatabasePools implements AutoCloseable {
       if (isPostgres() && !properties.containsKey("ApplicationName")) {
         config.addDataSourceProperty("ApplicationName", qualified);
       }
-      config.setMaximumPoolSize(pool.size());
-      config.setMinimumIdle(pool.size());
+      config.setMaximumPoolSize(size);
+      config.setMinimumIdle(size);
       config.setConnectionTimeout(pool.connectionTimeout().toMillis());
 
       HikariDataSource ds;
@@ -467,7 +677,7 @@ public final class DatabasePools implements AutoCloseable {
             cause != null ? cause.getSQLState() : null, e);
       }
       try {
-        fill(ds, qualified, pool);
+        fill(ds, qualified, pool, size);
       } catch (SQLException | RuntimeException | Error e) {
         ds.close();
         throw e;
@@ -480,16 +690,17 @@ public final class DatabasePools implements AutoCloseable {
      * server without enough free slots fails start-up instead of the first busy minute. HikariCP's
      * own connectionTimeout bounds the wait.
      */
-    private void fill(HikariDataSource ds, String qualified, PoolConfig pool) throws SQLException {
-      List<Connection> held = new ArrayList<>(pool.size());
+    private void fill(HikariDataSource ds, String qualified, PoolConfig pool, int size)
+        throws SQLException {
+      List<Connection> held = new ArrayList<>(size);
       try {
-        for (int i = 0; i < pool.size(); i++) {
+        for (int i = 0; i < size; i++) {
           held.add(ds.getConnection());
         }
       } catch (SQLException e) {
         Throwable cause = e.getCause() instanceof SQLException ? e.getCause() : e;
         throw new SQLException("pool '" + qualified + "' opened only " + held.size() + " of its "
-            + pool.size() + " connections within its connectionTimeout of "
+            + size + " connections within its connectionTimeout of "
             + pool.connectionTimeout() + ": " + (cause instanceof SQLException
                 ? cannotConnect((SQLException) cause) : cause.getMessage()),
             e.getSQLState(), e);

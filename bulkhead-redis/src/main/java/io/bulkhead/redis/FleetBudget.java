@@ -1,0 +1,418 @@
+package io.bulkhead.redis;
+
+import io.lettuce.core.RedisURI;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A capacity divided among the live instances of a service, on one Redis: this instance's share of
+ * what the fleet may hold open together (database connections, sockets), kept up to date as instances
+ * join and leave.
+ *
+ * <pre>{@code
+ * FleetBudget fleet = FleetBudget.builder("orders-db").capacity(90).join("redis://127.0.0.1:6379");
+ * fleet.awaitShare(2, Duration.ofSeconds(10));          // the others make room for a newcomer
+ * DatabasePools db = DatabasePools.builder("orders").jdbcUrl(url)
+ *     .pool(checkout).pool(reports).total(fleet::share).open();
+ * fleet.addListener((budget, before, share) -> db.resize());
+ * db.resize();                                           // a change between open() and addListener
+ * }</pre>
+ *
+ * <p><b>Shares.</b> Each instance (member) registers with a heartbeat every third of the TTL. Its
+ * target share is {@code floor(capacity / live)}; the remainder {@code capacity mod live} goes one each
+ * to the members whose ids sort first, so the targets add up to exactly the capacity. A member grows
+ * only into what the others have given back: Redis records what each member may be holding, a member
+ * grows after Redis raised its record, and lowers its record only at the heartbeat after it shrank. So
+ * the shares held at any moment add up to at most the capacity. A member never grows in the heartbeat
+ * that registers it, so after Redis lost its data every member registers what it holds again before
+ * any grows, unless a member's heartbeat is late by a whole interval. A newcomer starts at 0 and reaches its target within about two heartbeats, as the
+ * others shrink; {@link #awaitShare} waits for that.
+ *
+ * <p><b>Leaving.</b> {@link #close()} removes this member at once; the others grow at their next
+ * heartbeat. A member that dies without closing keeps its share until its heartbeat expires, one TTL
+ * after the last one; the next heartbeat of another member then gives its share back to the fleet.
+ *
+ * <p><b>When Redis is unreachable</b> a member keeps its last share (before the first heartbeat
+ * answers: the {@link Builder#startingShare starting share}, 0 by default) and tries again at every
+ * heartbeat; the switch is logged once each way, and start-up never fails because of it. Worst case:
+ * a member cut off for longer than the TTL counts as dead for the others, who take its share while it
+ * still holds it, so the fleet may hold the capacity plus the shares of the members cut off from Redis
+ * (plus the starting shares of members that started while Redis was down).
+ *
+ * <p><b>Listeners</b> run on this budget's heartbeat thread, one at a time, never under a lock, after
+ * the share changed. The protocol counts on them: a listener must have released what it held beyond
+ * the new share when it returns (resources in use may follow when their users give them back, as a
+ * connection pool's busy connections do; that lag is on top of the capacity). An exception from a
+ * listener is logged.
+ *
+ * <p>This class is thread-safe.
+ */
+/*
+ * Threads and races
+ * -----------------
+ * One scheduler thread runs every heartbeat and every listener, so heartbeats never overlap and a
+ * listener never runs concurrently with another or with a heartbeat; `applied` (the share listeners
+ * were last told, and what the next heartbeat reports) is confined to it. `share` is volatile: readers
+ * (share(), awaitShare, a supplier read inside a listener) see either the old or the new value.
+ *   Grow:   script raises held[me] -> share = new -> listeners grow -> applied = new. A reader that sees
+ *           the new share sees one Redis already counts: the sum stays within the capacity.
+ *   Shrink: script returns less -> share = new -> listeners shrink -> applied = new, reported at the
+ *           NEXT heartbeat. Until then Redis still counts the old share, so no other member grows into
+ *           it while this one is releasing; the interval is the grace for resources closing
+ *           asynchronously (a pool's connections close on its own thread).
+ *   awaitShare vs heartbeat: the heartbeat writes `share` and then signals under `changed`'s lock; a
+ *           waiter checks `share` under the same lock before awaiting, so no signal is lost.
+ *   close vs heartbeat: close shuts the scheduler down and waits for a running heartbeat to finish
+ *           (bounded by the longest a heartbeat can take: connecting, then two commands) before
+ *           leaving, so a heartbeat cannot register the member again after it left, and the store
+ *           is used by one thread at a time.
+ */
+public final class FleetBudget implements AutoCloseable {
+
+  private static final System.Logger LOG = System.getLogger("io.bulkhead.redis");
+  private static final AtomicInteger BUDGETS = new AtomicInteger();
+  private static final int HEARTBEATS_PER_TTL = 3;
+
+  /** Called when this instance's share changes. */
+  @FunctionalInterface
+  public interface Listener {
+    /** This member's share went from {@code previous} to {@code share}; see the class comment. */
+    void shareChanged(FleetBudget budget, int previous, int share);
+  }
+
+  private final String name;
+  private final int capacity;
+  private final long ttlMillis;
+  private final long longestHeartbeatNanos; // connecting, then EVALSHA and EVAL after a NOSCRIPT
+  private final String memberId = UUID.randomUUID().toString();
+  private final ShareStore store;
+  private final String where;
+  private final ScheduledThreadPoolExecutor scheduler;
+  private final List<Listener> listeners = new CopyOnWriteArrayList<>();
+  private final ReentrantLock changedLock = new ReentrantLock();
+  private final Condition changed = changedLock.newCondition();
+  private volatile int share;
+  private volatile int live;
+  private volatile boolean reachable = true;
+  private boolean conflictLogged; // confined to the heartbeat thread
+  private int applied; // confined to the heartbeat thread (and the constructor, before it starts)
+
+  private FleetBudget(Builder b, RedisURI uri) {
+    this.name = b.name;
+    this.capacity = b.capacity;
+    this.ttlMillis = b.ttl.toMillis();
+    this.longestHeartbeatNanos = b.connectTimeout.plus(b.commandTimeout.multipliedBy(2)).toNanos();
+    LettuceShareStore lettuce = new LettuceShareStore(uri, b.connectTimeout, b.commandTimeout);
+    this.store = lettuce;
+    this.where = lettuce.where();
+    this.share = b.startingShare;
+    this.applied = b.startingShare;
+    int id = BUDGETS.incrementAndGet();
+    this.scheduler = new ScheduledThreadPoolExecutor(1, r -> {
+      Thread t = new Thread(r, "bulkhead-fleet-budget-" + id);
+      t.setDaemon(true);
+      return t;
+    });
+    try {
+      beat(true); // no listener yet, and the scheduler has not started: confined to this thread
+    } catch (RuntimeException e) {
+      scheduler.shutdownNow();
+      store.close();
+      throw e;
+    }
+    long every = TimeUnit.MILLISECONDS.toNanos(ttlMillis) / HEARTBEATS_PER_TTL;
+    scheduler.scheduleWithFixedDelay(() -> beat(false), every, every, TimeUnit.NANOSECONDS);
+  }
+
+  /** Starts describing the fleet budget called {@code name}; instances that share it use one name. */
+  public static Builder builder(String name) {
+    return new Builder(name);
+  }
+
+  /** The budget's name. */
+  public String name() {
+    return name;
+  }
+
+  /** What the fleet may hold together. */
+  public int capacity() {
+    return capacity;
+  }
+
+  /** This instance's share now: what it may hold. */
+  public int share() {
+    return share;
+  }
+
+  /** How many members were alive at the last heartbeat that reached Redis, this one included. */
+  public int liveMembers() {
+    return live;
+  }
+
+  /** Whether the last heartbeat reached Redis. */
+  public boolean reachable() {
+    return reachable;
+  }
+
+  /** This member's id in Redis (random per instance); the ids' order decides who gets the remainder. */
+  public String memberId() {
+    return memberId;
+  }
+
+  /**
+   * Waits until this instance's share is at least {@code atLeast} or {@code maxWait} passed, and
+   * returns the share then. A newcomer starts at 0 and is given room as the others shrink, within
+   * about two heartbeats (two thirds of the TTL) while Redis answers.
+   *
+   * @throws IllegalArgumentException if {@code atLeast} is less than 1 or more than the capacity
+   */
+  public int awaitShare(int atLeast, Duration maxWait) throws InterruptedException {
+    if (atLeast < 1 || atLeast > capacity) {
+      throw new IllegalArgumentException("atLeast must be between 1 and the capacity " + capacity
+          + " of fleet budget '" + name + "' but was " + atLeast);
+    }
+    long left = Objects.requireNonNull(maxWait, "maxWait").toNanos();
+    changedLock.lock();
+    try {
+      while (share < atLeast && left > 0) {
+        left = changed.awaitNanos(left);
+      }
+      return share;
+    } finally {
+      changedLock.unlock();
+    }
+  }
+
+  /** Adds a listener, called on every later change of the share; see the class comment. */
+  public void addListener(Listener listener) {
+    listeners.add(Objects.requireNonNull(listener, "listener"));
+  }
+
+  /** Removes a listener; returns whether it was there. */
+  public boolean removeListener(Listener listener) {
+    return listeners.remove(listener);
+  }
+
+  private void beat(boolean first) {
+    ShareStore.Beat beat;
+    try {
+      beat = store.heartbeat(name, memberId, ttlMillis, capacity, applied);
+    } catch (StoreUnavailableException e) {
+      if (reachable) {
+        reachable = false;
+        LOG.log(Level.WARNING, "fleet budget '" + name + "': Redis at " + where + " is unreachable;"
+            + " keeping the share of " + share + " until it answers (" + e.getMessage() + ")");
+      }
+      return;
+    } catch (RuntimeException e) {
+      if (first) {
+        throw e;
+      }
+      LOG.log(Level.ERROR, "fleet budget '" + name + "': heartbeat failed", e); // keep beating
+      return;
+    }
+    if (!reachable || first) {
+      reachable = true;
+      LOG.log(Level.INFO, "fleet budget '" + name + "': registered on Redis at " + where);
+    }
+    if (beat.conflictingCapacity() != 0) {
+      String conflict = "fleet budget '" + name + "' has capacity " + capacity + " here but "
+          + beat.conflictingCapacity() + " in the " + beat.live() + " other live instance(s): give"
+          + " every instance the same capacity";
+      if (first) {
+        throw new IllegalArgumentException(conflict);
+      }
+      if (!conflictLogged) {
+        conflictLogged = true;
+        LOG.log(Level.ERROR, conflict + "; keeping the share of " + share);
+      }
+      return;
+    }
+    live = beat.live();
+    int previous = applied;
+    if (beat.share() == previous) {
+      return;
+    }
+    share = beat.share();
+    changedLock.lock();
+    try {
+      changed.signalAll();
+    } finally {
+      changedLock.unlock();
+    }
+    for (Listener l : listeners) {
+      try {
+        l.shareChanged(this, previous, beat.share());
+      } catch (RuntimeException e) {
+        LOG.log(Level.ERROR, "fleet budget '" + name + "': a listener failed to apply the share of "
+            + beat.share(), e);
+      }
+    }
+    applied = beat.share();
+  }
+
+  /**
+   * Stops heartbeating and leaves the fleet now, so the others take this share at their next beat.
+   * When the last heartbeat did not reach Redis it does not try again: the share returns after the TTL.
+   */
+  @Override
+  public void close() {
+    if (stop() && reachable) {
+      try {
+        store.leave(name, memberId);
+      } catch (StoreUnavailableException e) {
+        LOG.log(Level.WARNING, "fleet budget '" + name + "': could not leave (" + e.getMessage()
+            + "); the others take this share when its heartbeat expires");
+      }
+    }
+    store.close();
+  }
+
+  /** Stops heartbeating without leaving, as a process that dies would; for tests. */
+  void abandon() {
+    stop();
+    store.close();
+  }
+
+  private boolean stop() {
+    if (scheduler.isShutdown()) {
+      return false;
+    }
+    scheduler.shutdownNow();
+    try {
+      scheduler.awaitTermination(longestHeartbeatNanos, TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return true;
+  }
+
+  @Override
+  public String toString() {
+    return "FleetBudget{" + name + ", share=" + share + " of " + capacity + ", live=" + live + "}";
+  }
+
+  /**
+   * Describes a fleet budget; {@link #join} registers this instance. This class is <em>not</em>
+   * thread-safe.
+   */
+  public static final class Builder {
+
+    private static final Duration MIN_TTL = Duration.ofMillis(300);
+    private final String name;
+    private int capacity;
+    private int startingShare;
+    private Duration ttl = Duration.ofSeconds(6);
+    private Duration commandTimeout = Duration.ofMillis(500);
+    private Duration connectTimeout = Duration.ofSeconds(5);
+
+    private Builder(String name) {
+      Objects.requireNonNull(name, "name");
+      if (name.isBlank()) {
+        throw new IllegalArgumentException("fleet budget name must not be blank but was '" + name + "'");
+      }
+      this.name = name;
+    }
+
+    /** What the whole fleet may hold together; every instance must give the same. At least 1. */
+    public Builder capacity(int capacity) {
+      if (capacity < 1) {
+        throw new IllegalArgumentException("capacity of fleet budget '" + name
+            + "' must be at least 1 but was " + capacity);
+      }
+      this.capacity = capacity;
+      return this;
+    }
+
+    /**
+     * How long a member counts as alive after its last heartbeat (heartbeats come every third of it):
+     * how long a dead instance's share stays taken, at most. 6 seconds by default, at least 300 ms.
+     */
+    public Builder ttl(Duration ttl) {
+      Objects.requireNonNull(ttl, "ttl");
+      if (ttl.compareTo(MIN_TTL) < 0) {
+        throw new IllegalArgumentException("ttl of fleet budget '" + name + "' must be at least "
+            + MIN_TTL.toMillis() + " ms but was " + ttl);
+      }
+      this.ttl = ttl;
+      return this;
+    }
+
+    /**
+     * The share before Redis first answers; 0 by default (nothing until the fleet makes room). A
+     * larger value lets an instance start while Redis is down, on top of the capacity until Redis
+     * answers (see the worst case in the class comment).
+     */
+    public Builder startingShare(int startingShare) {
+      if (startingShare < 0) {
+        throw new IllegalArgumentException("startingShare of fleet budget '" + name
+            + "' must not be negative but was " + startingShare);
+      }
+      this.startingShare = startingShare;
+      return this;
+    }
+
+    /** How long one heartbeat may take before Redis counts as unreachable; 500 ms by default. */
+    public Builder commandTimeout(Duration commandTimeout) {
+      this.commandTimeout = positive("commandTimeout", commandTimeout);
+      return this;
+    }
+
+    /** How long opening the connection may take; 5 seconds by default (see RedisCompartments). */
+    public Builder connectTimeout(Duration connectTimeout) {
+      this.connectTimeout = positive("connectTimeout", connectTimeout);
+      return this;
+    }
+
+    /**
+     * Registers this instance with the Redis at {@code uri} and starts its heartbeats. Never fails
+     * because Redis is unreachable (the share is then the starting share until it answers).
+     *
+     * @throws IllegalArgumentException if no capacity was set, the starting share is more than the
+     *     capacity, {@code uri} is not a Redis URI, or the live instances registered another capacity
+     */
+    public FleetBudget join(String uri) {
+      Objects.requireNonNull(uri, "uri");
+      RedisURI parsed;
+      try {
+        parsed = RedisURI.create(uri);
+      } catch (RuntimeException e) {
+        throw new IllegalArgumentException("uri is not a Redis URI: '" + uri + "' ("
+            + e.getMessage() + ")");
+      }
+      return join(parsed);
+    }
+
+    /** Registers this instance with the Redis at {@code uri}; see {@link #join(String)}. */
+    public FleetBudget join(RedisURI uri) {
+      Objects.requireNonNull(uri, "uri");
+      if (capacity == 0) {
+        throw new IllegalArgumentException("capacity of fleet budget '" + name + "' was not set:"
+            + " call capacity(int)");
+      }
+      if (startingShare > capacity) {
+        throw new IllegalArgumentException("startingShare of fleet budget '" + name + "' is "
+            + startingShare + ", more than its capacity of " + capacity);
+      }
+      return new FleetBudget(this, uri);
+    }
+
+    private Duration positive(String field, Duration value) {
+      Objects.requireNonNull(value, field);
+      if (value.isNegative() || value.isZero()) {
+        throw new IllegalArgumentException(field + " of fleet budget '" + name
+            + "' must be positive but was " + value);
+      }
+      return value;
+    }
+  }
+}
