@@ -126,8 +126,9 @@ final class WorkloadDataSources implements AutoCloseable {
     try {
       pools();
     } catch (SQLException e) {
-      LOG.warn(e.getMessage() + "; the service starts anyway, and the pools open when a DataSource"
-          + " of " + prefix + "pools is first used");
+      LOG.warn("The service starts without its database: " + e.getMessage()
+          + " (the pools open, and are checked against the server's limit, when a DataSource of "
+          + prefix + "pools is first used)");
     }
   }
 

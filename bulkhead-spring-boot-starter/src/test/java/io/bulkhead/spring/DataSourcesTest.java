@@ -6,13 +6,20 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.BulkheadRegistry;
 import io.bulkhead.localdb.LocalPostgres;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -129,9 +136,75 @@ class DataSourcesTest {
               .hasMessageStartingWith("the pools of bulkhead.datasources.orders could not open: ")
               .hasMessageContaining("127.0.0.1:" + closedPort);
           assertThat(output.getAll())
-              .containsOnlyOnce("the service starts anyway, and the pools open when a DataSource"
-                  + " of bulkhead.datasources.orders.pools is first used");
+              .containsOnlyOnce("The service starts without its database: the pools of"
+                  + " bulkhead.datasources.orders could not open: ");
         });
+  }
+
+  @Test
+  void poolsThatCouldNotOpenAtStartUpOpenWhenTheDatabaseFirstAnswers() throws Exception {
+    URI server = URI.create(db.jdbcUrl().substring("jdbc:".length()));
+    int port;
+    try (ServerSocket socket = new ServerSocket(0, 0, InetAddress.getLoopbackAddress())) {
+      port = socket.getLocalPort(); // nothing listens there until the forwarder below
+    }
+    runner("jdbc:postgresql://127.0.0.1:" + port + server.getRawPath(),
+        "bulkhead.datasources.orders.pools.checkout.size=1")
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          DataSource checkout = context.getBean("orders.checkout", DataSource.class);
+          BulkheadRegistry registry = context.getBean(BulkheadRegistry.class);
+          assertThatThrownBy(checkout::getConnection).isInstanceOf(SQLException.class);
+          assertThat(registry.find("orders.checkout")).isEmpty();
+
+          try (Forwarder up = new Forwarder(port, server.getHost(), server.getPort())) {
+            try (Connection connection = checkout.getConnection()) {
+              assertThat(selectOne(connection)).isEqualTo(1);
+              assertThat(registry.find("orders.checkout").orElseThrow().stats().inFlight())
+                  .isEqualTo(1);
+              assertThatThrownBy(checkout::getConnection).isInstanceOf(BulkheadFullException.class);
+            }
+            context.close(); // closes the pools while the forwarder still carries their connections
+          }
+        });
+  }
+
+  /** Forwards a loopback port to the test database: the database "comes up" there. */
+  private static final class Forwarder implements AutoCloseable {
+    private final ServerSocket server;
+    private final ExecutorService threads = Executors.newCachedThreadPool();
+
+    Forwarder(int port, String host, int targetPort) throws IOException {
+      server = new ServerSocket();
+      server.setReuseAddress(true);
+      server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+      threads.execute(() -> {
+        while (!server.isClosed()) {
+          try {
+            Socket client = server.accept();
+            Socket target = new Socket(host, targetPort);
+            threads.execute(() -> pump(client, target));
+            threads.execute(() -> pump(target, client));
+          } catch (IOException e) {
+            return; // closed
+          }
+        }
+      });
+    }
+
+    private static void pump(Socket from, Socket to) {
+      try (from; to) {
+        from.getInputStream().transferTo(to.getOutputStream());
+      } catch (IOException e) {
+        // one side went away; closing both ends the other pump too
+      }
+    }
+
+    @Override
+    public void close() throws IOException {
+      server.close();
+      threads.shutdownNow();
+    }
   }
 
   @Test
