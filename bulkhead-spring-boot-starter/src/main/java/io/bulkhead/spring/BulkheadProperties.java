@@ -106,7 +106,7 @@ public class BulkheadProperties {
     private List<String> paths = new ArrayList<>();
 
     /**
-     * The upstream whose outgoing RestClient calls enter this compartment: a base URL
+     * The upstream whose outgoing RestClient and WebClient calls enter this compartment: a base URL
      * (https://llm.internal:8443/v1) or a host (llm.internal).
      */
     private @Nullable String upstream;
