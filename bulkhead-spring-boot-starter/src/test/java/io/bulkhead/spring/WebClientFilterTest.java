@@ -13,6 +13,7 @@ import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -25,6 +26,7 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.webclient.autoconfigure.WebClientAutoConfiguration;
 import org.springframework.web.reactive.function.client.WebClient;
+import reactor.core.publisher.Mono;
 
 /**
  * The auto-configured {@code WebClient} (Reactor Netty) against a local upstream whose {@code /slow}
@@ -149,7 +151,7 @@ class WebClientFilterTest {
       CountDownLatch released = released(registry);
       CountDownLatch firstLineRead = new CountDownLatch(1);
 
-      CompletableFuture<java.util.List<String>> lines = client.get().uri("/stream/tokens")
+      CompletableFuture<List<String>> lines = client.get().uri("/stream/tokens")
           .retrieve().bodyToFlux(String.class)
           .doOnNext(line -> firstLineRead.countDown())
           .collectList().toFuture();
@@ -163,6 +165,23 @@ class WebClientFilterTest {
       release.countDown();
       assertThat(lines.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
           .containsExactly("upstream /stream/tokens", "end");
+      assertThat(released.await(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+      assertThat(inFlight(registry)).isZero();
+    });
+  }
+
+  @Test
+  void aResponseWhoseBodyIsReleasedUnreadFreesTheSlot() {
+    runner("/slow").run(context -> {
+      BulkheadRegistry registry = context.getBean(BulkheadRegistry.class);
+      WebClient client = context.getBean(WebClient.Builder.class).baseUrl(url("")).build();
+      CountDownLatch released = released(registry);
+      release.countDown(); // the upstream answers at once
+
+      // exchangeToMono releases the body the function did not read.
+      assertThat(client.get().uri("/slow/status").exchangeToMono(
+              response -> Mono.just(response.statusCode().value())).block(PATIENCE))
+          .isEqualTo(200);
       assertThat(released.await(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
       assertThat(inFlight(registry)).isZero();
     });
