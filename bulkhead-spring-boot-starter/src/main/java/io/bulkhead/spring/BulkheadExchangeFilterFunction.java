@@ -40,26 +40,26 @@ import reactor.core.publisher.Sinks;
  */
 
 /**
- * Puts a {@code WebClient}'s exchanges into compartments, waiting for a slot without holding a thread
- * (through {@code bulkhead-reactor}'s {@link BulkheadOperator}).
+ * Puts a {@code WebClient}'s exchanges into compartments, waiting for a slot without holding a
+ * thread (through {@code bulkhead-reactor}'s {@link BulkheadOperator}).
  *
- * <p><b>What the slot covers.</b> The slot is taken when the exchange is subscribed, before the request
- * is sent, and held until the response body ends: read to its end, failed, cancelled, or released
- * ({@code releaseBody()}, {@code toBodilessEntity()}). The upstream works on the request until it has
- * sent the whole body, and the connection stays busy until then, so a slot freed when the status line
- * arrives would let a slow-streaming upstream take more connections than its limit. {@code retrieve()}
- * and {@code exchangeToMono}/{@code exchangeToFlux} always consume or release the body, so with them the
- * slot is always freed; a caller of the deprecated {@code exchange()} who never touches the body
- * keeps the slot, as it keeps the connection (WebClient's own rule: always consume or release the body).
- * An exchange that fails without a response, or that the caller cancels (while it waits or before
- * the response), frees the slot at once. A full compartment signals
- * {@link io.bulkhead.BulkheadFullException} and sends nothing.
+ * <p><b>What the slot covers.</b> The slot is taken when the exchange is subscribed, before the
+ * request is sent, and held until the response body ends: read to its end, failed, cancelled, or
+ * released ({@code releaseBody()}, {@code toBodilessEntity()}). The upstream works on the request
+ * until it has sent the whole body, and the connection stays busy until then, so a slot freed when
+ * the status line arrives would let a slow-streaming upstream take more connections than its limit.
+ * {@code retrieve()} and {@code exchangeToMono}/{@code exchangeToFlux} always consume or release
+ * the body, so with them the slot always comes back; code that handles a {@code ClientResponse}
+ * itself (a filter of its own after this one) must consume or release its body, as WebClient
+ * requires anyway, or it keeps the slot as it keeps the connection. An exchange that fails without
+ * a response, or that the caller cancels (while it waits or before the response), frees the slot at
+ * once. A full compartment signals {@link io.bulkhead.BulkheadFullException} and sends nothing.
  *
- * <p>The auto-configuration adds one to every {@code WebClient.Builder} Spring Boot builds, routing each
- * exchange to the compartment whose {@code bulkhead.compartments.<name>.upstream} matches its URL (the
- * same matching as {@link BulkheadClientHttpRequestInterceptor}); an exchange that matches none passes
- * untouched. For a client of your own, {@link #of(io.bulkhead.Bulkhead)} puts all its exchanges into one
- * compartment:
+ * <p>The auto-configuration adds one to every {@code WebClient.Builder} Spring Boot builds, routing
+ * each exchange to the compartment whose {@code bulkhead.compartments.<name>.upstream} matches its
+ * URL (the same matching as {@link BulkheadClientHttpRequestInterceptor}); an exchange that matches
+ * none passes untouched. For a client of your own, {@link #of(io.bulkhead.Bulkhead)} puts all its
+ * exchanges into one compartment:
  *
  * <pre>{@code
  * WebClient llm = WebClient.builder().baseUrl(url)

@@ -293,13 +293,13 @@ public class BulkheadProperties {
     /** How many connections the pool holds, opened at start-up and kept; required, at least 1. */
     private @Nullable Integer size;
 
-    /** How many callers may wait for a connection when all are in use; 0 (the default) rejects at once. */
+    /** How many callers may wait when every connection is in use; 0 (the default) refuses at once. */
     private int maxQueue;
 
     /** How long one caller may wait for a connection; required when max-queue is above 0. */
     private @Nullable Duration maxWait;
 
-    /** How long HikariCP waits for the server to hand over a connection (at least 250ms; 5s default). */
+    /** How long HikariCP waits for the server to give a connection (at least 250ms; default 5s). */
     private @Nullable Duration connectionTimeout;
 
     /** Creates empty settings; Spring binds them. */

@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.apache.commons.logging.Log;
@@ -80,7 +81,8 @@ final class WorkloadDataSources implements AutoCloseable {
     if (settings.getPassword() != null) {
       b.password(settings.getPassword());
     }
-    check(prefix + "reserve", settings.getReserve(), () -> b.reserveForOtherClients(settings.getReserve()));
+    int reserve = settings.getReserve();
+    check(prefix + "reserve", reserve, () -> b.reserveForOtherClients(reserve));
     Integer budget = settings.getBudget();
     if (budget != null) {
       check(prefix + "budget", budget, () -> b.budget(budget));
@@ -111,8 +113,12 @@ final class WorkloadDataSources implements AutoCloseable {
     if (timeout != null) {
       check(poolPrefix + "connection-timeout", timeout, () -> b.connectionTimeout(timeout));
     }
-    String key = maxWait == null && pool.getMaxQueue() > 0 ? "max-wait" : "max-queue";
-    return check(poolPrefix + key, key.equals("max-wait") ? "(not set)" : pool.getMaxQueue(), b::build);
+    if (maxWait == null && pool.getMaxQueue() > 0) {
+      throw BulkheadConfigurationException.missing(poolPrefix + "max-wait", "max-queue lets "
+          + pool.getMaxQueue() + " callers wait, so say how long one may wait (500ms, 1s)");
+    }
+    // What build() still refuses is callers let queue with a max-wait of zero.
+    return check(poolPrefix + "max-wait", maxWait, b::build);
   }
 
   /**
@@ -180,7 +186,8 @@ final class WorkloadDataSources implements AutoCloseable {
       return BulkheadConfigurationException.property(prefix + "pools", sizes, message);
     }
     if (message.startsWith("the server of database")) {
-      return BulkheadConfigurationException.property(prefix + "reserve", settings.getReserve(), message);
+      return BulkheadConfigurationException.property(
+          prefix + "reserve", settings.getReserve(), message);
     }
     if (settings.getBudget() == null) {
       return BulkheadConfigurationException.missing(prefix + "budget", message);
@@ -213,7 +220,8 @@ final class WorkloadDataSources implements AutoCloseable {
     return open != null ? open.toString() : "DatabasePools{" + name + ", not open yet}";
   }
 
-  private static <T> T check(String key, Object value, java.util.function.Supplier<T> factory) {
+  /** Runs a bulkhead-jdbc factory or check, naming {@code key} and {@code value} if it refuses. */
+  private static <T> T check(String key, @Nullable Object value, Supplier<T> factory) {
     try {
       return factory.get();
     } catch (IllegalArgumentException e) {

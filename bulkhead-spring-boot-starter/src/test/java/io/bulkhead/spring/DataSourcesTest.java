@@ -217,4 +217,23 @@ class DataSourcesTest {
               + ".size is not set: every pool needs the number of connections its workload may hold");
         });
   }
+
+  @Test
+  void wrongPoolValuesStopStartUpNamingTheKeyAndTheValue() {
+    runner(db.jdbcUrl(), "bulkhead.datasources.orders.pools.checkout.size=0")
+        .run(context -> assertThat(analysis(context.getStartupFailure())).isEqualTo(
+            "bulkhead.datasources.orders.pools.checkout.size=0: size of pool 'checkout' must be at"
+                + " least 1 but was 0"));
+    runner(db.jdbcUrl(), "bulkhead.datasources.orders.pools.checkout.size=2",
+        "bulkhead.datasources.orders.pools.checkout.max-queue=5")
+        .run(context -> assertThat(analysis(context.getStartupFailure())).isEqualTo(
+            "bulkhead.datasources.orders.pools.checkout.max-wait is not set: max-queue lets 5"
+                + " callers wait, so say how long one may wait (500ms, 1s)"));
+  }
+
+  private static String analysis(Throwable failure) {
+    FailureAnalysis analysis = new BulkheadFailureAnalyzer().analyze(failure);
+    assertThat(analysis).as("analysed: %s", failure).isNotNull();
+    return analysis.getDescription();
+  }
 }
