@@ -6,14 +6,12 @@ import io.bulkhead.jdbc.DatabasePools;
 import java.util.Map;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.BeanFactory;
-import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.beans.factory.support.RootBeanDefinition;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
-import org.springframework.context.EnvironmentAware;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.core.env.Environment;
@@ -53,19 +51,14 @@ public class BulkheadDataSourceAutoConfiguration {
    * pools (it opens them, and closes them with the context); each {@code <database>.<workload>} is a
    * DataSource over one of them.
    */
-  static final class Registrar
-      implements ImportBeanDefinitionRegistrar, EnvironmentAware, BeanFactoryAware {
+  static final class Registrar implements ImportBeanDefinitionRegistrar {
 
-    private Environment environment;
-    private BeanFactory beanFactory;
+    private final Environment environment;
+    private final BeanFactory beanFactory;
 
-    @Override
-    public void setEnvironment(Environment environment) {
+    /** Spring passes these to the constructor of an import registrar. */
+    Registrar(Environment environment, BeanFactory beanFactory) {
       this.environment = environment;
-    }
-
-    @Override
-    public void setBeanFactory(BeanFactory beanFactory) {
       this.beanFactory = beanFactory;
     }
 

@@ -231,6 +231,14 @@ class DataSourcesTest {
                 + " callers wait, so say how long one may wait (500ms, 1s)"));
   }
 
+  @Test
+  void aValueThatCannotBeReadStopsStartUpNamingTheKey() {
+    runner(db.jdbcUrl(), "bulkhead.datasources.orders.pools.checkout.size=six")
+        .run(context -> assertThat(analysis(context.getStartupFailure()))
+            .startsWith("bulkhead.datasources.orders.pools.checkout.size=six: cannot be read as an"
+                + " Integer"));
+  }
+
   private static String analysis(Throwable failure) {
     FailureAnalysis analysis = new BulkheadFailureAnalyzer().analyze(failure);
     assertThat(analysis).as("analysed: %s", failure).isNotNull();
