@@ -4,10 +4,8 @@ import io.bulkhead.BulkheadRegistry;
 import io.bulkhead.Permit;
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.URI;
 import java.util.List;
 import java.util.Objects;
-import org.jspecify.annotations.Nullable;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpRequest;
 import org.springframework.http.HttpStatusCode;
@@ -37,14 +35,9 @@ import org.springframework.http.client.ClientHttpResponse;
  */
 public final class BulkheadClientHttpRequestInterceptor implements ClientHttpRequestInterceptor {
 
-  /** Finds a request's compartment; null when the request is not guarded. */
-  private interface Router {
-    io.bulkhead.@Nullable Bulkhead route(URI uri);
-  }
+  private final UpstreamRouter router;
 
-  private final Router router;
-
-  private BulkheadClientHttpRequestInterceptor(Router router) {
+  private BulkheadClientHttpRequestInterceptor(UpstreamRouter router) {
     this.router = router;
   }
 
@@ -57,17 +50,7 @@ public final class BulkheadClientHttpRequestInterceptor implements ClientHttpReq
   /** An interceptor that routes by upstream, longest base path first; for the auto-configuration. */
   static BulkheadClientHttpRequestInterceptor routing(
       BulkheadRegistry registry, List<CompartmentFactory.UpstreamRoute> routes) {
-    List<CompartmentFactory.UpstreamRoute> byPathLength = routes.stream()
-        .sorted((a, b) -> Integer.compare(b.upstream().path().length(), a.upstream().path().length()))
-        .toList();
-    return new BulkheadClientHttpRequestInterceptor(uri -> {
-      for (CompartmentFactory.UpstreamRoute route : byPathLength) {
-        if (route.upstream().matches(uri)) {
-          return registry.bulkhead(route.compartment()).orElse(null);
-        }
-      }
-      return null;
-    });
+    return new BulkheadClientHttpRequestInterceptor(UpstreamRouter.byUpstream(registry, routes));
   }
 
   @Override

@@ -55,7 +55,9 @@ public final class BulkheadFailureAnalyzer implements FailureAnalyzer, Ordered {
           .collect(Collectors.joining(", "));
       return new FailureAnalysis(keys + ": not a setting of " + BulkheadProperties.PREFIX
           + " (a compartment takes limit, max-queue, max-wait, budget, paths and upstream;"
-          + " a budget takes capacity)", "Correct the key's spelling or remove it.", e);
+          + " a budget takes capacity; a datasource takes url, username, password, reserve, budget"
+          + " and pools, whose entries take size, max-queue, max-wait and connection-timeout)",
+          "Correct the key's spelling or remove it.", e);
     }
     ConfigurationProperty property = e.getProperty();
     if (property == null || !property.getName().toString().startsWith(PREFIX)) {

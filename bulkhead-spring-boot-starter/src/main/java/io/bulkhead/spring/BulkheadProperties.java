@@ -42,6 +42,12 @@ public class BulkheadProperties {
   /** Budgets by name: a finite resource several compartments draw their limits from. */
   private Map<String, Budget> budgets = new LinkedHashMap<>();
 
+  /**
+   * Databases by name: each gets one connection pool per workload, a DataSource bean named
+   * {@code <database>.<workload>}, checked against the server's max_connections (needs bulkhead-jdbc).
+   */
+  private Map<String, Database> datasources = new LinkedHashMap<>();
+
   /** Creates empty settings; Spring binds them. */
   public BulkheadProperties() {}
 
@@ -63,6 +69,16 @@ public class BulkheadProperties {
   /** Replaces the budgets; for binding. */
   public void setBudgets(Map<String, Budget> budgets) {
     this.budgets = budgets;
+  }
+
+  /** The databases by name. */
+  public Map<String, Database> getDatasources() {
+    return datasources;
+  }
+
+  /** Replaces the databases; for binding. */
+  public void setDatasources(Map<String, Database> datasources) {
+    this.datasources = datasources;
   }
 
   /** The settings of one compartment, {@code bulkhead.compartments.<name>.*}. */
@@ -90,7 +106,7 @@ public class BulkheadProperties {
     private List<String> paths = new ArrayList<>();
 
     /**
-     * The upstream whose outgoing RestClient calls enter this compartment: a base URL
+     * The upstream whose outgoing RestClient and WebClient calls enter this compartment: a base URL
      * (https://llm.internal:8443/v1) or a host (llm.internal).
      */
     private @Nullable String upstream;
@@ -176,6 +192,157 @@ public class BulkheadProperties {
     /** Sets the capacity. */
     public void setCapacity(@Nullable Integer capacity) {
       this.capacity = capacity;
+    }
+  }
+
+  /** The settings of one database, {@code bulkhead.datasources.<name>.*}. */
+  public static class Database {
+
+    /** The JDBC URL (jdbc:postgresql://db:5432/orders); required. */
+    private @Nullable String url;
+
+    /** The user the pools connect as; without it, the URL or the driver decides. */
+    private @Nullable String username;
+
+    /** The password the pools connect with. */
+    private @Nullable String password;
+
+    /**
+     * How many of the server's connections to leave to other clients (psql, migrations, the other
+     * instances of this service); 0 (the default) lets these pools take all the server allows.
+     */
+    private int reserve;
+
+    /**
+     * How many connections the pools may hold together, below what the server allows; without it,
+     * all the server allows (PostgreSQL's max_connections less its reserved connections and reserve).
+     * Required for a database other than PostgreSQL, whose limit is not read.
+     */
+    private @Nullable Integer budget;
+
+    /** The pools by workload name: each becomes a DataSource bean named <database>.<workload>. */
+    private Map<String, Pool> pools = new LinkedHashMap<>();
+
+    /** Creates empty settings; Spring binds them. */
+    public Database() {}
+
+    /** The JDBC URL; null when not set. */
+    public @Nullable String getUrl() {
+      return url;
+    }
+
+    /** Sets the JDBC URL. */
+    public void setUrl(@Nullable String url) {
+      this.url = url;
+    }
+
+    /** The user; null when not set. */
+    public @Nullable String getUsername() {
+      return username;
+    }
+
+    /** Sets the user. */
+    public void setUsername(@Nullable String username) {
+      this.username = username;
+    }
+
+    /** The password; null when not set. */
+    public @Nullable String getPassword() {
+      return password;
+    }
+
+    /** Sets the password. */
+    public void setPassword(@Nullable String password) {
+      this.password = password;
+    }
+
+    /** How many server connections are left to other clients. */
+    public int getReserve() {
+      return reserve;
+    }
+
+    /** Sets how many server connections are left to other clients. */
+    public void setReserve(int reserve) {
+      this.reserve = reserve;
+    }
+
+    /** The budget; null for all the server allows. */
+    public @Nullable Integer getBudget() {
+      return budget;
+    }
+
+    /** Sets the budget. */
+    public void setBudget(@Nullable Integer budget) {
+      this.budget = budget;
+    }
+
+    /** The pools by workload name, in the order they were configured. */
+    public Map<String, Pool> getPools() {
+      return pools;
+    }
+
+    /** Replaces the pools; for binding. */
+    public void setPools(Map<String, Pool> pools) {
+      this.pools = pools;
+    }
+  }
+
+  /** The settings of one workload's pool, {@code bulkhead.datasources.<name>.pools.<workload>.*}. */
+  public static class Pool {
+
+    /** How many connections the pool holds, opened at start-up and kept; required, at least 1. */
+    private @Nullable Integer size;
+
+    /** How many callers may wait when every connection is in use; 0 (the default) refuses at once. */
+    private int maxQueue;
+
+    /** How long one caller may wait for a connection; required when max-queue is above 0. */
+    private @Nullable Duration maxWait;
+
+    /** How long HikariCP waits for the server to give a connection (at least 250ms; default 5s). */
+    private @Nullable Duration connectionTimeout;
+
+    /** Creates empty settings; Spring binds them. */
+    public Pool() {}
+
+    /** How many connections the pool holds; null when not set. */
+    public @Nullable Integer getSize() {
+      return size;
+    }
+
+    /** Sets how many connections the pool holds. */
+    public void setSize(@Nullable Integer size) {
+      this.size = size;
+    }
+
+    /** How many callers may wait for a connection. */
+    public int getMaxQueue() {
+      return maxQueue;
+    }
+
+    /** Sets how many callers may wait for a connection. */
+    public void setMaxQueue(int maxQueue) {
+      this.maxQueue = maxQueue;
+    }
+
+    /** How long one caller may wait; null when not set. */
+    public @Nullable Duration getMaxWait() {
+      return maxWait;
+    }
+
+    /** Sets how long one caller may wait. */
+    public void setMaxWait(@Nullable Duration maxWait) {
+      this.maxWait = maxWait;
+    }
+
+    /** HikariCP's connection timeout; null for the default. */
+    public @Nullable Duration getConnectionTimeout() {
+      return connectionTimeout;
+    }
+
+    /** Sets HikariCP's connection timeout. */
+    public void setConnectionTimeout(@Nullable Duration connectionTimeout) {
+      this.connectionTimeout = connectionTimeout;
     }
   }
 }
