@@ -467,9 +467,10 @@ public final class ProcessIsolation {
     }
 
     static Child start(String role, Ceilings.Group group, Duration during, Leftovers leftovers) {
-      // The leak reaches the process's memory ceiling about halfway through the runaway.
+      // The leak would reach twice the process's memory ceiling halfway through the runaway: the
+      // ceiling is crossed early enough that a slow, throttled, collecting JVM still gets there.
       long leakCap = 2 * group.memoryBytes();
-      long leakPerSecond = Math.max(1, leakCap * 1000 / Math.max(1, during.toMillis()));
+      long leakPerSecond = Math.max(1, leakCap * 1000 / Math.max(1, during.toMillis() / 2));
       List<String> command = new ArrayList<>();
       command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
       command.addAll(group.jvmOptions());
