@@ -204,6 +204,9 @@ public final class ProcessIsolation {
   }
 
   private static Worker insideOutcome(Child api, Ceilings.Group group, boolean apiSurvived) {
+    if (!apiSurvived) {
+      api.awaitOutput();
+    }
     int spinning = api.spinningThreads();
     String fate;
     if (apiSurvived) {
@@ -325,6 +328,7 @@ public final class ProcessIsolation {
         while (!stopping && exitCodes.size() < MOST_RESTARTS) {
           Child c = current;
           int code = c.process.waitFor();
+          c.awaitOutput();
           spinning = Math.max(spinning, c.spinningThreads());
           if (stopping || leftovers.closed()) {
             return;
@@ -469,11 +473,14 @@ public final class ProcessIsolation {
     private final Deque<String> lastLines = new ArrayDeque<>();
     private final ReentrantLock linesLock = new ReentrantLock();
     private volatile int spinningThreads;
+    private final Thread reader;
 
-    private Child(Process process) {
+    private Child(Process process, String role) {
       this.process = process;
       this.commands = new java.io.OutputStreamWriter(process.getOutputStream(),
           StandardCharsets.UTF_8);
+      this.reader = new Thread(this::read, role + "-output");
+      this.reader.setDaemon(true);
     }
 
     static Child start(String role, Ceilings.Group group, Duration during, Leftovers leftovers) {
@@ -495,7 +502,7 @@ public final class ProcessIsolation {
       ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
       Child child;
       try {
-        child = new Child(leftovers.start(builder));
+        child = new Child(leftovers.start(builder), role);
       } catch (IOException e) {
         throw new CliException("cannot start a " + role + " JVM: " + e.getMessage(), e);
       }
@@ -506,9 +513,7 @@ public final class ProcessIsolation {
         throw new CliException("cannot move the " + role + " process into its control group "
             + group.dirs() + ": " + e.getMessage(), e);
       }
-      Thread reader = new Thread(child::read, role + "-output");
-      reader.setDaemon(true);
-      reader.start();
+      child.reader.start();
       try {
         child.ready.get(READY_PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
       } catch (InterruptedException e) {
@@ -519,6 +524,18 @@ public final class ProcessIsolation {
             + Durations.format(READY_PATIENCE) + ": " + child.lastLines());
       }
       return child;
+    }
+
+    /**
+     * Waits (bounded) until everything the process printed has been read: once it has ended, its
+     * last lines (how many threads its rogue report spun) may still be in the pipe.
+     */
+    void awaitOutput() {
+      try {
+        reader.join(EXIT_PATIENCE.toMillis());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
     }
 
     int port() {
