@@ -117,8 +117,8 @@ final class Ceilings {
   private static String ownPath(String controller) throws IOException {
     for (String line : Files.readAllLines(Path.of("/proc/self/cgroup"))) {
       String[] fields = line.split(":", 3);
-      if (fields.length == 3 && List.of(fields[1].split(",")).contains(controller)
-          || fields.length == 3 && controller.isEmpty() && fields[1].isEmpty()) {
+      // v1 lines list their controllers ("4:memory:/path"); the v2 line lists none ("0::/path").
+      if (fields.length == 3 && List.of(fields[1].split(",")).contains(controller)) {
         return fields[2].startsWith("/") ? fields[2].substring(1) : fields[2];
       }
     }

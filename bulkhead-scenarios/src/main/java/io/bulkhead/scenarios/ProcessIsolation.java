@@ -465,7 +465,12 @@ public final class ProcessIsolation {
     }
   }
 
-  /** A child JVM, its standard input for commands, and a thread that reads what it prints. */
+  /**
+   * A child JVM, its standard input for commands, and a thread that reads what it prints. The reader
+   * thread is the only writer of {@code ready} (completed once), {@code spinningThreads} (volatile)
+   * and the kept lines (under their lock); the run's thread only reads them, after {@link
+   * #awaitOutput} when it needs everything a dead process printed.
+   */
   private static final class Child {
     final Process process;
     private final Writer commands;
