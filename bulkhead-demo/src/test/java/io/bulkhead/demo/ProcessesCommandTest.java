@@ -24,7 +24,11 @@ import org.junit.jupiter.api.Test;
 class ProcessesCommandTest {
 
   private static final String SHORT_BEFORE = "2s";
-  private static final String SHORT_DURING = "4s";
+  /**
+   * Long enough for a worker held to half a CPU, sharing it with two spinning threads, to leak past
+   * its 192 MiB several times over on a busy machine (the leak is paced to cross it in a quarter).
+   */
+  private static final String SHORT_DURING = "6s";
   private static final Path CGROUP_ROOT = Path.of("/sys/fs/cgroup");
   /** Deep enough for the groups made inside this JVM's own (v1: controller/parent.../group). */
   private static final int CGROUP_DEPTH = 6;
@@ -50,8 +54,9 @@ class ProcessesCommandTest {
     assertWorkerDiedAndCameBack(separate.get("worker"), r.err());
     String ceilings = separate.get("ceilings").asText();
     if (ceilings.equals("cgroup")) {
-      // Two spinning threads under a half-CPU quota: the kernel throttles the group.
-      assertThat(separate.get("worker").get("throttled_periods").asLong()).as(r.err()).isPositive();
+      // How often the kernel throttled depends on how much CPU the neighbours left; that it says so
+      // does not.
+      assertThat(separate.get("worker").get("fate").asText()).contains("throttled to its 0.5 CPU");
     }
     assertThat(both.get("inside").get("ceilings").asText()).isEqualTo(ceilings);
   }

@@ -83,9 +83,11 @@ public final class ProcessChild {
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     for (String line; (line = in.readLine()) != null; ) {
       if (line.equals(ROGUE) && worker != null) {
-        int threads = worker.goRogue();
+        // Said before it starts: once the leak runs, the process may die at any moment.
+        int threads = Runtime.getRuntime().availableProcessors();
         System.out.println(ROGUE_STARTED + threads);
         System.out.flush();
+        worker.goRogue(threads);
       }
     }
     // The parent closed our standard input, or died: nothing is watching, stop.
@@ -150,13 +152,12 @@ public final class ProcessChild {
       }
     }
 
-    /** Starts the runaway once; returns how many threads spin. */
-    int goRogue() {
-      int cores = Runtime.getRuntime().availableProcessors();
+    /** Starts the runaway, once: {@code spinners} spinning threads and the leak. */
+    void goRogue(int spinners) {
       if (!rogue.compareAndSet(false, true)) {
-        return cores;
+        return;
       }
-      for (int i = 0; i < cores; i++) {
+      for (int i = 0; i < spinners; i++) {
         Thread spinner = new Thread(ReportWorker::spin, "rogue-spin-" + i);
         spinner.setDaemon(true);
         spinner.start();
@@ -164,7 +165,6 @@ public final class ProcessChild {
       Thread leaker = new Thread(this::leak, "rogue-leak");
       leaker.setDaemon(true);
       leaker.start();
-      return cores;
     }
 
     private static void spin() {
