@@ -3,8 +3,15 @@ package io.bulkhead.demo;
 import io.bulkhead.insight.JsonWriter;
 import io.bulkhead.scenarios.Latency;
 import io.bulkhead.scenarios.ProcessIsolation;
+import io.bulkhead.scenarios.CliException;
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -26,10 +33,17 @@ import picocli.CommandLine.Spec;
         + "per processor and allocates without freeing, for --during. The ceilings are control "
         + "groups (CPU quota, memory limit, no swap) when this process is root with a writable "
         + "cgroup hierarchy, JVM options otherwise. Prints login and checkout p50/p99 and errors "
-        + "before and during the runaway, whether the API survived and what became of the worker. "
+        + "before and during the runaway, whether the API survived and what became of the worker, "
+        + "and adds them, with a chart of every checkout call, to the HTML report. "
         + "About 2 x 30 s with the defaults. Child processes and groups are removed on exit and on "
         + "Ctrl-C.")
 final class ProcessesCommand implements Callable<Integer> {
+
+  static final String BEGIN = "<!-- demo processes: begin -->";
+  static final String END = "<!-- demo processes: end -->";
+  /** The chart's range: a loopback call takes a millisecond or so; a failed one counts as 2 s. */
+  private static final double LOWEST_MS = 1;
+  private static final double HIGHEST_MS = 10_000;
 
   @Spec
   private CommandSpec spec;
@@ -47,6 +61,11 @@ final class ProcessesCommand implements Callable<Integer> {
           + " groups are at hand.")
   boolean jvmCeilings;
 
+  @Option(names = "--report", defaultValue = "bulkhead-demo-report.html", paramLabel = "FILE",
+      description = "The HTML report to add the figures to (replacing those of an earlier demo "
+          + "processes run); written anew if it does not exist. Default: ${DEFAULT-VALUE}.")
+  Path report;
+
   @Option(names = "--json",
       description = "Print {\"inside\": R, \"separate\": R} (figures during the runaway) on standard"
           + " output instead of the table.")
@@ -62,9 +81,60 @@ final class ProcessesCommand implements Callable<Integer> {
       err.println(line);
       err.flush();
     });
+    writeReport(r);
     out.print(json ? json(r) : table(r));
+    if (!json) {
+      out.println("added the figures to " + report);
+    }
     out.flush();
     return 0;
+  }
+
+  private void writeReport(ProcessIsolation.Result r) {
+    try {
+      String existing = Files.exists(report) ? Files.readString(report, StandardCharsets.UTF_8)
+          : null;
+      Path parent = report.toAbsolutePath().getParent();
+      if (parent != null) {
+        Files.createDirectories(parent);
+      }
+      Files.writeString(report, DbReport.mergeInto(existing, section(r), BEGIN, END),
+          StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new CliException("cannot write " + report + " (--report): " + e.getMessage());
+    }
+  }
+
+  /** The HTML section: the table and a chart of every checkout call per case, between markers. */
+  static String section(ProcessIsolation.Result r) {
+    StringBuilder h = new StringBuilder(128 * 1024);
+    h.append(BEGIN).append('\n').append("<section id=\"demo-processes\">\n")
+        .append("<h2>A runaway report: inside the API's JVM, or its own process</h2>\n")
+        .append("<pre>").append(Report.esc(table(r))).append("</pre>\n")
+        .append("<p class=\"note\">One dot per checkout call; green answered, red failed (counted "
+            + "as the 2 s call timeout). Horizontal: seconds since the load started; the dashed line "
+            + "is where the report went rogue. Vertical: latency from when the call was due, "
+            + "logarithmic. <code>java -jar bulkhead-demo.jar demo processes --json</code> prints "
+            + "the figures as JSON.</p>\n");
+    double xMax = Math.max(seconds(r.inside()), seconds(r.separate()));
+    for (ProcessIsolation.Side side : List.of(r.inside(), r.separate())) {
+      List<DbReport.Point> points = new ArrayList<>();
+      for (ProcessIsolation.CheckoutCall c : side.checkoutCalls()) {
+        points.add(new DbReport.Point(c.due().toNanos() / 1e9, c.latency().toNanos() / 1e6,
+            c.ok()));
+      }
+      DbReport.chart(h, side.name() + ": API " + (side.apiSurvived() ? "survived" : "died"),
+          points, side.runawayAt().toNanos() / 1e9, "the report goes rogue", xMax, LOWEST_MS,
+          HIGHEST_MS);
+    }
+    return h.append("</section>\n").append(END).toString();
+  }
+
+  /** The chart's width in seconds: the last call due, rounded up to ten. */
+  private static double seconds(ProcessIsolation.Side side) {
+    List<ProcessIsolation.CheckoutCall> calls = side.checkoutCalls();
+    double last = calls.isEmpty() ? 0 : calls.get(calls.size() - 1).due().toNanos() / 1e9;
+    return Math.max(10, Math.ceil(last / 10) * 10);
   }
 
   /**

@@ -13,6 +13,7 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code demo processes} with short phases: the structure of its JSON, the facts that do not depend
@@ -39,10 +40,14 @@ class ProcessesCommandTest {
     assertThat(ourGroups()).as("control groups left behind").isEmpty();
   }
 
+  @TempDir
+  Path dir;
+
   @Test
   void theSeparateWorkerDiesAtItsCeilingAndIsRestartedWhileTheApiSurvives() throws IOException {
+    Path report = dir.resolve("report.html");
     CliTest.Run r = CliTest.run("demo", "processes", "--before", SHORT_BEFORE, "--during",
-        SHORT_DURING, "--json");
+        SHORT_DURING, "--json", "--report", report.toString());
     assertThat(r.exit()).as(r.err()).isZero();
     JsonNode both = new ObjectMapper().readTree(r.out());
     assertThat(both.fieldNames()).toIterable().containsExactly("inside", "separate");
@@ -59,12 +64,16 @@ class ProcessesCommandTest {
       assertThat(separate.get("worker").get("fate").asText()).contains("throttled to its 0.5 CPU");
     }
     assertThat(both.get("inside").get("ceilings").asText()).isEqualTo(ceilings);
+    String page = Files.readString(report);
+    assertThat(page).contains(ProcessesCommand.BEGIN, ProcessesCommand.END, "inside: API",
+        "separate: API survived", "the report goes rogue", "<svg");
   }
 
   @Test
   void jvmCeilingsAreUsedWhenAskedAndNamed() throws IOException {
     CliTest.Run r = CliTest.run("demo", "processes", "--before", SHORT_BEFORE, "--during",
-        SHORT_DURING, "--jvm-ceilings", "--json");
+        SHORT_DURING, "--jvm-ceilings", "--json", "--report",
+        dir.resolve("report.html").toString());
     assertThat(r.exit()).as(r.err()).isZero();
     JsonNode both = new ObjectMapper().readTree(r.out());
     assertThat(both.get("inside").get("ceilings").asText()).isEqualTo("jvm");

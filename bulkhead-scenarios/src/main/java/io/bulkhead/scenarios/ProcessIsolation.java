@@ -114,15 +114,30 @@ public final class ProcessIsolation {
       String fate) {}
 
   /**
+   * One checkout call, for a chart.
+   *
+   * @param due when it was due, from the start of the load
+   * @param latency from when it was due to its answer (a failure counts as the call timeout at least)
+   * @param ok whether it was answered 200
+   */
+  public record CheckoutCall(Duration due, Duration latency, boolean ok) {}
+
+  /**
    * One case.
    *
    * @param name "inside" or "separate"
    * @param ceilings "cgroup" or "jvm"
    * @param ceilingsDetail what they were, e.g. "cgroup v1: API 1.0 CPU 256 MiB, worker 0.5 CPU ..."
    * @param apiSurvived whether the API process was still running at the end of the runaway
+   * @param runawayAt when the report went rogue, from the start of the load
+   * @param checkoutCalls every checkout call, in the order they were due
    */
   public record Side(String name, Phase before, Phase during, boolean apiSurvived, String ceilings,
-      String ceilingsDetail, Worker worker) {}
+      String ceilingsDetail, Worker worker, Duration runawayAt, List<CheckoutCall> checkoutCalls) {
+    public Side {
+      checkoutCalls = List.copyOf(checkoutCalls);
+    }
+  }
 
   /** Both cases. */
   public record Result(Side inside, Side separate) {}
@@ -199,8 +214,16 @@ public final class ProcessIsolation {
       worker = insideOutcome(api, apiGroup, apiSurvived);
     }
     log.accept(name + ": API " + (apiSurvived ? "survived" : "died") + "; worker " + worker.fate());
+    List<CheckoutCall> checkouts = new ArrayList<>();
+    for (PacedLoad.Call c : calls) {
+      if (c.checkout()) {
+        checkouts.add(new CheckoutCall(Duration.ofNanos(c.dueNanos()),
+            Duration.ofNanos(counted(c)), c.ok()));
+      }
+    }
+    checkouts.sort(java.util.Comparator.comparing(CheckoutCall::due));
     return new Side(name, phase(calls, 0, rogueAt), phase(calls, rogueAt, Long.MAX_VALUE),
-        apiSurvived, apiGroup.kind().label(), detail, worker);
+        apiSurvived, apiGroup.kind().label(), detail, worker, Duration.ofNanos(rogueAt), checkouts);
   }
 
   private static Worker insideOutcome(Child api, Ceilings.Group group, boolean apiSurvived) {
@@ -257,10 +280,7 @@ public final class ProcessIsolation {
       if (c.dueNanos() < from || c.dueNanos() >= to) {
         continue;
       }
-      // A failed call counts as the call timeout at least: its user got no checkout, however fast
-      // the refusal came; a dead API must not look fast.
-      long latency = c.ok() ? c.latencyNanos() : Math.max(c.latencyNanos(), CALL_TIMEOUT.toNanos());
-      (c.checkout() ? checkout : login).add(latency);
+      (c.checkout() ? checkout : login).add(counted(c));
       if (!c.ok()) {
         if (c.checkout()) {
           checkoutErrors++;
@@ -272,6 +292,14 @@ public final class ProcessIsolation {
     return new Phase(Latency.ofNanos(login.stream().mapToLong(Long::longValue).toArray()),
         loginErrors, Latency.ofNanos(checkout.stream().mapToLong(Long::longValue).toArray()),
         checkoutErrors);
+  }
+
+  /**
+   * A call's latency as the figures count it: a failed call counts as the call timeout at least (its
+   * user got no answer, however fast the refusal came; a dead API must not look fast).
+   */
+  private static long counted(PacedLoad.Call c) {
+    return c.ok() ? c.latencyNanos() : Math.max(c.latencyNanos(), CALL_TIMEOUT.toNanos());
   }
 
   private static void sleep(Duration d) {
