@@ -25,6 +25,8 @@ final class DbReport {
   private static final int RIGHT = 24;
   private static final int TOP = 34;
   private static final int BOTTOM = 44;
+  /** The chart's floor: a database call takes a few milliseconds at best. */
+  private static final double LOWEST_MS = 10;
 
   private DbReport() {}
 
@@ -47,11 +49,16 @@ final class DbReport {
    * {@code </body>}; a page of its own when there is none (null) or it has no body to add to.
    */
   static String mergeInto(String page, String section) {
+    return mergeInto(page, section, BEGIN, END);
+  }
+
+  /** {@link #mergeInto(String, String)} for a section between other markers. */
+  static String mergeInto(String page, String section, String beginMarker, String endMarker) {
     if (page != null) {
-      int begin = page.indexOf(BEGIN);
-      int end = page.indexOf(END);
+      int begin = page.indexOf(beginMarker);
+      int end = page.indexOf(endMarker);
       if (begin >= 0 && end > begin) {
-        return page.substring(0, begin) + section + page.substring(end + END.length());
+        return page.substring(0, begin) + section + page.substring(end + endMarker.length());
       }
       int body = page.lastIndexOf("</body>");
       if (body >= 0) {
@@ -108,8 +115,11 @@ final class DbReport {
     double xMax = Math.ceil(seconds(s.healthyPhase().plus(s.degradedPhase())) / 10) * 10;
     double yMaxMs = Math.max(1000, Math.pow(10, Math.ceil(Math.log10(Math.max(
         maxLatencyMs(r.shared()), maxLatencyMs(r.split()))))));
-    chart(h, r.headings().get(0), r.shared(), s, xMax, yMaxMs);
-    chart(h, r.headings().get(1), r.split(), s, xMax, yMaxMs);
+    String degrade = "reports degrade to " + Durations.format(s.degradedReportQuery());
+    chart(h, r.headings().get(0), points(r.shared()), seconds(s.healthyPhase()), degrade, xMax,
+        LOWEST_MS, yMaxMs);
+    chart(h, r.headings().get(1), points(r.split()), seconds(s.healthyPhase()), degrade, xMax,
+        LOWEST_MS, yMaxMs);
     h.append("<p class=\"note\">Calls arrive on a fixed schedule whatever the pool does (an open "
         + "loop), and a call's latency counts from when it was due, failed calls included. When the "
         + "degraded phase ends the report queries still running are cancelled, so checkout calls "
@@ -120,9 +130,21 @@ final class DbReport {
     return h.toString();
   }
 
-  private static void chart(StringBuilder h, String title, CheckoutVsReports.Outcome o,
-      CheckoutVsReports.Settings s, double xMax, double yMaxMs) {
-    double yMinMs = 10;
+  /** One dot of a chart: when the call was due and how long it took, in seconds and milliseconds. */
+  record Point(double dueSeconds, double latencyMs, boolean ok) {}
+
+  private static List<Point> points(CheckoutVsReports.Outcome o) {
+    return o.checkoutCalls().stream()
+        .map(c -> new Point(seconds(c.due()), c.latency().toNanos() / 1e6, c.ok()))
+        .collect(java.util.stream.Collectors.toList());
+  }
+
+  /**
+   * A chart of every call: a dot per call (green succeeded, red failed) at when it was due and its
+   * latency (logarithmic), with a dashed line and {@code markerLabel} at {@code markerSeconds}.
+   */
+  static void chart(StringBuilder h, String title, List<Point> points, double markerSeconds,
+      String markerLabel, double xMax, double yMinMs, double yMaxMs) {
     int plotW = WIDTH - LEFT - RIGHT;
     int plotH = HEIGHT - TOP - BOTTOM;
     h.append("<svg width=\"").append(WIDTH).append("\" height=\"").append(HEIGHT)
@@ -142,22 +164,21 @@ final class DbReport {
       h.append(line(x, TOP + plotH, x, TOP + plotH + 5, "#57606a"));
       h.append(text(x, TOP + plotH + 20, "middle", sec + " s"));
     }
-    double degradeAt = LEFT + seconds(s.healthyPhase()) / xMax * plotW;
+    double degradeAt = LEFT + markerSeconds / xMax * plotW;
     h.append("<line x1=\"").append(f(degradeAt)).append("\" y1=\"").append(TOP)
         .append("\" x2=\"").append(f(degradeAt)).append("\" y2=\"").append(TOP + plotH)
         .append("\" stroke=\"#57606a\" stroke-dasharray=\"4 4\"/>\n");
-    h.append(text(degradeAt + 6, TOP + 12, "start", "reports degrade to "
-        + Durations.format(s.degradedReportQuery())));
+    h.append(text(degradeAt + 6, TOP + 12, "start", Report.esc(markerLabel)));
     h.append(line(LEFT, TOP, LEFT, TOP + plotH, "#57606a"));
     h.append(line(LEFT, TOP + plotH, LEFT + plotW, TOP + plotH, "#57606a"));
-    for (CheckoutVsReports.CheckoutCall c : o.checkoutCalls()) {
-      double ms = Math.max(yMinMs, c.latency().toNanos() / 1e6);
-      double x = LEFT + Math.min(xMax, seconds(c.due())) / xMax * plotW;
+    for (Point c : points) {
+      double ms = Math.max(yMinMs, c.latencyMs());
+      double x = LEFT + Math.min(xMax, c.dueSeconds()) / xMax * plotW;
       double y = TOP + yFor(ms, yMinMs, yMaxMs, plotH);
       h.append("<circle cx=\"").append(f(x)).append("\" cy=\"").append(f(y))
           .append("\" r=\"2\" fill=\"").append(c.ok() ? "#1a7f37" : "#cf222e")
           .append("\" fill-opacity=\"0.6\"><title>").append(String.format(Locale.ROOT,
-              "due at %.2f s: %s%s", seconds(c.due()), Report.ms(c.latency().toNanos() / 1e6),
+              "due at %.2f s: %s%s", c.dueSeconds(), Report.ms(c.latencyMs()),
               c.ok() ? "" : ", failed"))
           .append("</title></circle>\n");
     }

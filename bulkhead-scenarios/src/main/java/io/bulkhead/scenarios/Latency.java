@@ -18,15 +18,20 @@ public record Latency(int count, Double p50Ms, Double p99Ms, Double maxMs) {
   private static final long HIGHEST_MICROS = TimeUnit.HOURS.toMicros(1);
 
   static Latency of(List<Sample> samples) {
-    if (samples.isEmpty()) {
+    return ofNanos(samples.stream().mapToLong(Sample::latencyNanos).toArray());
+  }
+
+  /** Percentiles of latencies given in nanoseconds. */
+  static Latency ofNanos(long[] latencies) {
+    if (latencies.length == 0) {
       return new Latency(0, null, null, null);
     }
     Histogram histogram = new Histogram(HIGHEST_MICROS, 3);
-    for (Sample s : samples) {
-      long micros = Math.max(1, TimeUnit.NANOSECONDS.toMicros(s.latencyNanos()));
+    for (long nanos : latencies) {
+      long micros = Math.max(1, TimeUnit.NANOSECONDS.toMicros(nanos));
       histogram.recordValue(Math.min(micros, HIGHEST_MICROS));
     }
-    return new Latency(samples.size(),
+    return new Latency(latencies.length,
         millis(histogram.getValueAtPercentile(50.0)),
         millis(histogram.getValueAtPercentile(99.0)),
         millis(histogram.getMaxValue()));

@@ -1,0 +1,224 @@
+package io.bulkhead.demo;
+
+import io.bulkhead.insight.JsonWriter;
+import io.bulkhead.scenarios.Latency;
+import io.bulkhead.scenarios.ProcessIsolation;
+import io.bulkhead.scenarios.CliException;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code demo processes}: a runaway report inside the API's JVM versus in its own process with its
+ * own CPU and memory ceiling.
+ */
+@Command(
+    name = "processes",
+    mixinStandardHelpOptions = true,
+    header = "A runaway report inside the API's JVM versus in its own process with its own ceilings.",
+    description = "Runs a checkout API (/login, /checkout) and a report worker twice, each in child "
+        + "JVMs: inside (the worker in the API's JVM) and separate (the worker its own JVM, "
+        + "restarted alone when it dies). After --before one report goes rogue: it spins a thread "
+        + "per processor and allocates without freeing, for --during. The ceilings are control "
+        + "groups (CPU quota, memory limit, no swap) when this process is root with a writable "
+        + "cgroup hierarchy, JVM options otherwise. Prints login and checkout p50/p99 and errors "
+        + "before and during the runaway, whether the API survived and what became of the worker, "
+        + "and adds them, with a chart of every checkout call, to the HTML report. "
+        + "About 2 x 30 s with the defaults. Child processes and groups are removed on exit and on "
+        + "Ctrl-C.")
+final class ProcessesCommand implements Callable<Integer> {
+
+  static final String BEGIN = "<!-- demo processes: begin -->";
+  static final String END = "<!-- demo processes: end -->";
+  /** The chart's range: a loopback call takes a millisecond or so; a failed one counts as 2 s. */
+  private static final double LOWEST_MS = 1;
+  private static final double HIGHEST_MS = 10_000;
+
+  @Spec
+  private CommandSpec spec;
+
+  @Option(names = "--before", defaultValue = "10s", paramLabel = "DURATION",
+      description = "How long the load runs before the report goes rogue. Default: ${DEFAULT-VALUE}.")
+  Duration before;
+
+  @Option(names = "--during", defaultValue = "20s", paramLabel = "DURATION",
+      description = "How long the runaway lasts. Default: ${DEFAULT-VALUE}.")
+  Duration during;
+
+  @Option(names = "--jvm-ceilings",
+      description = "Use JVM options (-Xmx, -XX:ActiveProcessorCount) as ceilings even where control"
+          + " groups are at hand.")
+  boolean jvmCeilings;
+
+  @Option(names = "--report", defaultValue = "bulkhead-demo-report.html", paramLabel = "FILE",
+      description = "The HTML report to add the figures to (replacing those of an earlier demo "
+          + "processes run); written anew if it does not exist. Default: ${DEFAULT-VALUE}.")
+  Path report;
+
+  @Option(names = "--json",
+      description = "Print {\"inside\": R, \"separate\": R} (figures during the runaway) on standard"
+          + " output instead of the table.")
+  boolean json;
+
+  @Override
+  public Integer call() {
+    ProcessIsolation.Settings settings =
+        Main.checked(spec, () -> new ProcessIsolation.Settings(before, during, !jvmCeilings));
+    PrintWriter out = spec.commandLine().getOut();
+    PrintWriter err = spec.commandLine().getErr();
+    ProcessIsolation.Result r = ProcessIsolation.run(settings, line -> {
+      err.println(line);
+      err.flush();
+    });
+    writeReport(r);
+    out.print(json ? json(r) : table(r));
+    if (!json) {
+      out.println("added the figures to " + report);
+    }
+    out.flush();
+    return 0;
+  }
+
+  private void writeReport(ProcessIsolation.Result r) {
+    try {
+      String existing = Files.exists(report) ? Files.readString(report, StandardCharsets.UTF_8)
+          : null;
+      Path parent = report.toAbsolutePath().getParent();
+      if (parent != null) {
+        Files.createDirectories(parent);
+      }
+      Files.writeString(report, DbReport.mergeInto(existing, section(r), BEGIN, END),
+          StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new CliException("cannot write " + report + " (--report): " + e.getMessage());
+    }
+  }
+
+  /** The HTML section: the table and a chart of every checkout call per case, between markers. */
+  static String section(ProcessIsolation.Result r) {
+    StringBuilder h = new StringBuilder(128 * 1024);
+    h.append(BEGIN).append('\n').append("<section id=\"demo-processes\">\n")
+        .append("<h2>A runaway report: inside the API's JVM, or its own process</h2>\n")
+        .append("<pre>").append(Report.esc(table(r))).append("</pre>\n")
+        .append("<p class=\"note\">One dot per checkout call; green answered, red failed (counted "
+            + "as the 2 s call timeout). Horizontal: seconds since the load started; the dashed line "
+            + "is where the report went rogue. Vertical: latency from when the call was due, "
+            + "logarithmic. <code>java -jar bulkhead-demo.jar demo processes --json</code> prints "
+            + "the figures as JSON.</p>\n");
+    double xMax = Math.max(seconds(r.inside()), seconds(r.separate()));
+    for (ProcessIsolation.Side side : List.of(r.inside(), r.separate())) {
+      List<DbReport.Point> points = new ArrayList<>();
+      for (ProcessIsolation.CheckoutCall c : side.checkoutCalls()) {
+        points.add(new DbReport.Point(c.due().toNanos() / 1e9, c.latency().toNanos() / 1e6,
+            c.ok()));
+      }
+      DbReport.chart(h, side.name() + ": API " + (side.apiSurvived() ? "survived" : "died"),
+          points, side.runawayAt().toNanos() / 1e9, "the report goes rogue", xMax, LOWEST_MS,
+          HIGHEST_MS);
+    }
+    return h.append("</section>\n").append(END).toString();
+  }
+
+  /** The chart's width in seconds: the last call due, rounded up to ten. */
+  private static double seconds(ProcessIsolation.Side side) {
+    List<ProcessIsolation.CheckoutCall> calls = side.checkoutCalls();
+    double last = calls.isEmpty() ? 0 : calls.get(calls.size() - 1).due().toNanos() / 1e9;
+    return Math.max(10, Math.ceil(last / 10) * 10);
+  }
+
+  /**
+   * {@code {"inside": R, "separate": R}}, R = {@code {"login": {"p50_ms", "p99_ms"}, "checkout":
+   * {"p50_ms", "p99_ms", "errors"}, "api_survived", "ceilings", "worker": {"deaths", "restarts",
+   * "throttled_periods", "spinning_threads", "fate"}}}, figures during the runaway.
+   */
+  static String json(ProcessIsolation.Result r) {
+    JsonWriter out = JsonWriter.pretty().beginObject();
+    side(out.name("inside"), r.inside());
+    side(out.name("separate"), r.separate());
+    return out.endObject().toJson() + "\n";
+  }
+
+  private static void side(JsonWriter out, ProcessIsolation.Side s) {
+    ProcessIsolation.Phase during = s.during();
+    out.beginObject();
+    out.name("login").beginObject();
+    num(out.name("p50_ms"), during.login().p50Ms());
+    num(out.name("p99_ms"), during.login().p99Ms());
+    out.endObject();
+    out.name("checkout").beginObject();
+    num(out.name("p50_ms"), during.checkout().p50Ms());
+    num(out.name("p99_ms"), during.checkout().p99Ms());
+    out.name("errors").value(during.checkoutErrors());
+    out.endObject();
+    out.name("api_survived").value(s.apiSurvived());
+    out.name("ceilings").value(s.ceilings());
+    ProcessIsolation.Worker w = s.worker();
+    out.name("worker").beginObject()
+        .name("deaths").value(w.deaths())
+        .name("restarts").value(w.restarts())
+        .name("throttled_periods").value(w.throttledPeriods())
+        .name("spinning_threads").value(w.spinningThreads())
+        .name("fate").value(w.fate())
+        .endObject();
+    out.endObject();
+  }
+
+  private static void num(JsonWriter out, Double v) {
+    if (v == null) {
+      out.nullValue();
+    } else {
+      out.value(v.doubleValue());
+    }
+  }
+
+  /** The side-by-side table: before and during, inside and separate. */
+  static String table(ProcessIsolation.Result r) {
+    ProcessIsolation.Side in = r.inside();
+    ProcessIsolation.Side sep = r.separate();
+    StringBuilder sb = new StringBuilder();
+    String row = "%-30s %16s %16s %16s %16s%n";
+    sb.append(String.format(Locale.ROOT, row, "", "inside: before", "inside: during",
+        "separate: before", "separate: during"));
+    sb.append(String.format(Locale.ROOT, row, "login p50 / p99 (ms)",
+        pair(in.before().login()), pair(in.during().login()),
+        pair(sep.before().login()), pair(sep.during().login())));
+    sb.append(String.format(Locale.ROOT, row, "login errors",
+        in.before().loginErrors(), in.during().loginErrors(),
+        sep.before().loginErrors(), sep.during().loginErrors()));
+    sb.append(String.format(Locale.ROOT, row, "checkout p50 / p99 (ms)",
+        pair(in.before().checkout()), pair(in.during().checkout()),
+        pair(sep.before().checkout()), pair(sep.during().checkout())));
+    sb.append(String.format(Locale.ROOT, row, "checkout errors",
+        in.before().checkoutErrors(), in.during().checkoutErrors(),
+        sep.before().checkoutErrors(), sep.during().checkoutErrors()));
+    sb.append(String.format(Locale.ROOT, "%-30s %33s %33s%n", "API process survived",
+        in.apiSurvived() ? "yes" : "no", sep.apiSurvived() ? "yes" : "no"));
+    sb.append(String.format(Locale.ROOT, "%nworker, inside:   %s%n", in.worker().fate()));
+    sb.append(String.format(Locale.ROOT, "worker, separate: %s%n", sep.worker().fate()));
+    sb.append(String.format(Locale.ROOT, "ceilings, inside:   %s%n", in.ceilingsDetail()));
+    sb.append(String.format(Locale.ROOT, "ceilings, separate: %s%n", sep.ceilingsDetail()));
+    return sb.toString();
+  }
+
+  private static String pair(Latency l) {
+    if (l.count() == 0) {
+      return "-";
+    }
+    return fmt(l.p50Ms()) + " / " + fmt(l.p99Ms());
+  }
+
+  private static String fmt(Double ms) {
+    return ms >= 100 ? String.format(Locale.ROOT, "%.0f", ms) : String.format(Locale.ROOT, "%.1f", ms);
+  }
+}
