@@ -65,7 +65,9 @@ final class CheckCommand implements Callable<Integer> {
       try {
         loaded = BulkheadFile.load(file);
       } catch (ConfigException e) {
-        err.println(e.getMessage());
+        // Already one clean line naming file, line and key; a long value can still make it wider
+        // than a terminal line, so it is cut like every other error line of the command line.
+        err.println(Main.oneLine(e.getMessage(), Main.LONGEST_LINE));
         return INVALID;
       }
       out.print(render(loaded));

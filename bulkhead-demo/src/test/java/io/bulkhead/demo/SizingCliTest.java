@@ -41,6 +41,15 @@ class SizingCliTest {
         ""));
   }
 
+  /** Found by CliFuzzTest: a long file name made check's error line wider than any other. */
+  @Test
+  void check_aMissingFileWithALongName_isOneLineNoWiderThanTheOthers() {
+    Run r = CliTest.run("check", "9".repeat(450));
+    assertThat(r.exit()).isEqualTo(2);
+    assertThat(r.err().lines()).hasSize(1)
+        .allSatisfy(line -> assertThat(line.length()).isLessThanOrEqualTo(Main.LONGEST_LINE));
+  }
+
   @Test
   void check_overSubscribedBudget_printsTheTable_andExitsOne(@TempDir Path dir) throws Exception {
     Path file = dir.resolve("over.yml");
