@@ -1,6 +1,7 @@
 package io.bulkhead.benchmarks.soak;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -14,11 +15,11 @@ import java.util.function.LongConsumer;
  * completions: when the machine stalls, the calls due meanwhile start late, back to back, and their
  * latencies count from when they were due, so a stall is never hidden by the generator slowing down.
  *
- * Invariants: each stream starts exactly floor(elapsed / period) + 1 calls by any instant while the
- * loop runs; the loop stops at `end` and starts no call due at or after it.
- * Races: stop() sets a volatile flag the loop reads before every start, so at most the call being
- * started when it is set still starts; nothing else is shared (each stream's next due time is the
- * dispatcher's own).
+ * Invariants: once the loop has caught up, each stream has started exactly
+ * floor(elapsed / period) + 1 calls; the loop returns at `end` and starts no call due at or after it.
+ * Races: none inside; the streams and their next due times are the dispatcher thread's own, and
+ * each call's start hands it to another thread (HttpClient's, the database workers') that records
+ * its outcome.
  */
 
 /** Starts calls at fixed rates until a deadline, whatever the responses do. */
@@ -27,7 +28,6 @@ final class OpenLoop {
   private record Stream(long periodNanos, LongConsumer start) {}
 
   private final List<Stream> streams = new ArrayList<>();
-  private volatile boolean stopped;
 
   /** Adds a stream of {@code perSecond} calls; {@code start} gets each call's due time (nanoTime). */
   OpenLoop add(double perSecond, LongConsumer start) {
@@ -38,8 +38,8 @@ final class OpenLoop {
   /** Runs on the calling thread from {@code startNanos} until {@code endNanos} (nanoTime). */
   void run(long startNanos, long endNanos) {
     long[] next = new long[streams.size()];
-    java.util.Arrays.fill(next, startNanos);
-    while (!stopped) {
+    Arrays.fill(next, startNanos);
+    while (true) {
       int earliest = 0;
       for (int i = 1; i < next.length; i++) {
         if (next[i] - next[earliest] < 0) {
@@ -59,9 +59,5 @@ final class OpenLoop {
       s.start().accept(due);
       next[earliest] = due + s.periodNanos();
     }
-  }
-
-  void stop() {
-    stopped = true;
   }
 }

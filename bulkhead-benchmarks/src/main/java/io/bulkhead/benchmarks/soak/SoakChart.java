@@ -69,7 +69,7 @@ final class SoakChart {
             + " threads, file descriptors, slots in flight and p99 over the soak\">\n");
     h.append("<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
     h.append(text(LEFT, 24, "start", INK, "15", "600",
-        "Soak: does anything grow under hours of mixed load?"));
+        "Soak: does anything grow under long mixed load?"));
     h.append(text(LEFT, 44, "start", MUTED, "12", "400", r.options().describe() + "."));
     for (int p = 0; p < panels.size(); p++) {
       panel(h, TOP + 20 + p * (PLOT_H + GAP), xMax, titles.get(p), panels.get(p));
