@@ -39,6 +39,7 @@ import javax.management.openmbean.CompositeData;
 final class Probes implements AutoCloseable {
 
   private static final Path FDS = Path.of("/proc/self/fd");
+  private static final Path LOAD_AVERAGE = Path.of("/proc/loadavg");
   private static final long GC_NOTICE_WAIT_SECONDS = 5;
 
   private final Set<String> heapPools = new HashSet<>();
@@ -96,6 +97,16 @@ final class Probes implements AutoCloseable {
       return (int) fds.count() - 1; // the listing's own descriptor
     } catch (IOException e) {
       return -1;
+    }
+  }
+
+  /** The machine's load averages over 1, 5 and 15 minutes ("3.10 2.87 2.50"), or "unknown". */
+  static String loadAverage() {
+    try {
+      String[] f = Files.readString(LOAD_AVERAGE).trim().split("\\s+");
+      return f.length >= 3 ? f[0] + " " + f[1] + " " + f[2] : "unknown";
+    } catch (IOException e) {
+      return "unknown";
     }
   }
 

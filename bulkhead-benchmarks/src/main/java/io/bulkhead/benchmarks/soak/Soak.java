@@ -148,6 +148,7 @@ public final class Soak {
     }
     List<SoakResult.Sample> samples = new ArrayList<>();
     List<SoakResult.Minute> minutes = new ArrayList<>();
+    String loadBefore = Probes.loadAverage();
     long start = System.nanoTime();
     long end = start + o.duration.toNanos();
     Thread dispatcher = new Thread(() -> loop.run(start, end), "soak-dispatcher");
@@ -177,6 +178,7 @@ public final class Soak {
       }
     }
     dispatcher.join();
+    String loadAfter = Probes.loadAverage();
     System.err.println("soak: load over; waiting up to " + Quantities.formatDuration(DRAIN)
         + " for the calls in flight");
     long drainEnd = System.nanoTime() + DRAIN.toNanos();
@@ -184,7 +186,7 @@ public final class Soak {
       LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
     }
     SoakResult.Sample after = sample(probes, compartments, (System.nanoTime() - start) / 1e9);
-    return new SoakResult(o, names, samples, minutes, after);
+    return new SoakResult(o, names, samples, minutes, after, loadBefore, loadAfter);
   }
 
   private static List<Workload.Interval> intervals(List<Workload> workloads) {

@@ -111,7 +111,10 @@ final class SoakReport {
         .append(Runtime.getRuntime().availableProcessors()).append(" cores, ")
         .append(System.getProperty("java.vm.name")).append(' ')
         .append(System.getProperty("java.version")).append(", max heap ")
-        .append(Math.round(Runtime.getRuntime().maxMemory() / MB)).append(" MB.\n\n");
+        .append(Math.round(Runtime.getRuntime().maxMemory() / MB)).append(" MB. Machine load")
+        .append(" average (1, 5, 15 min) ").append(r.loadBefore()).append(" when the load started, ")
+        .append(r.loadAfter()).append(" when it ended: other processes share these cores, and")
+        .append(" their bursts show in the p99s.\n\n");
     b.append(o.describe()).append(". The server cap is 50 slots with an unbounded queue; the llm")
         .append(" compartment 10 in flight, 20 waiting, 1 s wait; the database pools split a budget")
         .append(" of 10 connections: checkout 6 (a queue of 40, 1 s wait), reports 4 (no queue).\n\n");
@@ -121,10 +124,11 @@ final class SoakReport {
         .append(" threads and descriptors are the whole process's: the app, its clients, the pools and")
         .append(" the generator. Verdicts leave out the first minute; a series is flat when the")
         .append(" least-squares line's rise over the run is within its tolerance.\n\n");
-    b.append("## Verdicts\n\n| series | mean | verdict |\n|---|---:|---|\n");
+    b.append("## Verdicts\n\n| series | mean | first → last | verdict |\n|---|---:|---:|---|\n");
     for (Trend t : trends) {
       b.append("| ").append(t.series()).append(" | ")
           .append(String.format(Locale.ROOT, "%.1f %s", t.mean(), t.unit())).append(" | ")
+          .append(String.format(Locale.ROOT, "%.1f → %.1f", t.first(), t.last())).append(" | ")
           .append(t.verdict()).append(" |\n");
     }
     b.append("\nAfter the load stopped and the calls in flight finished: slots in flight ");

@@ -8,9 +8,11 @@ import java.util.Map;
  *
  * @param compartmentNames the compartments whose slots were sampled, in the samples' order
  * @param after one last sample once the load stopped and the calls in flight were let finish
+ * @param loadBefore the machine's load averages (1, 5, 15 minutes) when the load started
+ * @param loadAfter the same when it ended: other processes on the machine widen every latency
  */
 record SoakResult(SoakOptions options, List<String> compartmentNames, List<Sample> samples,
-    List<Minute> minutes, Sample after) {
+    List<Minute> minutes, Sample after, String loadBefore, String loadAfter) {
 
   /** The workloads of each minute, in this order. */
   static final List<String> WORKLOADS = List.of("login", "chat", "checkout", "report");

@@ -12,9 +12,11 @@ import java.util.Locale;
  * @param slopePerMinute the fitted line's slope, in the series' unit per minute
  * @param rise the fitted line's rise from the first point to the last
  * @param tolerance the largest rise still called flat
+ * @param first the first point's value, and {@code last} the last one's: a step early in the run
+ *     (a pool filling once) and a steady climb can have the same slope, not the same shape
  */
 record Trend(String series, String unit, int points, double mean, double slopePerMinute,
-    double rise, double tolerance) {
+    double rise, double tolerance, double first, double last) {
 
   static Trend fit(String series, String unit, List<double[]> minuteAndValue, double absolute,
       double relative) {
@@ -36,7 +38,8 @@ record Trend(String series, String unit, int points, double mean, double slopePe
     double slope = sxx == 0 ? 0 : sxy / sxx;
     double span = n < 2 ? 0 : minuteAndValue.get(n - 1)[0] - minuteAndValue.get(0)[0];
     return new Trend(series, unit, n, my, slope, slope * span,
-        Math.max(absolute, relative * Math.abs(my)));
+        Math.max(absolute, relative * Math.abs(my)), n == 0 ? Double.NaN : minuteAndValue.get(0)[1],
+        n == 0 ? Double.NaN : minuteAndValue.get(n - 1)[1]);
   }
 
   boolean flat() {
