@@ -23,6 +23,7 @@ final class SoakChart {
   private static final String GRID = "#e5e7eb";
   private static final String[] COLORS = {"#2563eb", "#ea580c", "#16a34a", "#9333ea", "#0891b2"};
   private static final double MB = 1024 * 1024;
+  private static final int SUBTITLE_CHARS = 120;
 
   private record Series(String label, double[] xs, double[] ys) {}
 
@@ -70,7 +71,15 @@ final class SoakChart {
     h.append("<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
     h.append(text(LEFT, 24, "start", INK, "15", "600",
         "Soak: does anything grow under long mixed load?"));
-    h.append(text(LEFT, 44, "start", MUTED, "12", "400", r.options().describe() + "."));
+    // The setup in two lines at most: one would run past the right edge.
+    String setup = r.options().describe() + ".";
+    int cut = setup.lastIndexOf(' ', SUBTITLE_CHARS);
+    if (setup.length() <= SUBTITLE_CHARS || cut < 0) {
+      h.append(text(LEFT, 44, "start", MUTED, "12", "400", setup));
+    } else {
+      h.append(text(LEFT, 42, "start", MUTED, "12", "400", setup.substring(0, cut)));
+      h.append(text(LEFT, 57, "start", MUTED, "12", "400", setup.substring(cut + 1)));
+    }
     for (int p = 0; p < panels.size(); p++) {
       panel(h, TOP + 20 + p * (PLOT_H + GAP), xMax, titles.get(p), panels.get(p));
     }
