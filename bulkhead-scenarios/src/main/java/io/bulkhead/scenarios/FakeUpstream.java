@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
@@ -16,7 +17,8 @@ import org.eclipse.jetty.util.Callback;
 
 /**
  * The slow provider of the slow-upstream experiment: every request, on any path, is answered {@code 200 a slow answer}
- * after the same delay. Waiting answers hold no thread (they are scheduled), so the upstream itself is
+ * after the same delay; optionally a fixed fraction of them is answered {@code 500} instead (after the
+ * same delay), spread evenly over the requests rather than at random, so that a run is repeatable. Waiting answers hold no thread (they are scheduled), so the upstream itself is
  * never the bottleneck. It counts its open connections, so a run can report how many the app opened.
  */
 public final class FakeUpstream implements AutoCloseable {
@@ -24,15 +26,24 @@ public final class FakeUpstream implements AutoCloseable {
   /** What every call gets back, after the delay. */
   public static final String ANSWER = "a slow answer\n";
 
+  /** What a failing call gets back, after the delay, with status 500. */
+  public static final String FAILURE = "the upstream failed\n";
+
   private final Server server;
   private final Duration delay;
+  private final double failureFraction;
   private final int port;
   private final AtomicInteger open = new AtomicInteger();
   private final AtomicInteger maxOpen = new AtomicInteger();
   private final AtomicInteger requests = new AtomicInteger();
 
-  private FakeUpstream(int port, Duration delay) {
+  private FakeUpstream(int port, Duration delay, double failureFraction) {
+    if (!(failureFraction >= 0 && failureFraction <= 1)) {
+      throw new IllegalArgumentException("failureFraction must be within [0, 1] but was "
+          + failureFraction);
+    }
     this.delay = delay;
+    this.failureFraction = failureFraction;
     // Connections sit idle for the whole delay while their answer is pending: outlast it.
     this.server = Servers.create("upstream", port, delay.plusSeconds(60));
     ServerConnector connector = (ServerConnector) server.getConnectors()[0];
@@ -50,10 +61,13 @@ public final class FakeUpstream implements AutoCloseable {
     server.setHandler(new Handler.Abstract.NonBlocking() {
       @Override
       public boolean handle(Request request, Response response, Callback callback) {
-        requests.incrementAndGet();
+        boolean fail = fails(requests.incrementAndGet());
         request.getComponents().getScheduler().schedule(() -> {
           response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain;charset=utf-8");
-          Content.Sink.write(response, true, ANSWER, callback);
+          if (fail) {
+            response.setStatus(HttpStatus.INTERNAL_SERVER_ERROR_500);
+          }
+          Content.Sink.write(response, true, fail ? FAILURE : ANSWER, callback);
         }, delay.toNanos(), TimeUnit.NANOSECONDS);
         return true;
       }
@@ -67,7 +81,23 @@ public final class FakeUpstream implements AutoCloseable {
    * @throws CliException if the port is in use
    */
   public static FakeUpstream start(int port, Duration delay) {
-    return new FakeUpstream(port, delay);
+    return new FakeUpstream(port, delay, 0);
+  }
+
+  /**
+   * Starts the upstream on 127.0.0.1:{@code port} (0: any free port), answering {@code 500} to the
+   * fraction {@code failureFraction} of requests: the n-th request fails when
+   * {@code floor(n * failureFraction)} steps up at n, so 0.1 fails the 10th, 20th, 30th and so on.
+   *
+   * @throws CliException if the port is in use
+   * @throws IllegalArgumentException if {@code failureFraction} is outside [0, 1]
+   */
+  public static FakeUpstream start(int port, Duration delay, double failureFraction) {
+    return new FakeUpstream(port, delay, failureFraction);
+  }
+
+  private boolean fails(long n) {
+    return Math.floor(n * failureFraction) > Math.floor((n - 1) * failureFraction);
   }
 
   public URI uri() {
@@ -80,6 +110,11 @@ public final class FakeUpstream implements AutoCloseable {
 
   public Duration delay() {
     return delay;
+  }
+
+  /** The fraction of requests answered {@code 500}. */
+  public double failureFraction() {
+    return failureFraction;
   }
 
   /** The most connections that were open at once. */
