@@ -371,8 +371,7 @@ class HostileClientsTest {
   /** What the process holds at one moment: used heap, live threads, open file descriptors. */
   private record Resources(long heapMib, int threads, long fds) {
     static Resources now() throws IOException {
-      Runtime rt = Runtime.getRuntime();
-      long heap = (rt.totalMemory() - rt.freeMemory()) >> 20;
+      long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() >> 20;
       int threads = ManagementFactory.getThreadMXBean().getThreadCount();
       try (Stream<Path> open = Files.list(Path.of("/proc/self/fd"))) {
         return new Resources(heap, threads, open.count());
