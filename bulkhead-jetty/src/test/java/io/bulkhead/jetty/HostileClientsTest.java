@@ -214,8 +214,8 @@ class HostileClientsTest {
       List<Socket> readers = new ArrayList<>();
       for (int i = 0; i < LIMIT; i++) {
         Socket reader = RawHttp.sendGet(port, "/chat/big");
-        readStatusLine(reader.getInputStream());
         readers.add(reader);
+        assertThat(readStatusLine(reader.getInputStream())).contains(" 200 "); // the body has begun
       }
       for (Socket reader : readers) {
         reader.setSoLinger(true, 0); // a reset, as a killed client sends
