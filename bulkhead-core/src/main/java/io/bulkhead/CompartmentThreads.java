@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Why not the alternatives: {@code ForkJoinPool.commonPool()} has one thread per core minus one (a
  * single thread on a 2-core host) and is shared with every other user of the JVM, so one blocked
  * listener would stall it again; a virtual thread per task (Java 21+) would be cheaper, but on Java 21
- * to 23 a listener blocking inside {@code synchronized} pins its carrier, and a handful of them would
+ * to 23 a listener blocking while it holds a monitor pins its carrier, and a handful of them would
  * stall every virtual thread in the JVM, other compartments' included. A platform thread that blocks
  * stalls only itself.
  */
