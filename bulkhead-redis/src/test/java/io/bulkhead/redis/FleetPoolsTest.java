@@ -4,12 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.bulkhead.localdb.LocalPostgres;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Paths;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -19,7 +16,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -147,16 +143,7 @@ class FleetPoolsTest {
   private record Instance(Process process, BlockingQueue<String> lines) {
 
     void await(String prefix) throws InterruptedException {
-      long deadline = System.nanoTime() + STARTS_WITHIN.toNanos();
-      for (;;) {
-        String line = lines.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
-        assertThat(line).as("a line starting with '" + prefix + "' within " + STARTS_WITHIN)
-            .isNotNull();
-        if (line.startsWith(prefix)) {
-          return;
-        }
-        System.out.println("  instance: " + line);
-      }
+      WorkerJvms.lineStartingWith(lines, prefix, STARTS_WITHIN);
     }
 
     void leave() throws IOException, InterruptedException {
@@ -170,30 +157,8 @@ class FleetPoolsTest {
   }
 
   private Instance launch(String... args) throws IOException {
-    String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
-    List<String> command = new ArrayList<>(List.of(java, "-cp", testClassPath(),
-        FleetPoolsWorker.class.getName()));
-    command.addAll(List.of(args));
-    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-    processes.add(p);
-    BlockingQueue<String> lines = new LinkedBlockingQueue<>();
-    Thread reader = new Thread(() -> {
-      try (BufferedReader r = new BufferedReader(
-          new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-        for (String line; (line = r.readLine()) != null; ) {
-          lines.add(line);
-        }
-      } catch (IOException e) {
-        // the process ended
-      }
-    });
-    reader.setDaemon(true);
-    reader.start();
-    return new Instance(p, lines);
-  }
-
-  private static String testClassPath() {
-    String surefire = System.getProperty("surefire.test.class.path");
-    return surefire != null && !surefire.isEmpty() ? surefire : System.getProperty("java.class.path");
+    WorkerJvms.Started started = WorkerJvms.start(FleetPoolsWorker.class, args);
+    processes.add(started.process());
+    return new Instance(started.process(), started.lines());
   }
 }

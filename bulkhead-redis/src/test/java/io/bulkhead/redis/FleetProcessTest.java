@@ -3,18 +3,13 @@ package io.bulkhead.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.bulkhead.Permit;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -49,7 +44,7 @@ class FleetProcessTest {
       }
       long admitted = 0;
       for (BlockingQueue<String> out : outputs) {
-        String done = lineStartingWith(out, "DONE ", Duration.ofSeconds(45));
+        String done = WorkerJvms.lineStartingWith(out, "DONE ", Duration.ofSeconds(45));
         String[] f = done.split(" ");
         admitted += Long.parseLong(f[1]);
         assertThat(Long.parseLong(f[3])).as("leases still held after the run").isZero();
@@ -73,7 +68,7 @@ class FleetProcessTest {
     int heldByVictim = 4;
     BlockingQueue<String> out = launch("hold", REDIS, name, Long.toString(TTL_MILLIS),
         Integer.toString(heldByVictim));
-    lineStartingWith(out, "HELD ", Duration.ofSeconds(30));
+    WorkerJvms.lineStartingWith(out, "HELD ", Duration.ofSeconds(30));
     Process victim = processes.get(0);
 
     try (RedisCompartments fleet = RedisCompartments.settings()
@@ -106,44 +101,8 @@ class FleetProcessTest {
   }
 
   private BlockingQueue<String> launch(String... args) throws IOException {
-    String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
-    List<String> command = new ArrayList<>(List.of(java, "-cp", testClassPath(),
-        FleetWorker.class.getName()));
-    command.addAll(List.of(args));
-    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-    processes.add(p);
-    BlockingQueue<String> lines = new LinkedBlockingQueue<>();
-    Thread reader = new Thread(() -> {
-      try (BufferedReader r = new BufferedReader(
-          new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-        for (String line; (line = r.readLine()) != null; ) {
-          lines.add(line);
-        }
-      } catch (IOException e) {
-        // the process ended
-      }
-    });
-    reader.setDaemon(true);
-    reader.start();
-    return lines;
-  }
-
-  private static String testClassPath() {
-    String surefire = System.getProperty("surefire.test.class.path");
-    return surefire != null && !surefire.isEmpty() ? surefire : System.getProperty("java.class.path");
-  }
-
-  /** The first line with {@code prefix}; the lines before it (logs) are echoed for diagnosis. */
-  private static String lineStartingWith(BlockingQueue<String> lines, String prefix, Duration within)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + within.toNanos();
-    for (;;) {
-      String line = lines.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
-      assertThat(line).as("a line starting with '" + prefix + "' within " + within).isNotNull();
-      if (line.startsWith(prefix)) {
-        return line;
-      }
-      System.out.println("  worker: " + line);
-    }
+    WorkerJvms.Started started = WorkerJvms.start(FleetWorker.class, args);
+    processes.add(started.process());
+    return started.lines();
   }
 }
