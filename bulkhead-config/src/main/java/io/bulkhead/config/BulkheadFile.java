@@ -8,15 +8,6 @@ import io.bulkhead.Sizing;
 import io.bulkhead.WorkerPool;
 import io.bulkhead.WorkerPoolBuilder;
 import io.bulkhead.insight.SizingAdvisor;
-import java.io.IOException;
-import java.io.InputStream;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.AccessDeniedException;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -63,6 +54,7 @@ import org.snakeyaml.engine.v2.nodes.Node;
  *     workers: 2       # or rate and latency of the jobs, with a criticality or headroom
  *     max-queue: 50    # jobs that may wait for a worker (as long as it takes, unless max-wait)
  *     threads: virtual # or platform, the default
+ *     cpu-bound: true  # each job keeps a core busy (rendering, compressing), not waiting on I/O
  * </pre>
  *
  * <p>A compartment takes {@code limit}, {@code max-queue}, {@code max-wait}, {@code budget},
@@ -71,7 +63,9 @@ import org.snakeyaml.engine.v2.nodes.Node;
  * criticality's, rounded up. A limit given alongside a rate and latency is kept, and the effective
  * headroom ({@code limit / need}) is reported. A worker pool takes the same keys, with {@code workers}
  * in place of {@code limit} and {@code threads}; its queued jobs may wait without a
- * {@code max-wait}. The keys are the builders' settings ({@code maxQueue}, {@code maxWait}) in the
+ * {@code max-wait}. Either may say {@code cpu-bound: true} (the default is false): each call or job in
+ * flight keeps a core busy for most of its latency, so its limit should not exceed the CPUs of the
+ * container it runs in, which {@link Deployment#check} verifies. The keys are the builders' settings ({@code maxQueue}, {@code maxWait}) in the
  * file's kebab case.
  *
  * <p>{@link #load} and {@link #parse} fail with a {@link ConfigException} naming the file, the line and
@@ -103,10 +97,10 @@ public final class BulkheadFile {
   private static final Set<String> BUDGET_KEYS = Set.of("capacity");
   private static final Set<String> COMPARTMENT_KEYS =
       Set.of("limit", "max-queue", "max-wait", "budget", "criticality", "rate", "latency",
-          "headroom");
+          "headroom", "cpu-bound");
   private static final Set<String> WORKER_KEYS =
       Set.of("workers", "max-queue", "max-wait", "budget", "criticality", "rate", "latency",
-          "headroom", "threads");
+          "headroom", "threads", "cpu-bound");
 
   private final String file;
   private final Map<Criticality, Headroom> headrooms;
@@ -132,38 +126,8 @@ public final class BulkheadFile {
   public static BulkheadFile load(Path path) {
     Objects.requireNonNull(path, "path");
     String name = path.toString();
-    byte[] bytes;
-    // One byte more than the cap tells a file at the cap from one beyond it, without reading the rest
-    // (a sparse 2 GB file, /dev/zero): memory and time stay bounded by the cap.
-    try (InputStream in = Files.newInputStream(path)) {
-      bytes = in.readNBytes(MAX_FILE_BYTES + 1);
-    } catch (NoSuchFileException e) {
-      throw new ConfigException(name, 0, null, "no such file", e);
-    } catch (AccessDeniedException e) {
-      throw new ConfigException(name, 0, null, "permission denied", e);
-    } catch (IOException e) {
-      String why = Files.isDirectory(path) ? "is a directory, not a file" : "cannot be read: " + e;
-      throw new ConfigException(name, 0, null, why, e);
-    }
-    if (bytes.length > MAX_FILE_BYTES) {
-      throw tooLarge(name);
-    }
-    String text;
-    try {
-      text = StandardCharsets.UTF_8.newDecoder()
-          .onMalformedInput(CodingErrorAction.REPORT)
-          .onUnmappableCharacter(CodingErrorAction.REPORT)
-          .decode(ByteBuffer.wrap(bytes))
-          .toString();
-    } catch (CharacterCodingException e) {
-      throw new ConfigException(name, 0, null, "not UTF-8 text", e);
-    }
+    String text = YamlTree.read(path, name);
     return parse(text, name);
-  }
-
-  private static ConfigException tooLarge(String name) {
-    return new ConfigException(name, 0, null, "is larger than " + MAX_FILE_BYTES
-        + " bytes (1 MiB): a configuration file is a few kilobytes");
   }
 
   /**
@@ -175,7 +139,7 @@ public final class BulkheadFile {
     Objects.requireNonNull(yaml, "yaml");
     Objects.requireNonNull(fileName, "fileName");
     if (yaml.length() > MAX_FILE_BYTES) { // more chars than the cap: more UTF-8 bytes too
-      throw tooLarge(fileName);
+      throw YamlTree.tooLarge(fileName);
     }
     return new Reader(new YamlTree(fileName)).read(yaml);
   }
@@ -501,9 +465,10 @@ public final class BulkheadFile {
         }
         virtual = word.equals("virtual");
       }
+      boolean cpuBound = f.containsKey("cpu-bound") && yaml.bool(f.get("cpu-bound"));
       checkWithBuilder(e, f, limitKey, pool, limit, maxQueue, maxWait);
       return new CompartmentSpec(e.key(), e.path(), YamlTree.line(e.keyNode()), limit, derived, maxQueue, maxWait,
-          budget, criticality, rate, latency, applied, pool, virtual);
+          budget, criticality, rate, latency, applied, pool, virtual, cpuBound);
     }
 
     /**

@@ -27,10 +27,11 @@ public final class CompartmentSpec {
   private final Headroom headroom; // the one applied when derived; null otherwise
   private final boolean workerPool;
   private final boolean virtualThreads;
+  private final boolean cpuBound;
 
   CompartmentSpec(String name, String path, int line, int limit, boolean limitDerived, int maxQueue,
       Duration maxWait, String budget, Criticality criticality, double rate, Duration latency,
-      Headroom headroom, boolean workerPool, boolean virtualThreads) {
+      Headroom headroom, boolean workerPool, boolean virtualThreads, boolean cpuBound) {
     this.name = name;
     this.path = path;
     this.line = line;
@@ -45,6 +46,7 @@ public final class CompartmentSpec {
     this.headroom = headroom;
     this.workerPool = workerPool;
     this.virtualThreads = virtualThreads;
+    this.cpuBound = cpuBound;
   }
 
   public String name() {
@@ -72,6 +74,15 @@ public final class CompartmentSpec {
   /** Whether a worker pool runs its jobs on virtual threads. */
   public boolean virtualThreads() {
     return virtualThreads;
+  }
+
+  /**
+   * Whether each call (or job) in flight keeps a core busy for most of its latency ({@code cpu-bound:
+   * true}): rendering or compressing rather than waiting on a database or an upstream. More of them in
+   * flight than the container has CPUs only queue for a core while holding their slots.
+   */
+  public boolean cpuBound() {
+    return cpuBound;
   }
 
   /** How many calls may be in flight (for a worker pool: jobs running), as given or derived. */

@@ -1,5 +1,15 @@
 package io.bulkhead.config;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -7,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeSet;
+import java.util.function.Function;
 import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.snakeyaml.engine.v2.composer.Composer;
 import org.snakeyaml.engine.v2.events.Event;
@@ -51,14 +62,91 @@ final class YamlTree {
   /** One {@code key: value} of a mapping, with the dotted path of the key. */
   record Entry(String key, String path, Node keyNode, Node value) {}
 
-  final String file;
+  /**
+   * How deep a deployment manifest's collections may nest. A Kubernetes Deployment's container
+   * resources are seven deep and an affinity rule about a dozen; twice that stops a hostile file long
+   * before the composer's stack would.
+   */
+  static final int MAX_MANIFEST_NESTING = 32;
 
+  final String file;
+  private final int maxNesting;
+  private final String nestingWhy;
+
+  /** A tree for a bulkhead file: {@link #MAX_NESTING} deep at most. */
   YamlTree(String file) {
+    this(file, MAX_NESTING, "the file's structure is three deep (sections, names, keys)");
+  }
+
+  /**
+   * A tree whose collections nest at most {@code maxNesting} deep; {@code why} ends the message that
+   * refuses a deeper one.
+   */
+  YamlTree(String file, int maxNesting, String why) {
     this.file = file;
+    this.maxNesting = maxNesting;
+    this.nestingWhy = why;
+  }
+
+  /**
+   * Reads the file at {@code path} as UTF-8 text, at most {@link BulkheadFile#MAX_FILE_BYTES}; every
+   * failure is one line naming the file as {@code name}.
+   */
+  static String read(Path path, String name) {
+    byte[] bytes;
+    // One byte more than the cap tells a file at the cap from one beyond it, without reading the rest
+    // (a sparse 2 GB file, /dev/zero): memory and time stay bounded by the cap.
+    try (InputStream in = Files.newInputStream(path)) {
+      bytes = in.readNBytes(BulkheadFile.MAX_FILE_BYTES + 1);
+    } catch (NoSuchFileException e) {
+      throw new ConfigException(name, 0, null, "no such file", e);
+    } catch (AccessDeniedException e) {
+      throw new ConfigException(name, 0, null, "permission denied", e);
+    } catch (IOException e) {
+      String why = Files.isDirectory(path) ? "is a directory, not a file" : "cannot be read: " + e;
+      throw new ConfigException(name, 0, null, why, e);
+    }
+    if (bytes.length > BulkheadFile.MAX_FILE_BYTES) {
+      throw tooLarge(name);
+    }
+    try {
+      return StandardCharsets.UTF_8.newDecoder()
+          .onMalformedInput(CodingErrorAction.REPORT)
+          .onUnmappableCharacter(CodingErrorAction.REPORT)
+          .decode(ByteBuffer.wrap(bytes))
+          .toString();
+    } catch (CharacterCodingException e) {
+      throw new ConfigException(name, 0, null, "not UTF-8 text", e);
+    }
+  }
+
+  static ConfigException tooLarge(String name) {
+    return new ConfigException(name, 0, null, "is larger than " + BulkheadFile.MAX_FILE_BYTES
+        + " bytes (1 MiB): a configuration file is a few kilobytes");
   }
 
   /** Composes the single document in {@code text}; empty when the file holds no document. */
   Optional<Node> compose(String text) {
+    return composeWith(text, Composer::getSingleNode);
+  }
+
+  /**
+   * Composes every document of a stream ({@code ---} between them), in order, skipping empty ones.
+   */
+  List<Node> composeAll(String text) {
+    return composeWith(text, composer -> {
+      List<Node> documents = new ArrayList<>();
+      while (composer.hasNext()) {
+        Node document = composer.next();
+        if (!(document instanceof ScalarNode) || !document.getTag().equals(Tag.NULL)) {
+          documents.add(document);
+        }
+      }
+      return documents;
+    });
+  }
+
+  private <T> T composeWith(String text, Function<Composer, T> documents) {
     LoadSettings settings = LoadSettings.builder()
         .setLabel(file)
         .setSchema(new CoreSchema())
@@ -67,8 +155,7 @@ final class YamlTree {
         .build();
     try {
       Parser parser = new DepthLimited(new ParserImpl(settings, new StreamReader(settings, text)));
-      Composer composer = new Composer(settings, parser);
-      return composer.getSingleNode();
+      return documents.apply(new Composer(settings, parser));
     } catch (MarkedYamlEngineException e) {
       Optional<Mark> mark = e.getProblemMark().isPresent() ? e.getProblemMark() : e.getContextMark();
       int line = mark.map(m -> m.getLine() + 1).orElse(0);
@@ -85,7 +172,7 @@ final class YamlTree {
   /**
    * The parser's events, counting how deep collections nest and refusing one level too many as the
    * composer asks for it: the composer recurses only after it has taken a collection's start event, so
-   * its depth never exceeds {@link #MAX_NESTING}. The parser itself keeps its state on the heap.
+   * its depth never exceeds the tree's bound. The parser itself keeps its state on the heap.
    */
   private final class DepthLimited implements Parser {
 
@@ -117,10 +204,10 @@ final class YamlTree {
       switch (e.getEventId()) {
         case SequenceStart:
         case MappingStart:
-          if (++depth > MAX_NESTING) {
+          if (++depth > maxNesting) {
             int at = e.getStartMark().map(m -> m.getLine() + 1).orElse(0);
-            throw new ConfigException(file, at, null, "collections nested more than " + MAX_NESTING
-                + " deep: the file's structure is three deep (sections, names, keys)");
+            throw new ConfigException(file, at, null, "collections nested more than " + maxNesting
+                + " deep: " + nestingWhy);
           }
           break;
         case SequenceEnd:
@@ -190,6 +277,23 @@ final class YamlTree {
     return " (expected one of: " + String.join(", ", listed) + ")";
   }
 
+  /** The items of {@code node}, which must be a list. */
+  List<Node> list(Node node, String path) {
+    if (!(node instanceof SequenceNode)) {
+      throw error(node, path, "expected a list (lines starting with '- ') but found " + describe(node));
+    }
+    return ((SequenceNode) node).getValue();
+  }
+
+  /** A value that must be true or false. */
+  boolean bool(Entry e) {
+    String text = scalar(e).trim();
+    if (!e.value().getTag().equals(Tag.BOOL)) {
+      throw error(e.value(), e.path(), "expected true or false but was " + Printable.quote(text));
+    }
+    return text.equalsIgnoreCase("true");
+  }
+
   /** The text of a scalar value; fails for a missing value, a list or a mapping. */
   String scalar(Entry e) {
     Node v = e.value();
@@ -218,7 +322,7 @@ final class YamlTree {
     return (int) n;
   }
 
-  private static String describe(Node node) {
+  static String describe(Node node) {
     if (node instanceof MappingNode) {
       return "a mapping";
     }

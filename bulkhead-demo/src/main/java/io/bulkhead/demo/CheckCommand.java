@@ -5,6 +5,9 @@ import io.bulkhead.config.BudgetUse;
 import io.bulkhead.config.BulkheadFile;
 import io.bulkhead.config.CompartmentSpec;
 import io.bulkhead.config.ConfigException;
+import io.bulkhead.config.Deployment;
+import io.bulkhead.config.DeploymentCheck;
+import io.bulkhead.config.DeploymentProblem;
 import io.bulkhead.config.Quantities;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -14,6 +17,7 @@ import java.util.OptionalDouble;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
@@ -28,6 +32,12 @@ import picocli.CommandLine.Spec;
  *
  * budget 'postgres': checkout 6 + reports 4 = 10, within its capacity of 10
  * </pre>
+ *
+ * <p>With {@code --deploy PATH} (a Compose file, a file of Kubernetes manifests or a directory of them;
+ * each one deployment, repeatable) it holds the deployments against the file with
+ * {@link Deployment#check}: a line per container and database, then one line per problem naming the
+ * file, the line and the key. The rules live in bulkhead-config, next to the budgets they extend; this
+ * command only prints them and picks the exit code.
  */
 @Command(
     name = "check",
@@ -37,8 +47,13 @@ import picocli.CommandLine.Spec;
     description = {
       "Prints every compartment's budget, expected rate, latency, need (rate x latency), headroom, "
           + "limit and share of its budget, and whether each budget holds its compartments.",
-      "Exit codes: 0 every budget holds; 1 a budget is over-subscribed; 2 the file cannot be read or "
-          + "is not valid (one line naming file, line and key)."
+      "With --deploy, also holds Docker Compose files and Kubernetes manifests against the file: "
+          + "memory and CPU limits on every container, room beside the JVM's heap, cpu-bound "
+          + "compartments within the CPU limit, and every replica's pools plus the reserve within the "
+          + "database's max_connections; one line per problem naming file, line and key.",
+      "Exit codes: 0 every budget holds (and every deployment passes); 1 a budget is over-subscribed "
+          + "or a deployment has problems; 2 a file cannot be read or is not valid (one line naming "
+          + "file, line and key)."
     })
 final class CheckCommand implements Callable<Integer> {
 
@@ -56,14 +71,29 @@ final class CheckCommand implements Callable<Integer> {
       description = "A YAML file of budgets and compartments, e.g. examples/checkout-reports.yml.")
   Path file;
 
+  @Option(names = "--deploy", paramLabel = "PATH",
+      description = "A deployment to hold against FILE: a docker-compose.yml, a file of Kubernetes "
+          + "manifests, or a directory of them (its .yaml and .yml files). Repeat for several "
+          + "deployments; each is checked on its own, e.g. --deploy examples/deploy/docker-compose.yml "
+          + "--deploy examples/deploy/k8s/.")
+  List<Path> deployments = new ArrayList<>();
+
   @Override
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
     try {
       BulkheadFile loaded;
+      List<DeploymentCheck> checks = new ArrayList<>();
       try {
         loaded = BulkheadFile.load(file);
+        List<Deployment> read = new ArrayList<>();
+        for (Path path : deployments) {
+          read.add(Deployment.load(path));
+        }
+        for (Deployment d : read) {
+          checks.add(d.check(loaded));
+        }
       } catch (ConfigException e) {
         // Already one clean line naming file, line and key; a long value can still make it wider
         // than a terminal line, so it is cut like every other error line of the command line.
@@ -72,6 +102,10 @@ final class CheckCommand implements Callable<Integer> {
       }
       out.print(render(loaded));
       boolean over = loaded.budgetUse().stream().anyMatch(BudgetUse::overSubscribed);
+      for (DeploymentCheck check : checks) {
+        out.print(render(check));
+        over |= !check.passed();
+      }
       return over ? OVER_SUBSCRIBED : OK;
     } finally {
       out.flush();
@@ -127,6 +161,21 @@ final class CheckCommand implements Callable<Integer> {
     }
     for (String w : file.warnings()) {
       sb.append("warning: ").append(w).append('\n');
+    }
+    return sb.toString();
+  }
+
+  /** A deployment's check: its summary lines, warnings, then one line per problem. */
+  static String render(DeploymentCheck check) {
+    StringBuilder sb = new StringBuilder("\n");
+    for (String line : check.summary()) {
+      sb.append(Main.oneLine(line, Integer.MAX_VALUE)).append('\n');
+    }
+    for (String w : check.warnings()) {
+      sb.append("warning: ").append(Main.oneLine(w, Integer.MAX_VALUE)).append('\n');
+    }
+    for (DeploymentProblem p : check.problems()) {
+      sb.append(p).append('\n');
     }
     return sb.toString();
   }
