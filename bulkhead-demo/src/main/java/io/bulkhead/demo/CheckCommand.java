@@ -174,6 +174,9 @@ final class CheckCommand implements Callable<Integer> {
     for (String w : check.warnings()) {
       sb.append("warning: ").append(Main.oneLine(w, Integer.MAX_VALUE)).append('\n');
     }
+    if (!check.problems().isEmpty()) {
+      sb.append('\n');
+    }
     for (DeploymentProblem p : check.problems()) {
       sb.append(p).append('\n');
     }
