@@ -221,8 +221,8 @@ public final class Deployment {
     }
 
     /** The most instances that run at once: the replicas and, during a rollout, the surge. */
-    int instances() {
-      return replicas + surge;
+    long instances() {
+      return (long) replicas + surge;
     }
 
     /** The key a memory limit is set at, for a container without one. */
@@ -249,13 +249,28 @@ public final class Deployment {
 
   /** Kubernetes' {@code maxSurge}: a number of pods, or a percentage of the replicas rounded up. */
   private static final class Surge {
+    /**
+     * The extra pods, at most {@link Integer#MAX_VALUE}.
+     *
+     * @throws IllegalArgumentException if {@code text} is not a whole number or percentage, or is negative
+     */
     static int of(String text, int replicas) {
       String t = text.trim();
-      if (t.endsWith("%")) {
-        long percent = Quantities.parseWhole(t.substring(0, t.length() - 1));
-        return (int) Math.min(Integer.MAX_VALUE, (replicas * percent + PERCENT - 1) / PERCENT);
+      boolean percent = t.endsWith("%");
+      long n = Quantities.parseWhole(percent ? t.substring(0, t.length() - 1) : t);
+      if (n < 0) {
+        throw new IllegalArgumentException("negative");
       }
-      return (int) Math.min(Integer.MAX_VALUE, Quantities.parseWhole(t));
+      if (!percent) {
+        return (int) Math.min(Integer.MAX_VALUE, n);
+      }
+      long pods;
+      try {
+        pods = Math.addExact(Math.multiplyExact((long) replicas, n), PERCENT - 1) / PERCENT;
+      } catch (ArithmeticException tooMany) {
+        pods = Integer.MAX_VALUE;
+      }
+      return (int) Math.min(Integer.MAX_VALUE, pods);
     }
   }
 
@@ -460,7 +475,7 @@ public final class Deployment {
                   + " or 25%, but was " + Printable.quote(text));
             }
             surgeSpec = text;
-            surgeWhy = "during a rollout (maxSurge " + text.trim() + (max == null ? ", the default" : "") + ")";
+            surgeWhy = "during a rollout (maxSurge " + Printable.shown(text.trim()) + (max == null ? ", the default" : "") + ")";
           }
         }
         YamlTree.Entry template = required(spec, "template", specEntry.value(), specEntry.path());

@@ -228,7 +228,8 @@ public final class DeploymentCheck {
   }
 
   private static String describe(Container c) {
-    return c.kind + " " + c.workload + (c.compose || c.name.equals(c.workload) ? "" : ", container " + c.name);
+    return c.kind + " " + Printable.shown(c.workload)
+        + (c.compose || c.name.equals(c.workload) ? "" : ", container " + Printable.shown(c.name));
   }
 
   private static String names(List<CompartmentSpec> specs) {
@@ -333,8 +334,8 @@ public final class DeploymentCheck {
         continue;
       }
       total = saturatedAdd(total, saturatedMultiply(c.instances(), perInstance));
-      parts.add(c.workload + " " + c.instances() + " x " + perInstance);
-      why.add(c.workload + ": " + c.instancesWhy);
+      parts.add(Printable.shown(c.workload) + " " + c.instances() + " x " + perInstance);
+      why.add(Printable.shown(c.workload) + ": " + c.instancesWhy);
     }
     parts.add(reserved + " reserved");
     String maxText = "max_connections " + max + (db.maxConnections == null ? " (PostgreSQL's default)" : "");

@@ -236,6 +236,31 @@ class DeploymentCheckTest {
     assertThat(check.warnings()).singleElement().asString().contains("budget 'postgres': no database");
   }
 
+  /** Found by probing: a percentage surge on the largest autoscaler overflowed an int into a negative count. */
+  @Test
+  void hugeReplicasAndSurges_countWithoutOverflow_andANegativeSurgeIsRefused() throws IOException {
+    Path copy = k8sWith(dir, "api.yaml", "  replicas: 2\n",
+        "  replicas: 2\n  strategy: {rollingUpdate: {maxSurge: 999999999999%}}\n");
+    String huge = Files.readString(copy.resolve("api.yaml")).replace("maxReplicas: 4", "maxReplicas: 2147483647");
+    Files.writeString(copy.resolve("api.yaml"), huge);
+    DeploymentProblem p = theOneProblem(Deployment.load(copy).check(config()));
+    assertThat(p.problem()).contains("api 4294967294 x 6 + report-worker 1 x 4 + 3 reserved = 25769803771 (api: maxReplicas 2147483647 of its autoscaler + 2147483647 during a rollout");
+    Path negative = k8sWith(dir.resolve("negative"), "api.yaml", "  replicas: 2\n",
+        "  replicas: 2\n  strategy: {rollingUpdate: {maxSurge: -1}}\n");
+    assertThat(refused(negative).problem()).isEqualTo("expected a number of pods or a percentage, like 1 or"
+        + " 25%, but was '-1'");
+  }
+
+  @Test
+  void cpuBound_isTrueOrFalse_inTheBulkheadFile() {
+    BulkheadFile f = BulkheadFile.parse("compartments:\n  render: {limit: 2, cpu-bound: true}\n"
+        + "  lookup: {limit: 2}\nworkers:\n  zip: {workers: 1, cpu-bound: false}\n", "f.yml");
+    assertThat(f.compartments()).extracting(CompartmentSpec::cpuBound).containsExactly(true, false, false);
+    Throwable yes = catchThrowable(() -> BulkheadFile.parse("compartments:\n  render: {limit: 2, cpu-bound: yes}\n", "f.yml"));
+    assertThat(yes).isInstanceOf(ConfigException.class)
+        .hasMessage("f.yml:2: compartments.render.cpu-bound: expected true or false but was 'yes'");
+  }
+
   // --- bad input: one line naming the file, the line and the key (exit 2 in check) ----------------
 
   private static ConfigException refused(Path deployment) {
