@@ -336,7 +336,12 @@ public final class WorkerProcess implements AutoCloseable {
   // ---- on the scheduler's thread ------------------------------------------------------------
 
   private void begin() {
-    Runtime.getRuntime().addShutdownHook(shutdownHook);
+    try {
+      Runtime.getRuntime().addShutdownHook(shutdownHook);
+    } catch (IllegalStateException shuttingDown) {
+      group.remove();
+      throw new IllegalStateException("worker " + name + " not started: the JVM is shutting down");
+    }
     try {
       scheduler.execute(this::launch);
     } catch (RejectedExecutionException e) {

@@ -162,6 +162,21 @@ class WorkerProcessTest {
   }
 
   @Test
+  void aChildThatDiesWhileCloseRunsIsNotRestartedAndStoppedIsTheLastWord() throws Exception {
+    WorkerProcess w = start(builder("dying").backoff(Duration.ofNanos(1), Duration.ofNanos(1)));
+    long pid = nextIn(WorkerProcess.State.RUNNING).pid().getAsLong();
+    ProcessHandle.of(pid).orElseThrow().destroyForcibly(); // its death races the close below
+    w.close();
+    List<ProcessStats> heard = new ArrayList<>();
+    changes.drainTo(heard);
+    assertThat(heard).isNotEmpty();
+    assertThat(heard.get(heard.size() - 1).state()).isEqualTo(WorkerProcess.State.STOPPED);
+    assertThat(heard.stream().filter(s -> s.state() == WorkerProcess.State.STOPPED)).hasSize(1);
+    assertThat(w.stats().pid()).isEmpty();
+    assertThat(groupsOf("dying")).isEmpty();
+  }
+
+  @Test
   void theMemoryCeilingEndsAnAllocatingWorkerAndSaysWhichCeilingItWas() throws Exception {
     WorkerProcess w = start(builder("leaks").memoryLimitBytes(64 * MIB).maxRestarts(0));
     ProcessStats running = nextIn(WorkerProcess.State.RUNNING);
