@@ -63,9 +63,11 @@ class ProcessesCommandTest {
     assertWorkerDiedAndCameBack(separate.get("worker"), r.err());
     String ceilings = separate.get("ceilings").asText();
     if (ceilings.equals("cgroup")) {
-      // How often the kernel throttled depends on how much CPU the neighbours left; that it says so
-      // does not.
-      assertThat(separate.get("worker").get("fate").asText()).contains("throttled to its 0.5 CPU");
+      // How often the kernel throttled depends on how much CPU the neighbours left (a machine busier
+      // than the quota never lets the worker reach it); that the fate says which does not.
+      assertThat(separate.get("worker").get("fate").asText()).contains(
+          separate.get("worker").get("throttled_periods").asLong() > 0
+              ? "throttled to its 0.5 CPU share in " : "never throttled");
     }
     assertThat(both.get("inside").get("ceilings").asText()).isEqualTo(ceilings);
     String page = Files.readString(report);

@@ -269,9 +269,12 @@ public final class ProcessIsolation {
       parts.add(first.description() + (s.deaths() > 1 ? " (" + s.deaths() + " times)" : "")
           + ", restarted alone");
     }
-    if (s.ceilings().kernel()) {
+    if (s.ceilings().kernel() && s.throttledPeriods() > 0) {
       parts.add("throttled to its " + s.cpus() + " CPU share in " + s.throttledPeriods()
           + " CPU periods");
+    } else if (s.ceilings().kernel()) {
+      // A machine busier than the quota: the spinning threads never got their share to exceed.
+      parts.add("never throttled: the machine left it less than its " + s.cpus() + " CPU share");
     } else {
       parts.add("spun " + workerSide.spinning.get() + " thread(s) (-XX:ActiveProcessorCount)");
     }
