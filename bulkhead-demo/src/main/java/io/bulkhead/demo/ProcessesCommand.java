@@ -44,6 +44,7 @@ final class ProcessesCommand implements Callable<Integer> {
   /** The chart's range: a loopback call takes a millisecond or so; a failed one counts as 2 s. */
   private static final double LOWEST_MS = 1;
   private static final double HIGHEST_MS = 10_000;
+  private static final long MIB = 1024 * 1024;
 
   @Spec
   private CommandSpec spec;
@@ -114,8 +115,12 @@ final class ProcessesCommand implements Callable<Integer> {
         .append("<p class=\"note\">One dot per checkout call; green answered, red failed (counted "
             + "as the 2 s call timeout). Horizontal: seconds since the load started; the dashed line "
             + "is where the report went rogue. Vertical: latency from when the call was due, "
-            + "logarithmic. <code>java -jar bulkhead-demo.jar demo processes --json</code> prints "
-            + "the figures as JSON.</p>\n");
+            + "logarithmic. Above them, the p99 of each route before and during the runaway, and "
+            + "each process's card: its ceilings and what it used of them during the runaway. "
+            + "<code>java -jar bulkhead-demo.jar demo processes --json</code> prints the figures as "
+            + "JSON.</p>\n");
+    p99Chart(h, r);
+    cards(h, r);
     double xMax = Math.max(seconds(r.inside()), seconds(r.separate()));
     for (ProcessIsolation.Side side : List.of(r.inside(), r.separate())) {
       List<DbReport.Point> points = new ArrayList<>();
@@ -128,6 +133,113 @@ final class ProcessesCommand implements Callable<Integer> {
           HIGHEST_MS);
     }
     return h.append("</section>\n").append(END).toString();
+  }
+
+  /**
+   * Login and checkout p99 before and during the runaway, inside and separate: a bar per route and
+   * phase, on the same logarithmic scale as the call charts. Each bar carries its figures as data
+   * attributes ({@code data-case}, {@code data-phase}, {@code data-route}, {@code data-p99-ms}).
+   */
+  static void p99Chart(StringBuilder h, ProcessIsolation.Result r) {
+    int width = 860;
+    int height = 300;
+    int left = 70;
+    int top = 40;
+    int bottom = 50;
+    int plotW = width - left - 20;
+    int plotH = height - top - bottom;
+    String title = "login and checkout p99, before and during the runaway";
+    h.append("<svg class=\"p99\" width=\"").append(width).append("\" height=\"").append(height)
+        .append("\" viewBox=\"0 0 ").append(width).append(' ').append(height)
+        .append("\" role=\"img\" aria-label=\"").append(title).append("\">\n");
+    h.append(svgText(left, 20, "start", "<tspan font-weight=\"600\">" + title + "</tspan>"
+        + " <tspan fill=\"#0969da\">&#9632; login</tspan> <tspan fill=\"#8250df\">&#9632; "
+        + "checkout</tspan>"));
+    for (double ms = LOWEST_MS; ms <= HIGHEST_MS * 1.0001; ms *= 10) {
+      double y = top + barTop(ms, plotH);
+      h.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" "
+          + "stroke=\"#d0d7de\"/>%n", left, y, left + plotW, y));
+      h.append(svgText(left - 8, y + 4, "end", ms >= 1000
+          ? String.format(Locale.ROOT, "%.0f s", ms / 1000)
+          : String.format(Locale.ROOT, "%.0f ms", ms)));
+    }
+    List<ProcessIsolation.Side> sides = List.of(r.inside(), r.separate());
+    double groupW = plotW / 4.0;
+    double barW = groupW / 4;
+    int group = 0;
+    for (ProcessIsolation.Side side : sides) {
+      for (String phaseName : List.of("before", "during")) {
+        ProcessIsolation.Phase phase = phaseName.equals("before") ? side.before() : side.during();
+        double x0 = left + group * groupW + barW;
+        int bar = 0;
+        for (String route : List.of("login", "checkout")) {
+          Latency l = route.equals("login") ? phase.login() : phase.checkout();
+          double x = x0 + bar * barW;
+          if (l.count() > 0) {
+            double ms = l.p99Ms();
+            double y = top + barTop(Math.max(LOWEST_MS, ms), plotH);
+            h.append(String.format(Locale.ROOT, "<rect data-case=\"%s\" data-phase=\"%s\" "
+                + "data-route=\"%s\" data-p99-ms=\"%.3f\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                + "height=\"%.1f\" fill=\"%s\"><title>%s %s, %s: p99 %s ms</title></rect>%n",
+                side.name(), phaseName, route, ms, x, y, barW - 2, top + plotH - y,
+                route.equals("login") ? "#0969da" : "#8250df", side.name(), phaseName, route,
+                fmt(ms)));
+            h.append(svgText(x + (barW - 2) / 2, y - 4, "middle", fmt(ms)));
+          }
+          bar++;
+        }
+        h.append(svgText(left + group * groupW + groupW / 2, top + plotH + 20, "middle",
+            side.name() + ": " + phaseName));
+        group++;
+      }
+      if (group == 2) {
+        double x = left + 2 * groupW;
+        h.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" "
+            + "stroke=\"#57606a\" stroke-dasharray=\"4 4\"/>%n", x, top, x, top + plotH));
+      }
+    }
+    h.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+        + "stroke=\"#57606a\"/>%n", left, top + plotH, left + plotW, top + plotH));
+    h.append(svgText(left + plotW / 2.0, height - 8, "middle",
+        "p99 latency from when the call was due (a failed call counts as the 2 s timeout)"));
+    h.append("</svg>\n");
+  }
+
+  /**
+   * The processes' cards, as the dashboard draws a process behind a compartment: ceilings, CPU used
+   * against the quota and the most memory held against the limit during the runaway, restarts, and
+   * how the last process ended.
+   */
+  static void cards(StringBuilder h, ProcessIsolation.Result r) {
+    h.append("<div class=\"process-cards\" style=\"display:flex;flex-wrap:wrap;gap:1em\">\n");
+    for (ProcessIsolation.Side side : List.of(r.inside(), r.separate())) {
+      for (ProcessIsolation.ProcessCard c : side.cards()) {
+        h.append("<div class=\"process-card\" data-case=\"").append(side.name())
+            .append("\" style=\"border:1px solid #d0d7de;border-radius:6px;padding:.5em 1em;"
+                + "min-width:16em\">\n<b>").append(Report.esc(side.name() + ": " + c.name()))
+            .append("</b> <span class=\"note\">").append(Report.esc(c.state()))
+            .append("</span><br>\n")
+            .append(String.format(Locale.ROOT, "CPU %.2f of %.1f used<br>%n", c.cpusUsed(), c.cpus()))
+            .append(String.format(Locale.ROOT, "memory up to %d of %d MiB<br>%n",
+                c.memoryPeakBytes() / MIB, c.memoryLimitBytes() / MIB))
+            .append("restarts ").append(c.restarts()).append("<br>\n")
+            .append("<span class=\"note\">").append(Report.esc(c.lastExit().isEmpty()
+                ? "no process ended" : "last: " + c.lastExit())).append("<br>")
+            .append(Report.esc(c.ceilings())).append("</span>\n</div>\n");
+      }
+    }
+    h.append("</div>\n");
+  }
+
+  private static double barTop(double ms, int plotH) {
+    double frac = (Math.log10(ms) - Math.log10(LOWEST_MS)) / (Math.log10(HIGHEST_MS)
+        - Math.log10(LOWEST_MS));
+    return plotH - Math.max(0, Math.min(1, frac)) * plotH;
+  }
+
+  private static String svgText(double x, double y, String anchor, String content) {
+    return String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" "
+        + "font-size=\"12\" fill=\"#57606a\">%s</text>%n", x, y, anchor, content);
   }
 
   /** The chart's width in seconds: the last call due, rounded up to ten. */

@@ -1,24 +1,23 @@
 package io.bulkhead.scenarios;
 
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.UncheckedIOException;
-import java.io.Writer;
+import io.bulkhead.process.Exit;
+import io.bulkhead.process.ProcessStats;
+import io.bulkhead.process.WorkerProcess;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.Deque;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
@@ -38,7 +37,8 @@ import java.util.function.Consumer;
  *
  * <p>Both cases run in child JVMs started from this JVM's classpath, so that this process survives
  * to report what happened. The ceilings are the kernel's when this process may create control
- * groups (see {@link Ceilings}), the JVM's otherwise. Load: {@value #CALLS_PER_SECOND} logins and
+ * groups, the JVM's otherwise: each child is a {@link WorkerProcess} (the API one that is not
+ * restarted, so that its death shows). Load: {@value #CALLS_PER_SECOND} logins and
  * as many checkouts per second, due on the clock, after a warm-up the figures leave out; a call's
  * latency counts from when it was due. A call is an error when it is not answered 200 within
  * {@link #CALL_TIMEOUT}, and its latency then counts as that timeout at least.
@@ -63,15 +63,15 @@ public final class ProcessIsolation {
   private static final int WARM_UP_CALLS = 500;
   /** How long a child JVM may take to say it is ready; a busy machine starts a JVM slowly. */
   private static final Duration READY_PATIENCE = Duration.ofSeconds(60);
-  /** How long a killed child may take to be gone. */
+  /** How long a dead child may take to be reported so. */
   private static final Duration EXIT_PATIENCE = Duration.ofSeconds(10);
   /** A worker that keeps dying is not restarted forever. */
   private static final int MOST_RESTARTS = 10;
-  private static final Duration RESTART_BACKOFF = Duration.ofMillis(200);
-  /** The exit code of a JVM that stopped at its heap ceiling with -XX:+ExitOnOutOfMemoryError. */
-  private static final int OUT_OF_HEAP = 3;
-  /** The exit code Java reports for a process killed by SIGKILL (128 + 9). */
-  private static final int KILLED = 137;
+  /** The first restart waits this long, each next one twice as long, up to the most. */
+  private static final Duration FIRST_BACKOFF = Duration.ofMillis(200);
+  private static final Duration MOST_BACKOFF = Duration.ofSeconds(2);
+  /** How often the processes' cards are read during the runaway. */
+  private static final Duration CARD_PERIOD = Duration.ofSeconds(1);
   private static final int KEPT_OUTPUT_LINES = 20;
   private static final Duration LONGEST_PHASE = Duration.ofHours(1);
 
@@ -131,16 +131,36 @@ public final class ProcessIsolation {
    * @param apiSurvived whether the API process was still running at the end of the runaway
    * @param runawayAt when the report went rogue, from the start of the load
    * @param checkoutCalls every checkout call, in the order they were due
+   * @param cards the processes of the case (the API, and the worker when separate)
    */
   public record Side(String name, Phase before, Phase during, boolean apiSurvived, String ceilings,
-      String ceilingsDetail, Worker worker, Duration runawayAt, List<CheckoutCall> checkoutCalls) {
+      String ceilingsDetail, Worker worker, Duration runawayAt, List<CheckoutCall> checkoutCalls,
+      List<ProcessCard> cards) {
     public Side {
       checkoutCalls = List.copyOf(checkoutCalls);
+      cards = List.copyOf(cards);
     }
   }
 
   /** Both cases. */
   public record Result(Side inside, Side separate) {}
+
+  /**
+   * One child process as its card shows it at the end of the runaway: its ceilings and what it used
+   * of them while the report ran away.
+   *
+   * @param name "API" or "report worker"
+   * @param ceilings what held it, e.g. "cgroup v1 (cpu.cfs_quota_us, ...)"
+   * @param cpus the CPUs it was granted
+   * @param cpusUsed the CPUs it used on average during the runaway (0 when nothing was sampled)
+   * @param memoryLimitBytes its memory limit
+   * @param memoryPeakBytes the most it was seen to hold during the runaway (0 when unreadable)
+   * @param restarts how many times it was restarted
+   * @param state its supervision's state at the end ("RUNNING", "STOPPED", ...)
+   * @param lastExit how its latest process ended, or "" when none did
+   */
+  public record ProcessCard(String name, String ceilings, double cpus, double cpusUsed,
+      long memoryLimitBytes, long memoryPeakBytes, int restarts, String state, String lastExit) {}
 
   /** Runs both cases, inside first; {@code log} hears what happens as it happens. */
   public static Result run(Settings settings, Consumer<String> log) {
@@ -149,42 +169,25 @@ public final class ProcessIsolation {
 
   private static Side runCase(Settings settings, boolean separate, Consumer<String> log) {
     String name = separate ? "separate" : "inside";
-    Leftovers leftovers = new Leftovers();
-    Thread hook = new Thread(leftovers::close, "process-isolation-cleanup");
-    Runtime.getRuntime().addShutdownHook(hook);
-    try {
-      return measure(settings, separate, name, leftovers, log);
-    } finally {
-      leftovers.close();
-      try {
-        Runtime.getRuntime().removeShutdownHook(hook);
-      } catch (IllegalStateException shuttingDown) {
-        // The hook runs (or ran) anyway; close is idempotent.
-      }
+    Child apiSide = new Child(name, "API", false, log);
+    Child workerSide = separate ? new Child(name, "worker", true, log) : null;
+    try (WorkerProcess api = apiSide.start(separate ? ProcessChild.API : ProcessChild.API_WITH_WORKER,
+            separate ? API_CPUS : API_CPUS + WORKER_CPUS,
+            separate ? API_MEMORY : API_MEMORY + WORKER_MEMORY, settings);
+        WorkerProcess worker = workerSide == null ? null
+            : workerSide.start(ProcessChild.WORKER, WORKER_CPUS, WORKER_MEMORY, settings)) {
+      return measure(settings, name, api, apiSide, worker, workerSide, log);
     }
   }
 
-  private static Side measure(Settings settings, boolean separate, String name,
-      Leftovers leftovers, Consumer<String> log) {
-    Ceilings.Group apiGroup = leftovers.group(Ceilings.create("api-" + name,
-        separate ? API_CPUS : API_CPUS + WORKER_CPUS,
-        separate ? API_MEMORY : API_MEMORY + WORKER_MEMORY, settings.allowCgroup()));
-    Ceilings.Group workerGroup = separate
-        ? leftovers.group(Ceilings.create("worker", WORKER_CPUS, WORKER_MEMORY,
-            settings.allowCgroup()))
-        : null;
-    String detail = detail(apiGroup, workerGroup);
+  private static Side measure(Settings settings, String name, WorkerProcess api, Child apiSide,
+      WorkerProcess worker, Child workerSide, Consumer<String> log) {
+    ProcessStats apiAtStart = api.stats();
+    String detail = detail(apiAtStart, worker == null ? null : worker.stats());
     log.accept(name + ": " + detail);
-
-    Child api = Child.start(separate ? ProcessChild.API : ProcessChild.API_WITH_WORKER, apiGroup,
-        settings.during(), leftovers);
-    URI uri = URI.create("http://127.0.0.1:" + api.port() + "/");
-    Supervisor supervisor = separate
-        ? new Supervisor(Child.start(ProcessChild.WORKER, workerGroup, settings.during(), leftovers),
-            workerGroup, settings.during(), leftovers, log)
-        : null;
-    if (supervisor != null) {
-      supervisor.start();
+    URI uri = URI.create("http://127.0.0.1:" + apiSide.awaitReady() + "/");
+    if (workerSide != null) {
+      workerSide.awaitReady();
     }
     log.accept(name + ": API at " + uri + ", load for " + Durations.format(settings.before())
         + ", then the runaway report for " + Durations.format(settings.during()));
@@ -194,11 +197,19 @@ public final class ProcessIsolation {
     load.begin();
     sleep(settings.before());
     long rogueAt = System.nanoTime() - load.start();
-    Child rogueHost = supervisor != null ? supervisor.current() : api;
-    rogueHost.send(ProcessChild.ROGUE);
+    (worker != null ? worker : api).send(ProcessChild.ROGUE);
     log.accept(name + ": the report went rogue");
-    sleep(settings.during());
-    boolean apiSurvived = api.process.isAlive();
+    CardReadings apiCard = new CardReadings(api);
+    CardReadings workerCard = worker == null ? null : new CardReadings(worker);
+    long end = System.nanoTime() + settings.during().toNanos();
+    for (long left; (left = end - System.nanoTime()) > 0; ) {
+      sleep(Duration.ofNanos(Math.min(left, CARD_PERIOD.toNanos())));
+      apiCard.read();
+      if (workerCard != null) {
+        workerCard.read();
+      }
+    }
+    boolean apiSurvived = api.stats().pid().isPresent();
     List<PacedLoad.Call> calls;
     try {
       calls = load.stop();
@@ -206,14 +217,15 @@ public final class ProcessIsolation {
       Thread.currentThread().interrupt();
       throw new CliException("the run was interrupted");
     }
-    Worker worker;
-    if (supervisor != null) {
-      supervisor.stop();
-      worker = supervisor.outcome();
-    } else {
-      worker = insideOutcome(api, apiGroup, apiSurvived);
+    Worker outcome = worker != null ? separateOutcome(worker, workerSide)
+        : insideOutcome(api, apiSide, apiSurvived);
+    List<ProcessCard> cards = new ArrayList<>();
+    cards.add(apiCard.card("API"));
+    if (workerCard != null) {
+      cards.add(workerCard.card("report worker"));
     }
-    log.accept(name + ": API " + (apiSurvived ? "survived" : "died") + "; worker " + worker.fate());
+    log.accept(name + ": API " + (apiSurvived ? "survived" : "died") + "; worker "
+        + outcome.fate());
     List<CheckoutCall> checkouts = new ArrayList<>();
     for (PacedLoad.Call c : calls) {
       if (c.checkout()) {
@@ -221,54 +233,67 @@ public final class ProcessIsolation {
             Duration.ofNanos(counted(c)), c.ok()));
       }
     }
-    checkouts.sort(java.util.Comparator.comparing(CheckoutCall::due));
+    checkouts.sort(Comparator.comparing(CheckoutCall::due));
     return new Side(name, phase(calls, 0, rogueAt), phase(calls, rogueAt, Long.MAX_VALUE),
-        apiSurvived, apiGroup.kind().label(), detail, worker, Duration.ofNanos(rogueAt), checkouts);
+        apiSurvived, apiAtStart.ceilings().kernel() ? "cgroup" : "jvm", detail, outcome,
+        Duration.ofNanos(rogueAt), checkouts, cards);
   }
 
-  private static Worker insideOutcome(Child api, Ceilings.Group group, boolean apiSurvived) {
-    if (!apiSurvived) {
-      api.awaitOutput();
-    }
-    int spinning = api.spinningThreads();
+  private static Worker insideOutcome(WorkerProcess api, Child apiSide, boolean apiSurvived) {
     String fate;
+    int deaths = 0;
     if (apiSurvived) {
       fate = "ran its runaway in the API's JVM, which is still up";
     } else {
-      fate = "took the API down with it: " + death(api.exitCode(), group);
+      // Not restarted: STOPPED comes once its death, and all it printed, has been taken in.
+      apiSide.awaitStopped();
+      deaths = 1;
+      fate = "took the API down with it: " + api.stats().lastExit().map(Exit::description)
+          .orElse("ended without an exit status");
     }
-    long throttled = group.throttledPeriods();
-    if (group.kind() == Ceilings.Kind.CGROUP && throttled > 0) {
-      fate += "; the API and the worker were throttled together in " + throttled + " CPU periods";
+    ProcessStats s = api.stats();
+    if (s.ceilings().kernel() && s.throttledPeriods() > 0) {
+      fate += "; the API and the worker were throttled together in " + s.throttledPeriods()
+          + " CPU periods";
     }
-    return new Worker(apiSurvived ? 0 : 1, 0, throttled, spinning, fate);
+    return new Worker(deaths, 0, s.throttledPeriods(), apiSide.spinning.get(), fate);
   }
 
-  private static String death(int exitCode, Ceilings.Group group) {
-    if (exitCode == KILLED && group.kind() == Ceilings.Kind.CGROUP) {
-      return "killed by the kernel at its " + group.memoryBytes() / MIB + " MiB memory limit";
+  private static Worker separateOutcome(WorkerProcess worker, Child workerSide) {
+    ProcessStats s = worker.stats();
+    List<String> parts = new ArrayList<>();
+    Exit first = workerSide.firstExit.get();
+    if (s.deaths() == 0 || first == null) {
+      parts.add("kept running");
+    } else {
+      parts.add(first.description() + (s.deaths() > 1 ? " (" + s.deaths() + " times)" : "")
+          + ", restarted alone");
     }
-    if (exitCode == OUT_OF_HEAP) {
-      return "out of heap at -Xmx, exited (-XX:+ExitOnOutOfMemoryError)";
+    if (s.ceilings().kernel() && s.throttledPeriods() > 0) {
+      parts.add("throttled to its " + s.cpus() + " CPU share in " + s.throttledPeriods()
+          + " CPU periods");
+    } else if (s.ceilings().kernel()) {
+      // A machine busier than the quota: the spinning threads never got their share to exceed.
+      parts.add("never throttled: the machine left it less than its " + s.cpus() + " CPU share");
+    } else {
+      parts.add("spun " + workerSide.spinning.get() + " thread(s) (-XX:ActiveProcessorCount)");
     }
-    return "exited with code " + exitCode;
+    return new Worker(s.deaths(), s.restarts(), s.throttledPeriods(), workerSide.spinning.get(),
+        String.join("; ", parts));
   }
 
-  private static String detail(Ceilings.Group api, Ceilings.Group worker) {
-    String how = api.kind() == Ceilings.Kind.JVM ? "JVM options (-Xmx, -XX:ActiveProcessorCount)"
-        : api.v2() ? "cgroup v2 (cpu.max, memory.max, memory.swap.max 0)"
-        : "cgroup v1 (cpu.cfs_quota_us, memory.limit_in_bytes, swap off)";
+  private static String detail(ProcessStats api, ProcessStats worker) {
     String ceilings = "API " + describe(api);
     if (worker != null) {
       ceilings += ", worker " + describe(worker);
     } else {
       ceilings += " (with the worker inside)";
     }
-    return how + ": " + ceilings;
+    return api.ceilings().description() + ": " + ceilings;
   }
 
-  private static String describe(Ceilings.Group g) {
-    return String.format(Locale.ROOT, "%.1f CPU %d MiB", g.cpus(), g.memoryBytes() / MIB);
+  private static String describe(ProcessStats s) {
+    return String.format(Locale.ROOT, "%.1f CPU %d MiB", s.cpus(), s.memoryLimitBytes() / MIB);
   }
 
   private static Phase phase(List<PacedLoad.Call> calls, long from, long to) {
@@ -314,310 +339,97 @@ public final class ProcessIsolation {
   }
 
   /**
-   * Restarts the worker process alone each time it dies, up to {@link #MOST_RESTARTS}.
-   *
-   * <p>Its thread is the only one that replaces {@code current}; the run's thread reads it
-   * (volatile) to send the rogue command, and may find a worker that is dying: the command then
-   * goes nowhere, which the worker's fate shows (no death, no throttling).
+   * What the run reads of one process's card during the runaway, on the run's thread only: the mean
+   * of the CPUs used per reading and the most memory seen.
    */
-  private static final class Supervisor {
-    private final Ceilings.Group group;
-    private final Duration during;
-    private final Leftovers leftovers;
-    private final Consumer<String> log;
-    /** Added to by the supervisor's thread, read by the run's: a copy-on-write list. */
-    private final List<Integer> exitCodes = new CopyOnWriteArrayList<>();
-    private final Thread thread;
-    private volatile Child current;
-    private volatile boolean stopping;
-    private volatile int spinning;
+  private static final class CardReadings {
+    private final WorkerProcess process;
+    private double cpusUsedSum;
+    private int readings;
+    private long memoryPeak;
 
-    Supervisor(Child first, Ceilings.Group group, Duration during, Leftovers leftovers,
-        Consumer<String> log) {
-      this.current = first;
-      this.group = group;
-      this.during = during;
-      this.leftovers = leftovers;
-      this.log = log;
-      this.thread = new Thread(this::watch, "worker-supervisor");
-      this.thread.setDaemon(true);
+    CardReadings(WorkerProcess process) {
+      this.process = process;
+      process.stats(); // starts the CPU window here: the first reading covers the runaway only
     }
 
-    void start() {
-      thread.start();
-    }
-
-    Child current() {
-      return current;
-    }
-
-    private void watch() {
-      try {
-        while (!stopping && exitCodes.size() < MOST_RESTARTS) {
-          Child c = current;
-          int code = c.process.waitFor();
-          c.awaitOutput();
-          spinning = Math.max(spinning, c.spinningThreads());
-          if (stopping || leftovers.closed()) {
-            return;
-          }
-          exitCodes.add(code);
-          log.accept("separate: worker " + death(code, group) + "; restarting it alone");
-          LockSupport.parkNanos(RESTART_BACKOFF.toNanos()); // backoff before a restart
-          current = Child.start(ProcessChild.WORKER, group, during, leftovers);
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      } catch (RuntimeException closedMeanwhile) {
-        log.accept("separate: worker not restarted: " + closedMeanwhile.getMessage());
+    void read() {
+      ProcessStats s = process.stats();
+      if (s.pid().isPresent()) {
+        cpusUsedSum += s.cpusUsed();
+        readings++;
       }
+      memoryPeak = Math.max(memoryPeak, s.memoryUsedBytes().orElse(0));
     }
 
-    void stop() {
-      stopping = true;
-      spinning = Math.max(spinning, current.spinningThreads());
-      thread.interrupt();
-      try {
-        thread.join(EXIT_PATIENCE.toMillis());
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }
-
-    /** Read after {@link #stop}: the supervisor's thread has ended (or given up) by then. */
-    Worker outcome() {
-      List<Integer> codes = List.copyOf(exitCodes);
-      long throttled = group.throttledPeriods();
-      List<String> parts = new ArrayList<>();
-      if (codes.isEmpty()) {
-        parts.add("kept running");
-      } else {
-        parts.add(death(codes.get(0), group) + (codes.size() > 1 ? " (" + codes.size()
-            + " times)" : "") + ", restarted alone");
-      }
-      if (group.kind() == Ceilings.Kind.CGROUP) {
-        parts.add("throttled to its " + group.cpus() + " CPU share in " + throttled
-            + " CPU periods");
-      } else {
-        parts.add("spun " + spinning + " thread(s) (-XX:ActiveProcessorCount)");
-      }
-      return new Worker(codes.size(), codes.size(), throttled, spinning, String.join("; ", parts));
+    ProcessCard card(String name) {
+      ProcessStats s = process.stats();
+      return new ProcessCard(name, s.ceilings().description(), s.cpus(),
+          readings == 0 ? 0 : cpusUsedSum / readings, s.memoryLimitBytes(), memoryPeak,
+          s.restarts(), s.state().name(), s.lastExit().map(Exit::description).orElse(""));
     }
   }
 
   /**
-   * The children and groups of one case, removed together. Registration and {@link #close} hold
-   * one lock, so that a process is either registered before the close (and then killed by it) or
-   * refused after it: a restart racing with Ctrl-C cannot leave a process behind.
-   */
-  static final class Leftovers {
-    private final ReentrantLock lock = new ReentrantLock();
-    private final List<Child> children = new ArrayList<>();
-    private final List<Ceilings.Group> groups = new ArrayList<>();
-    private volatile boolean closed;
-
-    boolean closed() {
-      return closed;
-    }
-
-    Ceilings.Group group(Ceilings.Group g) {
-      lock.lock();
-      try {
-        groups.add(g);
-        if (closed) {
-          g.remove();
-          throw new CliException("the run is over");
-        }
-        return g;
-      } finally {
-        lock.unlock();
-      }
-    }
-
-    /** Starts {@code builder}'s process unless closed, and registers it before anyone else sees it. */
-    Process start(ProcessBuilder builder) throws IOException {
-      lock.lock();
-      try {
-        if (closed) {
-          throw new CliException("the run is over");
-        }
-        return builder.start();
-      } finally {
-        lock.unlock();
-      }
-    }
-
-    void add(Child child) {
-      lock.lock();
-      try {
-        children.add(child);
-        if (closed) {
-          child.process.destroyForcibly();
-        }
-      } finally {
-        lock.unlock();
-      }
-    }
-
-    /** Kills every child, waits for it to be gone (bounded), removes every group. Idempotent. */
-    void close() {
-      List<Child> toKill;
-      List<Ceilings.Group> toRemove;
-      lock.lock();
-      try {
-        closed = true;
-        toKill = List.copyOf(children);
-        toRemove = List.copyOf(groups);
-      } finally {
-        lock.unlock();
-      }
-      for (Child c : toKill) {
-        c.process.destroyForcibly();
-      }
-      for (Child c : toKill) {
-        try {
-          c.process.onExit().get(EXIT_PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        } catch (ExecutionException | TimeoutException e) {
-          System.getLogger("io.bulkhead.scenarios").log(System.Logger.Level.WARNING,
-              "child " + c.process.pid() + " did not end: " + e);
-        }
-      }
-      for (Ceilings.Group g : toRemove) {
-        if (!g.remove()) {
-          System.getLogger("io.bulkhead.scenarios").log(System.Logger.Level.WARNING,
-              "could not remove control group " + g.dirs());
-        }
-      }
-    }
-  }
-
-  /**
-   * A child JVM, its standard input for commands, and a thread that reads what it prints. The reader
-   * thread is the only writer of {@code ready} (completed once), {@code spinningThreads} (volatile)
-   * and the kept lines (under their lock); the run's thread only reads them, after {@link
-   * #awaitOutput} when it needs everything a dead process printed.
+   * One child of a case: what its output says (the API's port once ready, how many threads the
+   * rogue report spun, its last lines for an error message) and what its listener hears (its first
+   * death, that it stopped). Output lines arrive on the process's reader thread, state changes on
+   * its supervisor's; the run's thread reads them: a completed future, atomics, and the last lines
+   * under their lock.
    */
   private static final class Child {
-    final Process process;
-    private final Writer commands;
+    private final String caseName;
+    private final String role;
+    private final boolean restarted;
+    private final Consumer<String> log;
     private final CompletableFuture<Integer> ready = new CompletableFuture<>();
+    final AtomicInteger spinning = new AtomicInteger();
+    final AtomicReference<Exit> firstExit = new AtomicReference<>();
+    private final CountDownLatch stopped = new CountDownLatch(1);
     private final Deque<String> lastLines = new ArrayDeque<>();
     private final ReentrantLock linesLock = new ReentrantLock();
-    private volatile int spinningThreads;
-    private final Thread reader;
 
-    private Child(Process process, String role) {
-      this.process = process;
-      this.commands = new java.io.OutputStreamWriter(process.getOutputStream(),
-          StandardCharsets.UTF_8);
-      this.reader = new Thread(this::read, role + "-output");
-      this.reader.setDaemon(true);
+    Child(String caseName, String role, boolean restarted, Consumer<String> log) {
+      this.caseName = caseName;
+      this.role = role;
+      this.restarted = restarted;
+      this.log = log;
     }
 
-    static Child start(String role, Ceilings.Group group, Duration during, Leftovers leftovers) {
+    WorkerProcess start(String childRole, double cpus, long memoryBytes, Settings settings) {
       // The leak would reach twice the process's memory ceiling halfway through the runaway: the
       // ceiling is crossed early enough that a slow, throttled, collecting JVM still gets there.
-      long leakCap = 2 * group.memoryBytes();
-      long leakPerSecond = Math.max(1, leakCap * 1000 / Math.max(1, during.toMillis() / 2));
-      List<String> command = new ArrayList<>();
-      command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-      command.addAll(group.jvmOptions());
-      command.add("-XX:+UseSerialGC");
-      command.add("-XX:+ExitOnOutOfMemoryError");
-      command.add("-cp");
-      command.add(System.getProperty("java.class.path"));
-      command.add(ProcessChild.class.getName());
-      command.add(role);
-      command.add(Long.toString(leakPerSecond));
-      command.add(Long.toString(leakCap));
-      ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
-      Child child;
-      try {
-        child = new Child(leftovers.start(builder), role);
-      } catch (IOException e) {
-        throw new CliException("cannot start a " + role + " JVM: " + e.getMessage(), e);
-      }
-      leftovers.add(child);
-      try {
-        group.enter(child.process.pid());
-      } catch (IOException e) {
-        throw new CliException("cannot move the " + role + " process into its control group "
-            + group.dirs() + ": " + e.getMessage(), e);
-      }
-      child.reader.start();
-      try {
-        child.ready.get(READY_PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new CliException("interrupted while the " + role + " JVM started");
-      } catch (ExecutionException | TimeoutException e) {
-        throw new CliException("the " + role + " JVM did not start within "
-            + Durations.format(READY_PATIENCE) + ": " + child.lastLines());
-      }
-      return child;
+      long leakCap = 2 * memoryBytes;
+      long leakPerSecond = Math.max(1, leakCap * 1000 / Math.max(1, settings.during().toMillis() / 2));
+      return WorkerProcess.builder(role.toLowerCase(Locale.ROOT) + "-" + caseName,
+              ProcessChild.class.getName())
+          .arguments(List.of(childRole, Long.toString(leakPerSecond), Long.toString(leakCap)))
+          .jvmOptions(List.of("-XX:+UseSerialGC"))
+          .cpus(cpus)
+          .memoryLimitBytes(memoryBytes)
+          .kernelCeilings(settings.allowCgroup())
+          .maxRestarts(restarted ? MOST_RESTARTS : 0)
+          .backoff(FIRST_BACKOFF, MOST_BACKOFF)
+          .output(this::line)
+          .listener(this::changed)
+          .start();
     }
 
-    /**
-     * Waits (bounded) until everything the process printed has been read: once it has ended, its
-     * last lines (how many threads its rogue report spun) may still be in the pipe.
-     */
-    void awaitOutput() {
-      try {
-        reader.join(EXIT_PATIENCE.toMillis());
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }
-
-    int port() {
-      return ready.join();
-    }
-
-    int spinningThreads() {
-      return spinningThreads;
-    }
-
-    int exitCode() {
-      try {
-        return process.onExit().get(EXIT_PATIENCE.toMillis(), TimeUnit.MILLISECONDS).exitValue();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return -1;
-      } catch (ExecutionException | TimeoutException e) {
-        return -1;
-      }
-    }
-
-    void send(String command) {
-      try {
-        commands.write(command + "\n");
-        commands.flush();
-      } catch (IOException gone) {
-        // The process has died: the command has nobody to reach, and its death is what the run reports.
-      }
-    }
-
-    private void read() {
-      try (BufferedReader in = new BufferedReader(
-          new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-        for (String line; (line = in.readLine()) != null; ) {
-          if (line.startsWith(ProcessChild.READY)) {
-            ready.complete(Integer.parseInt(line.substring(ProcessChild.READY.length()).trim()));
-          } else if (line.startsWith(ProcessChild.ROGUE_STARTED)) {
-            spinningThreads = Integer.parseInt(
-                line.substring(ProcessChild.ROGUE_STARTED.length()).trim());
-          }
-          keep(line);
+    private void line(String line) {
+      if (line.startsWith(ProcessChild.READY)) {
+        try {
+          ready.complete(Integer.parseInt(line.substring(ProcessChild.READY.length()).trim()));
+        } catch (NumberFormatException e) {
+          ready.completeExceptionally(e);
         }
-      } catch (IOException | UncheckedIOException | NumberFormatException e) {
-        keep(e.toString());
+      } else if (line.startsWith(ProcessChild.ROGUE_STARTED)) {
+        try {
+          int n = Integer.parseInt(line.substring(ProcessChild.ROGUE_STARTED.length()).trim());
+          spinning.accumulateAndGet(n, Math::max);
+        } catch (NumberFormatException e) {
+          // Not the line it looked like: counted as no spinning threads.
+        }
       }
-      ready.completeExceptionally(new IOException("the process ended"));
-    }
-
-    private void keep(String line) {
       linesLock.lock();
       try {
         lastLines.addLast(line);
@@ -626,6 +438,41 @@ public final class ProcessIsolation {
         }
       } finally {
         linesLock.unlock();
+      }
+    }
+
+    private void changed(ProcessStats s) {
+      s.lastExit().ifPresent(e -> firstExit.compareAndSet(null, e));
+      switch (s.state()) {
+        case BACKING_OFF -> log.accept(caseName + ": " + role + " " + s.lastExit()
+            .map(Exit::description).orElse("died") + "; restarting it alone in "
+            + Durations.format(s.backoff()));
+        case STOPPED -> {
+          stopped.countDown();
+          ready.completeExceptionally(new IllegalStateException("stopped"));
+        }
+        default -> { }
+      }
+    }
+
+    /** The port it printed when ready (0 for the worker). */
+    int awaitReady() {
+      try {
+        return ready.get(READY_PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new CliException("interrupted while the " + role + " JVM started");
+      } catch (ExecutionException | TimeoutException e) {
+        throw new CliException("the " + role + " JVM did not start within "
+            + Durations.format(READY_PATIENCE) + ": " + lastLines());
+      }
+    }
+
+    void awaitStopped() {
+      try {
+        stopped.await(EXIT_PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
       }
     }
 
