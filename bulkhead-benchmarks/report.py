@@ -8,7 +8,16 @@ import math
 import os
 import sys
 
-out = sys.argv[1]
+# report.py DIR                                   the whole of BENCHMARKS.md, on standard output
+# report.py --only fleet-cost DIR BENCHMARKS.md   regenerate that one section in place, from DIR
+only = None
+args = sys.argv[1:]
+if args and args[0] == "--only":
+    only = args[1]
+    args = args[2:]
+    if only != "fleet-cost" or len(args) != 2:
+        sys.exit("usage: report.py DIR | report.py --only fleet-cost DIR BENCHMARKS.md")
+out = args[0]
 
 
 def load(name, default=None):
@@ -18,6 +27,79 @@ def load(name, default=None):
     with open(path) as f:
         return json.load(f)
 
+
+FLEET_BEGIN = "<!-- fleet-cost: begin -->"
+FLEET_END = "<!-- fleet-cost: end -->"
+
+
+def fmt_us(v):
+    if v >= 1000:
+        return "{:,.1f} ms".format(v / 1000)
+    if v >= 100:
+        return "%.0f µs" % v
+    if v >= 1:
+        return "%.1f µs" % v
+    return "%.0f ns" % (v * 1000)
+
+
+def fleet_cost_section(fc):
+    """The fleet-cost section, between its markers, from FleetCost's JSON."""
+    q = []
+    q.append(FLEET_BEGIN)
+    q.append("## A fleet compartment on Redis: admit and release")
+    q.append("")
+    q.append("`FleetCost`: take a permit and give it back at once, on a fleet compartment of "
+             "`RedisCompartments` (Redis at `%s`, loopback) and on a local `Bulkhead`, with one "
+             "thread and with four. The limit (1000) is far above the thread count, so nobody "
+             "waits: this is the admitted path alone. For the fleet compartment that is the local "
+             "gate, one script round trip to take the lease and one to give it back (which also "
+             "publishes a release message, received by this process's own subscription). Every "
+             "operation is timed on its own (`System.nanoTime`, HdrHistogram), so the figures are "
+             "per-operation percentiles, and the throughput is all threads together; %s s of "
+             "warm-up, then %s s measured, per row, in the order of the table's rows."
+             % (fc["redis"], fc["warm_up_s"], fc["measure_s"]))
+    q.append("")
+    q.append("| subject | threads | p50 | p99 | p99.9 | max | admit+release per second | p50 vs local |")
+    q.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+    local = {r["threads"]: r for r in fc["results"] if r["subject"] == "local"}
+    for r in sorted(fc["results"], key=lambda r: (r["threads"], r["subject"] != "local")):
+        base = local.get(r["threads"])
+        ratio = "{:,.0f}×".format(r["p50_us"] / base["p50_us"]) if base and base["p50_us"] > 0 else "–"
+        q.append("| %s | %d | %s | %s | %s | %s | %s | %s |" % (
+            "fleet (Redis)" if r["subject"] == "fleet" else "local",
+            r["threads"], fmt_us(r["p50_us"]), fmt_us(r["p99_us"]), fmt_us(r["p999_us"]),
+            fmt_us(r["max_us"]), "{:,}".format(r["ops_per_s"]), ratio))
+    q.append("")
+    q.append("Machine: %d processors, load average %s before and %s after; the fleet compartment "
+             "fell back to its local policy %d times during the run. The local figures include "
+             "the two `System.nanoTime` reads around each operation. Run it alone with "
+             "`java -cp bulkhead-benchmarks/target/benchmarks.jar io.bulkhead.benchmarks.FleetCost "
+             "[REDIS_URI [WARM_UP [MEASURE]]]` after building the benchmarks."
+             % (fc["cores"], fc["load_before"], fc["load_after"], fc["fallback_switches"]))
+    q.append(FLEET_END)
+    return q
+
+
+if only == "fleet-cost":
+    fc = load("fleet-cost.json")
+    if not fc:
+        sys.exit("report.py: no fleet-cost.json in " + out)
+    target_file = args[1]
+    with open(target_file) as f:
+        text = f.read()
+    section = "\n".join(fleet_cost_section(fc))
+    if FLEET_BEGIN in text and FLEET_END in text:
+        before = text[:text.index(FLEET_BEGIN)]
+        after = text[text.index(FLEET_END) + len(FLEET_END):]
+        text = before + section + after
+    elif "\n## The experiment against a peer" in text:
+        i = text.index("\n## The experiment against a peer") + 1
+        text = text[:i] + section + "\n\n" + text[i:]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    with open(target_file, "w") as f:
+        f.write(text)
+    sys.exit(0)
 
 machine = load("machine.json", {})
 jmh = load("jmh.json", [])
@@ -189,6 +271,11 @@ if scales:
       "20,000 waiters runs first so that the JIT has compiled the expiry path."
       % (scales[0][1]["waiters"],
          " and ".join("%d ms (%s)" % (sc["enqueue_ms"], gc) for gc, sc in scales)))
+    p("")
+
+fleet_cost = load("fleet-cost.json")
+if fleet_cost:
+    lines.extend(fleet_cost_section(fleet_cost))
     p("")
 
 peer = load("peer.json")

@@ -27,7 +27,7 @@ import picocli.CommandLine.Spec;
 @Command(
     name = "demo",
     mixinStandardHelpOptions = true,
-    subcommands = {DbCommand.class, ProcessesCommand.class},
+    subcommands = {DbCommand.class, ProcessesCommand.class, FleetCommand.class},
     header = "Runs the whole experiment, both modes, and reports them side by side.",
     description = "Runs the slow-upstream experiment in this process: upstream and app on loopback, the load "
         + "against shared mode then bulkhead mode; prints a side-by-side table and writes an "

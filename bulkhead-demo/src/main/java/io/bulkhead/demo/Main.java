@@ -14,7 +14,8 @@ import picocli.CommandLine;
 /**
  * {@code java -jar bulkhead-demo.jar <command>}: the slow-upstream experiment, the checkout-vs-reports
  * outage on a database ({@code demo db}), a runaway report in one process or two ({@code demo
- * processes}), shared-vs-split slots ({@code partition}) and the sizing
+ * processes}), three app processes sharing one compartment on Redis, one killed ({@code demo
+ * fleet}), shared-vs-split slots ({@code partition}) and the sizing
  * commands ({@code check FILE}, {@code size}).
  *
  * <p>Exit codes: 0 done, 1 failed (a port in use, an upstream that does not answer), 2 bad usage. A

@@ -122,14 +122,35 @@ public class DemoApp implements AutoCloseable {
 
   /** Builds the app and its compartments; nothing listens until {@link #start}. */
   public DemoApp(AppSettings settings) {
+    this(null, settings);
+  }
+
+  /**
+   * Builds the app in bulkhead mode with {@code llm} as the upstream's compartment in place of a
+   * local one: a fleet compartment on Redis, say, whose limit holds across several processes of the
+   * app. The settings' llm limit, queue and wait are then {@code llm}'s business; the client's
+   * connection cap is {@code llm}'s limit. Nothing listens until {@link #start}.
+   *
+   * @throws IllegalArgumentException if the settings are not in bulkhead mode
+   */
+  public DemoApp(AppSettings settings, Bulkhead llm) {
+    this(Objects.requireNonNull(llm, "llm"), settings);
+  }
+
+  /** {@code givenLlm} null: a local llm compartment of the settings' figures in bulkhead mode. */
+  private DemoApp(Bulkhead givenLlm, AppSettings settings) {
     this.settings = Objects.requireNonNull(settings, "settings");
+    if (givenLlm != null && settings.mode() != Mode.BULKHEAD) {
+      throw new IllegalArgumentException("a given llm compartment needs bulkhead mode, not "
+          + settings.mode().label());
+    }
     this.serverCap = registry.register(Bulkhead.builder("server")
         .limit(settings.serverLimit())
         .unboundedQueue()
         .unboundedWait()
         .build());
     if (settings.mode() == Mode.BULKHEAD) {
-      Bulkhead llm = registry.register(Bulkhead.builder("llm")
+      Bulkhead llm = registry.register(givenLlm != null ? givenLlm : Bulkhead.builder("llm")
           .limit(settings.llmLimit())
           .maxQueue(settings.llmQueue())
           .maxWait(settings.llmWait())

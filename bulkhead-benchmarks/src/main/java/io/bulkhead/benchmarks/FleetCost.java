@@ -1,0 +1,155 @@
+package io.bulkhead.benchmarks;
+
+import io.bulkhead.Bulkhead;
+import io.bulkhead.Permit;
+import io.bulkhead.config.Quantities;
+import io.bulkhead.insight.JsonWriter;
+import io.bulkhead.redis.FleetBulkhead;
+import io.bulkhead.redis.RedisCompartments;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.HdrHistogram.Histogram;
+
+/**
+ * What a fleet compartment costs: admit and release (take a permit, give it back at once) on a
+ * {@link RedisCompartments} compartment against the Redis on loopback, next to the same on a local
+ * {@link Bulkhead}, at one thread and at four. Every operation is timed on its own with
+ * {@code System.nanoTime()} into a per-thread HdrHistogram, so the figures are p50 and p99 per
+ * operation (JMH's average time would hide the tail of a network round trip) and the throughput of
+ * all threads together. The limit is far above the thread count: no caller ever waits for a slot,
+ * so the figures are the admitted path alone: for the fleet, the local gate, one script round trip
+ * to take the lease and one to give it back (with its release message to every subscriber, this
+ * process's own included).
+ *
+ * <p>Usage: {@code java -cp benchmarks.jar io.bulkhead.benchmarks.FleetCost [REDIS_URI [WARM_UP
+ * [MEASURE]]]}, defaults {@code redis://127.0.0.1:6379 3s 10s}; prints one line of JSON. Each
+ * subject and thread count runs its warm-up, then its measurement, in the order local 1, fleet 1,
+ * local 4, fleet 4.
+ */
+public final class FleetCost {
+
+  /** Far above any thread count here: nobody waits, only the admitted path is measured. */
+  private static final int LIMIT = 1_000;
+  /** A name of its own on the shared Redis, reused by every run (a run leaves no lease behind). */
+  private static final String COMPARTMENT = "benchmark-fleet-cost";
+  private static final int[] THREADS = {1, 4};
+  private static final long HIGHEST_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+  private FleetCost() {}
+
+  public static void main(String[] args) throws Exception {
+    String redis = args.length > 0 ? args[0] : "redis://127.0.0.1:6379";
+    Duration warmUp = Quantities.parseDuration(args.length > 1 ? args[1] : "3s");
+    Duration measure = Quantities.parseDuration(args.length > 2 ? args[2] : "10s");
+    String loadBefore = loadAverage();
+    JsonWriter out = JsonWriter.compact().beginObject();
+    out.name("redis").value(redis.replaceAll("//[^@/]*@", "//")); // never a password
+    out.name("cores").value(Runtime.getRuntime().availableProcessors());
+    out.name("load_before").value(loadBefore);
+    out.name("warm_up_s").value(warmUp.toMillis() / 1000.0);
+    out.name("measure_s").value(measure.toMillis() / 1000.0);
+    out.name("results").beginArray();
+    try (RedisCompartments fleet = RedisCompartments.connect(redis)) {
+      FleetBulkhead remote = fleet.builder(COMPARTMENT).limit(LIMIT).failClosed().build();
+      if (remote.fleetStats().inFallback()) {
+        System.err.println("FleetCost: no Redis answers at " + redis + "; start one (the"
+            + " measurement needs a real round trip)");
+        System.exit(2);
+      }
+      Bulkhead local = Bulkhead.builder("local").limit(LIMIT).build();
+      for (int threads : THREADS) {
+        for (Bulkhead subject : List.of(local, (Bulkhead) remote)) {
+          String name = subject == local ? "local" : "fleet";
+          run(subject, threads, warmUp);
+          Result r = run(subject, threads, measure);
+          out.beginObject()
+              .name("subject").value(name)
+              .name("threads").value(threads)
+              .name("ops").value(r.histogram.getTotalCount())
+              .name("ops_per_s").value(Math.round(r.histogram.getTotalCount() / r.seconds))
+              .name("p50_us").value(micros(r.histogram.getValueAtPercentile(50)))
+              .name("p99_us").value(micros(r.histogram.getValueAtPercentile(99)))
+              .name("p999_us").value(micros(r.histogram.getValueAtPercentile(99.9)))
+              .name("max_us").value(micros(r.histogram.getMaxValue()))
+              .endObject();
+        }
+      }
+      if (remote.fleetStats().fallbackSwitches() > 0) {
+        System.err.println("FleetCost: the fleet compartment fell back "
+            + remote.fleetStats().fallbackSwitches() + " times (Redis too slow to answer?)");
+      }
+      out.endArray();
+      out.name("fallback_switches").value(remote.fleetStats().fallbackSwitches());
+    }
+    out.name("load_after").value(loadAverage());
+    System.out.println(out.endObject().toJson());
+  }
+
+  private record Result(Histogram histogram, double seconds) {}
+
+  /**
+   * {@code threads} threads admit and release on {@code subject} for {@code length}; each records
+   * into its own histogram, merged once every thread has stopped.
+   */
+  private static Result run(Bulkhead subject, int threads, Duration length)
+      throws InterruptedException {
+    List<Histogram> histograms = new ArrayList<>();
+    List<Thread> workers = new ArrayList<>();
+    CountDownLatch ready = new CountDownLatch(threads);
+    CountDownLatch go = new CountDownLatch(1);
+    long[] stopAt = new long[1];
+    for (int t = 0; t < threads; t++) {
+      Histogram h = new Histogram(HIGHEST_NANOS, 3);
+      histograms.add(h);
+      Thread w = new Thread(() -> {
+        ready.countDown();
+        try {
+          go.await();
+        } catch (InterruptedException e) {
+          return;
+        }
+        long end = stopAt[0]; // written before go opened: the latch orders it
+        for (long before = System.nanoTime(); before - end < 0; before = System.nanoTime()) {
+          try (Permit p = subject.acquire()) {
+            // admitted and released at once: the path itself is the subject
+          }
+          long after = System.nanoTime();
+          h.recordValue(Math.min(HIGHEST_NANOS, Math.max(1, after - before)));
+        }
+      }, "fleet-cost-" + t);
+      workers.add(w);
+      w.start();
+    }
+    ready.await();
+    long start = System.nanoTime();
+    stopAt[0] = start + length.toNanos();
+    go.countDown();
+    for (Thread w : workers) {
+      w.join();
+    }
+    double seconds = (System.nanoTime() - start) / 1e9;
+    Histogram all = new Histogram(HIGHEST_NANOS, 3);
+    for (Histogram h : histograms) {
+      all.add(h);
+    }
+    return new Result(all, seconds);
+  }
+
+  private static double micros(long nanos) {
+    return Math.round(nanos / 10.0) / 100.0; // to 0.01 µs
+  }
+
+  private static String loadAverage() {
+    try {
+      String[] fields = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
+      return fields[0] + " " + fields[1] + " " + fields[2];
+    } catch (Exception e) {
+      return "unknown";
+    }
+  }
+}
