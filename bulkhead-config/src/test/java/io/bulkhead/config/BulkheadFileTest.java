@@ -176,7 +176,7 @@ class BulkheadFileTest {
         .hasMessage("app.yml:3: compartment: unknown key (did you mean 'compartments'?)");
     failsWith(TWO + "    timeout: 2s\n")
         .hasMessage("app.yml:9: compartments.checkout.timeout: unknown key (expected one of: budget,"
-            + " criticality, headroom, latency, limit, max-queue, max-wait, rate)");
+            + " cpu-bound, criticality, headroom, latency, limit, max-queue, max-wait, rate)");
     failsWith("headroom:\n  critcal: 2\n" + TWO)
         .hasMessage("app.yml:2: headroom.critcal: unknown key (did you mean 'critical'?)");
     failsWith("budgets:\n  postgres: {capacty: 10}\ncompartments: {a: {limit: 1}}\n")
@@ -330,8 +330,8 @@ class BulkheadFileTest {
         .hasMessage("app.yml:12: workers.exports.threads: must be platform or virtual but was 'virtaul'"
             + " (did you mean 'virtual'?)");
     failsWith(WITH_WORKERS.replace("{workers: 1, max-queue: 100}", "{limit: 1}"))
-        .hasMessage("app.yml:12: workers.emails.limit: unknown key (expected one of: budget, criticality,"
-            + " headroom, latency, max-queue, max-wait, rate, threads, workers)");
+        .hasMessage("app.yml:12: workers.emails.limit: unknown key (expected one of: budget, cpu-bound,"
+            + " criticality, headroom, latency, max-queue, max-wait, rate, threads, workers)");
     failsWith(WITH_WORKERS.replace("{workers: 1, max-queue: 100}", "{max-queue: 100}"))
         .hasMessage("app.yml:12: workers.emails: needs workers, or a rate and a latency to derive them"
             + " from (Little's law: need = rate x latency)");

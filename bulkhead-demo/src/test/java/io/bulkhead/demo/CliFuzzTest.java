@@ -120,4 +120,9 @@ class CliFuzzTest {
   void check(@ForAll("values") String file) {
     assertWellBehaved(List.of("check", file));
   }
+
+  @Property(tries = 40)
+  void checkDeploy(@ForAll("values") String deployment) {
+    assertWellBehaved(List.of("check", "../examples/checkout-reports.yml", "--deploy", deployment));
+  }
 }
