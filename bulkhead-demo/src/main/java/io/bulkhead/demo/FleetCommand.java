@@ -23,9 +23,10 @@ import picocli.CommandLine.Spec;
         + "its maximum is the oracle. Chats and logins are spread over the live apps; after "
         + "--kill-after one app is killed with kill -9 while it has calls at the upstream. Prints "
         + "the upstream's own maximum concurrency, the chats answered and refused, login p50/p99, "
-        + "and the reclaim time: from the kill until the two other apps had the limit's worth of "
-        + "calls at the upstream at once (the upstream's count), so the killed app's slots were in "
-        + "use again. Uses the Redis at --redis, or starts a redis-server of its own when none "
+        + "and the reclaim time, from the upstream's count: from the kill until the two other apps "
+        + "had more calls at the upstream than they could while the killed app's leases lived (its "
+        + "first slot in use again), and until they had the limit's worth at once (every slot). "
+        + "Uses the Redis at --redis, or starts a redis-server of its own when none "
         + "answers there. About 30 s with the defaults. Child processes and its own redis-server "
         + "are removed on exit and on Ctrl-C.")
 final class FleetCommand implements Callable<Integer> {

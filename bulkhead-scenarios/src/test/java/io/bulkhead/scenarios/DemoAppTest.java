@@ -66,6 +66,30 @@ class DemoAppTest {
   }
 
   @Test
+  void aGivenLlmCompartmentIsTheOneChatGoesThrough() throws Exception {
+    FakeUpstream upstream = closer.closeLater(FakeUpstream.start(0, Duration.ofSeconds(5)));
+    Bulkhead given = Bulkhead.builder("llm").limit(1).build(); // no queue: a second chat is refused
+    DemoApp app = closer.closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream.uri()),
+        given));
+    app.start(0);
+    assertThat(app.registry().bulkhead("llm")).containsSame(given);
+
+    CompletableFuture<HttpResponse<String>> holding = getAsync(app.uri(), "/chat");
+    await().atMost(10, SECONDS).until(() -> upstream.requests() == 1);
+    assertThat(given.stats().inFlight()).isEqualTo(1);
+    assertThat(get(app.uri(), "/chat").statusCode()).isEqualTo(503);
+    holding.cancel(true);
+  }
+
+  @Test
+  void aGivenLlmCompartmentNeedsBulkheadMode() {
+    URI upstream = URI.create("http://127.0.0.1:1");
+    Bulkhead given = Bulkhead.builder("llm").limit(1).build();
+    assertThatThrownBy(() -> new DemoApp(AppSettings.defaults(Mode.SHARED, upstream), given))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("bulkhead mode");
+  }
+
+  @Test
   void bulkheadMode_fullCompartment_is503WithRetryAfter_andLoginStillAnswers() throws Exception {
     FakeUpstream upstream = closer.closeLater(FakeUpstream.start(0, Duration.ofSeconds(5)));
     DemoApp app = closer.closeLater(new DemoApp(settings(Mode.BULKHEAD, upstream.uri(), 10, 1, 0,
