@@ -21,6 +21,8 @@ import headline_node
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 TICKS = os.sysconf("SC_CLK_TCK")
+OUR_APP = "bulkhead-demo app"
+NODE_APP = "article's Node app"
 
 
 def free_port():
@@ -198,6 +200,8 @@ def main():
                     help="JVM flags of our app (space-separated); default: none beyond the jar's")
     ap.add_argument("--java-app", nargs=3, action="append", metavar=("LABEL", "JAR", "FLAGS"),
                     default=[], help="another Java app to compare (e.g. the jar before a change)")
+    ap.add_argument("--java-app-clients", default="demo",
+                    help="the clients the --java-app apps are measured with (default: demo)")
     ap.add_argument("--client-flags", default="", help="JVM flags of the demo's load client")
     ap.add_argument("--no-node", action="store_true",
                     help="leave the article's Node app out (while profiling our own)")
@@ -215,11 +219,11 @@ def main():
     node_dir = os.path.join(work, "node")
     node = headline_node.extract(article, node_dir, app_port, upstream_port)
 
-    apps = [java_app("bulkhead-demo app", args.jar, args.app_flags.split())]
+    apps = [java_app(OUR_APP, args.jar, args.app_flags.split())]
     for label, jar, flags in args.java_app:
         apps.append(java_app(label, jar, flags.split()))
     if not args.no_node:
-        apps.append(node_app("article's Node app", node["app"]))
+        apps.append(node_app(NODE_APP, node["app"]))
 
     clients = {
         "demo": lambda: ["java"] + args.client_flags.split() + [
@@ -248,7 +252,9 @@ def main():
         for client in chosen:
             for run in range(args.runs):
                 # Alternate which app goes first, so neither always follows the other's leftovers.
-                order = apps if run % 2 == 0 else list(reversed(apps))
+                extra_ok = client in args.java_app_clients.split(",")
+                here = [a for a in apps if extra_ok or a.label in (OUR_APP, NODE_APP)]
+                order = here if run % 2 == 0 else list(reversed(here))
                 for app in order:
                     log = open(os.path.join(work, "app-%s-%s-%d.log"
                                             % (app.label.split()[0].strip("'"), client, run)), "w")

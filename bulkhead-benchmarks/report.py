@@ -16,6 +16,22 @@ NODE_APP = "article's Node app"
 OUR_APP = "bulkhead-demo app"
 
 
+# Thread names as /proc shows them (15 characters, digits folded into #) and what they are.
+THREAD_GROUPS = [
+    ("C# CompilerThre", "JIT compilers"),
+    ("app-bulkhead-#", "Jetty's pool: acceptor, selector, request handling"),
+    ("bulkhead-jetty-", "the disconnect watcher"),
+    ("bulkhead-insigh", "the diagnosis sampler"),
+    ("bulkhead-llm-#", "the llm compartment's timer and hand-off threads"),
+    ("upstream-llm-#", "the upstream client's executor"),
+    ("HttpClient-#-Se", "the upstream client's selector"),
+    ("Thread-#", "CompletableFuture's thread per task"),
+    ("GC Thread##", "G1 GC workers"),
+    ("VM Thread", "JVM safepoint operations (Serial GC runs here)"),
+    ("VM Periodic Tas", "JVM periodic tasks"),
+]
+
+
 def headline_section(path):
     """The section on login p99 against the article's Node app, from headline.json; [] if absent."""
     if not os.path.exists(path):
@@ -40,10 +56,13 @@ def headline_section(path):
       "brackets. Client and app CPU are user + system time per round (the client's whole process; "
       "the app's over the round)." % (c["delay_ms"], c["rounds"], c["runs"]))
     p("")
-    p("Machine: %s cores (%s), %s, Node %s; load average %s before, %s after; %s to %s. "
-      "Our app's JVM flags: `%s`." % (m["nproc"], m["cpu"], m["java"], m["node"],
-                                       h["loadavg_before"], h["loadavg_after"], h["started"],
-                                       h["finished"], c["app_flags"] or "(none)"))
+    import statistics
+    during = [float(r["loadavg"].split()[0]) for r in h["rounds"]]
+    p("Machine: %s cores (%s), %s, Node %s; load average %s before, %s after, 1-minute load at the "
+      "start of a round %.1f to %.1f (median %.1f); %s to %s. Our app's JVM flags: `%s`."
+      % (m["nproc"], m["cpu"], m["java"], m["node"], h["loadavg_before"], h["loadavg_after"],
+         min(during), max(during), statistics.median(during), h["started"], h["finished"],
+         c["app_flags"] or "(none)"))
     p("")
     p("| client | phase | our app: login p99 ms | Node app: login p99 ms | ours ÷ Node | client CPU ms (ours / Node) | app CPU ms per round (ours / Node) |")
     p("|---|---|---:|---:|---:|---:|---:|")
@@ -89,7 +108,6 @@ def headline_section(path):
             for g in set(list(groups) + list(r.get("app_thread_cpu_ms", {}))):
                 groups.setdefault(g, []).append(r.get("app_thread_cpu_ms", {}).get(g, 0.0))
     if groups:
-        import statistics
         n = max(len(v) for v in groups.values())
         rows = sorted(((statistics.mean(v + [0.0] * (n - len(v))), g) for g, v in groups.items()),
                       reverse=True)
@@ -98,8 +116,9 @@ def headline_section(path):
         p("")
         p("| threads | CPU ms per round |")
         p("|---|---:|")
+        what = dict(THREAD_GROUPS)
         for mean, g in rows[:10]:
-            p("| `%s` | %.1f |" % (g, mean))
+            p("| `%s`%s | %.1f |" % (g, (" (" + what[g] + ")") if g in what else "", mean))
         p("")
     p(HEADLINE_END)
     return lines
