@@ -40,6 +40,7 @@ import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.handler.PathMappingsHandler;
 import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
  * The app of the slow-upstream experiment: {@code /login} answers at once and never calls the upstream; {@code /chat}
@@ -69,10 +70,23 @@ public class DemoApp implements AutoCloseable {
   private static final Pattern ALLOWED_HOST =
       Pattern.compile("([A-Za-z0-9.-]+|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?");
 
+  /**
+   * Jetty threads of the app, a fixed pool started with it. The app's handlers never block: /login
+   * answers at once, /chat waits for the upstream without a thread, a request queued for a server slot
+   * holds none. So a thread is busy for microseconds per request, and two per core keep up with any
+   * burst; the rest are Jetty's own (its acceptor, its selector, the reserved thread it keeps for
+   * handing work over) and the disconnect watcher's. Jetty's default, 8 threads growing to 200 on
+   * demand, started about 60 threads in the first burst of the slow-upstream experiment: each one a
+   * clone() and a stack paid for while the logins waited, and 60 runnable threads on two cores
+   * switching in turn. A route that blocks a thread (see {@link #replaceRoute}) needs the pool grown.
+   */
+  static final int THREADS = 8 + 2 * Runtime.getRuntime().availableProcessors();
+
   /** The path /chat calls on the upstream. */
   public static final String UPSTREAM_PATH = "/complete";
 
   private final AppSettings settings;
+  private final URI upstreamUri; // what /chat calls, resolved once rather than per call
   private final BulkheadRegistry registry = BulkheadRegistry.create();
   private final Bulkhead serverCap;
   private final UpstreamClient llmClient; // bulkhead mode
@@ -144,6 +158,7 @@ public class DemoApp implements AutoCloseable {
       throw new IllegalArgumentException("a given llm compartment needs bulkhead mode, not "
           + settings.mode().label());
     }
+    this.upstreamUri = settings.upstream().resolve(UPSTREAM_PATH);
     this.serverCap = registry.register(Bulkhead.builder("server")
         .limit(settings.serverLimit())
         .unboundedQueue()
@@ -233,7 +248,9 @@ public class DemoApp implements AutoCloseable {
    * cap. Everything else about the app stays as it was: the server cap, its queue, Jetty's setup and
    * the other routes. This lets an experiment compare another way of guarding {@code /chat} inside
    * the very same app (the benchmarks put it behind another library's bulkhead), without the demo
-   * depending on that library.
+   * depending on that library. The app's thread pool is sized for handlers that never block; one that
+   * blocks a thread per request needs it grown ({@code QueuedThreadPool.setMinThreads} on
+   * {@code server().getThreadPool()} once started), as the benchmarks' peer app does.
    *
    * @throws IllegalStateException if the app has started
    * @throws IllegalArgumentException if no route {@code path} exists
@@ -293,6 +310,9 @@ public class DemoApp implements AutoCloseable {
     // idle timeout while a request is handled must not end them first.
     Duration idle = settings.upstreamDeadline().multipliedBy(4).plusMinutes(1);
     Server s = Servers.create("app-" + settings.mode().label(), port, idle, edgeLimits);
+    QueuedThreadPool pool = (QueuedThreadPool) s.getThreadPool();
+    pool.setMaxThreads(THREADS);
+    pool.setMinThreads(THREADS); // all started with the server: a burst creates none
     EdgeGuard guard = new EdgeGuard(adminPaths, allowedHosts);
     guard.setHandler(bulkheads);
     s.setHandler(guard);
@@ -343,7 +363,7 @@ public class DemoApp implements AutoCloseable {
   }
 
   private CompletableFuture<HttpResponse<String>> callUpstream() {
-    URI uri = settings.upstream().resolve(UPSTREAM_PATH);
+    URI uri = upstreamUri;
     if (llmClient != null) {
       return llmClient.sendAsync(HttpRequest.newBuilder(uri).build(),
           HttpResponse.BodyHandlers.ofString()); // the client applies its own deadline

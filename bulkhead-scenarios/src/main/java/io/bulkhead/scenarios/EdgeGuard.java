@@ -42,8 +42,7 @@ final class EdgeGuard extends Handler.Wrapper {
   @Override
   public boolean handle(Request request, Response response, Callback callback) throws Exception {
     response.getHeaders().put(NOSNIFF_HEADER, "nosniff");
-    String path = Request.getPathInContext(request);
-    if (adminPaths.stream().anyMatch(spec -> spec.matches(path))) {
+    if (isAdmin(Request.getPathInContext(request))) {
       String host = request.getHeaders().get(HttpHeader.HOST);
       int port = Request.getLocalPort(request);
       if (host == null || !isThisServer(host, port)) {
@@ -57,6 +56,16 @@ final class EdgeGuard extends Handler.Wrapper {
       }
     }
     return super.handle(request, response, callback);
+  }
+
+  /** A plain loop: this runs for every request, /login included, and a stream would allocate. */
+  private boolean isAdmin(String path) {
+    for (ServletPathSpec spec : adminPaths) {
+      if (spec.matches(path)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private boolean isThisServer(String host, int port) {

@@ -15,12 +15,15 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -239,6 +242,31 @@ class DemoAppTest {
       assertThat(sample.sentAtNanos()).isNotNegative();
       assertThat(start + sample.answeredAtNanos()).isLessThanOrEqualTo(after);
     });
+  }
+
+  @Test
+  void threadPool_isStartedInFull_andABurstOfLoginsAndChatsStartsNoThread() throws Exception {
+    FakeUpstream upstream = closer.closeLater(FakeUpstream.start(0, Duration.ofMillis(200)));
+    DemoApp app = closer.closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream.uri())));
+    app.start(0);
+    QueuedThreadPool pool = (QueuedThreadPool) app.server().getThreadPool();
+    assertThat(pool.getMaxThreads()).isEqualTo(DemoApp.THREADS);
+    assertThat(pool.getThreads()).isEqualTo(DemoApp.THREADS);
+
+    // Three times the app's threads at once, each on its own connection: with Jetty's default pool
+    // (8 growing to 200 on demand) such a burst starts threads; the fixed pool queues the work.
+    int requests = 3 * DemoApp.THREADS;
+    HttpClient burst = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    List<CompletableFuture<HttpResponse<String>>> answers = new ArrayList<>();
+    for (int i = 0; i < requests; i++) {
+      answers.add(burst.sendAsync(HttpRequest.newBuilder(app.uri().resolve(
+          i % 3 == 0 ? "/chat" : "/login")).build(), HttpResponse.BodyHandlers.ofString()));
+    }
+    for (CompletableFuture<HttpResponse<String>> answer : answers) {
+      assertThat(answer.get(30, SECONDS).statusCode()).isIn(200, 503);
+    }
+
+    assertThat(pool.getThreads()).isEqualTo(DemoApp.THREADS);
   }
 
   private static Handler text(String body) {
