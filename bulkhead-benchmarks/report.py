@@ -249,7 +249,8 @@ p("What the admitted path pays for: two CASes on one state word, the first of wh
   "in DESIGN.md (\"Where the admitted path's time went\") and `DefaultBulkhead`'s design comment; "
   "the before/after below measures the change.")
 p("")
-ba_dir = os.path.join(out, "before-after")
+# Written by bulkhead-benchmarks/before-after and kept in git: the "before" build is gone once merged.
+ba_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "before-after")
 if os.path.isdir(ba_dir):
     ba_machine = {}
     if os.path.exists(os.path.join(ba_dir, "machine.json")):
