@@ -258,7 +258,8 @@ if os.path.isdir(ba_dir):
     # (build, threads, round) -> {(method, subject): score}
     runs = {}
     for name in sorted(os.listdir(ba_dir)):
-        if not name.endswith(".json") or name == "machine.json":
+        if (not name.endswith(".json") or name == "machine.json"
+                or os.path.getsize(os.path.join(ba_dir, name)) == 0):  # a run cut short writes nothing
             continue
         build, t, r = name[:-5].split("-")
         scores = {}
