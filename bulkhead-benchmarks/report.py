@@ -257,6 +257,18 @@ for r in jmh:
     results[(method, subject)] = (pm["score"], number(pm["scoreError"]), alloc)
 
 
+# The contended runs, one JMH run per thread count: (method, subject, threads) -> as above.
+THREADS = [1, 2, 4, 8]
+contended = {}
+for t in THREADS:
+    for r in load("jmh-contended-t%d.json" % t, []):
+        method = r["benchmark"].rsplit(".", 1)[-1]
+        subject = r.get("params", {}).get("subject", "")
+        pm = r["primaryMetric"]
+        alloc = r.get("secondaryMetrics", {}).get("gc.alloc.rate.norm", {}).get("score")
+        contended[(method, subject, t)] = (pm["score"], number(pm["scoreError"]), alloc)
+
+
 def cell(method, subject):
     v = results.get((method, subject))
     if v is None:
@@ -314,7 +326,6 @@ sections = [
     ("AdmitReleaseBenchmark.sync", "Admitted, synchronous: run a trivial task inside the compartment (uncontended)"),
     ("AdmitReleaseBenchmark.permit", "Admitted, bare permit: take and give back a permit (uncontended)"),
     ("AdmitReleaseBenchmark.async", "Admitted, asynchronous: a task whose stage is already complete (uncontended)"),
-    ("ContendedBenchmark.sync", "Two threads contending on one compartment (synchronous)"),
     ("RejectionBenchmark.rejected", "Rejection: every slot taken, a caller asks to run a task"),
 ]
 for method, title in sections:
@@ -330,6 +341,46 @@ for method, title in sections:
         ratio = "%.2f×" % (v[0] / ours[0]) if ours and ours[0] > 0 else "–"
         p("| %s | %s | %s | %s |" % (s, fmt_ns(v), fmt_alloc(v), ratio))
     p("")
+
+CONTENDED_METHODS = [
+    ("sync", "`call`: run a trivial task inside the compartment"),
+    ("permit", "`tryAcquire` and close: a bare permit, never waiting"),
+    ("acquire", "`acquire` and close: the call that would wait for a permit"),
+]
+contended_subjects = ["bulkhead", "resilience4j", "failsafe", "netflix-simple", "semaphore-fair",
+                      "semaphore-nonfair"]
+if contended:
+    p("## The admitted path with 1, 2, 4 and 8 threads on one compartment")
+    p("")
+    p("`ContendedBenchmark`: every thread takes a slot, does the trivial task and gives the slot back, "
+      "on one compartment whose limit (1,000) is high enough that every call is admitted. Each thread "
+      "count is its own JMH run (`-t N`) with every subject side by side; with more threads than "
+      "cores (%s here) the threads also take turns on the cores. Cells are ns/op ± the 99.9%% "
+      "interval; the ratio rows divide the compartment's score by the peer's in the same run."
+      % machine.get("cores", "?"))
+    p("")
+    for method, title in CONTENDED_METHODS:
+        if not any((method, "bulkhead", t) in contended for t in THREADS):
+            continue
+        p("### " + title)
+        p("")
+        p("| subject | " + " | ".join("%d thread%s" % (t, "" if t == 1 else "s") for t in THREADS) + " |")
+        p("|---|" + "---:|" * len(THREADS))
+        for subj in contended_subjects:
+            row = [contended.get((method, subj, t)) for t in THREADS]
+            if not any(row):
+                continue
+            p("| %s | %s |" % (subj, " | ".join(fmt_ns(v) for v in row)))
+        for peer in ["resilience4j", "semaphore-nonfair"]:
+            ratios = []
+            for t in THREADS:
+                ours = contended.get((method, "bulkhead", t))
+                theirs = contended.get((method, peer, t))
+                ratios.append("%.2f×" % (ours[0] / theirs[0]) if ours and theirs and theirs[0] > 0 else "–")
+            p("| *bulkhead ÷ %s* | %s |" % (peer, " | ".join(ratios)))
+        allocs = [contended.get((method, "bulkhead", t)) for t in THREADS]
+        p("| *bulkhead B/op* | %s |" % " | ".join(fmt_alloc(v) for v in allocs))
+        p("")
 
 # Targets (issue 7)
 p("## Targets")
@@ -366,6 +417,21 @@ if rej and rej_r4j_ns:
 if rej:
     target("rejection allocates no more than one small object", "%s B/op" % fmt_alloc(rej),
            rej[2] is not None and rej[2] <= 64)
+for method, title in CONTENDED_METHODS:
+    for t in THREADS:
+        ours = contended.get((method, "bulkhead", t))
+        r4 = contended.get((method, "resilience4j", t))
+        se = contended.get((method, "semaphore-nonfair", t))
+        if ours and r4:
+            target("`%s` at %d thread%s: not slower than Resilience4j" % (method, t, "" if t == 1 else "s"),
+                   "%.1f vs %.1f ns/op (%.2f×)" % (ours[0], r4[0], ours[0] / r4[0]), ours[0] <= r4[0])
+        if ours and se:
+            target("`%s` at %d thread%s: within 1.2× the non-fair Semaphore" % (method, t, "" if t == 1 else "s"),
+                   "%.2f×" % (ours[0] / se[0]), ours[0] <= 1.2 * se[0])
+permit1 = cell("AdmitReleaseBenchmark.permit", "bulkhead")
+if permit1:
+    target("0 B/op for `tryAcquire` and close", "%s B/op" % fmt_alloc(permit1),
+           permit1[2] is not None and permit1[2] < 0.5)
 asy = cell("AdmitReleaseBenchmark.async", "bulkhead")
 fut = cell("AdmitReleaseBenchmark.async", "future")
 if asy and fut:
@@ -385,12 +451,85 @@ for gc in ["G1", "Serial"]:
                "p50 %.1f ms, p99 %.1f ms, max %.1f ms" % (sc["lateness_p50_ms"], sc["lateness_p99_ms"], sc["lateness_max_ms"]),
                sc["lateness_p99_ms"] <= 20)
 p("")
-p("What the admitted path pays for: two CASes on one state word, the first of which also counts the "
-  "admission (`admitted` is exact; `completed` is derived), a check of the latency-sampling state, and "
-  "an empty listener walk. The clock is read for every call that can matter (a compartment more than half full, a call "
-  "that waited, calls taking 20 µs or more, or any listener attached) and for one in 64 of the fast "
-  "calls of a compartment with room to spare, as here; see `DefaultBulkhead`'s design comment.")
+p("## Where the time goes")
 p("")
+p("What the admitted path pays for: two CASes on one state word, the first of which also counts the "
+  "admission (`admitted` is exact; `completed` is derived) and picks the one call in 64 whose latency "
+  "is measured, reads of the compartment's read-mostly fields (limit, sampling mode, listeners), and "
+  "an empty listener walk. The clock is read for every call that can matter (a compartment more than "
+  "half full, a call that waited, calls taking 20 µs or more, or any listener attached) and for one "
+  "in 64 of the fast calls of a compartment with room to spare, as here. A permit closed in the "
+  "method that took it is not allocated, except `tryAcquire`'s on JDK 17, whose compiler keeps any "
+  "object that reaches the merge of its `Optional` with `Optional.empty()`. What each of these cost before it was changed, and why, is "
+  "in DESIGN.md (\"Where the admitted path's time went\") and `DefaultBulkhead`'s design comment; "
+  "the before/after below measures the change.")
+p("")
+# Written by bulkhead-benchmarks/before-after and kept in git: the "before" build is gone once merged.
+ba_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "before-after")
+if os.path.isdir(ba_dir):
+    ba_machine = {}
+    if os.path.exists(os.path.join(ba_dir, "machine.json")):
+        ba_machine = json.load(open(os.path.join(ba_dir, "machine.json")))
+    # (build, threads, round) -> {(method, subject): score}
+    runs = {}
+    for name in sorted(os.listdir(ba_dir)):
+        if (not name.endswith(".json") or name == "machine.json"
+                or os.path.getsize(os.path.join(ba_dir, name)) == 0):  # a run cut short writes nothing
+            continue
+        build, t, r = name[:-5].split("-")
+        scores = {}
+        for rec in json.load(open(os.path.join(ba_dir, name))):
+            scores[(rec["benchmark"].rsplit(".", 1)[-1], rec["params"]["subject"])] = (
+                rec["primaryMetric"]["score"],
+                rec.get("secondaryMetrics", {}).get("gc.alloc.rate.norm", {}).get("score"))
+        runs[(build, int(t[1:]), int(r[1:]))] = scores
+
+    def median(xs):
+        xs = sorted(xs)
+        n = len(xs)
+        if n == 0:
+            return math.nan
+        return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+    p("## Before and after: the admitted path of this change")
+    p("")
+    p("`bulkhead-benchmarks/before-after BEFORE.jar AFTER.jar` ran the same `ContendedBenchmark` from two "
+      "builds of the benchmarks jar (%s and %s), the bulkhead core before and after the change, with "
+      "the same JMH options, in %s interleaved rounds (before, after, before, after, ...), with "
+      "Resilience4j and the non-fair Semaphore in every JMH run as the common yardsticks. Each figure is "
+      "the median over the rounds; each ratio is taken within one JMH run, then its median over the "
+      "rounds. %s cores; load average %s before and %s after; %s."
+      % (ba_machine.get("before_jar", "?"), ba_machine.get("after_jar", "?"),
+         ba_machine.get("rounds", "?"), ba_machine.get("cores", "?"),
+         ba_machine.get("load_before", "?"),
+         open(os.path.join(ba_dir, "load_after.txt")).read().strip()
+         if os.path.exists(os.path.join(ba_dir, "load_after.txt")) else "?",
+         ba_machine.get("date", "?")))
+    p("")
+    p("| path | threads | before ns/op | after ns/op | Resilience4j | Semaphore | before ÷ R4j | after ÷ R4j | before ÷ Semaphore | after ÷ Semaphore | B/op before → after |")
+    p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    rounds_seen = sorted({k[2] for k in runs})
+    for method, _ in CONTENDED_METHODS:
+        for t in THREADS:
+            row = {}
+            for build in ["before", "after"]:
+                per = [runs[(build, t, r)] for r in rounds_seen if (build, t, r) in runs]
+                per = [x for x in per if (method, "bulkhead") in x]
+                if not per:
+                    continue
+                row[build] = median([x[(method, "bulkhead")][0] for x in per])
+                row[build + "_alloc"] = median([x[(method, "bulkhead")][1] or 0 for x in per])
+                row[build + "_r4j"] = median([x[(method, "bulkhead")][0] / x[(method, "resilience4j")][0] for x in per])
+                row[build + "_sem"] = median([x[(method, "bulkhead")][0] / x[(method, "semaphore-nonfair")][0] for x in per])
+                row.setdefault("r4j", []).extend(x[(method, "resilience4j")][0] for x in per)
+                row.setdefault("sem", []).extend(x[(method, "semaphore-nonfair")][0] for x in per)
+            if "before" not in row or "after" not in row:
+                continue
+            p("| `%s` | %d | %.1f | %.1f | %.1f | %.1f | %.2f× | %.2f× | %.2f× | %.2f× | %.0f → %.0f |" % (
+                method, t, row["before"], row["after"], median(row["r4j"]), median(row["sem"]),
+                row["before_r4j"], row["after_r4j"], row["before_sem"], row["after_sem"],
+                row["before_alloc"], row["after_alloc"]))
+    p("")
 scales = [(gc, load("scale-%s.json" % gc)) for gc in ["G1", "Serial"]]
 scales = [(gc, sc) for gc, sc in scales if sc]
 if scales:

@@ -57,8 +57,8 @@ import org.jspecify.annotations.Nullable;
  *   I4  a node leaves WAITING exactly once, by one CAS: to GRANTED (it owns a slot) or to TIMED_OUT,
  *       INTERRUPTED or CANCELLED (it never will). Only a lock holder that has just unlinked a node
  *       grants it, so a granted node is never in the queue and a linked node is never granted.
- *   I5  a slot is freed exactly once: `call` frees it in a finally block; a Lease and an AsyncCall
- *       free it behind a CAS of their own.
+ *   I5  a slot is freed exactly once: `call` frees it in a finally block; a Lease frees it behind a
+ *       flag its monitor guards, an AsyncCall behind a CAS of its own.
  *   I6  admitted == slowAdmitted.sum() + fastCarried + fast at rest: every admission is counted once,
  *       by the fast CAS that took its slot, or by `slowAdmitted` for one taken under the lock or
  *       handed over. `fast` only grows outside the lock and is reset (with the carry) only under it.
@@ -147,8 +147,16 @@ import org.jspecify.annotations.Nullable;
  * attached (listeners get every call's duration) — and for one call in 64 otherwise:
  * fast calls in a compartment with room to spare, where reading the clock would cost more than the call
  * and one in 64 still gives plenty of samples. The counters stay exact; only the latency histogram
- * and the retry-after estimate are sampled. The sampling state is two racy ints: a lost update only
- * changes which call gets timed.
+ * and the retry-after estimate are sampled. The one in 64 is the call whose admitting CAS found the
+ * word's `fast` count at a multiple of 64: the CAS that takes the slot also picks the sample, so
+ * choosing writes nothing (a counter of its own was a plain write to shared memory on every call, a
+ * cache line that every core then had to take back). The sampling mode is one racy int, written only
+ * when it changes: a lost update only changes which call gets timed.
+ *
+ * Memory layout: `state` sits alone on its cache line (PaddedState), so that the CASes on it do not
+ * evict the read-mostly fields every admission reads (limit, sampling mode, listeners, ticker) from
+ * the other cores' caches. A Permit is a Lease whose close() is guarded by a monitor rather than a
+ * CAS of its own, so that a permit closed in the method that took it is scalar-replaced (see Lease).
  *
  * `completed` is not counted on release: it is admitted - inFlight, derived in stats(). The derivation
  * never over-counts, so clamping it to the last value reported keeps it monotonic and exact at rest:
@@ -161,7 +169,7 @@ import org.jspecify.annotations.Nullable;
  *
  * User code (tasks, suppliers, listeners, future callbacks) never runs while the lock is held.
  */
-final class DefaultBulkhead implements Bulkhead {
+final class DefaultBulkhead extends PaddedState implements Bulkhead {
 
   private static final System.Logger LOG = System.getLogger("io.bulkhead");
 
@@ -181,6 +189,8 @@ final class DefaultBulkhead implements Bulkhead {
   /** Calls faster than this may be timed one in {@link #SPARSE_MASK} + 1 (see the design comment). */
   static final long FAST_CALL_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
   private static final int SPARSE_MASK = 63;
+  /** What takeFree returns when it took no slot: a word no successful take starts from (available -1). */
+  private static final long NO_FREE_SLOT = -1L;
 
   /** Service-time estimate for {@code retryAfter} before any call has finished and without maxWait. */
   static final long DEFAULT_SERVICE_ESTIMATE_NANOS = TimeUnit.SECONDS.toNanos(1);
@@ -202,8 +212,8 @@ final class DefaultBulkhead implements Bulkhead {
     }
   }
 
-  // Admission state: available (high 32 bits) and waiting (low 32 bits).
-  private volatile long state;
+  // The admission state word (available, waiting, fast) is `state`, inherited from PaddedState so
+  // that it has a cache line of its own: see there.
   // Mirrors config.limit(), for the hot path's "more than half full" test.
   private volatile int limit;
   // Seqlock around setLimit's two writes (config, state) and a carry's (state, fastCarried); odd while
@@ -214,9 +224,9 @@ final class DefaultBulkhead implements Bulkhead {
   // The last `completed` reported by stats(), so the derived count never goes down.
   private final java.util.concurrent.atomic.AtomicLong completedReported =
       new java.util.concurrent.atomic.AtomicLong();
-  // Latency sampling (see the design comment): 0 times every call, SPARSE_MASK one in 64.
+  // Latency sampling (see the design comment): 0 times every call, SPARSE_MASK one in 64. Racy: a
+  // lost update only changes which call gets timed.
   private int sampleMask;
-  private int sampleCounter;
 
   private final String name;
   private volatile BulkheadConfig config;
@@ -305,9 +315,9 @@ final class DefaultBulkhead implements Bulkhead {
     Objects.requireNonNull(task, "task");
     boolean timed;
     long admittedAt;
-    int free = takeFree();
-    if (free >= 0) {
-      timed = shouldTime(free);
+    long before = takeFree();
+    if (before != NO_FREE_SLOT) {
+      timed = shouldTime(before);
       admittedAt = admittedFast(timed);
     } else {
       timed = true;
@@ -322,9 +332,9 @@ final class DefaultBulkhead implements Bulkhead {
 
   @Override
   public Permit acquire() {
-    int free = takeFree();
-    if (free >= 0) {
-      boolean timed = shouldTime(free);
+    long before = takeFree();
+    if (before != NO_FREE_SLOT) {
+      boolean timed = shouldTime(before);
       return new Lease(this, timed, admittedFast(timed));
     }
     return new Lease(this, true, acquireSlow());
@@ -332,9 +342,9 @@ final class DefaultBulkhead implements Bulkhead {
 
   @Override
   public Optional<Permit> tryAcquire() {
-    int free = takeFree();
-    if (free >= 0) {
-      boolean timed = shouldTime(free);
+    long before = takeFree();
+    if (before != NO_FREE_SLOT) {
+      boolean timed = shouldTime(before);
       return Optional.of(new Lease(this, timed, admittedFast(timed)));
     }
     countRejection(BulkheadFullException.Reason.QUEUE_FULL);
@@ -346,9 +356,9 @@ final class DefaultBulkhead implements Bulkhead {
       Supplier<? extends CompletionStage<T>> task) {
     Objects.requireNonNull(task, "task");
     AsyncCall<T> call = new AsyncCall<>(this, task);
-    int free = takeFree();
-    if (free >= 0) {
-      boolean timed = shouldTime(free);
+    long before = takeFree();
+    if (before != NO_FREE_SLOT) {
+      boolean timed = shouldTime(before);
       call.start(timed, admittedFast(timed));
       return call;
     }
@@ -507,8 +517,11 @@ final class DefaultBulkhead implements Bulkhead {
   // ------------------------------------------------------------------------------------------------
   // Admission
 
-  /** Takes a free slot if nobody waits; returns the slots still free after it, or -1 if none was. */
-  private int takeFree() {
+  /**
+   * Takes a free slot if nobody waits. Returns the state word just before the CAS that took it (its
+   * `available` and `fast` decide whether to time the call), or NO_FREE_SLOT if none was free.
+   */
+  private long takeFree() {
     long s = state;
     while (waiting(s) == 0 && available(s) > 0) {
       if (fastAdmissions(s) == FAST_MASK) {
@@ -516,15 +529,15 @@ final class DefaultBulkhead implements Bulkhead {
       }
       long witness = (long) STATE.compareAndExchange(this, s, s - ONE_PERMIT + 1);
       if (witness == s) {
-        return available(s) - 1;
+        return s;
       }
       s = witness;
     }
-    return -1;
+    return NO_FREE_SLOT;
   }
 
   /** takeFree when the word's `fast` count is full: takes the slot and carries, under the lock (C1). */
-  private int takeFreeAndCarry() {
+  private long takeFreeAndCarry() {
     lock.lock();
     try {
       long s = state;
@@ -542,11 +555,11 @@ final class DefaultBulkhead implements Bulkhead {
           limitVersion++;
         }
         if (witness == s) {
-          return available(s) - 1;
+          return s;
         }
         s = witness;
       }
-      return -1;
+      return NO_FREE_SLOT;
     } finally {
       lock.unlock();
     }
@@ -558,10 +571,17 @@ final class DefaultBulkhead implements Bulkhead {
     return queueBounded && available(s) <= 0 && waiting(s) >= maxQueue;
   }
 
-  /** Whether to time a call admitted with {@code free} slots left; see the design comment. */
-  private boolean shouldTime(int free) {
+  /**
+   * Whether to time a call admitted from state word {@code before}; see the design comment. The one
+   * in 64 is counted by the word's own `fast` bits, which the admitting CAS has just advanced, so
+   * choosing costs no write.
+   */
+  private boolean shouldTime(long before) {
     int mask = sampleMask;
-    return mask == 0 || free * 2 < limit || listeners.any() || (++sampleCounter & mask) == 0;
+    return mask == 0
+        || (available(before) - 1) * 2 < limit
+        || listeners.any()
+        || (fastAdmissions(before) & mask) == 0;
   }
 
   /**

@@ -20,7 +20,8 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The admitted path, uncontended: one thread takes a slot, runs a trivial task and gives the slot
- * back. {@code sync} runs a task inside the compartment, {@code permit} takes and closes a bare permit,
+ * back. {@code sync} runs a task inside the compartment, {@code permit} takes and closes a bare permit
+ * without waiting ({@code tryAcquire}), {@code acquire} takes one with the call that would wait for it,
  * {@code async} runs a task whose stage is already complete. The task itself is the same for every
  * subject, and {@code none} measures it with no compartment, so the difference is the compartment's
  * own cost; {@code future} is the async baseline that allocates and completes the one future any
@@ -60,6 +61,11 @@ public class AdmitReleaseBenchmark {
   @Benchmark
   public boolean permit() {
     return s.permit();
+  }
+
+  @Benchmark
+  public boolean acquire() throws Exception {
+    return s.acquire();
   }
 
   @Benchmark

@@ -16,8 +16,12 @@ import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * Two threads admitting and releasing on one compartment at once (the limit is high enough that both
- * are always admitted): the cost of contention on the shared state.
+ * Several threads admitting and releasing on one compartment at once (the limit is high enough that
+ * every one is always admitted): the cost of contention on the shared state. {@code sync} runs a task
+ * inside the compartment, {@code permit} takes a permit without waiting and closes it, {@code acquire}
+ * takes one with the call that would wait for it. Two threads by default; {@code bulkhead-benchmarks/run}
+ * runs it with JMH's {@code -t 1}, {@code -t 2}, {@code -t 4} and {@code -t 8}, each thread count in
+ * its own JMH run with every subject side by side.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -46,5 +50,15 @@ public class ContendedBenchmark {
   @Benchmark
   public Object sync() throws Exception {
     return s.sync(task);
+  }
+
+  @Benchmark
+  public boolean permit() {
+    return s.permit();
+  }
+
+  @Benchmark
+  public boolean acquire() throws Exception {
+    return s.acquire();
   }
 }

@@ -42,6 +42,9 @@ abstract class Subject {
   /** Takes a permit and gives it back; returns false when none was free. */
   abstract boolean permit();
 
+  /** Takes a permit, waiting for one if need be, and gives it back. */
+  abstract boolean acquire() throws Exception;
+
   /** Runs an async task holding a slot until its stage completes. */
   abstract CompletionStage<Object> async(Supplier<CompletionStage<Object>> task);
 
@@ -100,6 +103,13 @@ abstract class Subject {
     }
 
     @Override
+    boolean acquire() {
+      try (Permit p = bulkhead.acquire()) {
+        return !p.isClosed();
+      }
+    }
+
+    @Override
     CompletionStage<Object> async(Supplier<CompletionStage<Object>> task) {
       return bulkhead.submit(task);
     }
@@ -132,6 +142,13 @@ abstract class Subject {
       if (!bulkhead.tryAcquirePermission()) {
         return false;
       }
+      bulkhead.onComplete();
+      return true;
+    }
+
+    @Override
+    boolean acquire() {
+      bulkhead.acquirePermission();
       bulkhead.onComplete();
       return true;
     }
@@ -171,6 +188,13 @@ abstract class Subject {
       if (!bulkhead.tryAcquirePermit()) {
         return false;
       }
+      bulkhead.releasePermit();
+      return true;
+    }
+
+    @Override
+    boolean acquire() throws InterruptedException {
+      bulkhead.acquirePermit();
       bulkhead.releasePermit();
       return true;
     }
@@ -224,6 +248,12 @@ abstract class Subject {
       return true;
     }
 
+    /** SimpleLimiter never waits: its acquire is the bare permit. */
+    @Override
+    boolean acquire() {
+      return permit();
+    }
+
     @Override
     CompletionStage<Object> async(Supplier<CompletionStage<Object>> task) {
       Optional<Limiter.Listener> listener = limiter.acquire(null);
@@ -273,6 +303,13 @@ abstract class Subject {
     }
 
     @Override
+    boolean acquire() throws InterruptedException {
+      semaphore.acquire();
+      semaphore.release();
+      return true;
+    }
+
+    @Override
     CompletionStage<Object> async(Supplier<CompletionStage<Object>> task) {
       if (!semaphore.tryAcquire()) {
         return CompletableFuture.failedFuture(new IllegalStateException("limit"));
@@ -295,6 +332,11 @@ abstract class Subject {
 
     @Override
     boolean permit() {
+      return true;
+    }
+
+    @Override
+    boolean acquire() {
       return true;
     }
 
