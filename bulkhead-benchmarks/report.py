@@ -6,9 +6,18 @@ Every figure in the output comes from those files; the targets are the ones issu
 import json
 import math
 import os
+import statistics
 import sys
 
+# report.py DIR                    the whole of BENCHMARKS.md
+# report.py DIR --only edge,scale  only those sections (to regenerate them alone)
 out = sys.argv[1]
+only = None
+if len(sys.argv) > 3 and sys.argv[2] == "--only":
+    only = set(sys.argv[3].split(","))
+# Results of the long runs that are committed (the HTTP edge, the experiment at scale): read from DIR
+# when a run wrote them there, otherwise from bulkhead-benchmarks/results/<name>/.
+committed = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 
 def load(name, default=None):
@@ -192,10 +201,184 @@ if scales:
     p("")
 
 peer = load("peer.json")
-if peer:
+if peer and only is None:
     p("## The experiment against a peer")
     p("")
     p(peer.get("markdown", ""))
     p("")
+
+
+def result_path(section, name):
+    for d in (out, os.path.join(committed, section)):
+        path = os.path.join(d, name)
+        if os.path.exists(path):
+            return path
+    return None
+
+
+def read_json(section, name):
+    path = result_path(section, name)
+    if path is None:
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def read_jsonl(section, name):
+    path = result_path(section, name)
+    if path is None:
+        return []
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def median_range(values, fmt):
+    values = [v for v in values if v is not None]
+    if not values:
+        return "–"
+    if len(values) == 1:
+        return fmt % values[0]
+    return (fmt + " (" + fmt + "–" + fmt + ")") % (statistics.median(values), min(values), max(values))
+
+
+def med(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+edge_lines = []
+e = edge_lines.append
+edge_machine = read_json("edge", "edge-machine.json")
+edge_runs = read_jsonl("edge", "edge-runs.jsonl")
+if edge_machine and edge_runs:
+    m = edge_machine
+    variants = ["plain", "qos", "bulkhead"]
+    names = {"plain": "plain Jetty", "qos": "Jetty `QoSHandler`", "bulkhead": "`BulkheadHandler`"}
+
+    def runs(variant, case):
+        return [r for r in edge_runs if r["variant"] == variant and r["case"] == case]
+
+    def status(r, code, key):
+        return r["status"].get(code, {}).get(key)
+
+    def cpu_us(r):
+        answers = r["all"]["count"]
+        return float(r["server_cpu_s"]) * 1e6 / answers if answers else None
+
+    e("## The HTTP edge: plain Jetty, `QoSHandler`, `BulkheadHandler`")
+    e("")
+    e("Generated from `bulkhead-benchmarks/edge-bench.sh` results (%s, %s cores, %s, %s; load "
+      "average %s before, %s after). One Jetty 12 server and one trivial handler (`200 ok`) "
+      "behind nothing, behind Jetty's `QoSHandler` and behind `BulkheadHandler`, the two guards with "
+      "the same limit of %d requests, no queue (`maxQueue 0`, `maxSuspendedRequestCount 0`), "
+      "driven by h2load over HTTP/1.1 with one thread, its per-request log giving the latency of "
+      "each status. The server (one JVM per variant and round, G1, 512 MB heap) is pinned to core 0 "
+      "and h2load to core 1 (`taskset`); each round runs the three variants in an order that "
+      "rotates, each case for %s s after %s s of warm-up, and the tables give the median over %s "
+      "rounds with the range in brackets. *CPU/answer* is the server process's user + system CPU "
+      "time during the case over the answers it gave: the figure least disturbed by the other "
+      "work on the machine." % (
+          m.get("date", "?"), m.get("cores", "?"), m.get("java", "?"), m.get("h2load", "?"),
+          m.get("load_before", "?"), m.get("load_after", "?"), m["limit"], m["seconds"],
+          m["warmup"], m["rounds"]))
+    e("")
+    for case, title in [
+        ("below", "Below the limit: %d connections to `/`, answered at once" % m["below"]),
+        ("below-5ms", "Below the limit: %d connections to `/slow`, answered after %s without a "
+                      "thread" % (m["below"], m["work"])),
+    ]:
+        e("### " + title)
+        e("")
+        e("| | answers/s | p50 ms | p99 ms | p99.9 ms | CPU/answer µs | throughput vs plain | p99 vs plain |")
+        e("|---|---:|---:|---:|---:|---:|---:|---:|")
+        plain = runs("plain", case)
+        plain_rps = med([r["all"]["per_s"] for r in plain])
+        plain_p99 = med([r["all"]["p99_ms"] for r in plain])
+        for v in variants:
+            rs = runs(v, case)
+            if not rs:
+                continue
+            rps = med([r["all"]["per_s"] for r in rs])
+            p99 = med([r["all"]["p99_ms"] for r in rs])
+            e("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                names[v],
+                median_range([r["all"]["per_s"] for r in rs], "%.0f"),
+                median_range([r["all"]["p50_ms"] for r in rs], "%.2f"),
+                median_range([r["all"]["p99_ms"] for r in rs], "%.2f"),
+                median_range([r["all"]["p999_ms"] for r in rs], "%.2f"),
+                median_range([cpu_us(r) for r in rs], "%.1f"),
+                "%.3f×" % (rps / plain_rps) if plain_rps else "–",
+                "%.2f×" % (p99 / plain_p99) if plain_p99 else "–"))
+        e("")
+    e("### Ten times the limit: %d connections to `/slow`" % m["over"])
+    e("")
+    e("| | answers/s | 200/s | 503/s | admitted p50 ms | admitted p99 ms | admitted p99.9 ms | 503 p99 ms | CPU/answer µs |")
+    e("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for v in variants:
+        rs = runs(v, "over")
+        if not rs:
+            continue
+        e("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            names[v],
+            median_range([r["all"]["per_s"] for r in rs], "%.0f"),
+            median_range([status(r, "200", "per_s") for r in rs], "%.0f"),
+            median_range([status(r, "503", "per_s") or 0 for r in rs], "%.0f"),
+            median_range([status(r, "200", "p50_ms") for r in rs], "%.2f"),
+            median_range([status(r, "200", "p99_ms") for r in rs], "%.2f"),
+            median_range([status(r, "200", "p999_ms") for r in rs], "%.2f"),
+            median_range([status(r, "503", "p99_ms") for r in rs], "%.2f"),
+            median_range([cpu_us(r) for r in rs], "%.1f")))
+    e("")
+    e("h2load's own CPU (core 1, user + system over the measured seconds), median over the rounds: "
+      + ", ".join("%s %s" % (case, median_range(
+          [float(r["client_cpu_s"]) / float(r["seconds"]) * 100 for r in edge_runs
+           if r["case"] == case], "%.0f%%")) for case in ["below", "below-5ms", "over"])
+      + ". Near 100% the load tool, not the server, sets the pace of that case.")
+    e("")
+    e("#### Targets")
+    e("")
+    e("| target | measured | met |")
+    e("|---|---|---|")
+
+    def edge_target(desc, measured, ok):
+        e("| %s | %s | %s |" % (desc, measured, "yes" if ok else "**no**"))
+
+    for case in ["below", "below-5ms"]:
+        b_rps = med([r["all"]["per_s"] for r in runs("bulkhead", case)])
+        p_rps = med([r["all"]["per_s"] for r in runs("plain", case)])
+        b_p99 = med([r["all"]["p99_ms"] for r in runs("bulkhead", case)])
+        p_p99 = med([r["all"]["p99_ms"] for r in runs("plain", case)])
+        if b_rps and p_rps:
+            edge_target("%s: throughput within 5%% of plain Jetty's" % case,
+                        "%.0f vs %.0f answers/s (%.3f×)" % (b_rps, p_rps, b_rps / p_rps),
+                        b_rps >= 0.95 * p_rps)
+        if b_p99 and p_p99:
+            edge_target("%s: p99 within 5%% of plain Jetty's" % case,
+                        "%.2f vs %.2f ms (%.2f×)" % (b_p99, p_p99, b_p99 / p_p99),
+                        b_p99 <= 1.05 * p_p99)
+    b_over = med([r["all"]["per_s"] for r in runs("bulkhead", "over")])
+    q_over = med([r["all"]["per_s"] for r in runs("qos", "over")])
+    if b_over and q_over:
+        edge_target("10× the limit: more answers per second than `QoSHandler`",
+                    "%.0f vs %.0f answers/s (%.2f×)" % (b_over, q_over, b_over / q_over),
+                    b_over > q_over)
+    b_adm = med([status(r, "200", "p99_ms") for r in runs("bulkhead", "over")])
+    b_below = med([r["all"]["p99_ms"] for r in runs("bulkhead", "below-5ms")])
+    if b_adm and b_below:
+        edge_target("10× the limit: admitted p99 no worse than below the limit (same `/slow`)",
+                    "%.2f vs %.2f ms" % (b_adm, b_below), b_adm <= b_below)
+    e("")
+
+scale_lines = []
+# (the experiment at 10x and 100x is added below)
+
+if only is not None:
+    lines = []
+    if "edge" in only:
+        lines += edge_lines
+    if "scale" in only:
+        lines += scale_lines
+else:
+    lines += edge_lines + scale_lines
 
 print("\n".join(lines))
