@@ -36,7 +36,7 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 cd "$(dirname "$0")/.."
-jar=bulkhead-benchmarks/target/benchmarks.jar
+jar=${BENCH_JAR:-bulkhead-benchmarks/target/benchmarks.jar} # a copy keeps a rebuild from changing a run
 for tool in h2load taskset; do
   command -v "$tool" >/dev/null || { echo "edge-bench: $tool is missing" >&2; exit 1; }
 done

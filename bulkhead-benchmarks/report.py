@@ -370,7 +370,99 @@ if edge_machine and edge_runs:
     e("")
 
 scale_lines = []
-# (the experiment at 10x and 100x is added below)
+x = scale_lines.append
+scale_machine = read_json("scale", "scale-machine.json")
+if scale_machine:
+    sm = scale_machine
+    factors = [int(f) for f in sm.get("factors", "").split()]
+
+    def scale(f, run):
+        return read_json("scale", "scale-%d-%s.json" % (f, run))
+
+    def ms(v):
+        return "–" if v is None else ("%.0f" % v if v >= 100 else "%.1f" % v)
+
+    x("## The slow-upstream experiment at 10× and 100×")
+    x("")
+    x("Generated from `bulkhead-benchmarks/scale-experiment.sh` results (%s, %s cores, %s memory, "
+      "%s; load average %s before, %s after; open-file limit %s). The experiment's load and "
+      "compartments times 10 and times 100: 80 chats and 50 logins per unit, a server cap of 50 "
+      "(unbounded queue) and an llm compartment of 10 in flight, 20 waiting and 1 s of patience per "
+      "unit, an upstream that answers after %s. The upstream, the app (G1, 2 GB heap) and the load "
+      "generator (the demo's `load`: a thread and a connection per request, a fresh JVM per run) "
+      "are three JVMs on the same cores." % (
+          sm.get("date", "?"), sm.get("cores", "?"), sm.get("memory", "?"), sm.get("java", "?"),
+          sm.get("load_before", "?"), sm.get("load_after", "?"), sm.get("open_files", "?"),
+          sm.get("delay", "?")))
+    x("")
+    x("| load | mode | server cap | llm | login p50 / p99 / max ms | chats 200 / 503 / other | 503 p50 / p99 ms | app threads (peak) | load avg |")
+    x("|---|---|---:|---|---|---|---|---:|---:|")
+    for f in factors:
+        for run in ["shared", "bulkhead"]:
+            r = scale(f, run)
+            if not r:
+                continue
+            llm = ("%d / %d / 1s" % (r["llm_limit"], r["llm_queue"])) if run == "bulkhead" else "–"
+            threads = r.get("app_peak_threads")
+            x("| %d chats + %d logins (×%d) | %s | %d | %s | %s / %s / %s | %d / %d / %d | %s / %s | %s | %s |" % (
+                r["chats"], r["logins"], f, run, r["server_limit"], llm,
+                ms(r["login_p50_ms"]), ms(r["login_p99_ms"]), ms(r["login_max_ms"]),
+                r["chat_ok"], r["chat_rejected"], r["chat_other"],
+                ms(r["rejected_p50_ms"]), ms(r["rejected_p99_ms"]),
+                "–" if threads is None else "%s (at 3 s: %s)" % (threads, r.get("app_threads_at_probe", "–"))
+                if run == "bulkhead" else threads,
+                r.get("load", "–")))
+    x("")
+    x("### Heap per request, measured")
+    x("")
+    x("The app's used heap after two full collections (`jcmd GC.run`, then `GC.heap_info`), 3 s "
+      "into a run of the chats alone, less the same once the load generator was killed and every "
+      "request it held was freed, over the requests held at the probe. *In flight*: every chat "
+      "admitted (server cap and llm limit at the number of chats), each holding a Jetty request, "
+      "its slots and an upstream call with its connection. *Queued*: the server cap and the llm "
+      "limit at the experiment's llm limit, so that every other chat waits in the server cap's "
+      "queue holding its connection and its request; the calls in flight are subtracted at the "
+      "in-flight figure. Both include the request's connection to the app.")
+    x("")
+    x("| load | in flight: requests, heap | per request in flight | queued: requests (+ in flight), heap | per queued request | app threads at the probe |")
+    x("|---|---|---:|---|---:|---|")
+    for f in factors:
+        inf, q = scale(f, "inflight"), scale(f, "queued")
+        if not inf:
+            continue
+        per_inflight = (inf["heap_probe_kb"] - inf["heap_after_kb"]) / inf["in_flight_at_probe"]
+        row = "| ×%d | %d, %.1f MiB | %.1f KiB |" % (
+            f, inf["in_flight_at_probe"], (inf["heap_probe_kb"] - inf["heap_after_kb"]) / 1024,
+            per_inflight)
+        if q:
+            held = q["heap_probe_kb"] - q["heap_after_kb"]
+            per_queued = (held - q["in_flight_at_probe"] * per_inflight) / q["queued_at_probe"]
+            row += " %d (+ %d), %.1f MiB | %.1f KiB | %s, %s |" % (
+                q["queued_at_probe"], q["in_flight_at_probe"], held / 1024, per_queued,
+                inf["app_threads_at_probe"], q["app_threads_at_probe"])
+        else:
+            row += " – | – | %s |" % inf["app_threads_at_probe"]
+        x(row)
+    x("")
+    x("### The load generator's own limits")
+    x("")
+    x("What the client spends, so that the figures above are the app's: one thread and one socket "
+      "per request, its CPU during the run, and the *floor*: the logins alone, sent by a fresh load "
+      "generator to the same (warm) app with nothing else going on, which no app can beat with "
+      "this client on this machine.")
+    x("")
+    x("| load | client threads (peak) | client sockets | client CPU during the run | floor: logins alone, p50 / p99 / max ms |")
+    x("|---|---:|---:|---:|---|")
+    for f in factors:
+        r, fl = scale(f, "bulkhead"), scale(f, "floor")
+        if not r:
+            continue
+        x("| ×%d bulkhead | %d | %d | %.1f s over %.1f s | %s |" % (
+            f, r["peak_threads"], r["chats"] + r["logins"], r["client_cpu_s_during_run"],
+            r["wall_ms"] / 1000,
+            "%s / %s / %s (%d logins)" % (ms(fl["login_p50_ms"]), ms(fl["login_p99_ms"]),
+                                           ms(fl["login_max_ms"]), fl["logins"]) if fl else "–"))
+    x("")
 
 if only is not None:
     lines = []
