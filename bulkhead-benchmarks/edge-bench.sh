@@ -12,24 +12,32 @@
 #   over      OVER connections (ten times the limit) to /slow: the guards refuse what exceeds the limit
 #
 #   bulkhead-benchmarks/edge-bench.sh DIR [--rounds 5] [--seconds 10] [--warmup 5]
+#       [--variants "plain qos bulkhead"] [--cases "below below-5ms over"] [--before-jar JAR]
 #
-# Writes DIR/edge-runs.jsonl (one line per case and round) and DIR/edge-machine.json. Each round
+# --before-jar adds the variant bulkhead-before: BulkheadHandler as built in JAR (an earlier build of
+# benchmarks.jar), for a before/after comparison of a change in the same interleaved run.
+#
+# Writes DIR/edge-runs.jsonl (one line per case and round), DIR/edge-machine.json and, from
+# EdgeAllocation, DIR/edge-allocation.json (bytes and CPU per request per variant). Each round
 # takes the lock $BENCH_LOCK (default /work/wt/bench.lock if its directory exists), so that no other
 # measurement runs at the same time, and gives it back between rounds. Needs h2load
 # (apt-get install nghttp2-client) and taskset; builds nothing: build the jar first with
 #   mvn -B -q -Pbenchmarks -pl bulkhead-benchmarks -am package -DskipTests
 set -euo pipefail
 if [[ $# -lt 1 || "$1" == -* ]]; then
-  echo "usage: $0 DIR [--rounds 5] [--seconds 10] [--warmup 5]" >&2
+  echo "usage: $0 DIR [--rounds 5] [--seconds 10] [--warmup 5] [--variants LIST] [--cases LIST] [--before-jar JAR]" >&2
   exit 2
 fi
 mkdir -p "$1"
 out=$(cd "$1" && pwd)
 shift
-rounds=5 seconds=10 warmup=5
+rounds=5 seconds=10 warmup=5 variants="plain qos bulkhead" cases="below below-5ms over" before_jar=
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --rounds) rounds=$2; shift 2 ;;
+    --variants) variants=$2; shift 2 ;;
+    --cases) cases=$2; shift 2 ;;
+    --before-jar) before_jar=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); variants="$variants bulkhead-before"; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
     --warmup) warmup=$2; shift 2 ;;
     *) echo "edge-bench: unknown option $1" >&2; exit 2 ;;
@@ -56,6 +64,7 @@ runs="$out/edge-runs.jsonl"
   echo "  \"h2load\": \"$(h2load --version | head -n1)\","
   echo "  \"limit\": $limit, \"queue\": $queue, \"wait\": \"$wait\", \"work\": \"$work\","
   echo "  \"below\": $below, \"over\": $over, \"rounds\": $rounds, \"seconds\": $seconds, \"warmup\": $warmup,"
+  echo "  \"variants\": \"$variants\", \"cases\": \"$cases\","
   echo "  \"load_before\": \"$(cut -d' ' -f1-3 /proc/loadavg)\""
   echo "}"
 } > "$out/edge-machine.json"
@@ -88,16 +97,18 @@ measure() {
 
 exec 9>>"$lock"
 for ((round = 1; round <= rounds; round++)); do
-  variants=(plain qos bulkhead)
-  shift_by=$(( (round - 1) % 3 ))
-  order=("${variants[@]:shift_by}" "${variants[@]:0:shift_by}")
+  list=($variants)
+  shift_by=$(( (round - 1) % ${#list[@]} ))
+  order=("${list[@]:shift_by}" "${list[@]:0:shift_by}")
   flock 9
   echo "== round $round/$rounds: ${order[*]} (load $(cut -d' ' -f1-3 /proc/loadavg))"
   for variant in "${order[@]}"; do
     port_file="$out/edge.port"
     rm -f "$port_file"
-    taskset -c 0 java -XX:+UseG1GC -Xms512m -Xmx512m -cp "$jar" \
-      io.bulkhead.benchmarks.edge.EdgeServer "$variant" --limit $limit --queue $queue \
+    server_jar=$jar server_variant=$variant
+    if [[ "$variant" == bulkhead-before ]]; then server_jar=$before_jar server_variant=bulkhead; fi
+    taskset -c 0 java -XX:+UseG1GC -Xms512m -Xmx512m -cp "$server_jar" \
+      io.bulkhead.benchmarks.edge.EdgeServer "$server_variant" --limit $limit --queue $queue \
       --wait $wait --work $work --port-file "$port_file" > "$out/edge-server.out" 2>&1 &
     server_pid=$!
     for _ in $(seq 100); do [[ -s "$port_file" ]] && break; sleep 0.1; done
@@ -106,11 +117,16 @@ for ((round = 1; round <= rounds; round++)); do
     taskset -c 1 h2load --h1 -t 1 -c $below -m 1 -D "$warmup" "http://127.0.0.1:$port/" > /dev/null 2>&1
     sleep 1
     taskset -c 1 h2load --h1 -t 1 -c $over -m 1 -D "$warmup" "http://127.0.0.1:$port/slow" > /dev/null 2>&1
-    measure "$variant" "$round" below $below / "$port"
-    measure "$variant" "$round" below-5ms $below /slow "$port"
-    measure "$variant" "$round" over $over /slow "$port"
+    for c in $cases; do
+      case "$c" in
+        below) measure "$variant" "$round" below $below / "$port" ;;
+        below-5ms) measure "$variant" "$round" below-5ms $below /slow "$port" ;;
+        over) measure "$variant" "$round" over $over /slow "$port" ;;
+        *) echo "edge-bench: unknown case $c" >&2; exit 2 ;;
+      esac
+    done
     kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
-    tail -n 3 "$runs" | python3 -c '
+    tail -n "$(wc -w <<< "$cases")" "$runs" | python3 -c '
 import json, sys
 for line in sys.stdin:
     r = json.loads(line)
@@ -121,5 +137,13 @@ for line in sys.stdin:
   done
   flock -u 9
 done
+if [[ "$variants" == "plain qos bulkhead" ]]; then
+  flock 9
+  echo "== bytes and CPU per request (EdgeAllocation, in-memory connector)"
+  java -XX:+UseG1GC -Xms512m -Xmx512m -cp "$jar" io.bulkhead.benchmarks.edge.EdgeAllocation 200000 \
+    2> /dev/null > "$out/edge-allocation.json"
+  cat "$out/edge-allocation.json"
+  flock -u 9
+fi
 sed -i "s/^}$/, \"load_after\": \"$(cut -d' ' -f1-3 /proc/loadavg)\"\n}/" "$out/edge-machine.json"
 rm -f "$out/edge.port" "$out/h2load.out" "$out/h2load.time"

@@ -246,14 +246,24 @@ def med(values):
     return statistics.median(values) if values else None
 
 
-edge_lines = []
-e = edge_lines.append
-edge_machine = read_json("edge", "edge-machine.json")
-edge_runs = read_jsonl("edge", "edge-runs.jsonl")
-if edge_machine and edge_runs:
-    m = edge_machine
-    variants = ["plain", "qos", "bulkhead"]
-    names = {"plain": "plain Jetty", "qos": "Jetty `QoSHandler`", "bulkhead": "`BulkheadHandler`"}
+def edge_section(section, e, before_after=False):
+    """The HTTP-edge tables of one edge-bench.sh run (results/<section>/), appended with e."""
+    edge_machine = read_json(section, "edge-machine.json")
+    edge_runs = read_jsonl(section, "edge-runs.jsonl")
+    if not (edge_machine and edge_runs):
+        return
+    m = dict(edge_machine)
+    m["rounds"] = len({r["round"] for r in edge_runs})  # the rounds that ran, if a run was cut short
+    present = []
+    for r in edge_runs:
+        if r["variant"] not in present:
+            present.append(r["variant"])
+    variants = [v for v in ["plain", "qos", "bulkhead-before", "bulkhead"] if v in present]
+    names = {"plain": "plain Jetty", "qos": "Jetty `QoSHandler`", "bulkhead": "`BulkheadHandler`",
+             "bulkhead-before": "`BulkheadHandler` before"}
+    if before_after:
+        names["bulkhead"] = "`BulkheadHandler` after"
+    cases = m.get("cases", "below below-5ms over").split()
 
     def runs(variant, case):
         return [r for r in edge_runs if r["variant"] == variant and r["case"] == case]
@@ -265,29 +275,42 @@ if edge_machine and edge_runs:
         answers = r["all"]["count"]
         return float(r["server_cpu_s"]) * 1e6 / answers if answers else None
 
-    e("## The HTTP edge: plain Jetty, `QoSHandler`, `BulkheadHandler`")
-    e("")
-    e("Generated from `bulkhead-benchmarks/edge-bench.sh` results (%s, %s cores, %s, %s; load "
-      "average %s before, %s after). One Jetty 12 server and one trivial handler (`200 ok`) "
-      "behind nothing, behind Jetty's `QoSHandler` and behind `BulkheadHandler`, the two guards with "
-      "the same limit of %d requests, no queue (`maxQueue 0`, `maxSuspendedRequestCount 0`), "
-      "driven by h2load over HTTP/1.1 with one thread, its per-request log giving the latency of "
-      "each status. The server (one JVM per variant and round, G1, 512 MB heap) is pinned to core 0 "
-      "and h2load to core 1 (`taskset`); each round runs the three variants in an order that "
-      "rotates, each case for %s s after %s s of warm-up, and the tables give the median over %s "
-      "rounds with the range in brackets. *CPU/answer* is the server process's user + system CPU "
-      "time during the case over the answers it gave: the figure least disturbed by the other "
-      "work on the machine." % (
-          m.get("date", "?"), m.get("cores", "?"), m.get("java", "?"), m.get("h2load", "?"),
-          m.get("load_before", "?"), m.get("load_after", "?"), m["limit"], m["seconds"],
-          m["warmup"], m["rounds"]))
-    e("")
-    for case, title in [
-        ("below", "Below the limit: %d connections to `/`, answered at once" % m["below"]),
-        ("below-5ms", "Below the limit: %d connections to `/slow`, answered after %s without a "
-                      "thread" % (m["below"], m["work"])),
-    ]:
-        e("### " + title)
+    if before_after:
+        e("### Before and after: the disconnect watcher's batches")
+        e("")
+        e("`BulkheadHandler` before the change (an earlier build, `--before-jar`) and after it, with plain "
+          "Jetty, in one interleaved run of `edge-bench.sh` (%s, load average %s before, %s after; "
+          "median over %s rounds of %s s, range in brackets)." % (
+              m.get("date", "?"), m.get("load_before", "?"), m.get("load_after", "?"),
+              m["rounds"], m["seconds"]))
+        e("")
+    else:
+        e("## The HTTP edge: plain Jetty, `QoSHandler`, `BulkheadHandler`")
+        e("")
+        e("Generated from `bulkhead-benchmarks/edge-bench.sh` results (%s, %s cores, %s, %s; load "
+          "average %s before, %s after). One Jetty 12 server and one trivial handler (`200 ok`) "
+          "behind nothing, behind Jetty's `QoSHandler` and behind `BulkheadHandler`, the two guards with "
+          "the same limit of %d requests, no queue (`maxQueue 0`, `maxSuspendedRequestCount 0`), "
+          "driven by h2load over HTTP/1.1 with one thread, its per-request log giving the latency of "
+          "each status. The server (one JVM per variant and round, G1, 512 MB heap) is pinned to core 0 "
+          "and h2load to core 1 (`taskset`); each round runs the three variants in an order that "
+          "rotates, each case for %s s after %s s of warm-up, and the tables give the median over %s "
+          "rounds with the range in brackets. *CPU/answer* is the server process's user + system CPU "
+          "time during the case over the answers it gave: the figure least disturbed by the other "
+          "work on the machine. Other work did run: the load averages above are of a 2-core machine "
+          "shared with other builds, so the server's core was not its own and the wall-clock figures "
+          "(answers/s, latency) vary by a factor of two or more between rounds." % (
+              m.get("date", "?"), m.get("cores", "?"), m.get("java", "?"), m.get("h2load", "?"),
+              m.get("load_before", "?"), m.get("load_after", "?"), m["limit"], m["seconds"],
+              m["warmup"], m["rounds"]))
+        e("")
+    titles = {
+        "below": "Below the limit: %d connections to `/`, answered at once" % m["below"],
+        "below-5ms": "Below the limit: %d connections to `/slow`, answered after %s without a "
+                     "thread" % (m["below"], m["work"]),
+    }
+    for case in [c for c in ["below", "below-5ms"] if c in cases]:
+        e("#### " + titles[case])
         e("")
         e("| | answers/s | p50 ms | p99 ms | p99.9 ms | CPU/answer µs | throughput vs plain | p99 vs plain |")
         e("|---|---:|---:|---:|---:|---:|---:|---:|")
@@ -310,31 +333,54 @@ if edge_machine and edge_runs:
                 "%.3f×" % (rps / plain_rps) if plain_rps else "–",
                 "%.2f×" % (p99 / plain_p99) if plain_p99 else "–"))
         e("")
-    e("### Ten times the limit: %d connections to `/slow`" % m["over"])
-    e("")
-    e("| | answers/s | 200/s | 503/s | admitted p50 ms | admitted p99 ms | admitted p99.9 ms | 503 p99 ms | CPU/answer µs |")
-    e("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for v in variants:
-        rs = runs(v, "over")
-        if not rs:
-            continue
-        e("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            names[v],
-            median_range([r["all"]["per_s"] for r in rs], "%.0f"),
-            median_range([status(r, "200", "per_s") for r in rs], "%.0f"),
-            median_range([status(r, "503", "per_s") or 0 for r in rs], "%.0f"),
-            median_range([status(r, "200", "p50_ms") for r in rs], "%.2f"),
-            median_range([status(r, "200", "p99_ms") for r in rs], "%.2f"),
-            median_range([status(r, "200", "p999_ms") for r in rs], "%.2f"),
-            median_range([status(r, "503", "p99_ms") for r in rs], "%.2f"),
-            median_range([cpu_us(r) for r in rs], "%.1f")))
-    e("")
+    if "over" in cases:
+        e("#### Ten times the limit: %d connections to `/slow`" % m["over"])
+        e("")
+        e("| | answers/s | 200/s | 503/s | admitted p50 ms | admitted p99 ms | admitted p99.9 ms | 503 p99 ms | CPU/answer µs |")
+        e("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for v in variants:
+            rs = runs(v, "over")
+            if not rs:
+                continue
+            e("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                names[v],
+                median_range([r["all"]["per_s"] for r in rs], "%.0f"),
+                median_range([status(r, "200", "per_s") for r in rs], "%.0f"),
+                median_range([status(r, "503", "per_s") or 0 for r in rs], "%.0f"),
+                median_range([status(r, "200", "p50_ms") for r in rs], "%.2f"),
+                median_range([status(r, "200", "p99_ms") for r in rs], "%.2f"),
+                median_range([status(r, "200", "p999_ms") for r in rs], "%.2f"),
+                median_range([status(r, "503", "p99_ms") for r in rs], "%.2f"),
+                median_range([cpu_us(r) for r in rs], "%.1f")))
+        e("")
     e("h2load's own CPU (core 1, user + system over the measured seconds), median over the rounds: "
       + ", ".join("%s %s" % (case, median_range(
           [float(r["client_cpu_s"]) / float(r["seconds"]) * 100 for r in edge_runs
-           if r["case"] == case], "%.0f%%")) for case in ["below", "below-5ms", "over"])
-      + ". Near 100% the load tool, not the server, sets the pace of that case.")
+           if r["case"] == case], "%.0f%%")) for case in cases)
+      + ": far from 100%, so h2load did not set the pace.")
     e("")
+    if before_after:
+        return
+    alloc = read_json(section, "edge-allocation.json")
+    if alloc:
+        e("#### Bytes and CPU per request, through the in-memory connector")
+        e("")
+        e("`EdgeAllocation`: %d requests one at a time through Jetty's `LocalConnector` (no socket, no "
+          "load tool), after as many again of warm-up; bytes allocated by every thread of the JVM and "
+          "the process's CPU time, per request. The connector itself allocates most of it; the "
+          "difference from plain Jetty is the guard's. (The disconnect watcher is not exercised: an "
+          "in-memory connection has no socket to watch.)" % alloc["requests"])
+        e("")
+        e("| | B/request | vs plain | CPU µs/request |")
+        e("|---|---:|---:|---:|")
+        base = alloc["variants"].get("plain", {}).get("bytes_per_request")
+        for v in ["plain", "qos", "bulkhead"]:
+            a = alloc["variants"].get(v)
+            if a:
+                e("| %s | %.0f | %s | %.2f |" % (names[v], a["bytes_per_request"],
+                  "%+.0f B" % (a["bytes_per_request"] - base) if base is not None else "–",
+                  a["cpu_us_per_request"]))
+        e("")
     e("#### Targets")
     e("")
     e("| target | measured | met |")
@@ -343,11 +389,13 @@ if edge_machine and edge_runs:
     def edge_target(desc, measured, ok):
         e("| %s | %s | %s |" % (desc, measured, "yes" if ok else "**no**"))
 
-    for case in ["below", "below-5ms"]:
+    for case in [c for c in ["below", "below-5ms"] if c in cases]:
         b_rps = med([r["all"]["per_s"] for r in runs("bulkhead", case)])
         p_rps = med([r["all"]["per_s"] for r in runs("plain", case)])
         b_p99 = med([r["all"]["p99_ms"] for r in runs("bulkhead", case)])
         p_p99 = med([r["all"]["p99_ms"] for r in runs("plain", case)])
+        b_cpu = med([cpu_us(r) for r in runs("bulkhead", case)])
+        p_cpu = med([cpu_us(r) for r in runs("plain", case)])
         if b_rps and p_rps:
             edge_target("%s: throughput within 5%% of plain Jetty's" % case,
                         "%.0f vs %.0f answers/s (%.3f×)" % (b_rps, p_rps, b_rps / p_rps),
@@ -356,6 +404,10 @@ if edge_machine and edge_runs:
             edge_target("%s: p99 within 5%% of plain Jetty's" % case,
                         "%.2f vs %.2f ms (%.2f×)" % (b_p99, p_p99, b_p99 / p_p99),
                         b_p99 <= 1.05 * p_p99)
+        if b_cpu and p_cpu:
+            edge_target("%s: server CPU per answer within 5%% of plain Jetty's" % case,
+                        "%.1f vs %.1f µs (%.2f×)" % (b_cpu, p_cpu, b_cpu / p_cpu),
+                        b_cpu <= 1.05 * p_cpu)
     b_over = med([r["all"]["per_s"] for r in runs("bulkhead", "over")])
     q_over = med([r["all"]["per_s"] for r in runs("qos", "over")])
     if b_over and q_over:
@@ -368,6 +420,11 @@ if edge_machine and edge_runs:
         edge_target("10× the limit: admitted p99 no worse than below the limit (same `/slow`)",
                     "%.2f vs %.2f ms" % (b_adm, b_below), b_adm <= b_below)
     e("")
+
+
+edge_lines = []
+edge_section("edge", edge_lines.append)
+edge_section("edge-watcher", edge_lines.append, before_after=True)
 
 scale_lines = []
 x = scale_lines.append
@@ -421,10 +478,10 @@ if scale_machine:
       "admitted (server cap and llm limit at the number of chats), each holding a Jetty request, "
       "its slots and an upstream call with its connection. *Queued*: the server cap and the llm "
       "limit at the experiment's llm limit, so that every other chat waits in the server cap's "
-      "queue holding its connection and its request; the calls in flight are subtracted at the "
-      "in-flight figure. Both include the request's connection to the app.")
+      "queue holding its connection and its request. Both include the request's connection to the "
+      "app; the in-flight figure also includes the app's connection to the upstream.")
     x("")
-    x("| load | in flight: requests, heap | per request in flight | queued: requests (+ in flight), heap | per queued request | app threads at the probe |")
+    x("| load | in flight: requests, heap held | per request in flight | queued: requests (+ in flight), heap held | per queued request, at most | app threads at the probe (in flight, queued) |")
     x("|---|---|---:|---|---:|---|")
     for f in factors:
         inf, q = scale(f, "inflight"), scale(f, "queued")
@@ -436,13 +493,17 @@ if scale_machine:
             per_inflight)
         if q:
             held = q["heap_probe_kb"] - q["heap_after_kb"]
-            per_queued = (held - q["in_flight_at_probe"] * per_inflight) / q["queued_at_probe"]
             row += " %d (+ %d), %.1f MiB | %.1f KiB | %s, %s |" % (
-                q["queued_at_probe"], q["in_flight_at_probe"], held / 1024, per_queued,
-                inf["app_threads_at_probe"], q["app_threads_at_probe"])
+                q["queued_at_probe"], q["in_flight_at_probe"], held / 1024,
+                held / q["queued_at_probe"], inf["app_threads_at_probe"], q["app_threads_at_probe"])
         else:
             row += " – | – | %s |" % inf["app_threads_at_probe"]
         x(row)
+    x("")
+    x("*Per queued request, at most*: everything the queued run held, its calls in flight included, "
+      "over the queued requests alone. Subtracting its calls in flight at the in-flight run's figure "
+      "is not possible: that figure, taken with every upstream connection being opened at once, is "
+      "more per call than the queued run held in all, so the bound is the figure this run supports.")
     x("")
     x("### The load generator's own limits")
     x("")
