@@ -9,12 +9,17 @@ import os
 import statistics
 import sys
 
-# report.py DIR                    the whole of BENCHMARKS.md
-# report.py DIR --only edge,scale  only those sections (to regenerate them alone)
+# report.py DIR                                   the whole of BENCHMARKS.md
+# report.py DIR --only edge,scale                 only those sections (to regenerate them alone)
+# report.py DIR --only edge,scale --into FILE     those sections in place of FILE's own, which are
+#                                                 its last (a whole run puts them there too)
 out = sys.argv[1]
 only = None
+into = None
 if len(sys.argv) > 3 and sys.argv[2] == "--only":
     only = set(sys.argv[3].split(","))
+    if len(sys.argv) > 5 and sys.argv[4] == "--into":
+        into = sys.argv[5]
 # Results of the long runs that are committed (the HTTP edge, the experiment at scale): read from DIR
 # when a run wrote them there, otherwise from bulkhead-benchmarks/results/<name>/.
 committed = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
@@ -534,4 +539,13 @@ if only is not None:
 else:
     lines += edge_lines + scale_lines
 
-print("\n".join(lines))
+if into is None:
+    print("\n".join(lines))
+else:
+    with open(into) as f:
+        text = f.read()
+    for heading in ["\n## The HTTP edge: plain Jetty", "\n## The slow-upstream experiment at 10×"]:
+        if heading in text:
+            text = text[:text.index(heading) + 1]
+    with open(into, "w") as f:
+        f.write(text.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n")
