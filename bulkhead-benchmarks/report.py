@@ -517,15 +517,18 @@ if scale_machine:
       "generator to the same (warm) app with nothing else going on, which no app can beat with "
       "this client on this machine.")
     x("")
-    x("| load | client threads (peak) | client sockets | client CPU during the run | floor: logins alone, p50 / p99 / max ms |")
-    x("|---|---:|---:|---:|---|")
+    x("| load | client threads (peak) | client sockets | client CPU during the run (share of the machine) | app CPU, whole life | floor: logins alone, p50 / p99 / max ms |")
+    x("|---|---:|---:|---:|---:|---|")
+    cores = float(sm.get("cores", 1) or 1)
     for f in factors:
         r, fl = scale(f, "bulkhead"), scale(f, "floor")
         if not r:
             continue
-        x("| ×%d bulkhead | %d | %d | %.1f s over %.1f s | %s |" % (
+        wall_s = r["wall_ms"] / 1000
+        x("| ×%d bulkhead | %d | %d | %.1f s over %.1f s (%.0f%%) | %s | %s |" % (
             f, r["peak_threads"], r["chats"] + r["logins"], r["client_cpu_s_during_run"],
-            r["wall_ms"] / 1000,
+            wall_s, 100 * r["client_cpu_s_during_run"] / (wall_s * cores) if wall_s else 0,
+            "%.1f s" % r["app_cpu_s"] if "app_cpu_s" in r else "–",
             "%s / %s / %s (%d logins)" % (ms(fl["login_p50_ms"]), ms(fl["login_p99_ms"]),
                                            ms(fl["login_max_ms"]), fl["logins"]) if fl else "–"))
     x("")

@@ -75,6 +75,29 @@ heap_kb() {
 }
 threads_of() { awk '/^Threads:/ {print $2}' "/proc/$1/status"; }
 
+# held PORT: "IN_FLIGHT WAITING" of the app's server cap, from its /bulkheads (outside the cap)
+held() {
+  curl -s --max-time 10 "http://127.0.0.1:$1/bulkheads" | python3 -c '
+import json, sys
+for c in json.load(sys.stdin)["compartments"]:
+    if c["name"] == "server":
+        s = c.get("stats", c)
+        print(s["inFlight"], s["waiting"])'
+}
+
+# settle PORT COUNT: waits (up to 60 s) until the server cap holds COUNT requests, in flight
+# and waiting together, or stops growing; the load generator of a big run needs time to send them
+settle() {
+  local last=-1 now
+  for _ in $(seq 120); do
+    now=$(held "$1" | awk '{print $1 + $2}')
+    [[ -n "$now" && "$now" -ge "$2" ]] && return 0
+    [[ "$now" == "$last" ]] && return 0
+    last=$now
+    sleep 0.5
+  done
+}
+
 start_upstream() {
   rm -f "$out/upstream.port"
   "${java_cmd[@]}" -Xmx1g io.bulkhead.benchmarks.scale.ScaleProcess upstream --delay "$delay" \
@@ -142,6 +165,8 @@ probe_run() {
   start_load "$3" 0 "$out/load-$1.json"
   wait_for "$out/load.started"
   sleep 3
+  settle "$app_port" "$3"
+  read -r held_in_flight held_waiting < <(held "$app_port")
   probe_kb=$(heap_kb "$app_pid"); probe_threads=$(threads_of "$app_pid")
   stop "$load_pid"
   sleep 3
@@ -149,7 +174,7 @@ probe_run() {
   stop "$app_pid"
   echo "{}" > "$result"
   merge "$result" factor="$2" mode=bulkhead chats="$3" server_limit="$4" llm_limit="$5" \
-    in_flight_at_probe="$(( $3 < $5 ? $3 : $5 ))" queued_at_probe="$(( $3 > $4 ? $3 - $4 : 0 ))" \
+    in_flight_at_probe="$held_in_flight" queued_at_probe="$held_waiting" \
     heap_probe_kb="$probe_kb" heap_after_kb="$after_kb" app_threads_at_probe="$probe_threads"
   echo "  $1: heap probe/after $probe_kb/$after_kb KiB, app threads $probe_threads"
 }
