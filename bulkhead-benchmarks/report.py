@@ -505,6 +505,15 @@ if scale_machine:
             row += " – | – | %s |" % inf["app_threads_at_probe"]
         x(row)
     x("")
+    assumed = [f for f in factors if scale(f, "inflight") and scale(f, "inflight").get("counts") != "measured"]
+    if assumed:
+        x("**Not to be relied on** for %s: these runs took the requests held at the probe to be "
+          "the ones the settings call for, without reading them from the app, and the figures "
+          "disagree with each other (per request in flight at ×10 against ×100), which says the "
+          "load had not all arrived at the probe. `scale-experiment.sh` now waits for it and reads "
+          "the counts from the app's `/bulkheads`; run it again for figures to use." % (
+              ", ".join("×%d" % f for f in assumed)))
+        x("")
     x("*Per queued request, at most*: everything the queued run held, its calls in flight included, "
       "over the queued requests alone. Subtracting its calls in flight at the in-flight run's figure "
       "is not possible: that figure, taken with every upstream connection being opened at once, is "

@@ -174,7 +174,7 @@ probe_run() {
   stop "$app_pid"
   echo "{}" > "$result"
   merge "$result" factor="$2" mode=bulkhead chats="$3" server_limit="$4" llm_limit="$5" \
-    in_flight_at_probe="$held_in_flight" queued_at_probe="$held_waiting" \
+    in_flight_at_probe="$held_in_flight" queued_at_probe="$held_waiting" counts=measured \
     heap_probe_kb="$probe_kb" heap_after_kb="$after_kb" app_threads_at_probe="$probe_threads"
   echo "  $1: heap probe/after $probe_kb/$after_kb KiB, app threads $probe_threads"
 }
