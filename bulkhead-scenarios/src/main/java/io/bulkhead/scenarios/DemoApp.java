@@ -134,6 +134,23 @@ public class DemoApp implements AutoCloseable {
     return this;
   }
 
+  /**
+   * Accepts at most {@code connections} connections at once instead of the default (512, or half the
+   * process's open-file limit if that is lower): for the slow-upstream experiment at ten or a
+   * hundred times its load, where every request is a connection of its own. Raise the process's
+   * open-file limit with it ({@code ulimit -n}); the kernel's accept queue holds the next ones.
+   *
+   * @throws IllegalStateException if the app has started
+   * @throws IllegalArgumentException if {@code connections} is below 1
+   */
+  public DemoApp maxConnections(int connections) {
+    if (connections < 1) {
+      throw new IllegalArgumentException("maxConnections must be at least 1 but was " + connections);
+    }
+    return edgeLimits(new EdgeLimits(connections, edgeLimits.idleTimeout(),
+        edgeLimits.requestHeadDeadline()));
+  }
+
   /** Builds the app and its compartments; nothing listens until {@link #start}. */
   public DemoApp(AppSettings settings) {
     this(null, settings);

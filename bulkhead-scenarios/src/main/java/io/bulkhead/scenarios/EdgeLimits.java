@@ -61,15 +61,28 @@ record EdgeLimits(int maxConnections, Duration idleTimeout, Duration requestHead
     return new EdgeLimits(connectionCap(), IDLE_TIMEOUT, REQUEST_HEAD_DEADLINE);
   }
 
+  /**
+   * Half the process's open-file limit in connections (all of them up to that, not
+   * {@link #MAX_CONNECTIONS}), with the usual timeouts: for the fake upstream, which must never be
+   * what limits an experiment, even at a hundred times its load.
+   */
+  static EdgeLimits wide() {
+    return new EdgeLimits(fileShare(Integer.MAX_VALUE), IDLE_TIMEOUT, REQUEST_HEAD_DEADLINE);
+  }
+
   private static int connectionCap() {
+    return fileShare(MAX_CONNECTIONS);
+  }
+
+  private static int fileShare(int most) {
     OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
     if (os instanceof com.sun.management.UnixOperatingSystemMXBean unix) {
       long files = unix.getMaxFileDescriptorCount();
       if (files > 0) {
-        return (int) Math.max(1, Math.min(MAX_CONNECTIONS, files / FILE_LIMIT_SHARE));
+        return (int) Math.max(1, Math.min(most, files / FILE_LIMIT_SHARE));
       }
     }
-    return MAX_CONNECTIONS;
+    return Math.min(most, MAX_CONNECTIONS);
   }
 
   private static void requirePositive(String name, Duration value) {

@@ -45,7 +45,9 @@ public final class FakeUpstream implements AutoCloseable {
     this.delay = delay;
     this.failureFraction = failureFraction;
     // Connections sit idle for the whole delay while their answer is pending: outlast it.
-    this.server = Servers.create("upstream", port, delay.plusSeconds(60));
+    // It accepts as many connections as the process may open: an app under ten or a hundred
+    // times the experiment's load opens thousands, and the upstream must not be what limits it.
+    this.server = Servers.create("upstream", port, delay.plusSeconds(60), EdgeLimits.wide());
     ServerConnector connector = (ServerConnector) server.getConnectors()[0];
     connector.addEventListener(new Connection.Listener() {
       @Override

@@ -16,6 +16,9 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  */
 final class Servers {
 
+  /** The accept queue of a server that accepts fewer connections than this. */
+  private static final int MIN_ACCEPT_QUEUE = 1024;
+
   private Servers() {}
 
   /**
@@ -56,9 +59,10 @@ final class Servers {
     ServerConnector connector = new ServerConnector(server, 1, 1, new HttpConnectionFactory(http));
     connector.setHost("127.0.0.1");
     connector.setPort(port);
-    // A burst of connections (the load opens 130 at once) must not overflow the accept queue: a
-    // dropped SYN is retried a second later and would show up as a second of latency.
-    connector.setAcceptQueueSize(1024);
+    // A burst of connections (the load opens 130 at once, thousands at a hundred times that) must
+    // not overflow the accept queue: a dropped SYN is retried a second later and would show up as a
+    // second of latency. The kernel caps it at net.core.somaxconn.
+    connector.setAcceptQueueSize(Math.max(MIN_ACCEPT_QUEUE, limits.maxConnections()));
     connector.setIdleTimeout(limits.idleTimeout().toMillis());
     connector.addEventListener(new RequestHeadDeadline(connector, limits.requestHeadDeadline()));
     server.addConnector(connector);

@@ -179,6 +179,23 @@ class DemoAppTest {
   }
 
   @Test
+  void maxConnections_setsTheConnectorsCapAndAcceptQueue_beforeTheStartOnly() throws Exception {
+    DemoApp app = closer.closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD,
+        URI.create("http://127.0.0.1:1"))));
+    assertThatThrownBy(() -> app.maxConnections(0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("was 0");
+    app.maxConnections(3_000).start(0);
+    org.eclipse.jetty.server.NetworkConnectionLimit cap =
+        app.server().getBean(org.eclipse.jetty.server.NetworkConnectionLimit.class);
+    assertThat(cap.getMaxNetworkConnectionCount()).isEqualTo(3_000);
+    org.eclipse.jetty.server.ServerConnector connector =
+        (org.eclipse.jetty.server.ServerConnector) app.server().getConnectors()[0];
+    assertThat(connector.getAcceptQueueSize()).isEqualTo(3_000);
+    assertThatThrownBy(() -> app.maxConnections(10))
+        .isInstanceOf(IllegalStateException.class);
+  }
+
+  @Test
   void replaceRoute_swapsTheHandler_andKeepsTheRouteBehindTheServerCap() throws Exception {
     FakeUpstream upstream = closer.closeLater(FakeUpstream.start(0, Duration.ofSeconds(3)));
     DemoApp app = closer.closeLater(new DemoApp(settings(Mode.SHARED, upstream.uri(), 1, 1, 0,

@@ -1,0 +1,230 @@
+#!/usr/bin/env bash
+# The slow-upstream experiment at ten and a hundred times its load: 800 chats + 500 logins, then
+# 8,000 chats + 5,000 logins, with the server cap (50 per 130 requests) and the llm compartment
+# (10 in flight, 20 waiting, 1 s) sized up by the same factor. The upstream, the app and the load
+# generator are three JVMs (ScaleProcess), so that each has its own open files and the app's heap and
+# threads are measured alone.
+#
+# For each factor:
+#   bulkhead   the experiment in bulkhead mode on a fresh app; 3 s after the chats (the llm
+#              compartment's limit in flight, its queue refused) the app's heap after a full GC
+#              (jcmd GC.run, GC.heap_info) and its threads
+#   floor      on the same (now warm) app, the logins alone from a fresh load generator: what a
+#              burst of that many connections costs the client and the app with nothing else going on
+#   inflight   a fresh app with every chat admitted (server cap and llm limit at the chats), the
+#              chats alone; the heap 3 s in and again after the load generator was killed and its
+#              requests freed: the difference over the chats is the heap per request in flight
+#   queued     the same with the server cap and the llm limit at the experiment's llm limit, so that
+#              every other chat waits at the server cap: the difference, less the calls in flight,
+#              over the queued requests is the heap per queued request
+#   shared     the experiment in shared mode, for contrast
+#
+#   bulkhead-benchmarks/scale-experiment.sh DIR [--factors "10 100"] [--delay 10s]
+#
+# Writes DIR/scale-<factor>-<run>.json and DIR/scale-machine.json, read by report.py. Each factor
+# holds the lock $BENCH_LOCK (default /work/wt/bench.lock if its directory exists). Builds nothing.
+set -euo pipefail
+if [[ $# -lt 1 || "$1" == -* ]]; then
+  echo "usage: $0 DIR [--factors \"10 100\"] [--delay 10s]" >&2
+  exit 2
+fi
+mkdir -p "$1"
+out=$(cd "$1" && pwd)
+shift
+factors="10 100" delay=10s
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --factors) factors=$2; shift 2 ;;
+    --delay) delay=$2; shift 2 ;;
+    *) echo "scale-experiment: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+cd "$(dirname "$0")/.."
+jar=${BENCH_JAR:-bulkhead-benchmarks/target/benchmarks.jar}
+[[ -f "$jar" ]] || { echo "scale-experiment: $jar is missing; build it first" >&2; exit 1; }
+command -v jcmd >/dev/null || { echo "scale-experiment: jcmd is missing (a JDK, not a JRE)" >&2; exit 1; }
+lock=${BENCH_LOCK:-/work/wt/bench.lock}
+[[ -d "$(dirname "$lock")" ]] || lock=/dev/null
+# Every request is a connection of its own, in the app and in the load generator.
+ulimit -n "$(ulimit -Hn)"
+java_cmd=(java -cp "$jar")
+
+{
+  echo "{"
+  echo "  \"date\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\","
+  echo "  \"cpu\": \"$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -n1)\","
+  echo "  \"cores\": $(nproc),"
+  echo "  \"memory\": \"$(free -h | awk '/^Mem:/ {print $2}')\","
+  echo "  \"java\": \"$(java -version 2>&1 | head -n1 | sed 's/"/\\"/g')\","
+  echo "  \"open_files\": $(ulimit -n), \"delay\": \"$delay\", \"factors\": \"$factors\","
+  echo "  \"load_before\": \"$(cut -d' ' -f1-3 /proc/loadavg)\""
+  echo "}"
+} > "$out/scale-machine.json"
+
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT
+
+wait_for() { for _ in $(seq 300); do [[ -s "$1" ]] && return 0; sleep 0.1; done; echo "timed out waiting for $1" >&2; return 1; }
+
+# heap_kb PID: the used heap in KiB after a full collection
+heap_kb() {
+  jcmd "$1" GC.run > /dev/null
+  jcmd "$1" GC.run > /dev/null
+  jcmd "$1" GC.heap_info | sed -n 's/.* used \([0-9]*\)K.*/\1/p' | head -n1
+}
+threads_of() { awk '/^Threads:/ {print $2}' "/proc/$1/status"; }
+
+# held PORT: "IN_FLIGHT WAITING" of the app's server cap, from its /bulkheads (outside the cap)
+held() {
+  curl -s --max-time 10 "http://127.0.0.1:$1/bulkheads" | python3 -c '
+import json, sys
+for c in json.load(sys.stdin)["compartments"]:
+    if c["name"] == "server":
+        s = c.get("stats", c)
+        print(s["inFlight"], s["waiting"])'
+}
+
+# settle PORT COUNT: waits (up to 60 s) until the server cap holds COUNT requests, in flight
+# and waiting together, or stops growing; the load generator of a big run needs time to send them
+settle() {
+  local last=-1 now
+  for _ in $(seq 120); do
+    now=$(held "$1" | awk '{print $1 + $2}')
+    [[ -n "$now" && "$now" -ge "$2" ]] && return 0
+    [[ "$now" == "$last" ]] && return 0
+    last=$now
+    sleep 0.5
+  done
+}
+
+start_upstream() {
+  rm -f "$out/upstream.port"
+  "${java_cmd[@]}" -Xmx1g io.bulkhead.benchmarks.scale.ScaleProcess upstream --delay "$delay" \
+    --port-file "$out/upstream.port" > "$out/upstream.log" 2>&1 &
+  upstream_pid=$!; pids+=("$upstream_pid")
+  wait_for "$out/upstream.port"
+  upstream_port=$(cat "$out/upstream.port")
+}
+
+# start_app MODE SERVER_LIMIT LLM_LIMIT LLM_QUEUE MAX_CONNECTIONS STATS
+start_app() {
+  rm -f "$out/app.port"
+  "${java_cmd[@]}" -XX:+UseG1GC -Xms2g -Xmx2g io.bulkhead.benchmarks.scale.ScaleProcess app \
+    --mode "$1" --upstream "http://127.0.0.1:$upstream_port" --server-limit "$2" \
+    --llm-limit "$3" --llm-queue "$4" --llm-wait 1s --max-connections "$5" \
+    --port-file "$out/app.port" --stats-file "$6" > "$out/app.log" 2>&1 &
+  app_pid=$!; pids+=("$app_pid")
+  wait_for "$out/app.port"
+  app_port=$(cat "$out/app.port")
+}
+
+stop() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
+
+# start_load CHATS LOGINS OUT
+start_load() {
+  rm -f "$out/load.started"
+  "${java_cmd[@]}" -Xmx2g io.bulkhead.benchmarks.scale.ScaleProcess load \
+    --target "http://127.0.0.1:$app_port" --chats "$1" --logins "$2" --logins-after 1s \
+    --timeout 5m --out "$3" --started-file "$out/load.started" > "$out/load.log" 2>&1 &
+  load_pid=$!; pids+=("$load_pid")
+}
+
+# merge FILE key=value...: adds numeric fields to a JSON file
+merge() {
+  python3 - "$@" <<'PY'
+import json, sys
+path = sys.argv[1]
+doc = json.load(open(path))
+for pair in sys.argv[2:]:
+    k, v = pair.split("=", 1)
+    try:
+        doc[k] = float(v) if "." in v else int(v)
+    except ValueError:
+        doc[k] = v
+json.dump(doc, open(path, "w"), indent=2)
+PY
+}
+
+# add_app_stats RESULT STATS: the app's own figures (written when it stopped), prefixed app_
+add_app_stats() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+doc.update({"app_" + k: v for k, v in json.load(open(sys.argv[2])).items()})
+json.dump(doc, open(sys.argv[1], "w"), indent=2)
+PY
+}
+
+# probe_run NAME FACTOR CHATS SERVER_LIMIT LLM_LIMIT LLM_QUEUE: a fresh bulkhead-mode app, the chats
+# alone; its heap 3 s in, then once the load generator has been killed (its requests leave: the
+# queued ones leave the queue, the admitted ones cancel their upstream calls) and all is freed.
+probe_run() {
+  local result="$out/scale-$2-$1.json" probe_kb after_kb probe_threads
+  start_app bulkhead "$4" "$5" "$6" "$conns" "$out/app-stats-$1.json"
+  start_load "$3" 0 "$out/load-$1.json"
+  wait_for "$out/load.started"
+  sleep 3
+  settle "$app_port" "$3"
+  read -r held_in_flight held_waiting < <(held "$app_port")
+  probe_kb=$(heap_kb "$app_pid"); probe_threads=$(threads_of "$app_pid")
+  stop "$load_pid"
+  sleep 3
+  after_kb=$(heap_kb "$app_pid")
+  stop "$app_pid"
+  echo "{}" > "$result"
+  merge "$result" factor="$2" mode=bulkhead chats="$3" server_limit="$4" llm_limit="$5" \
+    in_flight_at_probe="$held_in_flight" queued_at_probe="$held_waiting" counts=measured \
+    heap_probe_kb="$probe_kb" heap_after_kb="$after_kb" app_threads_at_probe="$probe_threads"
+  echo "  $1: heap probe/after $probe_kb/$after_kb KiB, app threads $probe_threads"
+}
+
+exec 9>>"$lock"
+for f in $factors; do
+  chats=$((80 * f)) logins=$((50 * f))
+  server=$((50 * f)) llm=$((10 * f)) queue=$((20 * f))
+  conns=$((chats + logins + 100))
+  flock 9
+  echo "== x$f: $chats chats + $logins logins; server cap $server, llm $llm in flight, $queue waiting (load $(cut -d' ' -f1-3 /proc/loadavg))"
+  start_upstream
+
+  # bulkhead: the experiment, with the heap per request in flight
+  start_app bulkhead "$server" "$llm" "$queue" "$conns" "$out/app-stats.json"
+  result="$out/scale-$f-bulkhead.json"
+  start_load "$chats" "$logins" "$result"
+  wait_for "$out/load.started"
+  sleep 3
+  probe_kb=$(heap_kb "$app_pid"); probe_threads=$(threads_of "$app_pid")
+  wait "$load_pid"
+  sleep 1
+  after_kb=$(heap_kb "$app_pid")
+  merge "$result" factor="$f" mode=bulkhead server_limit="$server" llm_limit="$llm" llm_queue="$queue" \
+    in_flight_at_probe="$llm" heap_probe_kb="$probe_kb" heap_after_kb="$after_kb" \
+    app_threads_at_probe="$probe_threads" load="$(cut -d' ' -f1 /proc/loadavg)"
+  # floor: the logins alone against the same, warm app
+  start_load 0 "$logins" "$out/scale-$f-floor.json"
+  wait "$load_pid"
+  merge "$out/scale-$f-floor.json" factor="$f" mode=bulkhead
+  stop "$app_pid"
+  add_app_stats "$result" "$out/app-stats.json"
+  echo "  bulkhead: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("login p50/p99 %s/%s ms, chats 200/503/other %s/%s/%s, heap probe/after %s/%s KiB, app threads %s" % (d["login_p50_ms"], d["login_p99_ms"], d["chat_ok"], d["chat_rejected"], d["chat_other"], d["heap_probe_kb"], d["heap_after_kb"], d["app_threads_at_probe"]))' "$result")"
+
+  # in flight: every chat admitted (server cap and llm limit at the chats), the chats alone
+  probe_run inflight "$f" "$chats" "$chats" "$chats" "$queue"
+  # queued: the server cap at the llm limit, so every chat beyond it waits at the server cap
+  probe_run queued "$f" "$chats" "$llm" "$llm" "$queue"
+
+  # shared: the same load with no compartment for the upstream
+  start_app shared "$server" "$llm" "$queue" "$conns" "$out/app-stats-shared.json"
+  result="$out/scale-$f-shared.json"
+  start_load "$chats" "$logins" "$result"
+  wait "$load_pid" || true
+  stop "$app_pid"
+  merge "$result" factor="$f" mode=shared server_limit="$server" load="$(cut -d' ' -f1 /proc/loadavg)"
+  add_app_stats "$result" "$out/app-stats-shared.json"
+  echo "  shared: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("login p50/p99 %s/%s ms, chats 200/503/other %s/%s/%s" % (d["login_p50_ms"], d["login_p99_ms"], d["chat_ok"], d["chat_rejected"], d["chat_other"]))' "$result")"
+  stop "$upstream_pid"
+  flock -u 9
+done
+sed -i "s/^}$/, \"load_after\": \"$(cut -d' ' -f1-3 /proc/loadavg)\"\n}/" "$out/scale-machine.json"
+rm -f "$out"/*.port "$out/load.started" "$out"/app-stats*.json "$out"/load-*.json "$out"/*.log
