@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Seed 000's experiment against a peer: the demo's app with /chat guarded by our compartment, then by
+# The slow-upstream experiment against a peer: the demo's app with /chat guarded by our compartment, then by
 # Resilience4j's SemaphoreBulkhead, under the same load. Writes DIR/peer.json (read by report.py for
 # BENCHMARKS.md) and the chart bulkhead-benchmarks/peer-experiment.svg. About a minute with
 # the seed's 30 s upstream.
