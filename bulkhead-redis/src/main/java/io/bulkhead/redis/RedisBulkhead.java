@@ -7,6 +7,8 @@ import io.bulkhead.BulkheadFullException;
 import io.bulkhead.BulkheadListener;
 import io.bulkhead.BulkheadStats;
 import io.bulkhead.Permit;
+import io.bulkhead.spi.ProvisionalAdmission;
+import io.bulkhead.spi.ProvisionalSlot;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,8 +18,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
@@ -116,11 +118,11 @@ import org.jspecify.annotations.Nullable;
 final class RedisBulkhead implements FleetBulkhead {
 
   private static final System.Logger LOG = System.getLogger("io.bulkhead.redis");
-  private static final long NO_WAIT_ESTIMATE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   private final RedisCompartments fleet;
   private final LeaseStore store;
   private final Bulkhead gate;
+  private final ProvisionalAdmission admission; // the gate's two-step admission
   private final String name;
   private final int share; // 0: fail closed
   private final Semaphore fallbackPermits;
@@ -148,6 +150,8 @@ final class RedisBulkhead implements FleetBulkhead {
     this.fleet = fleet;
     this.store = fleet.store();
     this.gate = gate;
+    this.admission = ProvisionalAdmission.of(gate).orElseThrow(
+        () -> new IllegalArgumentException("the local compartment must be built by Bulkhead.builder"));
     this.name = gate.name();
     this.share = share;
     this.fallbackPermits = new Semaphore(share);
@@ -171,43 +175,42 @@ final class RedisBulkhead implements FleetBulkhead {
   public <T extends @Nullable Object> T call(Callable<T> task) throws Exception {
     Objects.requireNonNull(task, "task");
     long deadline = deadlineFromNow();
-    return gate.call(() -> {
-      Ticket ticket = obtain(deadline);
-      try {
-        return task.call();
-      } finally {
-        ticket.release();
-      }
-    });
+    ProvisionalSlot slot = admission.acquireProvisionally(); // a local refusal is counted by the gate
+    Ticket ticket = obtainOrClose(deadline, slot);
+    try {
+      return task.call();
+    } finally {
+      ticket.release(); // before the local slot: a local waiter handed it finds the lease free
+      slot.close();
+    }
   }
 
   @Override
   public Permit acquire() {
     long deadline = deadlineFromNow();
-    Permit local = gate.acquire();
-    try {
-      return new FleetPermit(local, obtain(deadline));
-    } catch (RuntimeException | Error e) {
-      local.close();
-      throw e;
-    }
+    ProvisionalSlot slot = admission.acquireProvisionally();
+    return new FleetPermit(slot, obtainOrClose(deadline, slot));
   }
 
   @Override
   public Optional<Permit> tryAcquire() {
-    Optional<Permit> local = gate.tryAcquire();
+    Optional<ProvisionalSlot> local = admission.tryAcquireProvisionally();
     if (local.isEmpty()) {
-      return local;
+      return Optional.empty(); // counted QUEUE_FULL by the gate
     }
+    ProvisionalSlot slot = local.get();
     try {
       Ticket ticket = leaseWaiters.isEmpty() ? attempt() : null;
       if (ticket != null) {
-        return Optional.of(new FleetPermit(local.get(), ticket));
+        return Optional.of(new FleetPermit(slot, confirmed(slot, ticket)));
       }
-    } catch (BulkheadFullException e) {
-      // refused by the fallback policy: counted there
+      slot.abandon(BulkheadFullException.Reason.QUEUE_FULL); // as the gate counts an empty result
+    } catch (Refusal r) {
+      slot.abandon(r.reason);
+    } catch (RuntimeException | Error e) {
+      slot.close();
+      throw e;
     }
-    local.get().close();
     return Optional.empty();
   }
 
@@ -216,21 +219,23 @@ final class RedisBulkhead implements FleetBulkhead {
       Supplier<? extends CompletionStage<T>> task) {
     Objects.requireNonNull(task, "task");
     long deadline = deadlineFromNow();
-    return gate.submit(() -> {
+    return admission.submitProvisionally(slot -> {
       Ticket now;
       LeaseWaiter w = null;
       try {
         now = leaseWaiters.isEmpty() ? attempt() : null;
         if (now == null) {
-          w = enqueueAsync(deadline);
+          w = enqueueAsync(deadline, slot);
         }
-      } catch (BulkheadFullException e) {
-        return CompletableFuture.failedFuture(e);
+      } catch (Refusal r) {
+        return CompletableFuture.failedFuture(slot.abandon(r.reason));
       }
       if (now != null) {
-        return start(task, now); // admitted at once: on the caller's thread, as core does
+        // Admitted at once: on the caller's thread, as core does. Nobody else holds `slot` yet (the
+        // gate forwards a cancel only to the stage this returns), so the confirmation cannot fail.
+        return start(task, confirmed(slot, now));
       }
-      return startAfterWait(task, w);
+      return startAfterWait(task, w, slot);
     });
   }
 
@@ -248,18 +253,25 @@ final class RedisBulkhead implements FleetBulkhead {
 
   /**
    * The stage of a submit that waits for a lease. Its outcome, lease or refusal, is taken up on this
-   * compartment's own threads, never on the scheduler that completed the waiter (I7). Cancelling the
-   * stage (the caller cancelled its future, and core forwards that) withdraws the waiter (I6).
+   * compartment's own threads, never on the scheduler that completed the waiter (I7): the slot's
+   * confirmation or abandonment, and so the gate's listeners, run there. Cancelling the stage (the
+   * caller cancelled its future, and the gate forwards that) withdraws the waiter (I6); the gate then
+   * closes the unconfirmed slot, which counts the call cancelled.
    */
   private <T extends @Nullable Object> CompletionStage<T> startAfterWait(
-      Supplier<? extends CompletionStage<T>> task, LeaseWaiter w) {
+      Supplier<? extends CompletionStage<T>> task, LeaseWaiter w, ProvisionalSlot slot) {
     CompletableFuture<T> out = new CompletableFuture<>();
     w.whenCompleteAsync((ticket, failure) -> {
-      if (failure != null) {
-        out.completeExceptionally(failure instanceof CompletionException && failure.getCause() != null
-            ? failure.getCause() : failure);
-      } else if (out.isDone()) {
-        ticket.release(); // R6: withdrawn after the scheduler handed it the lease
+      if (out.isDone()) {
+        if (ticket != null) {
+          ticket.release(); // R6: withdrawn after the scheduler handed it the lease
+        }
+      } else if (failure instanceof Refusal) {
+        out.completeExceptionally(slot.abandon(((Refusal) failure).reason));
+      } else if (failure != null) {
+        out.completeExceptionally(failure); // unexpected: the gate withdraws the unconfirmed slot
+      } else if (!slot.confirm()) {
+        ticket.release(); // R6: withdrawn between the check above and the confirmation
       } else {
         start(task, ticket).whenComplete((result, error) -> {
           if (error != null) {
@@ -282,34 +294,51 @@ final class RedisBulkhead implements FleetBulkhead {
     return waitBounded ? System.nanoTime() + maxWaitNanos : Long.MAX_VALUE;
   }
 
-  /** Stage 2 for a caller that may park: a ticket now, or after waiting in FIFO order. */
-  private Ticket obtain(long deadline) {
+  /**
+   * Stage 2 for a caller that may park: a ticket and the slot confirmed, or the slot abandoned (or,
+   * on an unexpected failure, closed) and the exception thrown.
+   */
+  private Ticket obtainOrClose(long deadline, ProvisionalSlot slot) {
+    try {
+      return obtain(deadline, slot);
+    } catch (Refusal r) {
+      throw slot.abandon(r.reason);
+    } catch (RuntimeException | Error e) {
+      slot.close(); // counted cancelled by the gate: the call never ran
+      throw e;
+    }
+  }
+
+  /** A ticket now, or after waiting in FIFO order; a Refusal when none comes. */
+  private Ticket obtain(long deadline, ProvisionalSlot slot) {
     if (leaseWaiters.isEmpty()) {
       Ticket now = attempt();
       if (now != null) {
-        return now;
+        return confirmed(slot, now);
       }
     }
-    LeaseWaiter w = enqueue(deadline);
+    LeaseWaiter w = enqueue(deadline, slot);
     boolean interrupted = false;
     try {
       for (;;) {
         try {
           long remaining = deadline - System.nanoTime();
-          return deadline == Long.MAX_VALUE ? w.get() : w.get(Math.max(0, remaining), TimeUnit.NANOSECONDS);
+          Ticket ticket = deadline == Long.MAX_VALUE
+              ? w.get() : w.get(Math.max(0, remaining), TimeUnit.NANOSECONDS);
+          return confirmed(slot, ticket);
         } catch (TimeoutException e) {
           if (w.completeExceptionally(timeout())) {
             leaseWaiters.remove(w);
           }
         } catch (InterruptedException e) {
           interrupted = true;
-          if (w.completeExceptionally(reject(BulkheadFullException.Reason.INTERRUPTED))) {
+          if (w.completeExceptionally(new Refusal(BulkheadFullException.Reason.INTERRUPTED))) {
             leaseWaiters.remove(w);
           }
         } catch (ExecutionException e) {
           Throwable cause = e.getCause();
           if (cause instanceof RuntimeException) {
-            throw (RuntimeException) cause;
+            throw (RuntimeException) cause; // a Refusal, whoever completed the waiter
           }
           throw new IllegalStateException(cause);
         }
@@ -321,9 +350,21 @@ final class RedisBulkhead implements FleetBulkhead {
     }
   }
 
+  /**
+   * Confirms the slot of a call that got {@code ticket}. Only the call's own caller closes a slot it
+   * has not handed on, so this fails only for a submit withdrawn meanwhile.
+   */
+  private static Ticket confirmed(ProvisionalSlot slot, Ticket ticket) {
+    if (!slot.confirm()) {
+      ticket.release();
+      throw new CancellationException("the call was withdrawn while it waited for a lease");
+    }
+    return ticket;
+  }
+
   /** Stage 2 for submit: the same queue, with a timer in place of a parked thread. */
-  private LeaseWaiter enqueueAsync(long deadline) {
-    LeaseWaiter w = enqueue(deadline);
+  private LeaseWaiter enqueueAsync(long deadline, ProvisionalSlot slot) {
+    LeaseWaiter w = enqueue(deadline, slot);
     if (deadline != Long.MAX_VALUE) {
       fleet.schedule(() -> {
         if (w.completeExceptionally(timeout())) {
@@ -334,10 +375,16 @@ final class RedisBulkhead implements FleetBulkhead {
     return w;
   }
 
-  private LeaseWaiter enqueue(long deadline) {
+  /**
+   * Joins the lease line, as the gate's own queue would be joined: it takes a place of maxQueue
+   * (QUEUE_FULL when none is left) and, with no time left to wait, times out as a queued call does.
+   */
+  private LeaseWaiter enqueue(long deadline, ProvisionalSlot slot) {
+    if (!slot.queued()) {
+      throw new Refusal(BulkheadFullException.Reason.QUEUE_FULL);
+    }
     if (deadline - System.nanoTime() <= 0) {
-      fleetTimeouts.increment();
-      throw reject(BulkheadFullException.Reason.QUEUE_FULL); // no time left to wait for the fleet
+      throw timeout(); // no time left to wait for the fleet
     }
     LeaseWaiter w = new LeaseWaiter();
     leaseWaiters.add(w);
@@ -345,9 +392,9 @@ final class RedisBulkhead implements FleetBulkhead {
     return w;
   }
 
-  private BulkheadFullException timeout() {
+  private Refusal timeout() {
     fleetTimeouts.increment();
-    return reject(BulkheadFullException.Reason.WAIT_TIMEOUT);
+    return new Refusal(BulkheadFullException.Reason.WAIT_TIMEOUT);
   }
 
   /**
@@ -423,7 +470,7 @@ final class RedisBulkhead implements FleetBulkhead {
       return new FallbackSlot();
     }
     refusedByFallback.increment();
-    throw reject(BulkheadFullException.Reason.QUEUE_FULL);
+    throw new Refusal(BulkheadFullException.Reason.QUEUE_FULL);
   }
 
   private void giveBack(String leaseId) {
@@ -438,11 +485,6 @@ final class RedisBulkhead implements FleetBulkhead {
     LOG.log(Level.WARNING, "compartment '" + name + "' cannot reach Redis (" + why + "): "
         + (share > 0 ? "admitting at most " + share + " calls of this process without leases"
             : "refusing every call (failClosed)") + " until it answers");
-  }
-
-  private BulkheadFullException reject(BulkheadFullException.Reason reason) {
-    long hint = waitBounded && maxWaitNanos > 0 ? maxWaitNanos : NO_WAIT_ESTIMATE_NANOS;
-    return new BulkheadFullException(name, reason, Duration.ofNanos(hint));
   }
 
   // ------------------------------------------------------------------------------------------------
@@ -466,7 +508,7 @@ final class RedisBulkhead implements FleetBulkhead {
       Ticket ticket;
       try {
         ticket = attempt();
-      } catch (BulkheadFullException e) {
+      } catch (Refusal e) {
         if (head.completeExceptionally(e)) {
           leaseWaiters.remove(head);
         }
@@ -653,10 +695,25 @@ final class RedisBulkhead implements FleetBulkhead {
     }
   }
 
+  /**
+   * Why stage 2 refused a call, for its caller to abandon the gate's slot with: the gate then counts
+   * the rejection and builds the exception (with its own retry-after estimate) on the caller's side,
+   * never on the fleet's scheduler. Thrown on hot paths, so it has no stack trace.
+   */
+  private static final class Refusal extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    final transient BulkheadFullException.Reason reason;
+
+    Refusal(BulkheadFullException.Reason reason) {
+      super(reason.name(), null, false, false);
+      this.reason = reason;
+    }
+  }
+
   /** A call waiting in stage 2; completed once (I4). */
   private static final class LeaseWaiter extends CompletableFuture<Ticket> {}
 
-  /** A permit of both stages: the ticket is given back before the local slot. */
+  /** A permit of both stages: the ticket is given back before the local (confirmed) slot. */
   private static final class FleetPermit implements Permit {
     private final Permit local;
     private final Ticket ticket;
