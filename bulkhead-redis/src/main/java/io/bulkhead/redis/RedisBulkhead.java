@@ -41,8 +41,10 @@ import org.jspecify.annotations.Nullable;
  * Admission has two stages.
  *   1. The local gate, an ordinary core Bulkhead of the same limit, queue and wait. It gives this process
  *      FIFO waiting without a thread per waiter, the fast local "no", stats and listeners, and caps the
- *      process at the fleet's limit (no process can use more than the whole fleet may).
- *   2. Inside a gate slot, a ticket: a lease in Redis (one script round trip), or, while Redis is
+ *      process at the fleet's limit (no process can use more than the whole fleet may). Its slot is
+ *      taken provisionally (io.bulkhead.spi.ProvisionalAdmission): the gate counts nothing as admitted
+ *      until stage 2 has a ticket.
+ *   2. Inside a provisional gate slot, a ticket: a lease in Redis (one script round trip), or, while Redis is
  *      unreachable and for one lease TTL after it answers again (R7), a slot of the static local
  *      share (a Semaphore of `share` permits; none when failing closed). A full share refuses at once
  *      (QUEUE_FULL): fallback refusals are never queued. If the fleet is full, the call joins
@@ -52,15 +54,24 @@ import org.jspecify.annotations.Nullable;
  *      message every release publishes, by a local fallback release, and by a slow poll (leases that
  *      expire send no message).
  *
- * Why two stages, and what it costs. The gate is what gives a FleetBulkhead core's stats, listeners,
- * meters and diagnosis: BulkheadStats has no public constructor, and core's setLimit refuses 0, so
- * the gate cannot be made to queue callers while this process holds no lease. A call that waits in
- * stage 2 therefore already holds a gate slot: core counts it admitted, and when the fleet frees no
- * lease within maxWait it ends as completed, with onReleased, not as a WAIT_TIMEOUT rejection (it is
- * counted in fleetTimeouts, and its caller gets BulkheadFullException WAIT_TIMEOUT). A cancelled
- * submit is likewise counted completed, not cancelled. Counting these as core does needs a core hook
- * that lets an integration admit on a compartment's behalf; until then this is a documented limit.
- *
+ * Why two stages, and how they count as one. The gate is what gives a FleetBulkhead core's stats,
+ * listeners, meters and diagnosis: BulkheadStats has no public constructor, and core's setLimit refuses
+ * 0, so the gate cannot be made to queue callers while this process holds no lease. A call that waits in
+ * stage 2 therefore holds a gate slot, provisionally, and stage 2 settles how the gate counts it:
+ *   a ticket        slot.confirm(): admitted (onAdmitted, with the whole wait since the call asked if
+ *                   it waited), its latency timed from there, released when the call ends;
+ *   no ticket       slot.abandon(reason): WAIT_TIMEOUT when maxWait passed in the lease line,
+ *                   QUEUE_FULL for a fallback refusal or a full queue, INTERRUPTED for an interrupted
+ *                   waiter: counted rejected (onRejected), the exception built by the gate, so its
+ *                   retryAfter is core's estimate; the slot goes to the next local waiter, FIFO;
+ *   withdrawn       the gate closes the unconfirmed slot when the submit's stage ends (its caller
+ *                   cancelled): counted cancelled (onCancelled).
+ * So the gate counts exactly what it would have counted had the lease wait happened in its own queue.
+ * While a call waits in the lease line (slot.queued()), the gate reports it as waiting, not in flight,
+ * and it takes a place of maxQueue: a call that finds the two lines together at maxQueue is refused
+ * with QUEUE_FULL instead of waiting (maxQueue 0: never waits for a lease). fleetTimeouts and
+ * refusedByFallback still count the stage-2 refusals among the gate's rejections.
+
  * Threads (I7, as in core): a synchronous caller waits, runs and releases on its own thread. A submit
  * admitted at once starts on the caller's thread; one that waited for a lease starts on
  * `threads`, this compartment's own (CompartmentThreads), as does the completion of one refused after
@@ -71,17 +82,22 @@ import org.jspecify.annotations.Nullable;
  *
  * Invariants
  * ----------
- *   I1 every admitted call holds exactly one ticket, given back exactly once (Ticket.release CASes).
+ *   I1 every admitted call holds exactly one ticket, given back exactly once (Ticket.release CASes),
+ *      and a gate slot confirmed once; a gate slot leaves its provisional state once (confirm, abandon
+ *      or close: whichever comes first, by the slot's own CAS) and is freed once.
  *   I2 calls of this process holding leases never exceed the limit by this process's doing: a lease is
  *      granted only by the script, which counts the unexpired leases of every process under one
  *      server-side atomic step.
  *   I3 calls admitted without a lease never exceed `share`: each holds a Semaphore permit.
  *   I4 a waiter's future is completed once: by serveWaiters with a ticket, by serveWaiters with a
  *      refusal, or by its own caller on timeout/interrupt. Whoever loses the race does not keep the
- *      ticket: serveWaiters releases a ticket its future refused.
+ *      ticket: serveWaiters releases a ticket its future refused. Refusals are a private Refusal
+ *      carrying the reason; only the call's own side turns one into a counted rejection
+ *      (slot.abandon), on its caller's thread or on `threads`, never on the fleet's scheduler.
  *   I5 stage 2 holds at most `limit` waiters: each waits inside a gate slot.
  *   I6 a submit's waiter leaves `leaseWaiters` when it is served, refused, times out, or its stage is
- *      cancelled; a cancelled one never runs its supplier and keeps no ticket (R6).
+ *      cancelled; a cancelled one never runs its supplier and keeps no ticket (R6), and is counted
+ *      cancelled by the gate, not admitted.
  *
  * Races, as interleavings
  * -----------------------
@@ -104,7 +120,22 @@ import org.jspecify.annotations.Nullable;
  *   R6 cancel vs grant, async. The caller cancels `out` while the scheduler completes the waiter with
  *      a ticket. If the cancel wins the waiter's CAS (w.cancel), the waiter never gets a ticket and is
  *      unlinked; serveWaiters skips a done head. If the grant wins, the continuation on `threads`
- *      finds `out` done and releases the ticket without calling the supplier.
+ *      finds `out` done and releases the ticket without calling the supplier. Either way the gate,
+ *      whose stage `out` is, closes the unconfirmed slot: cancelled. A cancel that lands after the
+ *      isDone check and before slot.confirm() is decided by the slot: if the gate's close wins,
+ *      confirm() returns false and the ticket is released unused; if confirm() wins, the call is
+ *      admitted, runs, and the gate releases its slot when `out` completes (core's rule for a call
+ *      cancelled after admission: its stage decides).
+ *   R8 timeout vs cancel, async. The timer refuses the waiter as its caller cancels `out`. If the
+ *      continuation on `threads` finds `out` done, it does nothing: the gate counts the call cancelled.
+ *      Otherwise it abandons the slot (WAIT_TIMEOUT) and fails `out`; a cancel between the two finds
+ *      the slot abandoned, and the gate's close does nothing more. One count either way.
+ *   R9 setLimit and close vs a provisional slot. A provisional gate slot is a taken slot of the
+ *      gate's state word, so the gate's setLimit treats it as a running call; abandoning it after a
+ *      lowering is absorbed like a release. RedisCompartments.close stops the scheduler: the lease
+ *      line is served no more, and a waiter leaves it at its deadline (the timer of a submit stops
+ *      too, so an unbounded or async waiter waits until its caller gives up); its slot is freed once
+ *      by whichever of abandon or close comes first.
  *   R7 rejoin window. Redis answers again (the first acquire that succeeds in fallback) or shows a new
  *      epoch (an acquire or a renewal): the calls other processes still run may not be registered
  *      yet, since each registers at its next renewal, within a third of a TTL. So the compartment keeps
