@@ -93,8 +93,8 @@ public final class RedisCompartmentBuilder {
    * <p>A call that finds the share taken is refused at once with {@code QUEUE_FULL}: it does not wait
    * for a slot of the share, whatever {@code maxQueue} and {@code maxWait} say, and callers already
    * waiting for a lease when Redis becomes unreachable are refused the same way unless the share has
-   * room. The refusal is counted in {@link FleetStats#refusedByFallback()}; this process's
-   * {@code stats()} count such a call admitted and completed, not rejected.
+   * room. The refusal is counted in {@link FleetStats#refusedByFallback()}, and in this process's
+   * {@code stats()} as a rejection with {@code QUEUE_FULL}.
    */
   public RedisCompartmentBuilder fallbackToLocalShare(int share) {
     if (share < 1) {
