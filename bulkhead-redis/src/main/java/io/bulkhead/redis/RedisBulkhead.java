@@ -44,8 +44,8 @@ import org.jspecify.annotations.Nullable;
  *      process at the fleet's limit (no process can use more than the whole fleet may). Its slot is
  *      taken provisionally (io.bulkhead.spi.ProvisionalAdmission): the gate counts nothing as admitted
  *      until stage 2 has a ticket.
- *   2. Inside a provisional gate slot, a ticket: a lease in Redis (one script round trip), or, while Redis is
- *      unreachable and for one lease TTL after it answers again (R7), a slot of the static local
+ *   2. Inside a provisional gate slot, a ticket: a lease in Redis (one script round trip), or, while
+ *      Redis is unreachable and for one lease TTL after it answers again (R7), a slot of the static local
  *      share (a Semaphore of `share` permits; none when failing closed). A full share refuses at once
  *      (QUEUE_FULL): fallback refusals are never queued. If the fleet is full, the call joins
  *      `leaseWaiters`, a FIFO of futures, and waits for what is left of maxWait. Only the head is
@@ -71,7 +71,7 @@ import org.jspecify.annotations.Nullable;
  * and it takes a place of maxQueue: a call that finds the two lines together at maxQueue is refused
  * with QUEUE_FULL instead of waiting (maxQueue 0: never waits for a lease). fleetTimeouts and
  * refusedByFallback still count the stage-2 refusals among the gate's rejections.
-
+ *
  * Threads (I7, as in core): a synchronous caller waits, runs and releases on its own thread. A submit
  * admitted at once starts on the caller's thread; one that waited for a lease starts on
  * `threads`, this compartment's own (CompartmentThreads), as does the completion of one refused after
@@ -94,7 +94,8 @@ import org.jspecify.annotations.Nullable;
  *      ticket: serveWaiters releases a ticket its future refused. Refusals are a private Refusal
  *      carrying the reason; only the call's own side turns one into a counted rejection
  *      (slot.abandon), on its caller's thread or on `threads`, never on the fleet's scheduler.
- *   I5 stage 2 holds at most `limit` waiters: each waits inside a gate slot.
+ *   I5 stage 2 holds at most `limit` waiters, each inside a gate slot, and joins only while the two
+ *      lines together hold fewer than maxQueue (the gate's own line does not look at stage 2's).
  *   I6 a submit's waiter leaves `leaseWaiters` when it is served, refused, times out, or its stage is
  *      cancelled; a cancelled one never runs its supplier and keeps no ticket (R6), and is counted
  *      cancelled by the gate, not admitted.
