@@ -78,6 +78,12 @@ import org.jspecify.annotations.Nullable;
  *      refusal, or by its own caller on timeout/interrupt. Whoever loses the race does not keep the
  *      ticket: serveWaiters releases a ticket its future refused.
  *   I5 stage 2 holds at most `limit` waiters: each waits inside a gate slot.
+ *   L1 one fleet-wide limit at every moment: the script admits against the limit stored in Redis
+ *      (`{bulkhead:NAME}:limit`), never against the caller's. Building a compartment, and setLimit,
+ *      write this process's limit there (the latest one wins, which suits a rolling deploy); a process
+ *      whose own limit differs warns once per stored value it sees and still caps itself at its own
+ *      (the local gate). A store that lost the key gets the admitting process's limit back. Leases
+ *      granted before a lower limit was written run to their end: the fleet drains down to it.
  *   I6 a submit's waiter leaves `leaseWaiters` when it is served, refused, times out, or its stage is
  *      cancelled; a cancelled one never runs its supplier and keeps no ticket (R6).
  *
@@ -109,6 +115,15 @@ import org.jspecify.annotations.Nullable;
  *      admitting by its share until one TTL has passed (`globalAgainAt`), gives back a lease the
  *      detecting acquire took, and stays `inFallback`. Two callers that detect it at once may both log
  *      and restart the window: it only lasts longer.
+ *   R8 pause between grant and start. The process is paused (kill -STOP, a long GC) after a lease was
+ *      granted and before its call starts; the lease expires and another process takes the slot. On
+ *      resuming, the call must not start under it: just before a call starts (call, acquire,
+ *      tryAcquire, submit at once or after waiting) its ticket is checked (Ticket.usable): a lease
+ *      reported lost, or whose `validUntil` has passed, is stale. `validUntil` is the nanoTime at which
+ *      the grant or the last successful renewal was sent plus the time it gave, which is never later
+ *      than Redis's own expiry since the script runs after it was sent. A stale ticket is given back,
+ *      counted in leasesLost, and the call waits for a new lease with what is left of its wait. A
+ *      pause after the check, once the call has started, is R1: the documented excess.
  *   R5 wake coalescing. wake() sets `wakePending` and schedules serveWaiters once; serveWaiters clears
  *      the flag before it reads the queue, so a release after the clear schedules another run and
  *      no wake-up is lost.
@@ -138,6 +153,9 @@ final class RedisBulkhead implements FleetBulkhead {
   private volatile boolean rejoining;
   private volatile long globalAgainAt;
   private volatile @Nullable String epoch; // as the last grant or renewal reported it
+  // L1: this process's limit still has to be written as the fleet's (after build or setLimit).
+  private volatile boolean limitToPublish = true;
+  private volatile int fleetLimitWarned; // the last stored limit warned about, or this process's own
   private final LongAdder fallbackSwitches = new LongAdder();
   private final LongAdder fleetTimeouts = new LongAdder();
   private final LongAdder refusedByFallback = new LongAdder();
@@ -161,6 +179,12 @@ final class RedisBulkhead implements FleetBulkhead {
     if (inFallback.get()) {
       fallbackSwitches.increment();
       logFallback("Redis is unreachable at start-up");
+    } else {
+      try {
+        publishLimit(); // L1: the latest build sets the fleet's limit
+      } catch (StoreUnavailableException e) {
+        // published by the first admission that reaches Redis
+      }
     }
   }
 
@@ -172,7 +196,7 @@ final class RedisBulkhead implements FleetBulkhead {
     Objects.requireNonNull(task, "task");
     long deadline = deadlineFromNow();
     return gate.call(() -> {
-      Ticket ticket = obtain(deadline);
+      Ticket ticket = obtainUsable(deadline);
       try {
         return task.call();
       } finally {
@@ -186,7 +210,7 @@ final class RedisBulkhead implements FleetBulkhead {
     long deadline = deadlineFromNow();
     Permit local = gate.acquire();
     try {
-      return new FleetPermit(local, obtain(deadline));
+      return new FleetPermit(local, obtainUsable(deadline));
     } catch (RuntimeException | Error e) {
       local.close();
       throw e;
@@ -201,7 +225,7 @@ final class RedisBulkhead implements FleetBulkhead {
     }
     try {
       Ticket ticket = leaseWaiters.isEmpty() ? attempt() : null;
-      if (ticket != null) {
+      if (ticket != null && !stale(ticket)) {
         return Optional.of(new FleetPermit(local.get(), ticket));
       }
     } catch (BulkheadFullException e) {
@@ -221,6 +245,9 @@ final class RedisBulkhead implements FleetBulkhead {
       LeaseWaiter w = null;
       try {
         now = leaseWaiters.isEmpty() ? attempt() : null;
+        if (now != null && stale(now)) {
+          now = null; // R8
+        }
         if (now == null) {
           w = enqueueAsync(deadline);
         }
@@ -230,7 +257,9 @@ final class RedisBulkhead implements FleetBulkhead {
       if (now != null) {
         return start(task, now); // admitted at once: on the caller's thread, as core does
       }
-      return startAfterWait(task, w);
+      CompletableFuture<T> out = new CompletableFuture<>();
+      startWhenServed(task, w, deadline, out);
+      return out;
     });
   }
 
@@ -247,19 +276,27 @@ final class RedisBulkhead implements FleetBulkhead {
   }
 
   /**
-   * The stage of a submit that waits for a lease. Its outcome, lease or refusal, is taken up on this
-   * compartment's own threads, never on the scheduler that completed the waiter (I7). Cancelling the
-   * stage (the caller cancelled its future, and core forwards that) withdraws the waiter (I6).
+   * Completes {@code out}, the stage of a submit that waits for a lease, once {@code w} is served. Its
+   * outcome, lease or refusal, is taken up on this compartment's own threads, never on the scheduler
+   * that completed the waiter (I7). Cancelling the stage (the caller cancelled its future, and core
+   * forwards that) withdraws the waiter (I6). A lease lost before the supplier could start (R8) is
+   * given back and the call waits again, for what is left of its wait.
    */
-  private <T extends @Nullable Object> CompletionStage<T> startAfterWait(
-      Supplier<? extends CompletionStage<T>> task, LeaseWaiter w) {
-    CompletableFuture<T> out = new CompletableFuture<>();
+  private <T extends @Nullable Object> void startWhenServed(
+      Supplier<? extends CompletionStage<T>> task, LeaseWaiter w, long deadline,
+      CompletableFuture<T> out) {
     w.whenCompleteAsync((ticket, failure) -> {
       if (failure != null) {
         out.completeExceptionally(failure instanceof CompletionException && failure.getCause() != null
             ? failure.getCause() : failure);
       } else if (out.isDone()) {
         ticket.release(); // R6: withdrawn after the scheduler handed it the lease
+      } else if (stale(ticket)) {
+        try {
+          startWhenServed(task, enqueueAsync(deadline), deadline, out);
+        } catch (BulkheadFullException e) {
+          out.completeExceptionally(e); // no time left to wait again
+        }
       } else {
         start(task, ticket).whenComplete((result, error) -> {
           if (error != null) {
@@ -275,11 +312,36 @@ final class RedisBulkhead implements FleetBulkhead {
         leaseWaiters.remove(w); // R6: withdrawn before a lease came; no ticket was ever taken
       }
     });
-    return out;
   }
 
   private long deadlineFromNow() {
     return waitBounded ? System.nanoTime() + maxWaitNanos : Long.MAX_VALUE;
+  }
+
+  /** Stage 2 for a caller about to start: a ticket still good now (R8), waiting again if need be. */
+  private Ticket obtainUsable(long deadline) {
+    for (;;) {
+      Ticket ticket = obtain(deadline);
+      if (!stale(ticket)) {
+        return ticket;
+      }
+    }
+  }
+
+  /**
+   * Whether a ticket can no longer admit its call: its lease was reported lost, or its expiry, as this
+   * process last confirmed it, has passed (the process was paused between the grant and the start).
+   * A stale ticket is given back and counted in leasesLost (R8).
+   */
+  private boolean stale(Ticket ticket) {
+    if (ticket.usable()) {
+      return false;
+    }
+    ticket.release();
+    leasesLost.increment();
+    LOG.log(Level.WARNING, "compartment '" + name + "': a lease expired before its call could start"
+        + " (this process paused longer than the lease TTL?); the call waits for a new one");
+    return true;
   }
 
   /** Stage 2 for a caller that may park: a ticket now, or after waiting in FIFO order. */
@@ -361,7 +423,11 @@ final class RedisBulkhead implements FleetBulkhead {
     String id = UUID.randomUUID().toString();
     long ttl = Math.min(fleet.leaseTtlMillis(), TimeUnit.NANOSECONDS.toMillis(maxCallNanos));
     LeaseStore.Grant grant;
+    long askedAt = System.nanoTime();
     try {
+      if (limitToPublish) {
+        publishLimit();
+      }
       grant = store.acquire(name, limit, ttl, id);
     } catch (StoreUnavailableException e) {
       rejoining = false; // unreachable again: the window starts afresh when it answers
@@ -371,6 +437,7 @@ final class RedisBulkhead implements FleetBulkhead {
       }
       return shareSlot();
     }
+    noticeFleetLimit(grant.fleetLimit());
     String known = epoch;
     epoch = grant.epoch();
     boolean lostItsData = known != null && !known.equals(grant.epoch());
@@ -394,9 +461,36 @@ final class RedisBulkhead implements FleetBulkhead {
     if (!grant.granted()) {
       return null;
     }
-    FleetLease lease = new FleetLease(id, grant.fencingToken(), grant.epoch(), System.nanoTime());
+    FleetLease lease = new FleetLease(id, grant.fencingToken(), grant.epoch(), System.nanoTime(),
+        askedAt + TimeUnit.MILLISECONDS.toNanos(ttl));
     active.add(lease);
     return lease;
+  }
+
+  /**
+   * Makes this process's limit the fleet's (the latest build or setLimit wins, L1). Throws
+   * StoreUnavailable when Redis does not answer; the next admission tries again.
+   */
+  private void publishLimit() {
+    int mine = limit;
+    Integer replaced = store.publishLimit(name, mine);
+    limitToPublish = false;
+    fleetLimitWarned = mine;
+    if (replaced != null && replaced != mine) {
+      LOG.log(Level.INFO, "compartment '" + name + "': the fleet's limit is now " + mine
+          + " (was " + replaced + "): the latest build or setLimit of any process sets it");
+    }
+  }
+
+  /** One warning per value when the fleet admits against a limit other than this process's (L1). */
+  private void noticeFleetLimit(int stored) {
+    if (stored != limit && stored != fleetLimitWarned) {
+      fleetLimitWarned = stored;
+      LOG.log(Level.WARNING, "compartment '" + name + "': this process was built with limit " + limit
+          + " but the fleet's limit is " + stored + ", set by a later build or setLimit in another"
+          + " process; the latest one wins, so the fleet admits at most " + stored
+          + " (and this process at most " + limit + ")");
+    }
   }
 
   /**
@@ -516,6 +610,11 @@ final class RedisBulkhead implements FleetBulkhead {
       }
     }
     epoch = result.epoch();
+    for (FleetLease l : sent) {
+      if (!result.lost().contains(l.id)) {
+        l.validUntil = l.renewingUntil; // R8: as long as this renewal made it live
+      }
+    }
     for (String id : result.lost()) {
       for (FleetLease l : sent) {
         if (l.id.equals(id) && active.remove(l)) { // R2: a lease released meanwhile is not lost
@@ -552,6 +651,12 @@ final class RedisBulkhead implements FleetBulkhead {
   public void setLimit(int newLimit) {
     gate.setLimit(newLimit);
     this.limit = newLimit;
+    limitToPublish = true; // the next admission makes it the fleet's (L1)
+    try {
+      publishLimit();
+    } catch (StoreUnavailableException e) {
+      // published by the first admission that reaches Redis
+    }
     wake();
   }
 
@@ -599,6 +704,9 @@ final class RedisBulkhead implements FleetBulkhead {
     }
 
     abstract void giveBack();
+
+    /** Whether the call may still start under this ticket (R8). */
+    abstract boolean usable();
   }
 
   /** A lease in Redis. */
@@ -607,12 +715,17 @@ final class RedisBulkhead implements FleetBulkhead {
     private final long fencingToken;
     private final long admittedAt;
     private volatile String epoch;
+    // nanoTime by which the lease has surely not expired in Redis: when it was asked for or last sent
+    // for renewal, plus the time it was given. Redis counts from when the script ran, which is later.
+    private volatile long validUntil;
+    private volatile long renewingUntil; // validUntil once the renewal in flight succeeds
 
-    FleetLease(String id, long fencingToken, String epoch, long admittedAt) {
+    FleetLease(String id, long fencingToken, String epoch, long admittedAt, long validUntil) {
       this.id = id;
       this.fencingToken = fencingToken;
       this.epoch = epoch;
       this.admittedAt = admittedAt;
+      this.validUntil = validUntil;
     }
 
     String id() {
@@ -623,9 +736,18 @@ final class RedisBulkhead implements FleetBulkhead {
       return epoch;
     }
 
+    /** How long the renewal about to be sent may make the lease live; remembered for usable(). */
     long validForMillis(long ttlMillis) {
-      long left = maxCallNanos - (System.nanoTime() - admittedAt);
-      return Math.max(1, Math.min(ttlMillis, TimeUnit.NANOSECONDS.toMillis(left)));
+      long now = System.nanoTime();
+      long left = maxCallNanos - (now - admittedAt);
+      long millis = Math.max(1, Math.min(ttlMillis, TimeUnit.NANOSECONDS.toMillis(left)));
+      renewingUntil = now + TimeUnit.MILLISECONDS.toNanos(millis);
+      return millis;
+    }
+
+    @Override
+    boolean usable() {
+      return active.contains(this) && validUntil - System.nanoTime() > 0;
     }
 
     @Override
@@ -650,6 +772,11 @@ final class RedisBulkhead implements FleetBulkhead {
     void giveBack() {
       fallbackPermits.release();
       wake();
+    }
+
+    @Override
+    boolean usable() {
+      return true; // a local permit cannot be lost
     }
   }
 
