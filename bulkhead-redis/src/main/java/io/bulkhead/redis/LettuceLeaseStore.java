@@ -121,6 +121,7 @@ final class LettuceLeaseStore implements LeaseStore {
 
   private final RedisClient client;
   private final boolean ownsClient;
+  private final RedisURI uri;
   private final String where;
   private final Consumer<String> onReleased;
   private final Duration commandTimeout;
@@ -133,28 +134,55 @@ final class LettuceLeaseStore implements LeaseStore {
   private volatile @Nullable StatefulRedisConnection<String, String> connection;
   private volatile @Nullable StatefulRedisPubSubConnection<String, String> pubSub;
   private volatile boolean closed;
+  private volatile String lastFailure = "not tried yet";
 
   LettuceLeaseStore(RedisClient client, boolean ownsClient, RedisURI uri, Duration connectTimeout,
       Duration commandTimeout, Consumer<String> onReleased) {
     this.client = client;
     this.ownsClient = ownsClient;
+    this.uri = uri;
     this.where = uri.getHost() + ":" + uri.getPort(); // never the URI itself: it may hold a password
     this.onReleased = onReleased;
     this.commandTimeout = commandTimeout;
     // No TimeoutOptions: they would hold the handshake and the subscription to the command timeout
     // too. The sync API waits at most the connection's timeout and then cancels the command; the URI
     // gives it the connect timeout while connecting, connectIfNeeded lowers it afterwards.
-    client.setOptions(ClientOptions.builder()
+    // A client the application gave us keeps its options: they are shared with its other connections.
+    if (ownsClient) {
+      client.setOptions(bulkheadOptions(connectTimeout));
+    }
+    this.acquireSha = sha1(ACQUIRE);
+    this.releaseSha = sha1(RELEASE);
+    this.renewSha = sha1(RENEW);
+    this.publishLimitSha = sha1(PUBLISH_LIMIT);
+  }
+
+  /** The client options a bulkhead needs, set on a client the fleet creates itself. */
+  static ClientOptions bulkheadOptions(Duration connectTimeout) {
+    return ClientOptions.builder()
         .autoReconnect(true)
         .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
         .requestQueueSize(REQUEST_QUEUE_SIZE)
         .timeoutOptions(TimeoutOptions.builder().timeoutCommands(false).build())
         .socketOptions(SocketOptions.builder().connectTimeout(connectTimeout).build())
-        .build());
-    this.acquireSha = sha1(ACQUIRE);
-    this.releaseSha = sha1(RELEASE);
-    this.renewSha = sha1(RENEW);
-    this.publishLimitSha = sha1(PUBLISH_LIMIT);
+        .build();
+  }
+
+  /**
+   * What in a given client's options departs from {@link #bulkheadOptions}, in words for a log line,
+   * or null when nothing that matters does.
+   */
+  static @Nullable String departsFromBulkheadOptions(ClientOptions options) {
+    List<String> out = new ArrayList<>();
+    if (options.getDisconnectedBehavior() != ClientOptions.DisconnectedBehavior.REJECT_COMMANDS) {
+      out.add("it queues commands while disconnected (disconnectedBehavior "
+          + options.getDisconnectedBehavior() + "), so while Redis is away each admission waits the"
+          + " command timeout before the fallback policy answers, instead of at once");
+    }
+    if (options.getRequestQueueSize() == Integer.MAX_VALUE) {
+      out.add("its request queue is unbounded (requestQueueSize)");
+    }
+    return out.isEmpty() ? null : String.join("; ", out);
   }
 
   /** Connects if not connected yet; returns whether the store is connected. Never throws. */
@@ -167,8 +195,8 @@ final class LettuceLeaseStore implements LeaseStore {
     }
     StatefulRedisConnection<String, String> c = null;
     try {
-      c = client.connect();
-      StatefulRedisPubSubConnection<String, String> p = client.connectPubSub();
+      c = client.connect(uri);
+      StatefulRedisPubSubConnection<String, String> p = client.connectPubSub(uri);
       p.addListener(new RedisPubSubAdapter<>() {
         @Override
         public void message(String channel, String message) {
@@ -188,7 +216,8 @@ final class LettuceLeaseStore implements LeaseStore {
       if (c != null) {
         c.closeAsync();
       }
-      LOG.log(Level.DEBUG, "Redis at " + where + " does not answer yet: " + e.getMessage());
+      lastFailure = reason(e);
+      LOG.log(Level.DEBUG, "Redis at " + where + " does not answer yet: " + lastFailure);
       return false;
     }
   }
@@ -205,6 +234,23 @@ final class LettuceLeaseStore implements LeaseStore {
     } catch (RedisException e) {
       LOG.log(Level.DEBUG, "could not read maxmemory-policy (CONFIG may be disabled): " + e.getMessage());
     }
+  }
+
+  /**
+   * Why the last connection attempt failed, in one line: the innermost cause's message (a refused
+   * connection, {@code WRONGPASS}, {@code NOAUTH}), which names the server by host and port only.
+   */
+  String lastFailure() {
+    return lastFailure;
+  }
+
+  private static String reason(Throwable e) {
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    String message = root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName();
+    return message.replace('\n', ' ').strip();
   }
 
   boolean connected() {

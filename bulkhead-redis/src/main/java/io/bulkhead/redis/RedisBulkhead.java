@@ -109,12 +109,14 @@ import org.jspecify.annotations.Nullable;
  *      a ticket. If the cancel wins the waiter's CAS (w.cancel), the waiter never gets a ticket and is
  *      unlinked; serveWaiters skips a done head. If the grant wins, the continuation on `threads`
  *      finds `out` done and releases the ticket without calling the supplier.
- *   R7 rejoin window. Redis answers again (the first acquire that succeeds in fallback) or shows a new
- *      epoch (an acquire or a renewal): the calls other processes still run may not be registered
- *      yet, since each registers at its next renewal, within a third of a TTL. So the compartment keeps
- *      admitting by its share until one TTL has passed (`globalAgainAt`), gives back a lease the
- *      detecting acquire took, and stays `inFallback`. Two callers that detect it at once may both log
- *      and restart the window: it only lasts longer.
+ *   R7 rejoin window. Redis answers again with an epoch this process never saw (it started in
+ *      fallback) or shows a new epoch (an acquire or a renewal): the calls other processes still run
+ *      may not be registered yet, since each registers at its next renewal, within a third of a TTL.
+ *      So the compartment keeps admitting by its share until one TTL has passed (`globalAgainAt`),
+ *      gives back a lease the detecting acquire took, and stays `inFallback`. Redis answering with the
+ *      epoch it had (it kept its data) needs no window: every lease still held is still there, and
+ *      the first acquire that succeeds ends the fallback. Two callers that detect a new epoch at once
+ *      may both log and restart the window: it only lasts longer.
  *   R8 pause between grant and start. The process is paused (kill -STOP, a long GC) after a lease was
  *      granted and before its call starts; the lease expires and another process takes the slot. On
  *      resuming, the call must not start under it: just before a call starts (call, acquire,
@@ -442,7 +444,11 @@ final class RedisBulkhead implements FleetBulkhead {
     epoch = grant.epoch();
     boolean lostItsData = known != null && !known.equals(grant.epoch());
     if (inFallback.get() || lostItsData) {
-      boolean windowOver = !lostItsData && rejoining && System.nanoTime() - globalAgainAt >= 0;
+      // Same epoch as before the outage: Redis kept its leases, every call of the fleet is still
+      // counted, so there is nothing to wait for (R7). An epoch never seen (fallback since start-up)
+      // could be a new one: wait out the window.
+      boolean windowOver = !lostItsData
+          && (rejoining ? System.nanoTime() - globalAgainAt >= 0 : known != null);
       if (!windowOver) {
         if (grant.granted()) {
           giveBack(id); // taken while the fleet's count may still miss calls: not used
