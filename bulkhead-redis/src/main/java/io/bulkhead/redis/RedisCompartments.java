@@ -300,8 +300,14 @@ public final class RedisCompartments implements AutoCloseable {
         throw new IllegalArgumentException("uri is not a Redis URI (redis://[password@]host:port"
             + "[/database]): '" + masked(uri) + "'");
       }
-      if ((parsed.getHost() == null || parsed.getHost().isEmpty()) && parsed.getSocket() == null) {
+      String host = parsed.getHost();
+      if ((host == null || host.isEmpty()) && parsed.getSocket() == null) {
         throw new IllegalArgumentException("uri names no host: '" + masked(uri) + "'");
+      }
+      if (host != null && host.contains(":") && !uri.contains("[")) {
+        // Lettuce reads "host:notaport" as a host of that name on the default port
+        throw new IllegalArgumentException("uri is not a Redis URI (redis://[password@]host:port"
+            + "[/database]): '" + masked(uri) + "'");
       }
       return connect(parsed);
     }
