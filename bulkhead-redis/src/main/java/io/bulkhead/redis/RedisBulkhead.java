@@ -492,9 +492,9 @@ final class RedisBulkhead implements FleetBulkhead {
   private void noticeFleetLimit(int stored) {
     if (stored != limit && stored != fleetLimitWarned) {
       fleetLimitWarned = stored;
-      LOG.log(Level.WARNING, "compartment '" + name + "': this process was built with limit " + limit
-          + " but the fleet's limit is " + stored + ", set by a later build or setLimit in another"
-          + " process; the latest one wins, so the fleet admits at most " + stored
+      LOG.log(Level.WARNING, "compartment '" + name + "': this process's limit is " + limit
+          + " but the fleet's limit is " + stored + ", written by a later build or setLimit in"
+          + " another process; the latest write wins, so the fleet admits at most " + stored
           + " (and this process at most " + limit + ")");
     }
   }
