@@ -144,7 +144,7 @@ final class RedisBulkhead implements FleetBulkhead {
   private final boolean waitBounded;
   private final long maxWaitNanos;
   private final long maxCallNanos;
-  private final Executor threads;
+  private volatile Executor threads; // replaced only by tests, before any call (startWaitedCallsOn)
   private volatile int limit;
 
   private final ConcurrentLinkedDeque<LeaseWaiter> leaseWaiters = new ConcurrentLinkedDeque<>();
@@ -630,6 +630,14 @@ final class RedisBulkhead implements FleetBulkhead {
         }
       }
     }
+  }
+
+  /**
+   * For tests: where a submit that waited for a lease starts, in place of this compartment's threads,
+   * so a test can hold one between its grant and its start (R8). Call before the first call.
+   */
+  void startWaitedCallsOn(Executor executor) {
+    this.threads = executor;
   }
 
   // ------------------------------------------------------------------------------------------------
