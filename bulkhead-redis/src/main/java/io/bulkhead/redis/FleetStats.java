@@ -15,7 +15,8 @@ package io.bulkhead.redis;
  *     local slot while they waited
  * @param refusedByFallback the calls refused by the fallback policy (fail closed, or the share full),
  *     at once and without queueing; also counted admitted and completed by the local compartment
- * @param leasesLost leases found expired or gone while their call still ran (a pause past the TTL)
+ * @param leasesLost leases found expired or gone while their call still ran, or before it could start
+ *     (a pause past the TTL); a call that had not started waits for a new lease
  * @param scriptReloads how many times a script was loaded again after the server answered NOSCRIPT
  */
 public record FleetStats(

@@ -42,7 +42,11 @@ public final class RedisCompartmentBuilder {
     this.name = name;
   }
 
-  /** Sets how many calls may be in flight at once across the fleet. */
+  /**
+   * Sets how many calls may be in flight at once across the fleet. The limit is stored in Redis, and
+   * the latest {@code build()} or {@code setLimit} of any process wins: every process admits against
+   * it, and one whose own limit differs logs a warning and never runs more than its own itself.
+   */
   public RedisCompartmentBuilder limit(int limit) {
     local.limit(limit);
     this.limit = limit;

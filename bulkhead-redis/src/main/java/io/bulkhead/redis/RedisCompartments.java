@@ -33,7 +33,10 @@ import org.jspecify.annotations.Nullable;
  * background thread, in one batched call for all of the process's leases every third of the lease TTL.
  * A process that dies without giving its leases back loses them when they expire, at most one TTL later.
  *
- * <p>{@code connect} never fails because Redis is unreachable: the fleet starts, logs a warning, and
+ * <p>{@link #connect(RedisClient, RedisURI)} uses a Lettuce client the application already has, and
+ * leaves it open on {@link #close()}.
+ *
+ * <p>{@code connect} never fails because Redis is unreachable (or refuses the password): the fleet starts, logs a warning, and
  * its compartments admit by their fallback policy until Redis answers. Redis should run with
  * {@code maxmemory-policy noeviction}; a warning is logged at connection when its policy could evict
  * leases.
