@@ -296,23 +296,7 @@ public final class RedisCompartments implements AutoCloseable {
      */
     public RedisCompartments connect(String uri) {
       Objects.requireNonNull(uri, "uri");
-      RedisURI parsed;
-      try {
-        parsed = RedisURI.create(uri);
-      } catch (RuntimeException e) {
-        throw new IllegalArgumentException("uri is not a Redis URI (redis://[password@]host:port"
-            + "[/database]): '" + masked(uri) + "'");
-      }
-      String host = parsed.getHost();
-      if ((host == null || host.isEmpty()) && parsed.getSocket() == null) {
-        throw new IllegalArgumentException("uri names no host: '" + masked(uri) + "'");
-      }
-      if (host != null && host.contains(":") && !uri.contains("[")) {
-        // Lettuce reads "host:notaport" as a host of that name on the default port
-        throw new IllegalArgumentException("uri is not a Redis URI (redis://[password@]host:port"
-            + "[/database]): '" + masked(uri) + "'");
-      }
-      return connect(parsed);
+      return connect(RedisUris.parse("uri", uri));
     }
 
     /** Connects with these settings; see {@link RedisCompartments#connect(String)}. */
@@ -337,12 +321,6 @@ public final class RedisCompartments implements AutoCloseable {
       Objects.requireNonNull(client, "client");
       Objects.requireNonNull(uri, "uri");
       return new RedisCompartments(client, uri, this);
-    }
-
-    /** The URI with whatever stands between the scheme and an {@code @} (the credentials) masked. */
-    private static String masked(String uri) {
-      return uri.replaceAll("(?<=://)[^@/]*@", "***@").replaceAll("(?i)(password=)[^&]*", "$1***")
-          .replaceAll("[\\r\\n]", " ");
     }
 
     private static Duration positive(String field, Duration value) {
