@@ -327,6 +327,9 @@ final class RedisBulkhead implements FleetBulkhead {
       if (!stale(ticket)) {
         return ticket;
       }
+      if (deadline - System.nanoTime() <= 0) {
+        throw timeout(); // its wait is used up: no second try
+      }
     }
   }
 

@@ -1,6 +1,7 @@
 package io.bulkhead.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.bulkhead.Permit;
@@ -90,6 +91,15 @@ class LeaseLostBeforeStartTest {
       assertThat(redis.zcard(LettuceLeaseStore.leasesKey(name))).isZero();
     } finally {
       client.shutdown();
+    }
+  }
+
+  @Test
+  void aMaxCallDurationShorterThanTheShortestLeaseIsRefusedNamingTheField() {
+    try (RedisCompartments fleet = connect()) {
+      assertThatThrownBy(() -> fleet.builder("r8").maxCallDuration(Duration.ofMillis(299)))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessage("maxCallDuration must be at least 300 ms but was PT0.299S");
     }
   }
 }
