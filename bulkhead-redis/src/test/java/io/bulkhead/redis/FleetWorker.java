@@ -42,6 +42,10 @@ public final class FleetWorker {
     RedisCompartments fleet = RedisCompartments.settings()
         .leaseTtl(Duration.ofMillis(Long.parseLong(args[3])))
         .pollInterval(Duration.ofMillis(100))
+        // These tests are about the fleet's limit, not about a slow Redis: a command that takes
+        // longer than the default 500 ms on a loaded 2-core host must not switch a worker to its
+        // fallback share (RedisOutageTest covers that).
+        .commandTimeout(Duration.ofSeconds(5))
         .connect(args[1]);
     // A cold JVM can miss the first connection's short timeout; the oracle needs every process on
     // leases, not on its fallback share, so wait (bounded) until the fleet is connected.
