@@ -16,7 +16,10 @@ package io.bulkhead.redis;
  *     {@code WAIT_TIMEOUT}
  * @param refusedByFallback the calls refused by the fallback policy (fail closed, or the share full),
  *     at once and without queueing; also in {@code rejected} with {@code QUEUE_FULL}
- * @param leasesLost leases found expired or gone while their call still ran (a pause past the TTL)
+ * @param leasesLost leases found expired or gone while their call still ran, or before it could start
+ *     (a pause past the TTL); a call that had not started gives its lease back and waits for a new one
+ *     within what is left of its {@code maxWait}, counted waiting meanwhile (and in
+ *     {@code fleetTimeouts} if none comes)
  * @param scriptReloads how many times a script was loaded again after the server answered NOSCRIPT
  */
 public record FleetStats(

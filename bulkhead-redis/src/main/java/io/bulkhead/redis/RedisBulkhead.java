@@ -95,7 +95,15 @@ import org.jspecify.annotations.Nullable;
  *      carrying the reason; only the call's own side turns one into a counted rejection
  *      (slot.abandon), on its caller's thread or on `threads`, never on the fleet's scheduler.
  *   I5 stage 2 holds at most `limit` waiters, each inside a gate slot, and joins only while the two
- *      lines together hold fewer than maxQueue (the gate's own line does not look at stage 2's).
+ *      lines together hold fewer than maxQueue (the gate's own line does not look at stage 2's). A
+ *      call that waits again after a stale ticket (R10) keeps the place it took: it holds the same
+ *      slot, still queued, and asks for no second one.
+ *   L1 one fleet-wide limit at every moment: the script admits against the limit stored in Redis
+ *      (`{bulkhead:NAME}:limit`), never against the caller's. Building a compartment, and setLimit,
+ *      write this process's limit there (the latest one wins, which suits a rolling deploy); a process
+ *      whose own limit differs warns once per stored value it sees and still caps itself at its own
+ *      (the local gate). A store that lost the key gets the admitting process's limit back. Leases
+ *      granted before a lower limit was written run to their end: the fleet drains down to it.
  *   I6 a submit's waiter leaves `leaseWaiters` when it is served, refused, times out, or its stage is
  *      cancelled; a cancelled one never runs its supplier and keeps no ticket (R6), and is counted
  *      cancelled by the gate, not admitted.
@@ -118,6 +126,9 @@ import org.jspecify.annotations.Nullable;
  *      expires within one TTL. A call admitted in fallback gives its permit back locally and wakes the
  *      local waiters. Calls admitted by the share while Redis was away hold no lease: after Redis
  *      returns, the fleet may run limit + shares until they end (the documented worst case).
+ *   R5 wake coalescing. wake() sets `wakePending` and schedules serveWaiters once; serveWaiters clears
+ *      the flag before it reads the queue, so a release after the clear schedules another run and
+ *      no wake-up is lost.
  *   R6 cancel vs grant, async. The caller cancels `out` while the scheduler completes the waiter with
  *      a ticket. If the cancel wins the waiter's CAS (w.cancel), the waiter never gets a ticket and is
  *      unlinked; serveWaiters skips a done head. If the grant wins, the continuation on `threads`
@@ -127,6 +138,14 @@ import org.jspecify.annotations.Nullable;
  *      confirm() returns false and the ticket is released unused; if confirm() wins, the call is
  *      admitted, runs, and the gate releases its slot when `out` completes (core's rule for a call
  *      cancelled after admission: its stage decides).
+ *   R7 rejoin window. Redis answers again with an epoch this process never saw (it started in
+ *      fallback) or shows a new epoch (an acquire or a renewal): the calls other processes still run
+ *      may not be registered yet, since each registers at its next renewal, within a third of a TTL.
+ *      So the compartment keeps admitting by its share until one TTL has passed (`globalAgainAt`),
+ *      gives back a lease the detecting acquire took, and stays `inFallback`. Redis answering with the
+ *      epoch it had (it kept its data) needs no window: every lease still held is still there, and
+ *      the first acquire that succeeds ends the fallback. Two callers that detect a new epoch at once
+ *      may both log and restart the window: it only lasts longer.
  *   R8 timeout vs cancel, async. The timer refuses the waiter as its caller cancels `out`. If the
  *      continuation on `threads` finds `out` done, it does nothing: the gate counts the call cancelled.
  *      Otherwise it abandons the slot (WAIT_TIMEOUT) and fails `out`; a cancel between the two finds
@@ -137,15 +156,23 @@ import org.jspecify.annotations.Nullable;
  *      line is served no more, and a waiter leaves it at its deadline (the timer of a submit stops
  *      too, so an unbounded or async waiter waits until its caller gives up); its slot is freed once
  *      by whichever of abandon or close comes first.
- *   R7 rejoin window. Redis answers again (the first acquire that succeeds in fallback) or shows a new
- *      epoch (an acquire or a renewal): the calls other processes still run may not be registered
- *      yet, since each registers at its next renewal, within a third of a TTL. So the compartment keeps
- *      admitting by its share until one TTL has passed (`globalAgainAt`), gives back a lease the
- *      detecting acquire took, and stays `inFallback`. Two callers that detect it at once may both log
- *      and restart the window: it only lasts longer.
- *   R5 wake coalescing. wake() sets `wakePending` and schedules serveWaiters once; serveWaiters clears
- *      the flag before it reads the queue, so a release after the clear schedules another run and
- *      no wake-up is lost.
+ *   R10 pause between grant and start. The process is paused (kill -STOP, a long GC) after a lease was
+ *      granted and before its call starts; the lease expires and another process takes the slot. On
+ *      resuming, the call must not start under it: just before a call starts (call, acquire,
+ *      tryAcquire, submit at once or after waiting), and before its gate slot is confirmed, its ticket
+ *      is checked (Ticket.usable): a lease reported lost, or whose `validUntil` has passed, is stale.
+ *      `validUntil` is the nanoTime at which the grant or the last successful renewal was sent plus
+ *      the time it gave, which is never later than Redis's own expiry since the script runs after it
+ *      was sent. A stale ticket is given back and counted in leasesLost, and the call waits again for
+ *      what is left of its wait, holding the same provisional slot: still queued if it had waited (no
+ *      second place of maxQueue, no second onQueued), queued now if it had not (QUEUE_FULL if the two
+ *      lines are full, as for any call that finds the fleet full). tryAcquire does not wait: its slot
+ *      is abandoned as QUEUE_FULL. A re-wait with no time left is a timeout: fleetTimeouts, and the
+ *      slot abandoned as WAIT_TIMEOUT. So the gate counts such a call once, admitted only when it
+ *      starts under a good ticket. Async, the re-wait is a new waiter of the same `out`, linked after
+ *      the stale check: a cancel of `out` before the link finds the new waiter when its own
+ *      out.whenComplete runs (at once, `out` being done) and unlinks it; after the link it is R6 or
+ *      R8. A pause after the check, once the call has started, is R1: the documented excess.
  */
 final class RedisBulkhead implements FleetBulkhead {
 
@@ -161,7 +188,7 @@ final class RedisBulkhead implements FleetBulkhead {
   private final boolean waitBounded;
   private final long maxWaitNanos;
   private final long maxCallNanos;
-  private final Executor threads;
+  private volatile Executor threads; // replaced only by tests, before any call (startWaitedCallsOn)
   private volatile int limit;
 
   private final ConcurrentLinkedDeque<LeaseWaiter> leaseWaiters = new ConcurrentLinkedDeque<>();
@@ -172,6 +199,9 @@ final class RedisBulkhead implements FleetBulkhead {
   private volatile boolean rejoining;
   private volatile long globalAgainAt;
   private volatile @Nullable String epoch; // as the last grant or renewal reported it
+  // L1: this process's limit still has to be written as the fleet's (after build or setLimit).
+  private volatile boolean limitToPublish = true;
+  private volatile int fleetLimitWarned; // the last stored limit warned about, or this process's own
   private final LongAdder fallbackSwitches = new LongAdder();
   private final LongAdder fleetTimeouts = new LongAdder();
   private final LongAdder refusedByFallback = new LongAdder();
@@ -197,6 +227,12 @@ final class RedisBulkhead implements FleetBulkhead {
     if (inFallback.get()) {
       fallbackSwitches.increment();
       logFallback("Redis is unreachable at start-up");
+    } else {
+      try {
+        publishLimit(); // L1: the latest build sets the fleet's limit
+      } catch (StoreUnavailableException e) {
+        // published by the first admission that reaches Redis
+      }
     }
   }
 
@@ -233,10 +269,12 @@ final class RedisBulkhead implements FleetBulkhead {
     ProvisionalSlot slot = local.get();
     try {
       Ticket ticket = leaseWaiters.isEmpty() ? attempt() : null;
-      if (ticket != null) {
+      if (ticket != null && !stale(ticket)) {
         return Optional.of(new FleetPermit(slot, confirmed(slot, ticket)));
       }
-      slot.abandon(BulkheadFullException.Reason.QUEUE_FULL); // as the gate counts an empty result
+      // The fleet is full, or the lease ran out before it could be used (R10): tryAcquire does not
+      // wait, so this is the gate's empty result.
+      slot.abandon(BulkheadFullException.Reason.QUEUE_FULL);
     } catch (Refusal r) {
       slot.abandon(r.reason);
     } catch (RuntimeException | Error e) {
@@ -256,8 +294,11 @@ final class RedisBulkhead implements FleetBulkhead {
       LeaseWaiter w = null;
       try {
         now = leaseWaiters.isEmpty() ? attempt() : null;
+        if (now != null && stale(now)) {
+          now = null; // R10: given back; the call waits like one that found the fleet full
+        }
         if (now == null) {
-          w = enqueueAsync(deadline, slot);
+          w = enqueueAsync(deadline, slot, false);
         }
       } catch (Refusal r) {
         return CompletableFuture.failedFuture(slot.abandon(r.reason));
@@ -267,7 +308,9 @@ final class RedisBulkhead implements FleetBulkhead {
         // gate forwards a cancel only to the stage this returns), so the confirmation cannot fail.
         return start(task, confirmed(slot, now));
       }
-      return startAfterWait(task, w, slot);
+      CompletableFuture<T> out = new CompletableFuture<>();
+      startWhenServed(task, w, deadline, slot, out);
+      return out;
     });
   }
 
@@ -284,15 +327,17 @@ final class RedisBulkhead implements FleetBulkhead {
   }
 
   /**
-   * The stage of a submit that waits for a lease. Its outcome, lease or refusal, is taken up on this
-   * compartment's own threads, never on the scheduler that completed the waiter (I7): the slot's
-   * confirmation or abandonment, and so the gate's listeners, run there. Cancelling the stage (the
-   * caller cancelled its future, and the gate forwards that) withdraws the waiter (I6); the gate then
-   * closes the unconfirmed slot, which counts the call cancelled.
+   * Completes {@code out}, the stage of a submit that waits for a lease, once {@code w} is served. Its
+   * outcome, lease or refusal, is taken up on this compartment's own threads, never on the scheduler
+   * that completed the waiter (I7): the slot's confirmation or abandonment, and so the gate's
+   * listeners, run there. Cancelling the stage (the caller cancelled its future, and the gate forwards
+   * that) withdraws the waiter (I6); the gate then closes the unconfirmed slot, which counts the call
+   * cancelled. A lease lost before the supplier could start (R10) is given back and the call waits
+   * again, holding the same slot, for what is left of its wait.
    */
-  private <T extends @Nullable Object> CompletionStage<T> startAfterWait(
-      Supplier<? extends CompletionStage<T>> task, LeaseWaiter w, ProvisionalSlot slot) {
-    CompletableFuture<T> out = new CompletableFuture<>();
+  private <T extends @Nullable Object> void startWhenServed(
+      Supplier<? extends CompletionStage<T>> task, LeaseWaiter w, long deadline,
+      ProvisionalSlot slot, CompletableFuture<T> out) {
     w.whenCompleteAsync((ticket, failure) -> {
       if (out.isDone()) {
         if (ticket != null) {
@@ -302,6 +347,12 @@ final class RedisBulkhead implements FleetBulkhead {
         out.completeExceptionally(slot.abandon(((Refusal) failure).reason));
       } else if (failure != null) {
         out.completeExceptionally(failure); // unexpected: the gate withdraws the unconfirmed slot
+      } else if (stale(ticket)) {
+        try {
+          startWhenServed(task, enqueueAsync(deadline, slot, true), deadline, slot, out);
+        } catch (Refusal r) {
+          out.completeExceptionally(slot.abandon(r.reason)); // no time left to wait again: a timeout
+        }
       } else if (!slot.confirm()) {
         ticket.release(); // R6: withdrawn between the check above and the confirmation
       } else {
@@ -319,7 +370,6 @@ final class RedisBulkhead implements FleetBulkhead {
         leaseWaiters.remove(w); // R6: withdrawn before a lease came; no ticket was ever taken
       }
     });
-    return out;
   }
 
   private long deadlineFromNow() {
@@ -341,23 +391,30 @@ final class RedisBulkhead implements FleetBulkhead {
     }
   }
 
-  /** A ticket now, or after waiting in FIFO order; a Refusal when none comes. */
+  /**
+   * A ticket still good now (R10), now or after waiting in FIFO order, and the slot confirmed; a
+   * Refusal when none comes within the wait. A stale ticket is given back and the call waits again,
+   * in the same slot, for what is left of its wait.
+   */
   private Ticket obtain(long deadline, ProvisionalSlot slot) {
-    if (leaseWaiters.isEmpty()) {
-      Ticket now = attempt();
-      if (now != null) {
-        return confirmed(slot, now);
-      }
+    Ticket ticket = leaseWaiters.isEmpty() ? attempt() : null;
+    boolean queued = false;
+    while (ticket == null || stale(ticket)) {
+      ticket = await(enqueue(deadline, slot, queued), deadline);
+      queued = true;
     }
-    LeaseWaiter w = enqueue(deadline, slot);
+    return confirmed(slot, ticket);
+  }
+
+  /** Parks until {@code w} is served: its ticket, or a Refusal (a timeout, interrupt or fallback). */
+  private Ticket await(LeaseWaiter w, long deadline) {
     boolean interrupted = false;
     try {
       for (;;) {
         try {
           long remaining = deadline - System.nanoTime();
-          Ticket ticket = deadline == Long.MAX_VALUE
+          return deadline == Long.MAX_VALUE
               ? w.get() : w.get(Math.max(0, remaining), TimeUnit.NANOSECONDS);
-          return confirmed(slot, ticket);
         } catch (TimeoutException e) {
           if (w.completeExceptionally(timeout())) {
             leaseWaiters.remove(w);
@@ -383,6 +440,22 @@ final class RedisBulkhead implements FleetBulkhead {
   }
 
   /**
+   * Whether a ticket can no longer admit its call: its lease was reported lost, or its expiry, as this
+   * process last confirmed it, has passed (the process was paused between the grant and the start).
+   * A stale ticket is given back and counted in leasesLost (R10).
+   */
+  private boolean stale(Ticket ticket) {
+    if (ticket.usable()) {
+      return false;
+    }
+    ticket.release();
+    leasesLost.increment();
+    LOG.log(Level.WARNING, "compartment '" + name + "': a lease expired before its call could start"
+        + " (this process paused longer than the lease TTL?); the call waits for a new one");
+    return true;
+  }
+
+  /**
    * Confirms the slot of a call that got {@code ticket}. Only the call's own caller closes a slot it
    * has not handed on, so this fails only for a submit withdrawn meanwhile.
    */
@@ -395,8 +468,8 @@ final class RedisBulkhead implements FleetBulkhead {
   }
 
   /** Stage 2 for submit: the same queue, with a timer in place of a parked thread. */
-  private LeaseWaiter enqueueAsync(long deadline, ProvisionalSlot slot) {
-    LeaseWaiter w = enqueue(deadline, slot);
+  private LeaseWaiter enqueueAsync(long deadline, ProvisionalSlot slot, boolean queuedAlready) {
+    LeaseWaiter w = enqueue(deadline, slot, queuedAlready);
     if (deadline != Long.MAX_VALUE) {
       fleet.schedule(() -> {
         if (w.completeExceptionally(timeout())) {
@@ -410,9 +483,10 @@ final class RedisBulkhead implements FleetBulkhead {
   /**
    * Joins the lease line, as the gate's own queue would be joined: it takes a place of maxQueue
    * (QUEUE_FULL when none is left) and, with no time left to wait, times out as a queued call does.
+   * A call that waits again after a stale ticket ({@code queuedAlready}, R10) keeps the place it took.
    */
-  private LeaseWaiter enqueue(long deadline, ProvisionalSlot slot) {
-    if (!slot.queued()) {
+  private LeaseWaiter enqueue(long deadline, ProvisionalSlot slot, boolean queuedAlready) {
+    if (!queuedAlready && !slot.queued()) {
       throw new Refusal(BulkheadFullException.Reason.QUEUE_FULL);
     }
     if (deadline - System.nanoTime() <= 0) {
@@ -440,7 +514,11 @@ final class RedisBulkhead implements FleetBulkhead {
     String id = UUID.randomUUID().toString();
     long ttl = Math.min(fleet.leaseTtlMillis(), TimeUnit.NANOSECONDS.toMillis(maxCallNanos));
     LeaseStore.Grant grant;
+    long askedAt = System.nanoTime();
     try {
+      if (limitToPublish) {
+        publishLimit();
+      }
       grant = store.acquire(name, limit, ttl, id);
     } catch (StoreUnavailableException e) {
       rejoining = false; // unreachable again: the window starts afresh when it answers
@@ -450,11 +528,16 @@ final class RedisBulkhead implements FleetBulkhead {
       }
       return shareSlot();
     }
+    noticeFleetLimit(grant.fleetLimit());
     String known = epoch;
     epoch = grant.epoch();
     boolean lostItsData = known != null && !known.equals(grant.epoch());
     if (inFallback.get() || lostItsData) {
-      boolean windowOver = !lostItsData && rejoining && System.nanoTime() - globalAgainAt >= 0;
+      // Same epoch as before the outage: Redis kept its leases, every call of the fleet is still
+      // counted, so there is nothing to wait for (R7). An epoch never seen (fallback since start-up)
+      // could be a new one: wait out the window.
+      boolean windowOver = !lostItsData
+          && (rejoining ? System.nanoTime() - globalAgainAt >= 0 : known != null);
       if (!windowOver) {
         if (grant.granted()) {
           giveBack(id); // taken while the fleet's count may still miss calls: not used
@@ -473,9 +556,36 @@ final class RedisBulkhead implements FleetBulkhead {
     if (!grant.granted()) {
       return null;
     }
-    FleetLease lease = new FleetLease(id, grant.fencingToken(), grant.epoch(), System.nanoTime());
+    FleetLease lease = new FleetLease(id, grant.fencingToken(), grant.epoch(), System.nanoTime(),
+        askedAt + TimeUnit.MILLISECONDS.toNanos(ttl));
     active.add(lease);
     return lease;
+  }
+
+  /**
+   * Makes this process's limit the fleet's (the latest build or setLimit wins, L1). Throws
+   * StoreUnavailable when Redis does not answer; the next admission tries again.
+   */
+  private void publishLimit() {
+    int mine = limit;
+    Integer replaced = store.publishLimit(name, mine);
+    limitToPublish = false;
+    fleetLimitWarned = mine;
+    if (replaced != null && replaced != mine) {
+      LOG.log(Level.INFO, "compartment '" + name + "': the fleet's limit is now " + mine
+          + " (was " + replaced + "): the latest build or setLimit of any process sets it");
+    }
+  }
+
+  /** One warning per value when the fleet admits against a limit other than this process's (L1). */
+  private void noticeFleetLimit(int stored) {
+    if (stored != limit && stored != fleetLimitWarned) {
+      fleetLimitWarned = stored;
+      LOG.log(Level.WARNING, "compartment '" + name + "': this process's limit is " + limit
+          + " but the fleet's limit is " + stored + ", written by a later build or setLimit in"
+          + " another process; the latest write wins, so the fleet admits at most " + stored
+          + " (and this process at most " + limit + ")");
+    }
   }
 
   /**
@@ -590,6 +700,11 @@ final class RedisBulkhead implements FleetBulkhead {
       }
     }
     epoch = result.epoch();
+    for (FleetLease l : sent) {
+      if (!result.lost().contains(l.id)) {
+        l.validUntil = l.renewingUntil; // R10: as long as this renewal made it live
+      }
+    }
     for (String id : result.lost()) {
       for (FleetLease l : sent) {
         if (l.id.equals(id) && active.remove(l)) { // R2: a lease released meanwhile is not lost
@@ -599,6 +714,14 @@ final class RedisBulkhead implements FleetBulkhead {
         }
       }
     }
+  }
+
+  /**
+   * For tests: where a submit that waited for a lease starts, in place of this compartment's threads,
+   * so a test can hold one between its grant and its start (R10). Call before the first call.
+   */
+  void startWaitedCallsOn(Executor executor) {
+    this.threads = executor;
   }
 
   // ------------------------------------------------------------------------------------------------
@@ -626,6 +749,12 @@ final class RedisBulkhead implements FleetBulkhead {
   public void setLimit(int newLimit) {
     gate.setLimit(newLimit);
     this.limit = newLimit;
+    limitToPublish = true; // the next admission makes it the fleet's (L1)
+    try {
+      publishLimit();
+    } catch (StoreUnavailableException e) {
+      // published by the first admission that reaches Redis
+    }
     wake();
   }
 
@@ -673,6 +802,9 @@ final class RedisBulkhead implements FleetBulkhead {
     }
 
     abstract void giveBack();
+
+    /** Whether the call may still start under this ticket (R10). */
+    abstract boolean usable();
   }
 
   /** A lease in Redis. */
@@ -681,12 +813,17 @@ final class RedisBulkhead implements FleetBulkhead {
     private final long fencingToken;
     private final long admittedAt;
     private volatile String epoch;
+    // nanoTime by which the lease has surely not expired in Redis: when it was asked for or last sent
+    // for renewal, plus the time it was given. Redis counts from when the script ran, which is later.
+    private volatile long validUntil;
+    private volatile long renewingUntil; // validUntil once the renewal in flight succeeds
 
-    FleetLease(String id, long fencingToken, String epoch, long admittedAt) {
+    FleetLease(String id, long fencingToken, String epoch, long admittedAt, long validUntil) {
       this.id = id;
       this.fencingToken = fencingToken;
       this.epoch = epoch;
       this.admittedAt = admittedAt;
+      this.validUntil = validUntil;
     }
 
     String id() {
@@ -697,9 +834,18 @@ final class RedisBulkhead implements FleetBulkhead {
       return epoch;
     }
 
+    /** How long the renewal about to be sent may make the lease live; remembered for usable(). */
     long validForMillis(long ttlMillis) {
-      long left = maxCallNanos - (System.nanoTime() - admittedAt);
-      return Math.max(1, Math.min(ttlMillis, TimeUnit.NANOSECONDS.toMillis(left)));
+      long now = System.nanoTime();
+      long left = maxCallNanos - (now - admittedAt);
+      long millis = Math.max(1, Math.min(ttlMillis, TimeUnit.NANOSECONDS.toMillis(left)));
+      renewingUntil = now + TimeUnit.MILLISECONDS.toNanos(millis);
+      return millis;
+    }
+
+    @Override
+    boolean usable() {
+      return active.contains(this) && validUntil - System.nanoTime() > 0;
     }
 
     @Override
@@ -724,6 +870,11 @@ final class RedisBulkhead implements FleetBulkhead {
     void giveBack() {
       fallbackPermits.release();
       wake();
+    }
+
+    @Override
+    boolean usable() {
+      return true; // a local permit cannot be lost
     }
   }
 
