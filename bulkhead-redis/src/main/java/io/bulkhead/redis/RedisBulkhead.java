@@ -93,7 +93,9 @@ import org.jspecify.annotations.Nullable;
  *      refusal, or by its own caller on timeout/interrupt. Whoever loses the race does not keep the
  *      ticket: serveWaiters releases a ticket its future refused. Refusals are a private Refusal
  *      carrying the reason; only the call's own side turns one into a counted rejection
- *      (slot.abandon), on its caller's thread or on `threads`, never on the fleet's scheduler.
+ *      (refuse: fleetTimeouts or refusedByFallback, then slot.abandon), on its caller's thread or on
+ *      `threads`, never on the fleet's scheduler; a refusal that loses its waiter's race is counted
+ *      nowhere, the call being served or counted by whoever won.
  *   I5 stage 2 holds at most `limit` waiters, each inside a gate slot, and joins only while the two
  *      lines together hold fewer than maxQueue (the gate's own line does not look at stage 2's). A
  *      call that waits again after a stale ticket (R10) keeps the place it took: it holds the same
@@ -149,7 +151,9 @@ import org.jspecify.annotations.Nullable;
  *   R8 timeout vs cancel, async. The timer refuses the waiter as its caller cancels `out`. If the
  *      continuation on `threads` finds `out` done, it does nothing: the gate counts the call cancelled.
  *      Otherwise it abandons the slot (WAIT_TIMEOUT) and fails `out`; a cancel between the two finds
- *      the slot abandoned, and the gate's close does nothing more. One count either way.
+ *      the slot abandoned, and the gate's close does nothing more. One count either way. (A cancel
+ *      after the isDone check and before the abandon wins the slot: the gate counts it cancelled,
+ *      while fleetTimeouts, counted just before the abandon, has it too.)
  *   R9 setLimit and close vs a provisional slot. A provisional gate slot is a taken slot of the
  *      gate's state word, so the gate's setLimit treats it as a running call; abandoning it after a
  *      lowering is absorbed like a release. RedisCompartments.close stops the scheduler: the lease
@@ -276,7 +280,7 @@ final class RedisBulkhead implements FleetBulkhead {
       // wait, so this is the gate's empty result.
       slot.abandon(BulkheadFullException.Reason.QUEUE_FULL);
     } catch (Refusal r) {
-      slot.abandon(r.reason);
+      refuse(slot, r);
     } catch (RuntimeException | Error e) {
       slot.close();
       throw e;
@@ -301,7 +305,7 @@ final class RedisBulkhead implements FleetBulkhead {
           w = enqueueAsync(deadline, slot, false);
         }
       } catch (Refusal r) {
-        return CompletableFuture.failedFuture(slot.abandon(r.reason));
+        return CompletableFuture.failedFuture(refuse(slot, r));
       }
       if (now != null) {
         // Admitted at once: on the caller's thread, as core does. Nobody else holds `slot` yet (the
@@ -344,14 +348,14 @@ final class RedisBulkhead implements FleetBulkhead {
           ticket.release(); // R6: withdrawn after the scheduler handed it the lease
         }
       } else if (failure instanceof Refusal) {
-        out.completeExceptionally(slot.abandon(((Refusal) failure).reason));
+        out.completeExceptionally(refuse(slot, (Refusal) failure));
       } else if (failure != null) {
         out.completeExceptionally(failure); // unexpected: the gate withdraws the unconfirmed slot
       } else if (stale(ticket)) {
         try {
           startWhenServed(task, enqueueAsync(deadline, slot, true), deadline, slot, out);
         } catch (Refusal r) {
-          out.completeExceptionally(slot.abandon(r.reason)); // no time left to wait again: a timeout
+          out.completeExceptionally(refuse(slot, r)); // no time left to wait again: a timeout
         }
       } else if (!slot.confirm()) {
         ticket.release(); // R6: withdrawn between the check above and the confirmation
@@ -384,7 +388,7 @@ final class RedisBulkhead implements FleetBulkhead {
     try {
       return obtain(deadline, slot);
     } catch (Refusal r) {
-      throw slot.abandon(r.reason);
+      throw refuse(slot, r);
     } catch (RuntimeException | Error e) {
       slot.close(); // counted cancelled by the gate: the call never ran
       throw e;
@@ -421,7 +425,7 @@ final class RedisBulkhead implements FleetBulkhead {
           }
         } catch (InterruptedException e) {
           interrupted = true;
-          if (w.completeExceptionally(new Refusal(BulkheadFullException.Reason.INTERRUPTED))) {
+          if (w.completeExceptionally(new Refusal(BulkheadFullException.Reason.INTERRUPTED, null))) {
             leaseWaiters.remove(w);
           }
         } catch (ExecutionException e) {
@@ -487,7 +491,7 @@ final class RedisBulkhead implements FleetBulkhead {
    */
   private LeaseWaiter enqueue(long deadline, ProvisionalSlot slot, boolean queuedAlready) {
     if (!queuedAlready && !slot.queued()) {
-      throw new Refusal(BulkheadFullException.Reason.QUEUE_FULL);
+      throw new Refusal(BulkheadFullException.Reason.QUEUE_FULL, null);
     }
     if (deadline - System.nanoTime() <= 0) {
       throw timeout(); // no time left to wait for the fleet
@@ -498,9 +502,21 @@ final class RedisBulkhead implements FleetBulkhead {
     return w;
   }
 
+  /** A lease wait past its deadline; counted in fleetTimeouts only if its call is rejected with it. */
   private Refusal timeout() {
-    fleetTimeouts.increment();
-    return new Refusal(BulkheadFullException.Reason.WAIT_TIMEOUT);
+    return new Refusal(BulkheadFullException.Reason.WAIT_TIMEOUT, fleetTimeouts);
+  }
+
+  /**
+   * Rejects the call of {@code slot} for {@code r}: counts it where the refusal came from, then
+   * abandons the slot, so that each call fleetTimeouts or refusedByFallback counts is one of the
+   * gate's rejections. A refusal that lost the race for its waiter (R3) never gets here.
+   */
+  private static BulkheadFullException refuse(ProvisionalSlot slot, Refusal r) {
+    if (r.countedIn != null) {
+      r.countedIn.increment();
+    }
+    return slot.abandon(r.reason);
   }
 
   /**
@@ -611,8 +627,7 @@ final class RedisBulkhead implements FleetBulkhead {
     if (share > 0 && fallbackPermits.tryAcquire()) {
       return new FallbackSlot();
     }
-    refusedByFallback.increment();
-    throw new Refusal(BulkheadFullException.Reason.QUEUE_FULL);
+    throw new Refusal(BulkheadFullException.Reason.QUEUE_FULL, refusedByFallback);
   }
 
   private void giveBack(String leaseId) {
@@ -886,10 +901,14 @@ final class RedisBulkhead implements FleetBulkhead {
   private static final class Refusal extends RuntimeException {
     private static final long serialVersionUID = 1L;
     final transient BulkheadFullException.Reason reason;
+    // The fleetStats counter that says this rejection came from the fleet (fleetTimeouts,
+    // refusedByFallback), added to by refuse() when a call is rejected with it; null for the others.
+    final transient @Nullable LongAdder countedIn;
 
-    Refusal(BulkheadFullException.Reason reason) {
+    Refusal(BulkheadFullException.Reason reason, @Nullable LongAdder countedIn) {
       super(reason.name(), null, false, false);
       this.reason = reason;
+      this.countedIn = countedIn;
     }
   }
 
