@@ -75,6 +75,8 @@ class FleetPauseTest {
 
       long resumedAt = System.nanoTime();
       signal("CONT", paused.process());
+      paused.process().getOutputStream().write("resumed\n".getBytes(StandardCharsets.UTF_8));
+      paused.process().getOutputStream().flush();
       String lost = WorkerJvms.lineStartingWith(paused.lines(), "LOST ", Duration.ofSeconds(30));
       long learnedAfter = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - resumedAt);
       assertThat(lost).as("each held lease reported lost, once").isEqualTo("LOST " + HELD);

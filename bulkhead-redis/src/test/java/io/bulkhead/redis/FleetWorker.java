@@ -28,8 +28,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>{@code until} hammers like {@code hammer} until a line arrives on its standard input. {@code pause}
  * is the process {@link FleetPauseTest} stops: HELD calls each call the dependency once and then keep
  * their leases without touching it ("HOLDING n"); once the fleet has reported those leases lost ("LOST
- * n", after the test's kill -STOP and kill -CONT), they end, and the process hammers like
- * {@code hammer}, with new leases.
+ * n", after the test's kill -STOP, kill -CONT and a line on standard input), they end, and the process
+ * hammers like {@code hammer}, with new leases.
  */
 public final class FleetWorker {
 
@@ -122,8 +122,11 @@ public final class FleetWorker {
     holding.await();
     System.out.println("HOLDING " + heldCalls);
     System.out.flush();
-    // The test stops this process now, for longer than the lease TTL, and resumes it. The renewal
-    // that runs after the resume finds the leases gone; poll that observable state, bounded above.
+    // The test stops this process now, for longer than the lease TTL, resumes it, and then says so
+    // on standard input: the bound below starts there, not before the other JVMs start and the stop
+    // (both unbounded here, and long on a loaded host). The renewal that runs after the resume finds
+    // the leases gone; poll that observable state, bounded above.
+    new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
     long by = System.nanoTime() + Duration.ofSeconds(60).toNanos();
     while (compartment.fleetStats().leasesLost() < heldCalls) {
       if (System.nanoTime() - by > 0) {
