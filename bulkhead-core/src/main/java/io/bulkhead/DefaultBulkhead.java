@@ -604,7 +604,7 @@ final class DefaultBulkhead implements Bulkhead, ProvisionalAdmission {
    * the admission: returns null when a slot was free, the node when it waited. Throws
    * BulkheadFullException, counted, when no slot came.
    */
-  private ThreadWaiter awaitSlot() {
+  private @Nullable ThreadWaiter awaitSlot() {
     if (fullWithQueueFull()) {
       throw reject(BulkheadFullException.Reason.QUEUE_FULL); // R7
     }

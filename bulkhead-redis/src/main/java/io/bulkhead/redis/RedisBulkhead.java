@@ -360,7 +360,14 @@ final class RedisBulkhead implements FleetBulkhead {
       } else if (!slot.confirm()) {
         ticket.release(); // R6: withdrawn between the check above and the confirmation
       } else {
-        start(task, ticket).whenComplete((result, error) -> {
+        CompletionStage<T> stage;
+        try {
+          stage = start(task, ticket);
+        } catch (RuntimeException | Error e) {
+          out.completeExceptionally(e); // the gate releases the slot, as for a throwing supplier
+          return;
+        }
+        stage.whenComplete((result, error) -> {
           if (error != null) {
             out.completeExceptionally(error);
           } else {

@@ -194,6 +194,35 @@ class FleetAccountingTest {
   }
 
   @Test
+  void aSubmitWhoseSupplierThrowsAfterALeaseWaitFailsWithItAndFreesBothSlots() throws Exception {
+    String name = "acct-throws-" + UUID.randomUUID();
+    try (RedisCompartments other = connect(REDIS); RedisCompartments mine = connect(REDIS)) {
+      FleetBulkhead theirs = other.builder(name).limit(1).build();
+      FleetBulkhead ours = mine.builder(name).limit(1).maxQueue(1)
+          .maxWait(Duration.ofSeconds(30)).build();
+      Permit held = theirs.tryAcquire().orElseThrow();
+      CompletableFuture<String> f = ours.submit(() -> {
+        throw new IllegalStateException("the supplier failed");
+      });
+      await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+          .until(() -> ours.fleetStats().leaseWaiting() == 1);
+      held.close();
+
+      Throwable failure = catchThrowableOfType(() -> f.get(10, TimeUnit.SECONDS),
+          java.util.concurrent.ExecutionException.class).getCause();
+      assertThat(failure).isInstanceOf(IllegalStateException.class)
+          .hasMessage("the supplier failed");
+      BulkheadStats s = ours.stats();
+      assertThat(s.admitted()).as("admitted: it had its lease").isEqualTo(1);
+      assertThat(s.completed()).isEqualTo(1);
+      assertThat(s.inFlight()).isZero();
+      assertThat(ours.fleetStats().leasesHeld()).isZero();
+      assertThat(ours.tryAcquire()).as("both slots are free again").isPresent().get()
+          .satisfies(Permit::close);
+    }
+  }
+
+  @Test
   void aFallbackRefusalIsAQueueFullRejection() throws Exception {
     int port = RedisServerProcess.freePort(); // nothing listens there: the fallback policy decides
     try (RedisCompartments fleet = connect("redis://127.0.0.1:" + port)) {
