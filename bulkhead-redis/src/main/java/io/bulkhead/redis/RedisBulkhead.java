@@ -462,7 +462,8 @@ final class RedisBulkhead implements FleetBulkhead {
     ticket.release();
     leasesLost.increment();
     LOG.log(Level.WARNING, "compartment '" + name + "': a lease expired before its call could start"
-        + " (this process paused longer than the lease TTL?); the call waits for a new one");
+        + " (this process paused longer than the lease TTL?); it was given back, and the call waits"
+        + " for a new one within what is left of its maxWait (a tryAcquire comes back empty)");
     return true;
   }
 
