@@ -3,10 +3,13 @@
  * them (diagnosis, sizing advice, a JSON snapshot).
  *
  * <p>Only the API packages are exported; the implementation classes in them are package-private.
+ * {@code io.bulkhead.spi} is exported only to the integrations that admit on a compartment's behalf.
  */
 module io.bulkhead.core {
   requires static transitive org.jspecify; // the annotations are part of the API; compile time only
 
   exports io.bulkhead;
   exports io.bulkhead.insight;
+  // Hooks for integrations that admit on a compartment's behalf; not an application API.
+  exports io.bulkhead.spi to io.bulkhead.redis;
 }

@@ -55,10 +55,19 @@ final class AsyncCall<T> extends CompletableFuture<T> {
   volatile AsyncWaiter waiter;
   private boolean timed;
   private long admittedAt;
+  // For DefaultBulkhead.submitProvisionally: the slot the task confirms or abandons, which decides
+  // what finishing counts (Provisional); null for an ordinary submit.
+  final Provisional provisional;
 
   AsyncCall(DefaultBulkhead bulkhead, Supplier<? extends CompletionStage<T>> task) {
+    this(bulkhead, task, null);
+  }
+
+  AsyncCall(DefaultBulkhead bulkhead, Supplier<? extends CompletionStage<T>> task,
+      Provisional provisional) {
     this.bulkhead = bulkhead;
     this.task = task;
+    this.provisional = provisional;
   }
 
   /** Runs the supplier; the caller has just obtained a slot for this call, at {@code admittedAt}. */
@@ -105,7 +114,11 @@ final class AsyncCall<T> extends CompletableFuture<T> {
     if (!PHASE.compareAndSet(this, RUNNING, FINISHED)) {
       return;
     }
-    bulkhead.release(timed, admittedAt); // a waiter it grants starts elsewhere, not after us (R8)
+    if (provisional == null) {
+      bulkhead.release(timed, admittedAt); // a waiter it grants starts elsewhere, not after us (R8)
+    } else {
+      provisional.close(); // released, withdrawn, or nothing if the task abandoned it
+    }
     if (failure != null) {
       super.completeExceptionally(failure);
     } else {

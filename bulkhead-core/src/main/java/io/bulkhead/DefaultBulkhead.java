@@ -1,5 +1,7 @@
 package io.bulkhead;
 
+import io.bulkhead.spi.ProvisionalAdmission;
+import io.bulkhead.spi.ProvisionalSlot;
 import java.lang.System.Logger.Level;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -16,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
@@ -168,8 +171,21 @@ import org.jspecify.annotations.Nullable;
  * changes the two, so inFlight = limit - available is never computed from a torn pair.
  *
  * User code (tasks, suppliers, listeners, future callbacks) never runs while the lock is held.
+ *
+ * Provisional admission (io.bulkhead.spi, for integrations such as a fleet compartment whose calls
+ * also need a lease): acquireProvisionally, tryAcquireProvisionally and submitProvisionally take a
+ * slot by the same paths as acquire, tryAcquire and submit's slow path, but without counting the
+ * admission (no `fast` +1, no slowAdmitted, no onAdmitted). None of them is on the hot path: the
+ * fast paths above are untouched. The slot is then one of the state word's taken slots, in flight
+ * for every invariant above, until the integration confirms it (counted then as an admission, after
+ * waiting if it waited), abandons it (passed on like a release, counted as a rejection), or closes it
+ * unconfirmed (passed on, counted as cancelled). Provisional has the states and races. While a
+ * provisional call waits for the integration (queued()), stats() moves it from inFlight to waiting
+ * (provisionalWaiting), retryAfter counts it ahead of a newcomer, and it takes a place of maxQueue.
+ * `completed` stays admitted - inFlight of the word, which a provisional slot makes lag by one until
+ * it is confirmed and released or passed on: an under-count, never an over-count, exact at rest.
  */
-final class DefaultBulkhead extends PaddedState implements Bulkhead {
+final class DefaultBulkhead extends PaddedState implements Bulkhead, ProvisionalAdmission {
 
   private static final System.Logger LOG = System.getLogger("io.bulkhead");
 
@@ -250,6 +266,10 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead {
   // Admissions not counted by the fast CAS: under the lock, or after waiting (I6).
   private final LongAdder slowAdmitted = new LongAdder();
   private final LongAdder cancelled = new LongAdder();
+  // Provisional slots an integration made wait for something else (Provisional P3): reported as
+  // waiting, not in flight, and counted against maxQueue when one more wants to wait.
+  private final java.util.concurrent.atomic.AtomicInteger provisionalWaiting =
+      new java.util.concurrent.atomic.AtomicInteger();
   private final LongAdder[] rejected = new LongAdder[REASONS.length];
   private final SlidingWindow window = new SlidingWindow();
   // Exponentially weighted mean of admitted latency, for retryAfter. Written with plain opaque
@@ -362,6 +382,11 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead {
       call.start(timed, admittedFast(timed));
       return call;
     }
+    return enqueueAsync(call);
+  }
+
+  /** submit's slow path, and submitProvisionally's only one: take a slot under the lock, or queue. */
+  private <T extends @Nullable Object> CompletableFuture<T> enqueueAsync(AsyncCall<T> call) {
     if (fullWithQueueFull()) {
       call.reject(reject(BulkheadFullException.Reason.QUEUE_FULL)); // R7
       return call;
@@ -385,7 +410,7 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead {
     } else {
       call.waiter = null; // never queued: nothing to withdraw
       if (outcome == ADMITTED) {
-        call.start(true, admittedNow());
+        call.start(true, call.provisional == null ? admittedNow() : 0L);
       } else {
         call.reject(reject(BulkheadFullException.Reason.QUEUE_FULL));
       }
@@ -445,6 +470,7 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead {
   @Override
   public BulkheadStats stats() {
     Counts counts = counts();
+    int aside = provisionalWaiting.get(); // holding slots, but waiting (Provisional P3)
     long[] rejectedByReason = new long[REASONS.length];
     for (int i = 0; i < REASONS.length; i++) {
       rejectedByReason[i] = rejected[i].sum();
@@ -454,8 +480,8 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead {
         name,
         counts.config().limit(),
         counts.config().maxQueue(),
-        counts.inFlight(),
-        counts.waiting(),
+        Math.max(0, counts.inFlight() - aside),
+        counts.waiting() + aside,
         counts.admitted(),
         counts.completed(),
         cancelled.sum(),
@@ -589,6 +615,16 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead {
    * the ticker reading at admission (always timed); throws BulkheadFullException when not admitted.
    */
   private long acquireSlow() {
+    ThreadWaiter waited = awaitSlot();
+    return waited == null ? admittedNow() : admittedAfterWait(waited);
+  }
+
+  /**
+   * Takes a slot that has just freed, or queues and parks until one is handed over, without counting
+   * the admission: returns null when a slot was free, the node when it waited. Throws
+   * BulkheadFullException, counted, when no slot came.
+   */
+  private @Nullable ThreadWaiter awaitSlot() {
     if (fullWithQueueFull()) {
       throw reject(BulkheadFullException.Reason.QUEUE_FULL); // R7
     }
@@ -604,14 +640,15 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead {
     }
     switch (outcome) {
       case ADMITTED:
-        return admittedNow();
+        return null;
       case QUEUE_FULL:
         throw reject(BulkheadFullException.Reason.QUEUE_FULL);
       case WOULD_WAIT:
         throw reject(BulkheadFullException.Reason.INTERRUPTED); // interrupt status left set
       default:
         listeners.queued();
-        return awaitGrant(node);
+        awaitGrant(node);
+        return node;
     }
   }
 
@@ -645,13 +682,13 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead {
     }
   }
 
-  private long awaitGrant(ThreadWaiter node) {
+  private void awaitGrant(ThreadWaiter node) {
     boolean interrupted = false;
     try {
       for (;;) {
         int st = node.state;
         if (st == Waiter.GRANTED) {
-          return admittedAfterWait(node);
+          return;
         }
         if (st == Waiter.TIMED_OUT) {
           throw reject(BulkheadFullException.Reason.WAIT_TIMEOUT); // expired by the sweep
@@ -730,7 +767,7 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead {
     if (service == NO_SAMPLE) {
       service = waitBounded && maxWaitNanos > 0 ? maxWaitNanos : DEFAULT_SERVICE_ESTIMATE_NANOS;
     }
-    int ahead = waiting(state);
+    int ahead = waiting(state) + provisionalWaiting.get();
     double estimate = (double) service * (ahead + 1.0) / config.limit();
     return estimate >= Long.MAX_VALUE ? Long.MAX_VALUE : (long) estimate;
   }
@@ -845,7 +882,108 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead {
       }
       return;
     }
+    Provisional slot = call.provisional;
+    if (slot != null) {
+      slot.waitedForSlot = true; // counted when the integration confirms or abandons it
+      call.start(true, 0L);
+      return;
+    }
     call.start(true, admittedAfterWait(node));
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // Provisional admission (io.bulkhead.spi), for integrations; off the hot path. See Provisional.
+
+  @Override
+  public ProvisionalSlot acquireProvisionally() {
+    long since = ticker.read();
+    ThreadWaiter waited = awaitSlot(); // throws, counted, as acquire() does
+    return new Provisional(this, since, waited != null);
+  }
+
+  @Override
+  public Optional<ProvisionalSlot> tryAcquireProvisionally() {
+    long s = state;
+    while (waiting(s) == 0 && available(s) > 0) {
+      // Like takeFree, but the `fast` count is left alone: nothing is admitted yet.
+      long witness = (long) STATE.compareAndExchange(this, s, s - ONE_PERMIT);
+      if (witness == s) {
+        return Optional.of(new Provisional(this, ticker.read(), false));
+      }
+      s = witness;
+    }
+    countRejection(BulkheadFullException.Reason.QUEUE_FULL);
+    return Optional.empty();
+  }
+
+  @Override
+  public <T extends @Nullable Object> CompletableFuture<T> submitProvisionally(
+      Function<? super ProvisionalSlot, ? extends CompletionStage<T>> task) {
+    Objects.requireNonNull(task, "task");
+    Provisional slot = new Provisional(this, ticker.read(), false);
+    return enqueueAsync(new AsyncCall<T>(this, () -> task.apply(slot), slot));
+  }
+
+  long tickerRead() {
+    return ticker.read();
+  }
+
+  /** Takes a place in the queue for a provisional slot, if the queue has one (Provisional P3). */
+  boolean reserveProvisionalWait() {
+    for (;;) {
+      int n = provisionalWaiting.get();
+      // Read apart from the state word: a caller queueing in the compartment at the same moment checks
+      // only the word, so the two lines together can exceed maxQueue by the racing callers.
+      if (queueBounded && n + waiting(state) >= maxQueue) {
+        return false;
+      }
+      if (provisionalWaiting.compareAndSet(n, n + 1)) {
+        return true;
+      }
+    }
+  }
+
+  void provisionalWaitEnded() {
+    provisionalWaiting.decrementAndGet();
+  }
+
+  void provisionalQueued() {
+    listeners.queued();
+  }
+
+  /** A provisional slot was confirmed at {@code now}; {@code waited} is negative if it never waited. */
+  void provisionalAdmitted(long waited, long now) {
+    slowAdmitted.increment();
+    if (waited >= 0) {
+      window.recordWait(now, waited);
+      listeners.admitted(waited);
+    } else {
+      listeners.admitted(0L);
+    }
+  }
+
+  /** A provisional slot was abandoned: pass it on and count the rejection, if this caller left it. */
+  BulkheadFullException provisionalRejected(BulkheadFullException.Reason reason, boolean counted) {
+    if (!counted) {
+      return new BulkheadFullException(name, reason, retryAfterNanos());
+    }
+    passSlotOn();
+    return reject(reason);
+  }
+
+  /** A provisional slot was closed before it was confirmed: withdrawn, like a queued async call. */
+  void provisionalWithdrawn(long since) {
+    passSlotOn();
+    cancelled.increment();
+    listeners.cancelled(ticker.read() - since);
+  }
+
+  /** Frees a slot that was never admitted (no latency sample), or hands it to the oldest waiter. */
+  private void passSlotOn() {
+    Waiter next = freeSlot();
+    if (next != null) {
+      next.granted(this);
+    }
   }
 
   // ------------------------------------------------------------------------------------------------

@@ -382,14 +382,7 @@ public final class FleetBudget implements AutoCloseable {
      */
     public FleetBudget join(String uri) {
       Objects.requireNonNull(uri, "uri");
-      RedisURI parsed;
-      try {
-        parsed = RedisURI.create(uri);
-      } catch (RuntimeException e) {
-        throw new IllegalArgumentException("uri is not a Redis URI: '" + uri + "' ("
-            + e.getMessage() + ")");
-      }
-      return join(parsed);
+      return join(RedisUris.parse("uri", uri));
     }
 
     /** Registers this instance with the Redis at {@code uri}; see {@link #join(String)}. */

@@ -9,13 +9,17 @@ package io.bulkhead.redis;
  * @param fallbackSwitches how many times it switched to its fallback policy
  * @param leasesHeld the calls of this process that hold a lease now
  * @param fallbackInFlight the calls of this process admitted without a lease (by the local share)
- * @param leaseWaiting the calls admitted locally that wait for the fleet to free a lease
- * @param fleetTimeouts the calls refused because the fleet freed no lease within {@code maxWait}. The
- *     local compartment counts them as admitted and completed (not as rejected), since they held a
- *     local slot while they waited
+ * @param leaseWaiting the calls that hold a local slot and wait for the fleet to free a lease (also
+ *     in {@link io.bulkhead.BulkheadStats#waiting()})
+ * @param fleetTimeouts the calls refused because the fleet freed no lease within {@code maxWait}; also
+ *     in {@link io.bulkhead.BulkheadStats#rejected(io.bulkhead.BulkheadFullException.Reason)} with
+ *     {@code WAIT_TIMEOUT}
  * @param refusedByFallback the calls refused by the fallback policy (fail closed, or the share full),
- *     at once and without queueing; also counted admitted and completed by the local compartment
- * @param leasesLost leases found expired or gone while their call still ran (a pause past the TTL)
+ *     at once and without queueing; also in {@code rejected} with {@code QUEUE_FULL}
+ * @param leasesLost leases found expired or gone while their call still ran, or before it could start
+ *     (a pause past the TTL); a call that had not started gives its lease back and waits for a new one
+ *     within what is left of its {@code maxWait}, counted waiting meanwhile (and in
+ *     {@code fleetTimeouts} if none comes)
  * @param scriptReloads how many times a script was loaded again after the server answered NOSCRIPT
  */
 public record FleetStats(

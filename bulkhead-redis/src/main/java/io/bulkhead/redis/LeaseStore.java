@@ -2,6 +2,7 @@ package io.bulkhead.redis;
 
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where leases live: the few atomic operations a fleet compartment needs, so that a client other than
@@ -10,8 +11,11 @@ import java.util.Map;
  */
 interface LeaseStore extends AutoCloseable {
 
-  /** The outcome of one admission attempt. */
-  record Grant(boolean granted, long fencingToken, String epoch) {}
+  /**
+   * The outcome of one admission attempt; {@code fleetLimit} is the limit the store admitted against
+   * (the stored one, which may differ from the one this process asked with).
+   */
+  record Grant(boolean granted, long fencingToken, String epoch, int fleetLimit) {}
 
   /** One lease to renew: its id and how long it may still live, in milliseconds (at most the TTL). */
   record Renewal(String leaseId, long validForMillis) {}
@@ -19,8 +23,14 @@ interface LeaseStore extends AutoCloseable {
   /** What a renewal found for one compartment: the epoch now, and the leases that were gone. */
   record Renewed(String epoch, List<String> lost) {}
 
-  /** Takes a lease for {@code leaseId} if fewer than {@code limit} unexpired leases are held. */
+  /**
+   * Takes a lease for {@code leaseId} if fewer unexpired leases are held than the compartment's stored
+   * limit; {@code limit} is stored first if none is (the store lost its data, or nobody published one).
+   */
   Grant acquire(String compartment, int limit, long ttlMillis, String leaseId);
+
+  /** Makes {@code limit} the compartment's fleet-wide limit; returns the one it replaced, if any. */
+  @Nullable Integer publishLimit(String compartment, int limit);
 
   /** Gives a lease back and wakes the fleet's waiters for that compartment. */
   void release(String compartment, String leaseId);

@@ -27,10 +27,13 @@ import org.jspecify.annotations.Nullable;
  *
  * Algorithm
  * ---------
- * Per compartment three keys share one hash tag, so a cluster keeps them on one slot:
+ * Per compartment four keys share one hash tag, so a cluster keeps them on one slot:
  *   {bulkhead:NAME}:leases  sorted set, lease id -> expiry in milliseconds of the server's TIME
  *   {bulkhead:NAME}:fence   the fencing counter, INCR once per grant
  *   {bulkhead:NAME}:epoch   the TIME at which this state was born; a new value means the old was lost
+ *   {bulkhead:NAME}:limit   the fleet's limit: written by the latest build or setLimit of any process
+ *                           (publishLimit), read by every admission; an admission that finds it
+ *                           missing (the data was lost) writes its own process's limit
  * Each operation is one script, so each is atomic on the server and costs one round trip. The server's
  * TIME is the only clock: a process sends durations, never instants, so clock skew between hosts
  * cannot lengthen or shorten a lease.
@@ -65,14 +68,24 @@ final class LettuceLeaseStore implements LeaseStore {
       + "local t = redis.call('TIME')\n"
       + "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n";
 
+  // KEYS: leases, fence, epoch, limit; ARGV: this process's limit, ttl ms, lease id. The stored limit
+  // rules (written by the latest build or setLimit); ARGV[1] only stands in for one that is missing.
   private static final String ACQUIRE = NOW_AND_EPOCH
       + "local epoch = redis.call('GET', KEYS[3])\n"
       + "if not epoch then epoch = t[1] .. '.' .. t[2]; redis.call('SET', KEYS[3], epoch) end\n"
+      + "local limit = redis.call('GET', KEYS[4])\n"
+      + "if not limit then limit = ARGV[1]; redis.call('SET', KEYS[4], limit) end\n"
       + "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)\n"
       + "local held = redis.call('ZCARD', KEYS[1])\n"
-      + "if held >= tonumber(ARGV[1]) then return {0, held, epoch} end\n"
+      + "if held >= tonumber(limit) then return {0, held, epoch, limit} end\n"
       + "redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])\n"
-      + "return {1, redis.call('INCR', KEYS[2]), epoch}\n";
+      + "return {1, redis.call('INCR', KEYS[2]), epoch, limit}\n";
+
+  // KEYS: limit; ARGV: the limit. Returns the value it replaced (false when there was none).
+  private static final String PUBLISH_LIMIT = ""
+      + "local previous = redis.call('GET', KEYS[1])\n"
+      + "redis.call('SET', KEYS[1], ARGV[1])\n"
+      + "return {previous or ''}\n";
 
   private static final String RELEASE = ""
       + "local removed = redis.call('ZREM', KEYS[1], ARGV[1])\n"
@@ -108,6 +121,7 @@ final class LettuceLeaseStore implements LeaseStore {
 
   private final RedisClient client;
   private final boolean ownsClient;
+  private final RedisURI uri;
   private final String where;
   private final Consumer<String> onReleased;
   private final Duration commandTimeout;
@@ -115,31 +129,60 @@ final class LettuceLeaseStore implements LeaseStore {
   private final String acquireSha;
   private final String releaseSha;
   private final String renewSha;
+  private final String publishLimitSha;
   private volatile @Nullable RedisCommands<String, String> commands;
   private volatile @Nullable StatefulRedisConnection<String, String> connection;
   private volatile @Nullable StatefulRedisPubSubConnection<String, String> pubSub;
   private volatile boolean closed;
+  private volatile String lastFailure = "not tried yet";
 
   LettuceLeaseStore(RedisClient client, boolean ownsClient, RedisURI uri, Duration connectTimeout,
       Duration commandTimeout, Consumer<String> onReleased) {
     this.client = client;
     this.ownsClient = ownsClient;
+    this.uri = uri;
     this.where = uri.getHost() + ":" + uri.getPort(); // never the URI itself: it may hold a password
     this.onReleased = onReleased;
     this.commandTimeout = commandTimeout;
     // No TimeoutOptions: they would hold the handshake and the subscription to the command timeout
     // too. The sync API waits at most the connection's timeout and then cancels the command; the URI
     // gives it the connect timeout while connecting, connectIfNeeded lowers it afterwards.
-    client.setOptions(ClientOptions.builder()
+    // A client the application gave us keeps its options: they are shared with its other connections.
+    if (ownsClient) {
+      client.setOptions(bulkheadOptions(connectTimeout));
+    }
+    this.acquireSha = sha1(ACQUIRE);
+    this.releaseSha = sha1(RELEASE);
+    this.renewSha = sha1(RENEW);
+    this.publishLimitSha = sha1(PUBLISH_LIMIT);
+  }
+
+  /** The client options a bulkhead needs, set on a client the fleet creates itself. */
+  static ClientOptions bulkheadOptions(Duration connectTimeout) {
+    return ClientOptions.builder()
         .autoReconnect(true)
         .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
         .requestQueueSize(REQUEST_QUEUE_SIZE)
         .timeoutOptions(TimeoutOptions.builder().timeoutCommands(false).build())
         .socketOptions(SocketOptions.builder().connectTimeout(connectTimeout).build())
-        .build());
-    this.acquireSha = sha1(ACQUIRE);
-    this.releaseSha = sha1(RELEASE);
-    this.renewSha = sha1(RENEW);
+        .build();
+  }
+
+  /**
+   * What in a given client's options departs from {@link #bulkheadOptions}, in words for a log line,
+   * or null when nothing that matters does.
+   */
+  static @Nullable String departsFromBulkheadOptions(ClientOptions options) {
+    List<String> out = new ArrayList<>();
+    if (options.getDisconnectedBehavior() != ClientOptions.DisconnectedBehavior.REJECT_COMMANDS) {
+      out.add("it queues commands while disconnected (disconnectedBehavior "
+          + options.getDisconnectedBehavior() + "), so while Redis is away each admission waits the"
+          + " command timeout before the fallback policy answers, instead of at once");
+    }
+    if (options.getRequestQueueSize() == Integer.MAX_VALUE) {
+      out.add("its request queue is unbounded (requestQueueSize)");
+    }
+    return out.isEmpty() ? null : String.join("; ", out);
   }
 
   /** Connects if not connected yet; returns whether the store is connected. Never throws. */
@@ -152,8 +195,8 @@ final class LettuceLeaseStore implements LeaseStore {
     }
     StatefulRedisConnection<String, String> c = null;
     try {
-      c = client.connect();
-      StatefulRedisPubSubConnection<String, String> p = client.connectPubSub();
+      c = client.connect(uri);
+      StatefulRedisPubSubConnection<String, String> p = client.connectPubSub(uri);
       p.addListener(new RedisPubSubAdapter<>() {
         @Override
         public void message(String channel, String message) {
@@ -173,7 +216,8 @@ final class LettuceLeaseStore implements LeaseStore {
       if (c != null) {
         c.closeAsync();
       }
-      LOG.log(Level.DEBUG, "Redis at " + where + " does not answer yet: " + e.getMessage());
+      lastFailure = reason(e);
+      LOG.log(Level.DEBUG, "Redis at " + where + " does not answer yet: " + lastFailure);
       return false;
     }
   }
@@ -192,6 +236,23 @@ final class LettuceLeaseStore implements LeaseStore {
     }
   }
 
+  /**
+   * Why the last connection attempt failed, in one line: the innermost cause's message (a refused
+   * connection, {@code WRONGPASS}, {@code NOAUTH}), which names the server by host and port only.
+   */
+  String lastFailure() {
+    return lastFailure;
+  }
+
+  private static String reason(Throwable e) {
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    String message = root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName();
+    return message.replace('\n', ' ').strip();
+  }
+
   boolean connected() {
     return commands != null;
   }
@@ -202,10 +263,20 @@ final class LettuceLeaseStore implements LeaseStore {
 
   @Override
   public Grant acquire(String compartment, int limit, long ttlMillis, String leaseId) {
-    String[] keys = {leasesKey(compartment), fenceKey(compartment), epochKey(compartment)};
+    String[] keys = {leasesKey(compartment), fenceKey(compartment), epochKey(compartment),
+        limitKey(compartment)};
     List<Object> r = run(acquireSha, ACQUIRE, keys,
         Integer.toString(limit), Long.toString(ttlMillis), leaseId);
-    return new Grant(((Long) r.get(0)) == 1L, (Long) r.get(1), (String) r.get(2));
+    return new Grant(((Long) r.get(0)) == 1L, (Long) r.get(1), (String) r.get(2),
+        Integer.parseInt((String) r.get(3)));
+  }
+
+  @Override
+  public @Nullable Integer publishLimit(String compartment, int limit) {
+    List<Object> r = run(publishLimitSha, PUBLISH_LIMIT, new String[] {limitKey(compartment)},
+        Integer.toString(limit));
+    String previous = (String) r.get(0);
+    return previous.isEmpty() ? null : Integer.valueOf(previous);
   }
 
   @Override
@@ -276,6 +347,10 @@ final class LettuceLeaseStore implements LeaseStore {
 
   static String epochKey(String compartment) {
     return "{bulkhead:" + compartment + "}:epoch";
+  }
+
+  static String limitKey(String compartment) {
+    return "{bulkhead:" + compartment + "}:limit";
   }
 
   private static String sha1(String script) {

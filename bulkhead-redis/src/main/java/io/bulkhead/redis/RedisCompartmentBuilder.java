@@ -27,6 +27,7 @@ public final class RedisCompartmentBuilder {
 
   /** Marks "refuse every call while Redis is unreachable" in place of a share. */
   static final int FAIL_CLOSED = 0;
+  private static final Duration MIN_CALL_DURATION = Duration.ofMillis(300);
 
   private final RedisCompartments fleet;
   private final String name;
@@ -42,7 +43,11 @@ public final class RedisCompartmentBuilder {
     this.name = name;
   }
 
-  /** Sets how many calls may be in flight at once across the fleet. */
+  /**
+   * Sets how many calls may be in flight at once across the fleet. The limit is stored in Redis, and
+   * the latest {@code build()} or {@code setLimit} of any process wins: every process admits against
+   * it, and one whose own limit differs logs a warning and never runs more than its own itself.
+   */
   public RedisCompartmentBuilder limit(int limit) {
     local.limit(limit);
     this.limit = limit;
@@ -72,14 +77,18 @@ public final class RedisCompartmentBuilder {
   }
 
   /**
-   * Sets the longest one call is expected to hold its slot. Its lease is never renewed past it, so a
-   * call stuck longer stops counting against the fleet at most one lease TTL later.
+   * Sets the longest one call is expected to hold its slot, at least 300 ms (the shortest lease TTL).
+   * Its lease is never renewed past it, so a call stuck longer stops counting against the fleet at
+   * most one lease TTL later. A lease lives at most this long from its grant, so a call that could
+   * not start within it (a paused process) waits for a new lease instead.
    */
   public RedisCompartmentBuilder maxCallDuration(Duration maxCallDuration) {
     Objects.requireNonNull(maxCallDuration, "maxCallDuration");
-    if (maxCallDuration.isNegative() || maxCallDuration.isZero()) {
-      throw new IllegalArgumentException(
-          "maxCallDuration must be positive but was " + maxCallDuration);
+    // Shorter, a lease could run out during the round trip that grants it, and every call would
+    // find its lease gone before it starts.
+    if (maxCallDuration.compareTo(MIN_CALL_DURATION) < 0) {
+      throw new IllegalArgumentException("maxCallDuration must be at least "
+          + MIN_CALL_DURATION.toMillis() + " ms but was " + maxCallDuration);
     }
     this.maxCallDuration = maxCallDuration;
     return this;
@@ -93,8 +102,8 @@ public final class RedisCompartmentBuilder {
    * <p>A call that finds the share taken is refused at once with {@code QUEUE_FULL}: it does not wait
    * for a slot of the share, whatever {@code maxQueue} and {@code maxWait} say, and callers already
    * waiting for a lease when Redis becomes unreachable are refused the same way unless the share has
-   * room. The refusal is counted in {@link FleetStats#refusedByFallback()}; this process's
-   * {@code stats()} count such a call admitted and completed, not rejected.
+   * room. The refusal is counted in {@link FleetStats#refusedByFallback()}, and in this process's
+   * {@code stats()} as a rejection with {@code QUEUE_FULL}.
    */
   public RedisCompartmentBuilder fallbackToLocalShare(int share) {
     if (share < 1) {

@@ -33,7 +33,10 @@ import org.jspecify.annotations.Nullable;
  * background thread, in one batched call for all of the process's leases every third of the lease TTL.
  * A process that dies without giving its leases back loses them when they expire, at most one TTL later.
  *
- * <p>{@code connect} never fails because Redis is unreachable: the fleet starts, logs a warning, and
+ * <p>{@link #connect(RedisClient, RedisURI)} uses a Lettuce client the application already has, and
+ * leaves it open on {@link #close()}.
+ *
+ * <p>{@code connect} never fails because Redis is unreachable (or refuses the password): the fleet starts, logs a warning, and
  * its compartments admit by their fallback policy until Redis answers. Redis should run with
  * {@code maxmemory-policy noeviction}; a warning is logged at connection when its policy could evict
  * leases.
@@ -55,7 +58,7 @@ public final class RedisCompartments implements AutoCloseable {
   // Set in the constructor before any run of reconnect can read it; volatile for that reader.
   private volatile @Nullable ScheduledFuture<?> reconnecting;
 
-  private RedisCompartments(RedisURI uri, Settings settings) {
+  private RedisCompartments(@Nullable RedisClient given, RedisURI uri, Settings settings) {
     this.leaseTtlMillis = settings.leaseTtl.toMillis();
     this.pollNanos = settings.pollInterval.toNanos();
     int id = FLEETS.incrementAndGet();
@@ -68,11 +71,21 @@ public final class RedisCompartments implements AutoCloseable {
     // The URI's timeout bounds connecting and the connection's handshake; each command is then held
     // to the shorter command timeout (LettuceLeaseStore sets it on the connection once it is open).
     RedisURI bounded = RedisURI.builder(uri).withTimeout(settings.connectTimeout).build();
-    this.store = new LettuceLeaseStore(RedisClient.create(bounded), true, bounded,
-        settings.connectTimeout, settings.commandTimeout, this::released);
+    this.store = new LettuceLeaseStore(given != null ? given : RedisClient.create(bounded),
+        given == null, bounded, settings.connectTimeout, settings.commandTimeout, this::released);
+    if (given != null) {
+      String departs = LettuceLeaseStore.departsFromBulkheadOptions(given.getOptions());
+      if (departs != null) {
+        LOG.log(Level.WARNING, "the Redis client given for " + store.where() + " keeps Lettuce's"
+            + " defaults where a bulkhead needs other options: " + departs + ". The fleet's commands"
+            + " still time out after " + settings.commandTimeout.toMillis() + " ms, not Lettuce's 60 s;"
+            + " see RedisCompartments.connect(RedisClient, RedisURI)");
+      }
+    }
     if (!store.connectIfNeeded()) {
-      LOG.log(Level.WARNING, "Redis at " + store.where() + " is unreachable: fleet compartments admit"
-          + " by their fallback policy (a local share, or none) until it answers");
+      LOG.log(Level.WARNING, "Redis at " + store.where() + " does not answer (" + store.lastFailure()
+          + "): fleet compartments admit by their fallback policy (a local share, or none) until it"
+          + " does; trying again every " + settings.pollInterval.toMillis() + " ms");
       reconnecting = scheduler.scheduleWithFixedDelay(
           this::reconnect, pollNanos, pollNanos, TimeUnit.NANOSECONDS);
     }
@@ -95,6 +108,14 @@ public final class RedisCompartments implements AutoCloseable {
   /** Connects to the Redis at {@code uri} with the default settings; see {@link #connect(String)}. */
   public static RedisCompartments connect(RedisURI uri) {
     return settings().connect(uri);
+  }
+
+  /**
+   * Connects through a Lettuce client the application already has, with the default settings; see
+   * {@link Settings#connect(RedisClient, RedisURI)}.
+   */
+  public static RedisCompartments connect(RedisClient client, RedisURI uri) {
+    return settings().connect(client, uri);
   }
 
   /** Starts choosing settings other than the defaults. */
@@ -267,23 +288,39 @@ public final class RedisCompartments implements AutoCloseable {
       return this;
     }
 
-    /** Connects with these settings; see {@link RedisCompartments#connect(String)}. */
+    /**
+     * Connects with these settings; see {@link RedisCompartments#connect(String)}.
+     *
+     * @throws IllegalArgumentException if {@code uri} is not a Redis URI; the message shows it with
+     *     its password masked
+     */
     public RedisCompartments connect(String uri) {
       Objects.requireNonNull(uri, "uri");
-      RedisURI parsed;
-      try {
-        parsed = RedisURI.create(uri);
-      } catch (RuntimeException e) {
-        throw new IllegalArgumentException("uri is not a Redis URI: '" + uri + "' (" + e.getMessage()
-            + ")");
-      }
-      return connect(parsed);
+      return connect(RedisUris.parse("uri", uri));
     }
 
     /** Connects with these settings; see {@link RedisCompartments#connect(String)}. */
     public RedisCompartments connect(RedisURI uri) {
       Objects.requireNonNull(uri, "uri");
-      return new RedisCompartments(uri, this);
+      return new RedisCompartments(null, uri, this);
+    }
+
+    /**
+     * Connects with these settings through a Lettuce client the application already has, to the
+     * Redis at {@code uri} (a client does not say which server it was created for).
+     *
+     * <p>The fleet opens its own two connections on that client and closes them on {@link #close()};
+     * it never shuts the client down, which stays the application's. It does not change the client's
+     * options either, since the application's other connections share them: the command and connect
+     * timeouts of these settings still hold (the fleet sets them on its own connections, never
+     * waiting Lettuce's 60 s default), but whether commands queue while disconnected, and how many
+     * may queue, are the client's. A bulkhead wants them rejected at once and bounded; a warning is
+     * logged when the client's options do otherwise (Lettuce's defaults do).
+     */
+    public RedisCompartments connect(RedisClient client, RedisURI uri) {
+      Objects.requireNonNull(client, "client");
+      Objects.requireNonNull(uri, "uri");
+      return new RedisCompartments(client, uri, this);
     }
 
     private static Duration positive(String field, Duration value) {

@@ -1,0 +1,157 @@
+package io.bulkhead;
+
+import io.bulkhead.spi.ProvisionalSlot;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Objects;
+
+/*
+ * A provisional slot (io.bulkhead.spi): a slot of the state word that DefaultBulkhead has taken without
+ * counting an admission, held by an integration until it confirms or abandons the call.
+ *
+ * States, one word moved by CAS:
+ *   PENDING  -> WAITING    queued(): the integration makes the call wait for something else (a lease)
+ *   PENDING | WAITING -> CONFIRMED   confirm(): counted admitted, onAdmitted
+ *   PENDING | WAITING -> ABANDONED   abandon(reason): slot passed on, counted rejected, onRejected
+ *   PENDING | WAITING -> WITHDRAWN   close() before either: slot passed on, counted cancelled
+ *   CONFIRMED -> RELEASED            close(): the ordinary release, latency from confirm()
+ *
+ * Invariants
+ *   P1 the slot is freed exactly once: only the CAS that leaves PENDING/WAITING for ABANDONED or
+ *      WITHDRAWN, or the CAS CONFIRMED -> RELEASED, frees it, and each state is left at most once.
+ *   P2 the call is counted exactly once, by the thread whose CAS moved it out of PENDING/WAITING:
+ *      admitted (and later completed), rejected, or cancelled. Never two of them.
+ *   P3 DefaultBulkhead.provisionalWaiting counts the slots in WAITING: incremented (bounded by maxQueue
+ *      with the compartment's own waiting) before the CAS PENDING -> WAITING, taken back if that CAS
+ *      fails; decremented by the CAS that leaves WAITING, whoever wins it.
+ *
+ * Races
+ *   confirm vs close (an async call's caller cancels as the integration's lease arrives): one CAS wins.
+ *      If close wins, confirm returns false and the integration gives its lease back without running
+ *      the call, which counts cancelled. If confirm wins, the call is admitted and close releases it.
+ *   abandon vs close (the wait times out as the caller cancels): one CAS wins; the loser counts and
+ *      frees nothing. abandon still returns an exception, which the integration may complete with.
+ *   any of them vs setLimit: a provisional slot is an ordinary taken slot in the state word, so setLimit
+ *      treats it like a running call; freeing it goes through the same freeSlot/hand-off as a release
+ *      (available may be negative just after a lowering, and then the slot is absorbed, not handed on).
+ * Listeners run after the CAS, on the calling thread, never under the compartment's lock.
+ */
+final class Provisional implements ProvisionalSlot {
+
+  private static final int PENDING = 0;
+  private static final int WAITING = 1;
+  private static final int CONFIRMED = 2;
+  private static final int ABANDONED = 3;
+  private static final int WITHDRAWN = 4;
+  private static final int RELEASED = 5;
+
+  private static final VarHandle STATE;
+
+  static {
+    try {
+      STATE = MethodHandles.lookup().findVarHandle(Provisional.class, "state", int.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  private final DefaultBulkhead bulkhead;
+  /** Ticker reading when the call asked for its slot: waits are measured from here. */
+  final long since;
+  /** Set before the integration sees the slot when the call waited in the compartment's queue. */
+  volatile boolean waitedForSlot;
+  private volatile int state = PENDING;
+  // Written before the CAS to CONFIRMED, read only after a read of CONFIRMED: published by it.
+  private long admittedAt;
+
+  Provisional(DefaultBulkhead bulkhead, long since, boolean waitedForSlot) {
+    this.bulkhead = bulkhead;
+    this.since = since;
+    this.waitedForSlot = waitedForSlot;
+  }
+
+  @Override
+  public boolean queued() {
+    if (state != PENDING || !bulkhead.reserveProvisionalWait()) {
+      return false;
+    }
+    if (!STATE.compareAndSet(this, PENDING, WAITING)) {
+      bulkhead.provisionalWaitEnded(); // P3: left PENDING meanwhile, so nobody else will decrement
+      return false;
+    }
+    if (!waitedForSlot) {
+      bulkhead.provisionalQueued();
+    }
+    return true;
+  }
+
+  @Override
+  public boolean confirm() {
+    long now = bulkhead.tickerRead();
+    admittedAt = now;
+    int from = leaveProvisional(CONFIRMED);
+    if (from < 0) {
+      return false;
+    }
+    bulkhead.provisionalAdmitted(waitedForSlot || from == WAITING ? now - since : -1, now);
+    return true;
+  }
+
+  @Override
+  public BulkheadFullException abandon(BulkheadFullException.Reason reason) {
+    Objects.requireNonNull(reason, "reason");
+    if (state == CONFIRMED || state == RELEASED) {
+      throw new IllegalStateException("a confirmed slot of bulkhead '" + bulkhead.name()
+          + "' cannot be abandoned: its call was admitted");
+    }
+    boolean counted = leaveProvisional(ABANDONED) >= 0;
+    return bulkhead.provisionalRejected(reason, counted);
+  }
+
+  @Override
+  public void close() {
+    for (;;) {
+      int s = state;
+      if (s == CONFIRMED) {
+        if (STATE.compareAndSet(this, CONFIRMED, RELEASED)) {
+          bulkhead.release(true, admittedAt);
+          return;
+        }
+      } else if (s == PENDING || s == WAITING) {
+        if (leaveProvisional(WITHDRAWN) >= 0) {
+          bulkhead.provisionalWithdrawn(since);
+          return;
+        }
+      } else {
+        return; // abandoned, withdrawn or released already
+      }
+    }
+  }
+
+  @Override
+  public boolean isClosed() {
+    return state >= ABANDONED;
+  }
+
+  /** Moves the slot out of PENDING or WAITING; returns the state it left, or -1 if it had left it. */
+  private int leaveProvisional(int to) {
+    for (;;) {
+      int s = state;
+      if (s != PENDING && s != WAITING) {
+        return -1;
+      }
+      if (STATE.compareAndSet(this, s, to)) {
+        if (s == WAITING) {
+          bulkhead.provisionalWaitEnded(); // P3
+        }
+        return s;
+      }
+    }
+  }
+
+  @Override
+  public String toString() {
+    String[] names = {"pending", "waiting", "confirmed", "abandoned", "withdrawn", "released"};
+    return "ProvisionalSlot{bulkhead=" + bulkhead.name() + ", " + names[state] + "}";
+  }
+}

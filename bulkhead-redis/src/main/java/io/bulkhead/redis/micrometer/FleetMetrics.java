@@ -1,0 +1,197 @@
+package io.bulkhead.redis.micrometer;
+
+import io.bulkhead.redis.FleetBulkhead;
+import io.bulkhead.redis.FleetStats;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.ToDoubleFunction;
+
+/*
+ * Concurrency
+ * -----------
+ * bindTo() and close() may run on any thread, and bindTo() may be called for several MeterRegistries.
+ * `bindings` and `closed` are guarded by `lock`; each bindTo() registers its meters while holding it,
+ * so close() cannot miss a binding that is half done. Registering a meter runs none of our code: the
+ * meters' functions run later, on the scraping thread, never under `lock`, and only read
+ * FleetBulkhead.fleetStats(), which is thread-safe and takes no lock of the compartment's.
+ *
+ *   T1 bindTo(r); T2 close(). Either T1 takes the lock first, registers and lists its meters, and T2
+ *      then removes them; or T2 first sets `closed`, and T1 refuses to bind. No meter survives close().
+ */
+
+/**
+ * Micrometer meters for what a fleet compartment adds to an ordinary one: its fallback switches, the
+ * calls its fallback policy refused, the calls that timed out waiting for a lease, the leases it lost,
+ * whether it admits by its fallback policy now, and the leases it holds.
+ *
+ * <pre>{@code
+ * FleetBulkhead llm = fleet.builder("llm").limit(10).build();
+ * BulkheadMetrics.of(llm).bindTo(meterRegistry);   // bulkhead-micrometer: limit, in flight, waiting,
+ *                                                  // admitted, rejected{reason}, timers
+ * FleetMetrics.of(llm).bindTo(meterRegistry);      // the fleet's own, below
+ * }</pre>
+ *
+ * <p>Every meter carries the tag {@value #NAME_TAG} with the compartment's name, as the compartment
+ * meters of {@code bulkhead-micrometer} do, so the two families line up. As Micrometer and as
+ * Prometheus spell them:
+ * <table>
+ *   <caption>Meters</caption>
+ *   <tr><th>Micrometer</th><th>type</th><th>Prometheus</th><th>{@link FleetStats}</th></tr>
+ *   <tr><td>{@value #FALLBACK_SWITCHES}</td><td>counter</td>
+ *       <td>{@code bulkhead_fleet_fallback_switches_total}</td>
+ *       <td>{@link FleetStats#fallbackSwitches()}</td></tr>
+ *   <tr><td>{@value #REFUSED_BY_FALLBACK}</td><td>counter</td>
+ *       <td>{@code bulkhead_fleet_refused_by_fallback_total}</td>
+ *       <td>{@link FleetStats#refusedByFallback()}</td></tr>
+ *   <tr><td>{@value #FLEET_TIMEOUTS}</td><td>counter</td>
+ *       <td>{@code bulkhead_fleet_timeouts_total}</td>
+ *       <td>{@link FleetStats#fleetTimeouts()}</td></tr>
+ *   <tr><td>{@value #LEASES_LOST}</td><td>counter</td><td>{@code bulkhead_fleet_leases_lost_total}</td>
+ *       <td>{@link FleetStats#leasesLost()}</td></tr>
+ *   <tr><td>{@value #IN_FALLBACK}</td><td>gauge, 1 or 0</td><td>{@code bulkhead_fleet_in_fallback}</td>
+ *       <td>{@link FleetStats#inFallback()}</td></tr>
+ *   <tr><td>{@value #LEASES_HELD}</td><td>gauge</td><td>{@code bulkhead_fleet_leases_held}</td>
+ *       <td>{@link FleetStats#leasesHeld()}</td></tr>
+ * </table>
+ *
+ * <p>The two counters of refusals are a breakdown, not more rejections: a fleet compartment counts a
+ * call refused by its fallback policy, or one that waited for a lease past its {@code maxWait}, as any
+ * compartment counts a rejection, so each call they count is also in {@code bulkhead.rejected} with
+ * {@code reason} {@code queue_full} or {@code wait_timeout}.
+ *
+ * <p>Each meter reads {@link FleetBulkhead#fleetStats()} when the registry polls it, so it costs
+ * nothing on the call path; counters are cumulative since the compartment was built. Close this binder
+ * to remove its meters. Micrometer knows a meter by its name and tags only: bind one binder per
+ * compartment name to a registry.
+ *
+ * <p>This class needs {@code micrometer-core}, an optional dependency of {@code bulkhead-redis}: an
+ * application that exports metrics has it already. It is thread-safe.
+ */
+public final class FleetMetrics implements MeterBinder, AutoCloseable {
+
+  /** Counter: switches to the fallback policy (Redis unreachable, or back with a new epoch). */
+  public static final String FALLBACK_SWITCHES = "bulkhead.fleet.fallback.switches";
+  /**
+   * Counter: calls the fallback policy refused at once (fail closed, or the local share full); each is
+   * also a {@code QUEUE_FULL} rejection of the compartment.
+   */
+  public static final String REFUSED_BY_FALLBACK = "bulkhead.fleet.refused.by.fallback";
+  /**
+   * Counter: calls refused because the fleet freed no lease within their {@code maxWait}; each is also
+   * a {@code WAIT_TIMEOUT} rejection of the compartment.
+   */
+  public static final String FLEET_TIMEOUTS = "bulkhead.fleet.timeouts";
+  /** Counter: leases found expired or gone before or while their call ran (a pause past the TTL). */
+  public static final String LEASES_LOST = "bulkhead.fleet.leases.lost";
+  /** Gauge: 1 while the compartment admits by its fallback policy, 0 while it admits by leases. */
+  public static final String IN_FALLBACK = "bulkhead.fleet.in.fallback";
+  /** Gauge: the calls of this process holding a lease now. */
+  public static final String LEASES_HELD = "bulkhead.fleet.leases.held";
+  /** The tag carrying the compartment's name. */
+  public static final String NAME_TAG = "name";
+
+  private final FleetBulkhead compartment;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final List<Binding> bindings = new ArrayList<>(); // guarded by lock
+  private boolean closed; // guarded by lock
+
+  private FleetMetrics(FleetBulkhead compartment) {
+    this.compartment = compartment;
+  }
+
+  /** Meters for {@code compartment}. */
+  public static FleetMetrics of(FleetBulkhead compartment) {
+    return new FleetMetrics(Objects.requireNonNull(compartment, "compartment"));
+  }
+
+  /**
+   * Registers the meters in {@code meterRegistry}. May be called for several registries.
+   *
+   * @throws IllegalStateException if this binder was closed
+   */
+  @Override
+  public void bindTo(MeterRegistry meterRegistry) {
+    Objects.requireNonNull(meterRegistry, "meterRegistry");
+    lock.lock();
+    try {
+      if (closed) {
+        throw new IllegalStateException("FleetMetrics of compartment '" + compartment.name()
+            + "' was closed; create a new one to bind again");
+      }
+      List<Meter> meters = new ArrayList<>();
+      meters.add(counter(meterRegistry, FALLBACK_SWITCHES, FleetStats::fallbackSwitches,
+          "Switches to the fallback policy: Redis unreachable, or back having lost its data"));
+      meters.add(counter(meterRegistry, REFUSED_BY_FALLBACK, FleetStats::refusedByFallback,
+          "Calls the fallback policy refused at once (also in bulkhead.rejected, queue_full)"));
+      meters.add(counter(meterRegistry, FLEET_TIMEOUTS, FleetStats::fleetTimeouts,
+          "Calls refused because the fleet freed no lease within their maxWait"
+              + " (also in bulkhead.rejected, wait_timeout)"));
+      meters.add(counter(meterRegistry, LEASES_LOST, FleetStats::leasesLost,
+          "Leases found expired or gone before or while their call ran"));
+      meters.add(gauge(meterRegistry, IN_FALLBACK, s -> s.inFallback() ? 1 : 0,
+          "1 while the compartment admits by its fallback policy, 0 while by leases"));
+      meters.add(gauge(meterRegistry, LEASES_HELD, FleetStats::leasesHeld,
+          "Calls of this process holding a lease now"));
+      bindings.add(new Binding(meterRegistry, meters));
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Removes every meter this binder registered. Idempotent. */
+  @Override
+  public void close() {
+    lock.lock();
+    try {
+      closed = true;
+      for (Binding b : bindings) {
+        for (Meter m : b.meters) {
+          b.registry.remove(m);
+        }
+      }
+      bindings.clear();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private Meter counter(MeterRegistry registry, String name, ToDoubleFunction<FleetStats> figure,
+      String description) {
+    return FunctionCounter.builder(name, compartment, c -> figure.applyAsDouble(c.fleetStats()))
+        .description(description)
+        .tag(NAME_TAG, compartment.name())
+        .register(registry);
+  }
+
+  private Meter gauge(MeterRegistry registry, String name, ToDoubleFunction<FleetStats> figure,
+      String description) {
+    return Gauge.builder(name, compartment, c -> figure.applyAsDouble(c.fleetStats()))
+        .description(description)
+        .tag(NAME_TAG, compartment.name())
+        .strongReference(true)
+        .register(registry);
+  }
+
+  @Override
+  public String toString() {
+    return "FleetMetrics{" + compartment.name() + "}";
+  }
+
+  /** The meters registered in one MeterRegistry. */
+  private static final class Binding {
+    final MeterRegistry registry;
+    final List<Meter> meters;
+
+    Binding(MeterRegistry registry, List<Meter> meters) {
+      this.registry = registry;
+      this.meters = meters;
+    }
+  }
+}
