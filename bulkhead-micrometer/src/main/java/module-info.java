@@ -1,5 +1,6 @@
 /**
- * Micrometer meters for Bulkhead compartments: {@link io.bulkhead.micrometer.BulkheadMetrics}.
+ * Micrometer meters for Bulkhead compartments: {@link io.bulkhead.micrometer.BulkheadMetrics}, and
+ * {@link io.bulkhead.micrometer.ResourceMetrics} for the resource behind one.
  */
 @SuppressWarnings({"requires-automatic", "requires-transitive-automatic"}) // micrometer-core has no module-info yet
 module io.bulkhead.micrometer {
