@@ -19,7 +19,7 @@
 #
 # Writes DIR/edge-runs.jsonl (one line per case and round), DIR/edge-machine.json and, from
 # EdgeAllocation, DIR/edge-allocation.json (bytes and CPU per request per variant). Each round
-# takes the lock $BENCH_LOCK (default /work/wt/bench.lock if its directory exists), so that no other
+# takes the lock $BENCH_LOCK (a file; none when unset), so that no other
 # measurement runs at the same time, and gives it back between rounds. Needs h2load
 # (apt-get install nghttp2-client) and taskset; builds nothing: build the jar first with
 #   mvn -B -q -Pbenchmarks -pl bulkhead-benchmarks -am package -DskipTests
@@ -50,8 +50,7 @@ for tool in h2load taskset; do
 done
 [[ -f "$jar" ]] || { echo "edge-bench: $jar is missing; build it first" >&2; exit 1; }
 limit=64 below=32 over=640 queue=0 wait=1s work=5ms
-lock=${BENCH_LOCK:-/work/wt/bench.lock}
-[[ -d "$(dirname "$lock")" ]] || lock=/dev/null
+lock=${BENCH_LOCK:-/dev/null}
 
 runs="$out/edge-runs.jsonl"
 : > "$runs"

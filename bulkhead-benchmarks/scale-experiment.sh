@@ -22,7 +22,7 @@
 #   bulkhead-benchmarks/scale-experiment.sh DIR [--factors "10 100"] [--delay 10s]
 #
 # Writes DIR/scale-<factor>-<run>.json and DIR/scale-machine.json, read by report.py. Each factor
-# holds the lock $BENCH_LOCK (default /work/wt/bench.lock if its directory exists). Builds nothing.
+# holds the lock $BENCH_LOCK (a file; none when unset). Builds nothing.
 set -euo pipefail
 if [[ $# -lt 1 || "$1" == -* ]]; then
   echo "usage: $0 DIR [--factors \"10 100\"] [--delay 10s]" >&2
@@ -43,8 +43,7 @@ cd "$(dirname "$0")/.."
 jar=${BENCH_JAR:-bulkhead-benchmarks/target/benchmarks.jar}
 [[ -f "$jar" ]] || { echo "scale-experiment: $jar is missing; build it first" >&2; exit 1; }
 command -v jcmd >/dev/null || { echo "scale-experiment: jcmd is missing (a JDK, not a JRE)" >&2; exit 1; }
-lock=${BENCH_LOCK:-/work/wt/bench.lock}
-[[ -d "$(dirname "$lock")" ]] || lock=/dev/null
+lock=${BENCH_LOCK:-/dev/null}
 # Every request is a connection of its own, in the app and in the load generator.
 ulimit -n "$(ulimit -Hn)"
 java_cmd=(java -cp "$jar")
