@@ -25,8 +25,9 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  * the maximum it reports owes nothing to the library under test.
  *
  * One loopback connector per app process: the port a call arrives on says which app sent it. A call
- * counts from the moment its request is handled until its answer has been written or has failed to
- * be (the answer is scheduled `delay` later, holding no thread). A call of an app killed with
+ * counts from the moment its request is handled until its answer is due and starts being written
+ * (the answer is scheduled `delay` later, holding no thread), not until the write completes: the app
+ * may have read the answer and released its lease before the write's callback runs. A call of an app killed with
  * SIGKILL therefore stays counted until its answer is due: the upstream goes on working on it, as a
  * provider would, and the oracle must not forget it. (This is why FleetCommand keeps the delay at
  * most half a lease TTL: the killed app's leases outlive its calls here.)
@@ -100,22 +101,14 @@ final class CountingUpstream implements AutoCloseable {
       public boolean handle(Request request, Response response, Callback callback) {
         int app = connectors.indexOf((ServerConnector) request.getConnectionMetaData().getConnector());
         arrived(app);
-        Callback counted = new Callback() {
-          @Override
-          public void succeeded() {
-            done(app);
-            callback.succeeded();
-          }
-
-          @Override
-          public void failed(Throwable x) {
-            done(app);
-            callback.failed(x);
-          }
-        };
         request.getComponents().getScheduler().schedule(() -> {
+          // The work on this call ends when its answer is due: count it down before writing. Counting
+          // until the write's callback ran would count a call the app was already answered for: the
+          // callback can run after the app read the answer, gave its lease back and another app's
+          // next call arrived here, which showed 11 calls against a limit of 10 on a busy machine.
+          done(app);
           response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain;charset=utf-8");
-          Content.Sink.write(response, true, ANSWER, counted);
+          Content.Sink.write(response, true, ANSWER, callback);
         }, delayNanos, TimeUnit.NANOSECONDS);
         return true;
       }
