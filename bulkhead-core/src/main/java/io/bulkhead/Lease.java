@@ -14,6 +14,10 @@ package io.bulkhead;
  * `closed` false, sets it and, after leaving the monitor, releases the slot; the second finds it true
  * and returns. The release (which runs listeners, i.e. user code) is never run under the monitor, and
  * the monitor is held for two field accesses only: nobody ever waits on it for long, let alone parks.
+ * Virtual threads: no thread ever blocks or parks while holding it, so it never pins a carrier across a
+ * wait; the only thread that can find it taken is the second of two closing one permit at the same
+ * instant, which waits for those two field accesses (on JDK 21-23 that short wait pins its carrier;
+ * from JDK 24 on, monitors do not pin).
  */
 /** The {@link Permit} handed out by a compartment; {@link #close()} releases the slot exactly once. */
 final class Lease implements Permit {
