@@ -60,8 +60,8 @@ import org.jspecify.annotations.Nullable;
  *   I4  a node leaves WAITING exactly once, by one CAS: to GRANTED (it owns a slot) or to TIMED_OUT,
  *       INTERRUPTED or CANCELLED (it never will). Only a lock holder that has just unlinked a node
  *       grants it, so a granted node is never in the queue and a linked node is never granted.
- *   I5  a slot is freed exactly once: `call` frees it in a finally block; a Lease frees it behind a
- *       flag its monitor guards, an AsyncCall behind a CAS of its own.
+ *   I5  a slot is freed exactly once: `call` frees it in a finally block; a Lease and an AsyncCall
+ *       free it behind a CAS of their own.
  *   I6  admitted == slowAdmitted.sum() + fastCarried + fast at rest: every admission is counted once,
  *       by the fast CAS that took its slot, or by `slowAdmitted` for one taken under the lock or
  *       handed over. `fast` only grows outside the lock and is reset (with the carry) only under it.
@@ -158,8 +158,8 @@ import org.jspecify.annotations.Nullable;
  *
  * Memory layout: `state` sits alone on its cache line (PaddedState), so that the CASes on it do not
  * evict the read-mostly fields every admission reads (limit, sampling mode, listeners, ticker) from
- * the other cores' caches. A Permit is a Lease whose close() is guarded by a monitor rather than a
- * CAS of its own, so that a permit closed in the method that took it is scalar-replaced (see Lease).
+ * the other cores' caches. A Permit is a Lease whose close() CASes a flag of its own (see Lease for
+ * what that costs and why it is not a monitor).
  *
  * `completed` is not counted on release: it is admitted - inFlight, derived in stats(). The derivation
  * never over-counts, so clamping it to the last value reported keeps it monotonic and exact at rest:
