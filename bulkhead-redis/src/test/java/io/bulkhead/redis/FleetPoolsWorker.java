@@ -11,6 +11,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * One instance of a service in {@link FleetPoolsTest}, in its own JVM: its database pools take their
@@ -45,13 +46,15 @@ public final class FleetPoolsWorker {
       builder.username(args[4]);
     }
     DatabasePools db = builder.open();
+    // One burst at a time: a resize on the listener's thread that shrank a pool between a burst's
+    // reading of its size and its taking of the connections made that burst's getConnection refused
+    // (QUEUE_FULL) and the worker exit. The lock is this worker's, not the library's.
+    ReentrantLock bursts = new ReentrantLock();
     fleet.addListener((budget, before, share) -> {
-      db.resize();
-      useEveryConnection(db);
+      resizeAndUseEveryConnection(db, bursts);
       System.out.println("SHARE " + share);
     });
-    db.resize(); // a change between open() and addListener
-    useEveryConnection(db);
+    resizeAndUseEveryConnection(db, bursts); // a change between open() and addListener
     System.out.println("OPEN " + fleet.share());
     System.out.flush();
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
@@ -63,6 +66,16 @@ public final class FleetPoolsWorker {
     db.close();
     fleet.close();
     System.out.println("LEFT");
+  }
+
+  private static void resizeAndUseEveryConnection(DatabasePools db, ReentrantLock bursts) {
+    bursts.lock();
+    try {
+      db.resize();
+      useEveryConnection(db);
+    } finally {
+      bursts.unlock();
+    }
   }
 
   /**
