@@ -73,8 +73,8 @@ class FleetPauseTest {
       // renewal, let the wait end with the paused leases still live, and the resumed process then
       // renewed them instead of losing them (no LOST). So wait for the paused leases themselves to be
       // gone: once purged, nothing the paused process sends can bring one back (its renewal adds a
-      // lease only while it is live, or after an epoch change), so its first renewal after the resume
-      // finds all of them lost.
+      // lease only while it is live, or after an epoch change), so the renewal it sends after the
+      // resume finds all of them lost.
       await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(5)).until(() ->
           pausedLeases.stream()
               .allMatch(id -> redis.zscore(LettuceLeaseStore.leasesKey(name), id) == null)
