@@ -167,12 +167,13 @@ def node_app(label, script):
 
 
 def make_archives(apps, work, app_port, upstream_port, demo_client, settle_ms):
-    """Gives every Java app of `apps` an AppCDS archive of the classes it loads: one training run
+    """Gives our app's variants in `apps` an AppCDS archive of the classes it loads: one training run
     each (start it with -XX:ArchiveClassesAtExit, one round of the demo's load, stop it, which writes
     the archive), then -XX:SharedArchiveFile on its flags. The measured runs that follow load those
     classes from the archive, already parsed and verified. Returns what each training took."""
     took = {}
-    for i, app in enumerate(a for a in apps if a.jar):
+    # Only our app's variants: a --java-app (another build, other flags) is compared as it is given.
+    for i, app in enumerate(a for a in apps if a.label in (OUR_APP, WARM_APP)):
         archive = os.path.abspath(os.path.join(work, "app-%d.jsa" % i))
         if os.path.exists(archive):
             os.remove(archive)
@@ -244,7 +245,7 @@ def main():
     ap.add_argument("--warm-up", type=int, default=0, metavar="ROUNDS",
                     help="also measure our app started with `app --warm-up ROUNDS` (its readiness"
                          " warm-up), with every client; 0: not")
-    ap.add_argument("--cds", action="store_true",
+    ap.add_argument("--cds", action=argparse.BooleanOptionalAction, default=False,
                     help="give each Java app an AppCDS archive of its classes, made once before the"
                          " measured runs by a training run (start, one round of the demo's load,"
                          " stop, with -XX:ArchiveClassesAtExit), as a deployment would at build time")
