@@ -127,7 +127,7 @@ def headline_section(path):
         p("| app | JVM flags | client | phase | login p99 ms | app CPU ms per round | threads after |")
         p("|---|---|---|---|---:|---:|---:|")
         flags = {a[0]: a[2] for a in c["java_apps"]}
-        flags[OUR_APP] = c["app_flags"]
+        flags[OUR_APP] = c["app_flags"] + (" -XX:SharedArchiveFile=(its archive)" if c.get("cds") else "")
         for label in others + [OUR_APP]:
             for client in c["clients"]:
                 for phase in ["fresh", "warm"]:
