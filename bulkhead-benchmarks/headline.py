@@ -22,6 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 TICKS = os.sysconf("SC_CLK_TCK")
 OUR_APP = "bulkhead-demo app"
+WARM_APP = "bulkhead-demo app --warm-up"
 NODE_APP = "article's Node app"
 
 
@@ -144,17 +145,18 @@ def loadavg():
 class App:
     """One app under test: how to start it, and its label."""
 
-    def __init__(self, label, start):
+    def __init__(self, label, start, jar=None, flags=None, app_args=()):
         self.label = label
         self.start = start  # (port, upstream_port, log) -> Popen
+        self.jar, self.flags, self.app_args = jar, flags, list(app_args)  # a Java app's
 
 
-def java_app(label, jar, flags):
+def java_app(label, jar, flags, app_args=()):
     def start(port, upstream_port, log):
         cmd = ["java"] + flags + ["-jar", jar, "app", "--mode", "bulkhead", "--port", str(port),
-                                  "--upstream", "http://127.0.0.1:%d" % upstream_port]
+                                  "--upstream", "http://127.0.0.1:%d" % upstream_port] + list(app_args)
         return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
-    return App(label, start)
+    return App(label, start, jar, flags, app_args)
 
 
 def node_app(label, script):
@@ -162,6 +164,41 @@ def node_app(label, script):
         env = dict(os.environ, MODE="bulkhead")
         return subprocess.Popen(["node", script], stdout=log, stderr=subprocess.STDOUT, env=env)
     return App(label, start)
+
+
+def make_archives(apps, work, app_port, upstream_port, demo_client, settle_ms):
+    """Gives our app's variants in `apps` an AppCDS archive of the classes it loads: one training run
+    each (start it with -XX:ArchiveClassesAtExit, one round of the demo's load, stop it, which writes
+    the archive), then -XX:SharedArchiveFile on its flags. The measured runs that follow load those
+    classes from the archive, already parsed and verified. Returns what each training took."""
+    took = {}
+    # Only our app's variants: a --java-app (another build, other flags) is compared as it is given.
+    for i, app in enumerate(a for a in apps if a.label in (OUR_APP, WARM_APP)):
+        archive = os.path.abspath(os.path.join(work, "app-%d.jsa" % i))
+        if os.path.exists(archive):
+            os.remove(archive)
+        trained = java_app(app.label, app.jar, app.flags + ["-XX:ArchiveClassesAtExit=" + archive],
+                           app.app_args)
+        t0 = time.monotonic()
+        with open(os.path.join(work, "cds-training-%d.log" % i), "w") as log:
+            proc = trained.start(app_port, upstream_port, log)
+            try:
+                wait_listening(app_port, proc, app.label + " (CDS training)")
+                time.sleep(settle_ms / 1000.0)
+                run_client(demo_client())
+            finally:
+                stop(proc)
+        if not os.path.exists(archive):
+            raise SystemExit("headline: the CDS training run of %s wrote no archive; see %s"
+                             % (app.label, log.name))
+        app.flags = app.flags + ["-XX:SharedArchiveFile=" + archive]
+        rebuilt = java_app(app.label, app.jar, app.flags, app.app_args)
+        app.start = rebuilt.start
+        took[app.label] = {"ms": round((time.monotonic() - t0) * 1000.0),
+                           "archive_bytes": os.path.getsize(archive)}
+        print("CDS archive of %s: %d MB in %.1f s" % (app.label, took[app.label]["archive_bytes"] >> 20,
+                                                       took[app.label]["ms"] / 1000.0), flush=True)
+    return took
 
 
 def stop(proc):
@@ -205,6 +242,13 @@ def main():
     ap.add_argument("--client-flags", default="", help="JVM flags of the demo's load client")
     ap.add_argument("--no-node", action="store_true",
                     help="leave the article's Node app out (while profiling our own)")
+    ap.add_argument("--warm-up", type=int, default=0, metavar="ROUNDS",
+                    help="also measure our app started with `app --warm-up ROUNDS` (its readiness"
+                         " warm-up), with every client; 0: not")
+    ap.add_argument("--cds", action=argparse.BooleanOptionalAction, default=False,
+                    help="give each Java app an AppCDS archive of its classes, made once before the"
+                         " measured runs by a training run (start, one round of the demo's load,"
+                         " stop, with -XX:ArchiveClassesAtExit), as a deployment would at build time")
     ap.add_argument("--note", default="", help="a note stored with the results")
     args = ap.parse_args()
 
@@ -220,6 +264,9 @@ def main():
     node = headline_node.extract(article, node_dir, app_port, upstream_port)
 
     apps = [java_app(OUR_APP, args.jar, args.app_flags.split())]
+    if args.warm_up > 0:
+        apps.append(java_app(WARM_APP, args.jar, args.app_flags.split(),
+                             ["--warm-up", str(args.warm_up)]))
     for label, jar, flags in args.java_app:
         apps.append(java_app(label, jar, flags.split()))
     if not args.no_node:
@@ -239,7 +286,8 @@ def main():
         "config": {"runs": args.runs, "rounds": args.rounds, "delay_ms": args.delay_ms,
                    "settle_ms": args.settle_ms, "app_flags": args.app_flags,
                    "client_flags": args.client_flags, "clients": chosen, "note": args.note,
-                   "java_apps": [[l, os.path.basename(j), f] for l, j, f in args.java_app]},
+                   "java_apps": [[l, os.path.basename(j), f] for l, j, f in args.java_app],
+                   "warm_up": args.warm_up, "cds": args.cds},
         "rounds": [],
     }
     upstream_log = open(os.path.join(work, "upstream.log"), "w")
@@ -249,15 +297,19 @@ def main():
     child_cpu = ChildCpu()
     try:
         wait_listening(upstream_port, upstream, "Node upstream")
+        if args.cds:
+            result["cds_training"] = make_archives(apps, work, app_port, upstream_port,
+                                                   clients["demo"], args.settle_ms)
         for client in chosen:
             for run in range(args.runs):
                 # Alternate which app goes first, so neither always follows the other's leftovers.
                 extra_ok = client in args.java_app_clients.split(",")
-                here = [a for a in apps if extra_ok or a.label in (OUR_APP, NODE_APP)]
+                here = [a for a in apps if extra_ok or a.label in (OUR_APP, WARM_APP, NODE_APP)]
                 order = here if run % 2 == 0 else list(reversed(here))
                 for app in order:
                     log = open(os.path.join(work, "app-%s-%s-%d.log"
-                                            % (app.label.split()[0].strip("'"), client, run)), "w")
+                                            % (re.sub(r"[^A-Za-z0-9]+", "-", app.label).strip("-"),
+                                               client, run)), "w")
                     t0 = time.monotonic()
                     proc = app.start(app_port, upstream_port, log)
                     try:

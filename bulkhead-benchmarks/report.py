@@ -15,6 +15,7 @@ HEADLINE_RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "res
                                 "headline.json")
 NODE_APP = "article's Node app"
 OUR_APP = "bulkhead-demo app"
+WARM_APP = "bulkhead-demo app --warm-up"
 
 
 # Thread names as /proc shows them (15 characters, digits folded into #) and what they are.
@@ -48,6 +49,7 @@ def headline_section(path):
     p(HEADLINE_START)
     p("## The headline: login p99 against the article's Node app")
     p("")
+    warm_up = c.get("warm_up", 0)
     p("The slow-upstream experiment in bulkhead mode (80 chats at once, 50 logins one second later, "
       "upstream delay %d ms), run by `bulkhead-benchmarks/headline` against the demo's `app` and the "
       "Node app of the article the experiment comes from, started alternately by the same script, "
@@ -58,32 +60,65 @@ def headline_section(path):
       "the app's over the round). The article's `load.ts` prints p99 in whole milliseconds; the "
       "p99 of 50 logins is the slowest of them." % (c["delay_ms"], c["rounds"], c["runs"]))
     p("")
+    if warm_up:
+        p("Our app is measured twice: as it starts by default, and with `app --warm-up %d`, its "
+          "readiness warm-up: before it listens, it serves %d bursts of the experiment to a throwaway "
+          "copy of itself (same mode and compartments, an in-process upstream answering in 150 ms), "
+          "closes it and waits for the JIT compiler to settle; its own compartments and meters start "
+          "from zero. A deployment that sends traffic only once the app is ready pays this at start "
+          "instead of in the first burst; the *time to listen* column says what it costs. The Node app "
+          "has no warm-up; the plain columns are the like-for-like comparison." % (warm_up, warm_up))
+        p("")
+    if c.get("cds"):
+        p("Class data sharing: before the measured runs, the script makes an AppCDS archive for each "
+          "variant of our app, once, by a training run (start the app with "
+          "`-XX:ArchiveClassesAtExit`, one round of the demo's load, stop it), and the measured "
+          "processes start with `-XX:SharedArchiveFile` on it, so they load the JDK's, Jetty's and our "
+          "classes already parsed and verified. That is a deployment step (made with the build, "
+          "shipped with the jar), not something the app does; it is not counted in the time to "
+          "listen.")
+        p("")
     import statistics
     during = [float(r["loadavg"].split()[0]) for r in h["rounds"]]
     p("Machine: %s cores (%s), %s, Node %s; load average %s before, %s after, 1-minute load at the "
-      "start of a round %.1f to %.1f (median %.1f); %s to %s. Our app's JVM flags: `%s`."
+      "start of a round %.1f to %.1f (median %.1f); %s to %s. Our app's JVM flags: `%s`%s."
       % (m["nproc"], m["cpu"], m["java"], m["node"], h["loadavg_before"], h["loadavg_after"],
          min(during), max(during), statistics.median(during), h["started"], h["finished"],
-         c["app_flags"] or "(none)"))
+         c["app_flags"] or "(none)",
+         " plus `-XX:SharedArchiveFile=` the variant's archive" if c.get("cds") else ""))
     p("")
-    p("| client | phase | our app: login p99 ms | Node app: login p99 ms | ours ÷ Node | client CPU ms (ours / Node) | app CPU ms per round (ours / Node) |")
-    p("|---|---|---:|---:|---:|---:|---:|")
 
     def rng(x, fmt="%.1f"):
         return (fmt + " (" + fmt + "–" + fmt + ")") % (x["median"], x["min"], x["max"])
 
+    def listen(label, client):
+        ms = [r["listen_ms"] for r in h["rounds"]
+              if r["app"] == label and r["client"] == client and r["round"] == 0]
+        return ("%.0f" % statistics.median(ms)) if ms else "–"
+
+    variants = [(OUR_APP, "our app")]
+    if warm_up:
+        variants.append((WARM_APP, "our app, `--warm-up %d`" % warm_up))
+    p("| client | phase | app | login p99 ms | ÷ Node | client CPU ms | app CPU ms per round | time to listen ms |")
+    p("|---|---|---|---:|---:|---:|---:|---:|")
     for client in c["clients"]:
         for phase in ["fresh", "warm"]:
-            ours = summary.get((OUR_APP, client, phase))
             node = summary.get((NODE_APP, client, phase))
-            if not ours or not node:
+            if not node:
                 continue
-            ratio = ours["login_p99_ms"]["median"] / node["login_p99_ms"]["median"]
-            p("| %s | %s (n=%d) | %s | %s | %.2f× | %.0f / %.0f | %.0f / %.0f |" % (
-                clients.get(client, client), phase, ours["login_p99_ms"]["n"],
-                rng(ours["login_p99_ms"]), rng(node["login_p99_ms"]), ratio,
-                ours["client_cpu_ms"]["median"], node["client_cpu_ms"]["median"],
-                ours["app_cpu_ms"]["median"], node["app_cpu_ms"]["median"]))
+            for label, name in variants:
+                ours = summary.get((label, client, phase))
+                if not ours:
+                    continue
+                ratio = ours["login_p99_ms"]["median"] / node["login_p99_ms"]["median"]
+                p("| %s | %s (n=%d) | %s | %s | **%.2f×** | %.0f | %.0f | %s |" % (
+                    clients.get(client, client), phase, ours["login_p99_ms"]["n"], name,
+                    rng(ours["login_p99_ms"]), ratio, ours["client_cpu_ms"]["median"],
+                    ours["app_cpu_ms"]["median"], listen(label, client) if phase == "fresh" else ""))
+            p("| %s | %s (n=%d) | the article's Node app | %s | 1.00× | %.0f | %.0f | %s |" % (
+                clients.get(client, client), phase, node["login_p99_ms"]["n"],
+                rng(node["login_p99_ms"]), node["client_cpu_ms"]["median"],
+                node["app_cpu_ms"]["median"], listen(NODE_APP, client) if phase == "fresh" else ""))
     p("")
     others = [a[0] for a in c.get("java_apps", [])]
     if others:
@@ -92,7 +127,7 @@ def headline_section(path):
         p("| app | JVM flags | client | phase | login p99 ms | app CPU ms per round | threads after |")
         p("|---|---|---|---|---:|---:|---:|")
         flags = {a[0]: a[2] for a in c["java_apps"]}
-        flags[OUR_APP] = c["app_flags"]
+        flags[OUR_APP] = c["app_flags"] + (" -XX:SharedArchiveFile=(its archive)" if c.get("cds") else "")
         for label in others + [OUR_APP]:
             for client in c["clients"]:
                 for phase in ["fresh", "warm"]:
@@ -103,24 +138,31 @@ def headline_section(path):
                             rng(s["login_p99_ms"]), s["app_cpu_ms"]["median"],
                             s["app_threads"]["median"]))
         p("")
-    # Where our app's CPU goes in a warm round, per group of threads.
-    groups = {}
-    for r in h["rounds"]:
-        if r["app"] == OUR_APP and r["phase"] == "warm":
-            for g in set(list(groups) + list(r.get("app_thread_cpu_ms", {}))):
-                groups.setdefault(g, []).append(r.get("app_thread_cpu_ms", {}).get(g, 0.0))
-    if groups:
-        n = max(len(v) for v in groups.values())
-        rows = sorted(((statistics.mean(v + [0.0] * (n - len(v))), g) for g, v in groups.items()),
-                      reverse=True)
-        p("Where our app's CPU goes in a warm round (mean ms per round over %d rounds, by thread; "
-          "threads that ended during a round are not counted, the totals above are):" % n)
+    # Where our app's CPU goes in a round, per group of threads, fresh and warm, for each variant.
+    cols = [(label, phase) for label, _ in variants for phase in ["fresh", "warm"]]
+    per = {}
+    counts = {}
+    for col in cols:
+        rs = [r for r in h["rounds"] if (r["app"], r["phase"]) == col]
+        counts[col] = len(rs)
+        for r in rs:
+            for g, v in r.get("app_thread_cpu_ms", {}).items():
+                per.setdefault(g, {}).setdefault(col, 0.0)
+                per[g][col] += v
+    if per:
+        names = dict(variants)
+        p("Where our app's CPU goes (mean ms per round, by thread; threads that ended during a round, "
+          "such as compiler threads the JVM stops when idle, are not counted, the totals above are; the "
+          "kernel counts each thread's time in ticks of 10 ms):")
         p("")
-        p("| threads | CPU ms per round |")
-        p("|---|---:|")
+        p("| threads | " + " | ".join("%s, %s (%d rounds)" % (names[l], ph, counts[(l, ph)])
+                                    for l, ph in cols) + " |")
+        p("|---|" + "---:|" * len(cols))
         what = dict(THREAD_GROUPS)
-        for mean, g in rows[:10]:
-            p("| `%s`%s | %.1f |" % (g, (" (" + what[g] + ")") if g in what else "", mean))
+        rows = sorted(per.items(), key=lambda kv: -sum(kv[1].values()))
+        for g, v in rows[:10]:
+            p("| `%s`%s | %s |" % (g, (" (" + what[g] + ")") if g in what else "", " | ".join(
+                "%.1f" % (v.get(col, 0.0) / counts[col]) if counts[col] else "–" for col in cols)))
         p("")
     p(HEADLINE_END)
     return lines

@@ -2,8 +2,10 @@ package io.bulkhead.demo;
 
 import io.bulkhead.scenarios.AppSettings;
 import io.bulkhead.scenarios.DemoApp;
+import io.bulkhead.scenarios.Durations;
 import io.bulkhead.scenarios.LoadGenerator;
 import io.bulkhead.scenarios.Mode;
+import io.bulkhead.scenarios.WarmUp;
 import java.io.PrintWriter;
 import java.net.URI;
 import java.time.Duration;
@@ -12,6 +14,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /** {@code app}: the app with /login and /chat, until Ctrl-C. */
@@ -44,9 +47,13 @@ final class AppCommand implements Callable<Integer> {
       description = "The slow upstream, a loopback URL. Default: ${DEFAULT-VALUE}.")
   URI upstream;
 
-
-
-
+  @Option(names = "--warm-up", defaultValue = "0", paramLabel = "ROUNDS",
+      description = "Before listening, serve ROUNDS bursts of the slow-upstream experiment to a"
+          + " throwaway copy of the app (same mode and compartments, an in-process upstream), then"
+          + " wait for the JIT compiler to settle: a readiness warm-up, so that the first real burst"
+          + " meets loaded classes and compiled code. The app's own compartments and meters start"
+          + " from zero. 0: none. Default: ${DEFAULT-VALUE}.")
+  int warmUp;
 
   @Option(names = "--upstream-deadline", defaultValue = "60s", paramLabel = "DURATION",
       description = "How long one upstream call may take. Default: ${DEFAULT-VALUE}.")
@@ -55,6 +62,10 @@ final class AppCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     Main.checkPort(spec, port);
+    if (warmUp < 0) {
+      throw new ParameterException(spec.commandLine(),
+          "--warm-up must be at least 0 but was " + warmUp);
+    }
     AppSettings settings = Main.checked(spec, () -> new AppSettings(mode, upstream,
         compartments.serverLimit, compartments.llmLimit, compartments.llmQueue,
         compartments.llmWait, upstreamDeadline));
@@ -69,6 +80,12 @@ final class AppCommand implements Callable<Integer> {
       err.flush();
     }
     PrintWriter out = spec.commandLine().getOut();
+    if (warmUp > 0) {
+      Duration took = WarmUp.run(settings, warmUp);
+      out.println("warmed up: " + warmUp + " bursts to a throwaway copy of the app in "
+          + Durations.format(took));
+      out.flush();
+    }
     boolean interrupted = false;
     try (DemoApp app = new DemoApp(settings)) {
       app.start(port);

@@ -156,6 +156,41 @@ class CliTest {
   }
 
   @Test
+  void app_warmUp_runsBeforeListening_andLeavesTheAppsCompartmentsAndItsUpstreamUntouched()
+      throws Exception {
+    try (FakeUpstream upstream = FakeUpstream.start(0, Duration.ofMillis(10))) {
+      CommandThread app = CommandThread.start("app", "--port", "0", "--mode", "bulkhead",
+          "--upstream", upstream.uri().toString(), "--warm-up", "1");
+      // The warm-up's bursts and the compiler's settling come first; the bound is a hang's only.
+      URI appUri = app.awaitUri(120);
+      try {
+        HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+        HttpResponse<String> chat = client.send(HttpRequest.newBuilder(appUri.resolve("/chat"))
+            .build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> metrics = client.send(HttpRequest.newBuilder(
+            appUri.resolve("/metrics")).build(), HttpResponse.BodyHandlers.ofString());
+
+        assertThat(app.out()).containsPattern("warmed up: 1 bursts to a throwaway copy of the app"
+            + " in [0-9.]+ m?s\\n").contains("listening on");
+        assertThat(app.out().indexOf("warmed up")).isLessThan(app.out().indexOf("listening on"));
+        assertThat(chat.statusCode()).isEqualTo(200);
+        // The warm-up's 80 chats went to its own upstream, its 50 rejections to its own compartment.
+        assertThat(upstream.requests()).isEqualTo(1);
+        assertThat(metrics.body()).contains(
+            "bulkhead_admitted_total{name=\"llm\"} 1.0",
+            "bulkhead_rejected_total{name=\"llm\",reason=\"queue_full\"} 0.0");
+      } finally {
+        assertThat(app.stop()).isZero();
+      }
+    }
+  }
+
+  @Test
+  void app_negativeWarmUp_isOneLine_exit2() {
+    assertOneLineError(run("app", "--warm-up", "-1"), 2, "--warm-up must be at least 0 but was -1");
+  }
+
+  @Test
   void loadAgainstNothing_isOneLine_exit1() throws Exception {
     String down = "http://127.0.0.1:" + closedPort();
 
@@ -327,7 +362,11 @@ class CliTest {
     }
 
     URI awaitUri() {
-      await().atMost(10, SECONDS).until(() -> URL.matcher(out()).find() || exit.isDone());
+      return awaitUri(10);
+    }
+
+    URI awaitUri(long seconds) {
+      await().atMost(seconds, SECONDS).until(() -> URL.matcher(out()).find() || exit.isDone());
       Matcher m = URL.matcher(out());
       if (!m.find()) {
         throw new AssertionError("the command ended without listening: "
