@@ -70,6 +70,25 @@ runs="$out/edge-runs.jsonl"
 
 # CPU seconds (user + system) a process has used so far.
 cpu_of() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/stat"; }
+# CPU seconds of the process's JIT compiler threads (C1, C2): compiling is a warm-up cost, not the
+# cost of an answer, and at a few seconds of warm-up on a shared core it still took a sixth of the
+# server's CPU in a case (perf, 2026-12-01). The server runs with a fixed number of compiler
+# threads (-XX:-UseDynamicNumberOfCompilerThreads), so none exits and takes its time with it.
+jit_cpu_of() {
+  local hz t=0 f
+  hz=$(getconf CLK_TCK)
+  for f in /proc/"$1"/task/*; do
+    [[ "$(cat "$f/comm" 2>/dev/null)" == C[12]\ CompilerThre* ]] || continue
+    t=$(awk -v t="$t" -v hz="$hz" '{sub(/^.*\) /, ""); print t + ($12 + $13) / hz}' "$f/stat" 2>/dev/null || echo "$t")
+  done
+  echo "$t"
+}
+# Context switches (voluntary and not) of all the process's threads so far: a thread hand-off per
+# request would show as two or more per answer.
+switches_of() {
+  cat /proc/"$1"/task/*/status 2>/dev/null \
+    | awk '/^(non)?voluntary_ctxt_switches/ {n += $2} END {print n + 0}'
+}
 
 server_pid=
 cleanup() { [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null; wait 2>/dev/null || true; }
@@ -81,14 +100,19 @@ measure() {
   rm -f "$log"
   # The previous run's connections close first (after ten times the limit, about a second).
   sleep 2
-  before=$(cpu_of "$server_pid")
+  before=$(cpu_of "$server_pid") jit_before=$(jit_cpu_of "$server_pid")
+  switches_before=$(switches_of "$server_pid")
   taskset -c 1 /usr/bin/time -f '%U %S' -o "$time_file" \
     h2load --h1 -t 1 -c "$4" -m 1 -D "$seconds" --log-file="$log" "http://127.0.0.1:$6$5" \
     > "$out/h2load.out" 2>&1
-  after=$(cpu_of "$server_pid")
+  after=$(cpu_of "$server_pid") jit_after=$(jit_cpu_of "$server_pid")
+  switches_after=$(switches_of "$server_pid")
   python3 bulkhead-benchmarks/h2load-summary.py "$log" "$seconds" "$runs" \
     variant="$1" round="$2" case="$3" connections="$4" \
     server_cpu_s="$(awk -v a="$before" -v b="$after" 'BEGIN{print b - a}')" \
+    server_jit_cpu_s="$(awk -v a="$jit_before" -v b="$jit_after" 'BEGIN{print b - a}')" \
+    server_switches="$((switches_after - switches_before))" \
+    server_threads="$(ls /proc/"$server_pid"/task | wc -l)" \
     client_cpu_s="$(awk '{print $1 + $2}' "$time_file")" \
     load="$(cut -d' ' -f1 /proc/loadavg)"
   rm -f "$log"
@@ -106,7 +130,7 @@ for ((round = 1; round <= rounds; round++)); do
     rm -f "$port_file"
     server_jar=$jar server_variant=$variant
     if [[ "$variant" == bulkhead-before ]]; then server_jar=$before_jar server_variant=bulkhead; fi
-    taskset -c 0 java -XX:+UseG1GC -Xms512m -Xmx512m -cp "$server_jar" \
+    taskset -c 0 java -XX:+UseG1GC -Xms512m -Xmx512m -XX:-UseDynamicNumberOfCompilerThreads -cp "$server_jar" \
       io.bulkhead.benchmarks.edge.EdgeServer "$server_variant" --limit $limit --queue $queue \
       --wait $wait --work $work --port-file "$port_file" > "$out/edge-server.out" 2>&1 &
     server_pid=$!

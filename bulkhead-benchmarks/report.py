@@ -637,8 +637,21 @@ def edge_section(section, e, before_after=False):
         return r["status"].get(code, {}).get(key)
 
     def cpu_us(r):
+        # Without the JIT compiler threads' time where the run recorded it (see edge-bench.sh).
         answers = r["all"]["count"]
-        return float(r["server_cpu_s"]) * 1e6 / answers if answers else None
+        cpu = float(r["server_cpu_s"]) - float(r.get("server_jit_cpu_s", 0))
+        return cpu * 1e6 / answers if answers else None
+
+    def jit_share(rs):
+        shares = [float(r["server_jit_cpu_s"]) / float(r["server_cpu_s"]) * 100 for r in rs
+                  if "server_jit_cpu_s" in r and float(r["server_cpu_s"]) > 0]
+        return median_range(shares, "%.0f%%") if shares else None
+
+    def switches(r):
+        answers = r["all"]["count"]
+        return int(r["server_switches"]) / answers if answers and "server_switches" in r else None
+
+    has_jit = any("server_jit_cpu_s" in r for r in edge_runs)
 
     if before_after:
         e("### Before and after: the disconnect watcher's batches")
@@ -677,8 +690,8 @@ def edge_section(section, e, before_after=False):
     for case in [c for c in ["below", "below-5ms"] if c in cases]:
         e("#### " + titles[case])
         e("")
-        e("| | answers/s | p50 ms | p99 ms | p99.9 ms | CPU/answer µs | throughput vs plain | p99 vs plain |")
-        e("|---|---:|---:|---:|---:|---:|---:|---:|")
+        e("| | answers/s | p50 ms | p99 ms | p99.9 ms | CPU/answer µs | switches/answer | throughput vs plain | p99 vs plain |")
+        e("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         plain = runs("plain", case)
         plain_rps = med([r["all"]["per_s"] for r in plain])
         plain_p99 = med([r["all"]["p99_ms"] for r in plain])
@@ -688,26 +701,27 @@ def edge_section(section, e, before_after=False):
                 continue
             rps = med([r["all"]["per_s"] for r in rs])
             p99 = med([r["all"]["p99_ms"] for r in rs])
-            e("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            e("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 names[v],
                 median_range([r["all"]["per_s"] for r in rs], "%.0f"),
                 median_range([r["all"]["p50_ms"] for r in rs], "%.2f"),
                 median_range([r["all"]["p99_ms"] for r in rs], "%.2f"),
                 median_range([r["all"]["p999_ms"] for r in rs], "%.2f"),
                 median_range([cpu_us(r) for r in rs], "%.1f"),
+                median_range([switches(r) for r in rs], "%.2f"),
                 "%.3f×" % (rps / plain_rps) if plain_rps else "–",
                 "%.2f×" % (p99 / plain_p99) if plain_p99 else "–"))
         e("")
     if "over" in cases:
         e("#### Ten times the limit: %d connections to `/slow`" % m["over"])
         e("")
-        e("| | answers/s | 200/s | 503/s | admitted p50 ms | admitted p99 ms | admitted p99.9 ms | 503 p99 ms | CPU/answer µs |")
-        e("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        e("| | answers/s | 200/s | 503/s | admitted p50 ms | admitted p99 ms | admitted p99.9 ms | 503 p99 ms | CPU/answer µs | switches/answer | server threads |")
+        e("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for v in variants:
             rs = runs(v, "over")
             if not rs:
                 continue
-            e("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            e("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 names[v],
                 median_range([r["all"]["per_s"] for r in rs], "%.0f"),
                 median_range([status(r, "200", "per_s") for r in rs], "%.0f"),
@@ -716,7 +730,10 @@ def edge_section(section, e, before_after=False):
                 median_range([status(r, "200", "p99_ms") for r in rs], "%.2f"),
                 median_range([status(r, "200", "p999_ms") for r in rs], "%.2f"),
                 median_range([status(r, "503", "p99_ms") for r in rs], "%.2f"),
-                median_range([cpu_us(r) for r in rs], "%.1f")))
+                median_range([cpu_us(r) for r in rs], "%.1f"),
+                median_range([switches(r) for r in rs], "%.2f"),
+                median_range([int(r["server_threads"]) if "server_threads" in r else None
+                              for r in rs], "%.0f")))
         e("")
     e("h2load's own CPU (core 1, user + system over the measured seconds), median over the rounds: "
       + ", ".join("%s %s" % (case, median_range(
@@ -724,6 +741,16 @@ def edge_section(section, e, before_after=False):
            if r["case"] == case], "%.0f%%")) for case in cases)
       + ": far from 100%, so h2load did not set the pace.")
     e("")
+    if has_jit:
+        e("*CPU/answer* leaves out the CPU time of the server's JIT compiler threads (C1, C2), which "
+          "compile through the first seconds of every case on a shared core and are a warm-up cost, "
+          "not an answer's; they took, median over the rounds, "
+          + ", ".join("%s %s" % (names[v], jit_share([r for r in edge_runs if r["variant"] == v]))
+                      for v in variants)
+          + " of the server's CPU. *switches/answer* counts the context switches of all the server's "
+            "threads over the answers: a thread hand-off per request would show as two or more. "
+            "*server threads* is the JVM's thread count at the end of the case.")
+        e("")
     if before_after:
         return
     alloc = read_json(section, "edge-allocation.json")
