@@ -13,9 +13,11 @@
 #
 #   bulkhead-benchmarks/edge-bench.sh DIR [--rounds 5] [--seconds 10] [--warmup 5]
 #       [--variants "plain qos bulkhead"] [--cases "below below-5ms over"] [--before-jar JAR]
+#       [--change "TEXT"]
 #
 # --before-jar adds the variant bulkhead-before: BulkheadHandler as built in JAR (an earlier build of
-# benchmarks.jar), for a before/after comparison of a change in the same interleaved run.
+# benchmarks.jar), for a before/after comparison of a change in the same interleaved run; --change
+# names that change in report.py's heading for the comparison.
 #
 # Writes DIR/edge-runs.jsonl (one line per case and round), DIR/edge-machine.json and, from
 # EdgeAllocation, DIR/edge-allocation.json (bytes and CPU per request per variant). Each round
@@ -25,13 +27,14 @@
 #   mvn -B -q -Pbenchmarks -pl bulkhead-benchmarks -am package -DskipTests
 set -euo pipefail
 if [[ $# -lt 1 || "$1" == -* ]]; then
-  echo "usage: $0 DIR [--rounds 5] [--seconds 10] [--warmup 5] [--variants LIST] [--cases LIST] [--before-jar JAR]" >&2
+  echo "usage: $0 DIR [--rounds 5] [--seconds 10] [--warmup 5] [--variants LIST] [--cases LIST] [--before-jar JAR] [--change TEXT]" >&2
   exit 2
 fi
 mkdir -p "$1"
 out=$(cd "$1" && pwd)
 shift
 rounds=5 seconds=10 warmup=5 variants="plain qos bulkhead" cases="below below-5ms over" before_jar=
+change=
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --rounds) rounds=$2; shift 2 ;;
@@ -40,6 +43,7 @@ while [[ $# -gt 0 ]]; do
     --before-jar) before_jar=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); variants="$variants bulkhead-before"; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
     --warmup) warmup=$2; shift 2 ;;
+    --change) change=$2; shift 2 ;;
     *) echo "edge-bench: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -63,7 +67,7 @@ runs="$out/edge-runs.jsonl"
   echo "  \"h2load\": \"$(h2load --version | head -n1)\","
   echo "  \"limit\": $limit, \"queue\": $queue, \"wait\": \"$wait\", \"work\": \"$work\","
   echo "  \"below\": $below, \"over\": $over, \"rounds\": $rounds, \"seconds\": $seconds, \"warmup\": $warmup,"
-  echo "  \"variants\": \"$variants\", \"cases\": \"$cases\","
+  echo "  \"variants\": \"$variants\", \"cases\": \"$cases\", \"change\": \"${change//\"/\\\"}\","
   echo "  \"load_before\": \"$(cut -d' ' -f1-3 /proc/loadavg)\""
   echo "}"
 } > "$out/edge-machine.json"

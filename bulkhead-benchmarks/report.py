@@ -654,7 +654,7 @@ def edge_section(section, e, before_after=False):
     has_jit = any("server_jit_cpu_s" in r for r in edge_runs)
 
     if before_after:
-        e("### Before and after: the disconnect watcher's batches")
+        e("### Before and after: " + (m.get("change") or "the disconnect watcher's batches"))
         e("")
         e("`BulkheadHandler` before the change (an earlier build, `--before-jar`) and after it, with plain "
           "Jetty, in one interleaved run of `edge-bench.sh` (%s, load average %s before, %s after; "
