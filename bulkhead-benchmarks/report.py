@@ -611,8 +611,36 @@ def med(values):
     return statistics.median(values) if values else None
 
 
+def edge_dir(section, before_after):
+    """Where the run of an edge section is: DIR/<section>/ or DIR itself when the run there is of the
+    section's kind (a --before-jar comparison or not), otherwise the committed results/<section>/."""
+    for d in (os.path.join(out, section), out):
+        machine = os.path.join(d, "edge-machine.json")
+        if os.path.exists(machine) and os.path.exists(os.path.join(d, "edge-runs.jsonl")):
+            with open(machine) as f:
+                if ("bulkhead-before" in json.load(f).get("variants", "")) == before_after:
+                    return d
+    return os.path.join(committed, section)
+
+
 def edge_section(section, e, before_after=False):
-    """The HTTP-edge tables of one edge-bench.sh run (results/<section>/), appended with e."""
+    """The HTTP-edge tables of one edge-bench.sh run (see edge_dir), appended with e."""
+    d = edge_dir(section, before_after)
+
+    def read_json(_, name):
+        path = os.path.join(d, name)
+        if not os.path.exists(path):
+            return None
+        with open(path) as f:
+            return json.load(f)
+
+    def read_jsonl(_, name):
+        path = os.path.join(d, name)
+        if not os.path.exists(path):
+            return []
+        with open(path) as f:
+            return [json.loads(line) for line in f if line.strip()]
+
     edge_machine = read_json(section, "edge-machine.json")
     edge_runs = read_jsonl(section, "edge-runs.jsonl")
     if not (edge_machine and edge_runs):
