@@ -13,9 +13,11 @@
 #
 #   bulkhead-benchmarks/edge-bench.sh DIR [--rounds 5] [--seconds 10] [--warmup 5]
 #       [--variants "plain qos bulkhead"] [--cases "below below-5ms over"] [--before-jar JAR]
+#       [--change "TEXT"]
 #
 # --before-jar adds the variant bulkhead-before: BulkheadHandler as built in JAR (an earlier build of
-# benchmarks.jar), for a before/after comparison of a change in the same interleaved run.
+# benchmarks.jar), for a before/after comparison of a change in the same interleaved run; --change
+# names that change in report.py's heading for the comparison.
 #
 # Writes DIR/edge-runs.jsonl (one line per case and round), DIR/edge-machine.json and, from
 # EdgeAllocation, DIR/edge-allocation.json (bytes and CPU per request per variant). Each round
@@ -25,13 +27,14 @@
 #   mvn -B -q -Pbenchmarks -pl bulkhead-benchmarks -am package -DskipTests
 set -euo pipefail
 if [[ $# -lt 1 || "$1" == -* ]]; then
-  echo "usage: $0 DIR [--rounds 5] [--seconds 10] [--warmup 5] [--variants LIST] [--cases LIST] [--before-jar JAR]" >&2
+  echo "usage: $0 DIR [--rounds 5] [--seconds 10] [--warmup 5] [--variants LIST] [--cases LIST] [--before-jar JAR] [--change TEXT]" >&2
   exit 2
 fi
 mkdir -p "$1"
 out=$(cd "$1" && pwd)
 shift
 rounds=5 seconds=10 warmup=5 variants="plain qos bulkhead" cases="below below-5ms over" before_jar=
+change=
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --rounds) rounds=$2; shift 2 ;;
@@ -40,6 +43,7 @@ while [[ $# -gt 0 ]]; do
     --before-jar) before_jar=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); variants="$variants bulkhead-before"; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
     --warmup) warmup=$2; shift 2 ;;
+    --change) change=$2; shift 2 ;;
     *) echo "edge-bench: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -63,13 +67,32 @@ runs="$out/edge-runs.jsonl"
   echo "  \"h2load\": \"$(h2load --version | head -n1)\","
   echo "  \"limit\": $limit, \"queue\": $queue, \"wait\": \"$wait\", \"work\": \"$work\","
   echo "  \"below\": $below, \"over\": $over, \"rounds\": $rounds, \"seconds\": $seconds, \"warmup\": $warmup,"
-  echo "  \"variants\": \"$variants\", \"cases\": \"$cases\","
+  echo "  \"variants\": \"$variants\", \"cases\": \"$cases\", \"change\": \"${change//\"/\\\"}\","
   echo "  \"load_before\": \"$(cut -d' ' -f1-3 /proc/loadavg)\""
   echo "}"
 } > "$out/edge-machine.json"
 
 # CPU seconds (user + system) a process has used so far.
 cpu_of() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/stat"; }
+# CPU seconds of the process's JIT compiler threads (C1, C2): compiling is a warm-up cost, not the
+# cost of an answer, and at a few seconds of warm-up on a shared core it still took a sixth of the
+# server's CPU in a case (perf, 2026-12-01). The server runs with a fixed number of compiler
+# threads (-XX:-UseDynamicNumberOfCompilerThreads), so none exits and takes its time with it.
+jit_cpu_of() {
+  local hz t=0 f
+  hz=$(getconf CLK_TCK)
+  for f in /proc/"$1"/task/*; do
+    [[ "$(cat "$f/comm" 2>/dev/null)" == C[12]\ CompilerThre* ]] || continue
+    t=$(awk -v t="$t" -v hz="$hz" '{sub(/^.*\) /, ""); print t + ($12 + $13) / hz}' "$f/stat" 2>/dev/null || echo "$t")
+  done
+  echo "$t"
+}
+# Context switches (voluntary and not) of all the process's threads so far: a thread hand-off per
+# request would show as two or more per answer.
+switches_of() {
+  cat /proc/"$1"/task/*/status 2>/dev/null \
+    | awk '/^(non)?voluntary_ctxt_switches/ {n += $2} END {print n + 0}'
+}
 
 server_pid=
 cleanup() { [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null; wait 2>/dev/null || true; }
@@ -81,14 +104,19 @@ measure() {
   rm -f "$log"
   # The previous run's connections close first (after ten times the limit, about a second).
   sleep 2
-  before=$(cpu_of "$server_pid")
+  before=$(cpu_of "$server_pid") jit_before=$(jit_cpu_of "$server_pid")
+  switches_before=$(switches_of "$server_pid")
   taskset -c 1 /usr/bin/time -f '%U %S' -o "$time_file" \
     h2load --h1 -t 1 -c "$4" -m 1 -D "$seconds" --log-file="$log" "http://127.0.0.1:$6$5" \
     > "$out/h2load.out" 2>&1
-  after=$(cpu_of "$server_pid")
+  after=$(cpu_of "$server_pid") jit_after=$(jit_cpu_of "$server_pid")
+  switches_after=$(switches_of "$server_pid")
   python3 bulkhead-benchmarks/h2load-summary.py "$log" "$seconds" "$runs" \
     variant="$1" round="$2" case="$3" connections="$4" \
     server_cpu_s="$(awk -v a="$before" -v b="$after" 'BEGIN{print b - a}')" \
+    server_jit_cpu_s="$(awk -v a="$jit_before" -v b="$jit_after" 'BEGIN{print b - a}')" \
+    server_switches="$((switches_after - switches_before))" \
+    server_threads="$(ls /proc/"$server_pid"/task | wc -l)" \
     client_cpu_s="$(awk '{print $1 + $2}' "$time_file")" \
     load="$(cut -d' ' -f1 /proc/loadavg)"
   rm -f "$log"
@@ -106,7 +134,7 @@ for ((round = 1; round <= rounds; round++)); do
     rm -f "$port_file"
     server_jar=$jar server_variant=$variant
     if [[ "$variant" == bulkhead-before ]]; then server_jar=$before_jar server_variant=bulkhead; fi
-    taskset -c 0 java -XX:+UseG1GC -Xms512m -Xmx512m -cp "$server_jar" \
+    taskset -c 0 java -XX:+UseG1GC -Xms512m -Xmx512m -XX:-UseDynamicNumberOfCompilerThreads -cp "$server_jar" \
       io.bulkhead.benchmarks.edge.EdgeServer "$server_variant" --limit $limit --queue $queue \
       --wait $wait --work $work --port-file "$port_file" > "$out/edge-server.out" 2>&1 &
     server_pid=$!

@@ -653,8 +653,36 @@ def med(values):
     return statistics.median(values) if values else None
 
 
+def edge_dir(section, before_after):
+    """Where the run of an edge section is: DIR/<section>/ or DIR itself when the run there is of the
+    section's kind (a --before-jar comparison or not), otherwise the committed results/<section>/."""
+    for d in (os.path.join(out, section), out):
+        machine = os.path.join(d, "edge-machine.json")
+        if os.path.exists(machine) and os.path.exists(os.path.join(d, "edge-runs.jsonl")):
+            with open(machine) as f:
+                if ("bulkhead-before" in json.load(f).get("variants", "")) == before_after:
+                    return d
+    return os.path.join(committed, section)
+
+
 def edge_section(section, e, before_after=False):
-    """The HTTP-edge tables of one edge-bench.sh run (results/<section>/), appended with e."""
+    """The HTTP-edge tables of one edge-bench.sh run (see edge_dir), appended with e."""
+    d = edge_dir(section, before_after)
+
+    def read_json(_, name):
+        path = os.path.join(d, name)
+        if not os.path.exists(path):
+            return None
+        with open(path) as f:
+            return json.load(f)
+
+    def read_jsonl(_, name):
+        path = os.path.join(d, name)
+        if not os.path.exists(path):
+            return []
+        with open(path) as f:
+            return [json.loads(line) for line in f if line.strip()]
+
     edge_machine = read_json(section, "edge-machine.json")
     edge_runs = read_jsonl(section, "edge-runs.jsonl")
     if not (edge_machine and edge_runs):
@@ -672,18 +700,37 @@ def edge_section(section, e, before_after=False):
         names["bulkhead"] = "`BulkheadHandler` after"
     cases = m.get("cases", "below below-5ms over").split()
 
+    def refused_below(r):
+        return r["case"] != "over" and any(code != "200" for code in r["status"])
+
     def runs(variant, case):
-        return [r for r in edge_runs if r["variant"] == variant and r["case"] == case]
+        # Below the limit every answer should be a 200; a round with others (QoSHandler answered
+        # every request 503 in some rounds, after the overload warm-up) is listed, not averaged in.
+        return [r for r in edge_runs if r["variant"] == variant and r["case"] == case
+                and not refused_below(r)]
 
     def status(r, code, key):
         return r["status"].get(code, {}).get(key)
 
     def cpu_us(r):
+        # Without the JIT compiler threads' time where the run recorded it (see edge-bench.sh).
         answers = r["all"]["count"]
-        return float(r["server_cpu_s"]) * 1e6 / answers if answers else None
+        cpu = float(r["server_cpu_s"]) - float(r.get("server_jit_cpu_s", 0))
+        return cpu * 1e6 / answers if answers else None
+
+    def jit_share(rs):
+        shares = [float(r["server_jit_cpu_s"]) / float(r["server_cpu_s"]) * 100 for r in rs
+                  if "server_jit_cpu_s" in r and float(r["server_cpu_s"]) > 0]
+        return median_range(shares, "%.0f%%") if shares else None
+
+    def switches(r):
+        answers = r["all"]["count"]
+        return int(r["server_switches"]) / answers if answers and "server_switches" in r else None
+
+    has_jit = any("server_jit_cpu_s" in r for r in edge_runs)
 
     if before_after:
-        e("### Before and after: the disconnect watcher's batches")
+        e("### Before and after: " + (m.get("change") or "the disconnect watcher's batches"))
         e("")
         e("`BulkheadHandler` before the change (an earlier build, `--before-jar`) and after it, with plain "
           "Jetty, in one interleaved run of `edge-bench.sh` (%s, load average %s before, %s after; "
@@ -719,8 +766,16 @@ def edge_section(section, e, before_after=False):
     for case in [c for c in ["below", "below-5ms"] if c in cases]:
         e("#### " + titles[case])
         e("")
-        e("| | answers/s | p50 ms | p99 ms | p99.9 ms | CPU/answer µs | throughput vs plain | p99 vs plain |")
-        e("|---|---:|---:|---:|---:|---:|---:|---:|")
+        refused = [r for r in edge_runs if r["case"] == case and refused_below(r)]
+        if refused:
+            e("Left out of the table, because not every answer was a 200 although the load was below "
+              "the limit: " + "; ".join(
+                  "%s in round %s (%s)" % (names[r["variant"]], r["round"], ", ".join(
+                      "%s %.0f/s" % (code, st["per_s"]) for code, st in sorted(r["status"].items())))
+                  for r in refused) + ".")
+            e("")
+        e("| | answers/s | p50 ms | p99 ms | p99.9 ms | CPU/answer µs | switches/answer | throughput vs plain | p99 vs plain |")
+        e("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         plain = runs("plain", case)
         plain_rps = med([r["all"]["per_s"] for r in plain])
         plain_p99 = med([r["all"]["p99_ms"] for r in plain])
@@ -730,26 +785,27 @@ def edge_section(section, e, before_after=False):
                 continue
             rps = med([r["all"]["per_s"] for r in rs])
             p99 = med([r["all"]["p99_ms"] for r in rs])
-            e("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            e("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 names[v],
                 median_range([r["all"]["per_s"] for r in rs], "%.0f"),
                 median_range([r["all"]["p50_ms"] for r in rs], "%.2f"),
                 median_range([r["all"]["p99_ms"] for r in rs], "%.2f"),
                 median_range([r["all"]["p999_ms"] for r in rs], "%.2f"),
                 median_range([cpu_us(r) for r in rs], "%.1f"),
+                median_range([switches(r) for r in rs], "%.2f"),
                 "%.3f×" % (rps / plain_rps) if plain_rps else "–",
                 "%.2f×" % (p99 / plain_p99) if plain_p99 else "–"))
         e("")
     if "over" in cases:
         e("#### Ten times the limit: %d connections to `/slow`" % m["over"])
         e("")
-        e("| | answers/s | 200/s | 503/s | admitted p50 ms | admitted p99 ms | admitted p99.9 ms | 503 p99 ms | CPU/answer µs |")
-        e("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        e("| | answers/s | 200/s | 503/s | admitted p50 ms | admitted p99 ms | admitted p99.9 ms | 503 p99 ms | CPU/answer µs | switches/answer | server threads |")
+        e("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for v in variants:
             rs = runs(v, "over")
             if not rs:
                 continue
-            e("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            e("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 names[v],
                 median_range([r["all"]["per_s"] for r in rs], "%.0f"),
                 median_range([status(r, "200", "per_s") for r in rs], "%.0f"),
@@ -758,7 +814,10 @@ def edge_section(section, e, before_after=False):
                 median_range([status(r, "200", "p99_ms") for r in rs], "%.2f"),
                 median_range([status(r, "200", "p999_ms") for r in rs], "%.2f"),
                 median_range([status(r, "503", "p99_ms") for r in rs], "%.2f"),
-                median_range([cpu_us(r) for r in rs], "%.1f")))
+                median_range([cpu_us(r) for r in rs], "%.1f"),
+                median_range([switches(r) for r in rs], "%.2f"),
+                median_range([int(r["server_threads"]) if "server_threads" in r else None
+                              for r in rs], "%.0f")))
         e("")
     e("h2load's own CPU (core 1, user + system over the measured seconds), median over the rounds: "
       + ", ".join("%s %s" % (case, median_range(
@@ -766,6 +825,16 @@ def edge_section(section, e, before_after=False):
            if r["case"] == case], "%.0f%%")) for case in cases)
       + ": far from 100%, so h2load did not set the pace.")
     e("")
+    if has_jit:
+        e("*CPU/answer* leaves out the CPU time of the server's JIT compiler threads (C1, C2), which "
+          "compile through the first seconds of every case on a shared core and are a warm-up cost, "
+          "not an answer's; they took, median over the rounds, "
+          + ", ".join("%s %s" % (names[v], jit_share([r for r in edge_runs if r["variant"] == v]))
+                      for v in variants)
+          + " of the server's CPU. *switches/answer* counts the context switches of all the server's "
+            "threads over the answers: a thread hand-off per request would show as two or more. "
+            "*server threads* is the JVM's thread count at the end of the case.")
+        e("")
     if before_after:
         return
     alloc = read_json(section, "edge-allocation.json")

@@ -7,6 +7,7 @@ import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
+import java.util.ArrayDeque;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -42,12 +43,21 @@ import org.eclipse.jetty.server.Request;
  *
  * Tasks are run in batches, BATCH after the first of them woke the thread. Most watched requests are
  * short (a handler that answers in a few milliseconds after an asynchronous call): their watch is
- * cancelled before its batch runs, so the registration task finds it cancelled and does nothing (R2),
+ * cancelled before it is registered, so the registration finds it cancelled and does nothing (R2),
  * and the request costs no registration, no deregistration and no wake-up of this thread. Without the
  * batch each such request cost two wake-ups of this thread and two epoll_ctl calls, measured as
  * about a third more server CPU per answer than plain Jetty (bulkhead-benchmarks/edge-bench.sh,
- * below-5ms). A client that leaves is noticed at most BATCH later. The thread is woken only when it
- * sleeps in an untimed select, and by the first task after that (`sleeping`, below).
+ * below-5ms). A new watch is registered one batch later than the batch that found it (`arrivals`,
+ * then `aged`): with a single batch, a watch made just before its batch ran was registered at once,
+ * so about a third of 5 ms requests were registered, deregistered, and the next request's bytes on
+ * the still-registered socket woke this thread again before the deregistration ran. Waiting one full
+ * batch registers only requests that last longer than BATCH. A client that leaves is noticed at most
+ * about 2 * BATCH after its request began to be watched. The thread is woken only when it sleeps in
+ * an untimed select, and by the first task after that (`sleeping`, below); it does not sleep untimed
+ * while a watch waits to be registered.
+ *
+ * A watch that was never handed to the selector needs no deregistration, so cancel() queues one only
+ * when the watcher thread may have registered it (`registering`, R6).
  *
  * A ready key is cancelled at once (one verdict per watch) and judged without reading:
  *   available() == 0  readable with no bytes is end of stream or an error: the client is gone.
@@ -83,6 +93,11 @@ import org.eclipse.jetty.server.Request;
  *      `sleeping`, then checks the queue before its untimed select. Both are volatile, so at least one
  *      sees the other: T1 wakes the selector (a wake-up before select makes that select return at once),
  *      or T2 finds the task and does not sleep. No task waits for an unrelated event.
+ *   R6 cancel vs register. T1 (cancel) CASes `state` to CANCELLED, then reads `registering`; T2 (the
+ *      watcher) sets `registering`, then reads `state` and registers only if it is still ACTIVE. Both
+ *      are volatile, so at least one sees the other: T2 does not register, or T1 queues the
+ *      deregistration (which finds the key, or no key, and is harmless either way). A key is never
+ *      left registered for a cancelled watch.
  */
 final class DisconnectWatcher implements AutoCloseable {
 
@@ -94,6 +109,10 @@ final class DisconnectWatcher implements AutoCloseable {
   private final String threadName;
   private final Executor executor;
   private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+  /** Watches made since the last batch; registered a batch later, if still active. */
+  private final ConcurrentLinkedQueue<Watch> arrivals = new ConcurrentLinkedQueue<>();
+  /** Watches that have waited a full batch: registered by the next one. Watcher thread only. */
+  private final ArrayDeque<Watch> aged = new ArrayDeque<>();
   private final ReentrantLock lock = new ReentrantLock();
   private Selector selector; // guarded by lock until published; then read by the watcher thread
   private Thread thread; // guarded by lock
@@ -116,6 +135,7 @@ final class DisconnectWatcher implements AutoCloseable {
     private final AtomicInteger state = new AtomicInteger(ACTIVE);
     private final SocketChannel channel;
     private final Runnable onGone;
+    private volatile boolean registering; // the watcher thread may have registered it (R6)
     private SelectionKey key; // watcher thread only (W2)
 
     private Watch(SocketChannel channel, Runnable onGone) {
@@ -125,12 +145,13 @@ final class DisconnectWatcher implements AutoCloseable {
 
     /** Stops watching; the callback will not run after this returns (W1). */
     void cancel() {
-      if (state.compareAndSet(ACTIVE, CANCELLED)) {
+      if (state.compareAndSet(ACTIVE, CANCELLED) && registering) { // R6
         submit(this::dropKey);
       }
     }
 
     private void register(Selector sel) {
+      registering = true; // before reading state (R6)
       if (state.get() != ACTIVE) {
         return; // R2
       }
@@ -177,12 +198,17 @@ final class DisconnectWatcher implements AutoCloseable {
     if (sel == null) {
       return null;
     }
-    submit(() -> w.register(sel));
+    arrivals.offer(w);
+    wakeIfSleeping();
     return w;
   }
 
   private void submit(Runnable task) {
     tasks.offer(task);
+    wakeIfSleeping();
+  }
+
+  private void wakeIfSleeping() {
     if (sleeping.get() && sleeping.compareAndSet(true, false)) { // R5
       Selector sel = selector();
       if (sel != null) {
@@ -228,7 +254,7 @@ final class DisconnectWatcher implements AutoCloseable {
     try {
       while (!closed) {
         sleeping.set(true);
-        if (tasks.isEmpty() && !closed) { // R5
+        if (tasks.isEmpty() && arrivals.isEmpty() && aged.isEmpty() && !closed) { // R5
           sel.select(this::judge);
         }
         sleeping.set(false);
@@ -244,6 +270,12 @@ final class DisconnectWatcher implements AutoCloseable {
           } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "the disconnect watcher's task failed", e);
           }
+        }
+        for (Watch w; (w = aged.poll()) != null; ) {
+          w.register(sel);
+        }
+        for (Watch w; (w = arrivals.poll()) != null; ) {
+          aged.add(w); // registered by the next batch, if still active then
         }
       }
     } catch (IOException | ClosedSelectorException e) {
@@ -270,6 +302,9 @@ final class DisconnectWatcher implements AutoCloseable {
   private void onReady(SelectionKey key) {
     Watch w = (Watch) key.attachment();
     key.cancel();
+    if (w.state.get() != Watch.ACTIVE) {
+      return; // cancelled, its deregistration not run yet: the bytes are the next request's
+    }
     boolean gone = available(w.channel) == 0;
     verdicts.incrementAndGet();
     if (gone) {

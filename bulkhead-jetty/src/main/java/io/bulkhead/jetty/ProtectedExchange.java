@@ -4,7 +4,6 @@ import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadFullException;
 import java.lang.System.Logger.Level;
 import java.util.Queue;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -37,7 +36,9 @@ import org.eclipse.jetty.util.Callback;
  * on the thread that called handle(); one admitted later runs on the context's executor, so the thread
  * that freed the slot (maybe completing an unrelated response) only hands it over. Likewise a refusal
  * after waiting, which the compartment reports on a thread of its own, is answered on that executor,
- * where Jetty writes every response.
+ * where Jetty writes every response. The refusal is read with whenComplete, never join(): join()
+ * would wrap it in a new CompletionException and fill in that exception's stack trace (all of Jetty's
+ * frames) for every 503, on the path that must stay cheapest when the server is overloaded.
  *
  * Two one-shot gates
  * ------------------
@@ -143,14 +144,19 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
       queued.cancel(false); // R2
       return;
     }
+    // The failure is taken from whenComplete, never from join(): join() wraps it in a new
+    // CompletionException, whose stack trace (the whole Jetty stack) cost more than the rest of a 503.
     if (queued.isDone()) {
-      admissionEnded(queued); // refused at once, or already handled: on this Jetty thread
+      if (queued.isCompletedExceptionally()) {
+        // Refused at once: whenComplete on a completed future runs here, on this Jetty thread.
+        queued.whenComplete((ignored, failure) -> admissionFailed(failure));
+      }
     } else {
       // A later refusal comes from one of the compartment's own threads: answer it on the server's
       // executor, like every response.
       queued.whenComplete((ignored, failure) -> {
         if (failure != null) {
-          dispatch(() -> admissionEnded(queued));
+          dispatch(() -> admissionFailed(failure));
         }
       });
     }
@@ -208,19 +214,13 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
     }
   }
 
-  private void admissionEnded(CompletableFuture<Void> queued) {
-    if (!queued.isCompletedExceptionally()) {
-      return; // admitted, handled, finished: finish() already answered
-    }
-    Throwable cause;
-    try {
-      queued.join();
-      return;
-    } catch (CompletionException e) {
-      cause = e.getCause();
-    } catch (CancellationException e) {
-      return; // withdrawn because the request was abandoned: finish() has answered
-    }
+  /**
+   * The queued call ended with {@code failure}: a refusal is answered with a 503. A cancellation
+   * (the request was abandoned, and finish() has answered) or anything else is left alone.
+   */
+  private void admissionFailed(Throwable failure) {
+    Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+        ? failure.getCause() : failure;
     if (cause instanceof BulkheadFullException && state.compareAndSet(WAITING, REJECTED)) {
       stopWatching();
       try {
@@ -229,7 +229,6 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
         completion.failed(t);
       }
     }
-    // Otherwise the call was cancelled because the request was abandoned: finish() has answered.
   }
 
   /**
