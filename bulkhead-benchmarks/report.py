@@ -568,9 +568,10 @@ p("What the admitted path pays for: two CASes on one state word, the first of wh
   "is measured, reads of the compartment's read-mostly fields (limit, sampling mode, listeners), and "
   "an empty listener walk. The clock is read for every call that can matter (a compartment more than "
   "half full, a call that waited, calls taking 20 µs or more, or any listener attached) and for one "
-  "in 64 of the fast calls of a compartment with room to spare, as here. A permit closed in the "
-  "method that took it is not allocated, except `tryAcquire`'s on JDK 17, whose compiler keeps any "
-  "object that reaches the merge of its `Optional` with `Optional.empty()`. What each of these cost before it was changed, and why, is "
+  "in 64 of the fast calls of a compartment with room to spare, as here. A permit (`tryAcquire` or "
+  "`acquire`) is a 32-byte object whose close CASes a flag of its own, so that racing closes free its "
+  "slot once: a third atomic instruction, and an object the compiler cannot remove. Every 128th fast "
+  "admission also carries the word's count into a field next to it, without a lock. What each of these cost before it was changed, and why, is "
   "in DESIGN.md (\"Where the admitted path's time went\") and `DefaultBulkhead`'s design comment; "
   "the before/after below measures the change.")
 p("")
