@@ -168,6 +168,99 @@ def headline_section(path):
     return lines
 
 
+BEFORE_AFTER_HEADING = "## Before and after: the admitted path of this change"
+
+
+def before_after_section():
+    """The before/after section, from results/before-after (bulkhead-benchmarks/before-after); [] if absent."""
+    # Written by bulkhead-benchmarks/before-after and kept in git: the "before" build is gone once merged.
+    ba_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "before-after")
+    if not os.path.isdir(ba_dir):
+        return []
+    lines = []
+    p = lines.append
+    ba_machine = {}
+    if os.path.exists(os.path.join(ba_dir, "machine.json")):
+        ba_machine = json.load(open(os.path.join(ba_dir, "machine.json")))
+    # (build, threads, round) -> {(method, subject): score}
+    runs = {}
+    for name in sorted(os.listdir(ba_dir)):
+        if (not name.endswith(".json") or name == "machine.json"
+                or os.path.getsize(os.path.join(ba_dir, name)) == 0):  # a run cut short writes nothing
+            continue
+        build, t, r = name[:-5].split("-")
+        scores = {}
+        for rec in json.load(open(os.path.join(ba_dir, name))):
+            scores[(rec["benchmark"].rsplit(".", 1)[-1], rec["params"]["subject"])] = (
+                rec["primaryMetric"]["score"],
+                rec.get("secondaryMetrics", {}).get("gc.alloc.rate.norm", {}).get("score"))
+        runs[(build, int(t[1:]), int(r[1:]))] = scores
+
+    def median(xs):
+        xs = sorted(xs)
+        n = len(xs)
+        if n == 0:
+            return math.nan
+        return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+    p(BEFORE_AFTER_HEADING)
+    p("")
+    p("`bulkhead-benchmarks/before-after BEFORE.jar AFTER.jar` ran the same `ContendedBenchmark` from two "
+      "builds of the benchmarks jar (%s and %s), the bulkhead core before and after the change, with "
+      "the same JMH options, in %s interleaved rounds (before, after, before, after, ...), with "
+      "Resilience4j and the non-fair Semaphore in every JMH run as the common yardsticks. Each figure is "
+      "the median over the rounds; each ratio is taken within one JMH run, then its median over the "
+      "rounds. %s cores; load average %s before and %s after; %s."
+      % (ba_machine.get("before_jar", "?"), ba_machine.get("after_jar", "?"),
+         ba_machine.get("rounds", "?"), ba_machine.get("cores", "?"),
+         ba_machine.get("load_before", "?"),
+         open(os.path.join(ba_dir, "load_after.txt")).read().strip()
+         if os.path.exists(os.path.join(ba_dir, "load_after.txt")) else "?",
+         ba_machine.get("date", "?")))
+    p("")
+    p("| path | threads | before ns/op | after ns/op | Resilience4j | Semaphore | before ÷ R4j | after ÷ R4j | before ÷ Semaphore | after ÷ Semaphore | B/op before → after |")
+    p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    rounds_seen = sorted({k[2] for k in runs})
+    for method in ["sync", "permit", "acquire"]:
+        for t in [1, 2, 4, 8]:
+            row = {}
+            for build in ["before", "after"]:
+                per = [runs[(build, t, r)] for r in rounds_seen if (build, t, r) in runs]
+                per = [x for x in per if (method, "bulkhead") in x]
+                if not per:
+                    continue
+                row[build] = median([x[(method, "bulkhead")][0] for x in per])
+                row[build + "_alloc"] = median([x[(method, "bulkhead")][1] or 0 for x in per])
+                row[build + "_r4j"] = median([x[(method, "bulkhead")][0] / x[(method, "resilience4j")][0] for x in per])
+                row[build + "_sem"] = median([x[(method, "bulkhead")][0] / x[(method, "semaphore-nonfair")][0] for x in per])
+                row.setdefault("r4j", []).extend(x[(method, "resilience4j")][0] for x in per)
+                row.setdefault("sem", []).extend(x[(method, "semaphore-nonfair")][0] for x in per)
+            if "before" not in row or "after" not in row:
+                continue
+            p("| `%s` | %d | %.1f | %.1f | %.1f | %.1f | %.2f× | %.2f× | %.2f× | %.2f× | %.0f → %.0f |" % (
+                method, t, row["before"], row["after"], median(row["r4j"]), median(row["sem"]),
+                row["before_r4j"], row["after_r4j"], row["before_sem"], row["after_sem"],
+                row["before_alloc"], row["after_alloc"]))
+    p("")
+    return lines
+
+
+if len(sys.argv) > 1 and sys.argv[1] == "--before-after":
+    # Rewrites only the before/after section of BENCHMARKS.md (argument 2, default BENCHMARKS.md) from
+    # the committed results of bulkhead-benchmarks/before-after, leaving the other sections as they are.
+    target = sys.argv[2] if len(sys.argv) > 2 else "BENCHMARKS.md"
+    section = "\n".join(before_after_section()).rstrip("\n") + "\n"
+    text = open(target).read()
+    if BEFORE_AFTER_HEADING in text:
+        head, rest = text.split(BEFORE_AFTER_HEADING, 1)
+        tail = rest[rest.index("\n## "):] if "\n## " in rest else ""
+        text = head + section + tail
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    open(target, "w").write(text)
+    sys.exit(0)
+
+
 if len(sys.argv) > 1 and sys.argv[1] == "--headline":
     # Rewrites only the headline section of BENCHMARKS.md (argument 2, default BENCHMARKS.md) from
     # the committed results of bulkhead-benchmarks/headline, leaving the other sections as they are.
@@ -189,6 +282,7 @@ if len(sys.argv) > 1 and sys.argv[1] == "--headline":
 #                                                 edge, scale), on standard output
 # report.py DIR --only SECTIONS --into FILE       those sections in place of FILE's own
 # report.py --headline [FILE]                     the headline section of FILE, from its committed results
+# report.py --before-after [FILE]                 the before/after section of FILE, from results/before-after
 out = sys.argv[1] if len(sys.argv) > 1 else sys.exit("usage: report.py DIR [--only SECTIONS [--into FILE]]")
 only = None
 into = None
@@ -516,78 +610,14 @@ p("What the admitted path pays for: two CASes on one state word, the first of wh
   "is measured, reads of the compartment's read-mostly fields (limit, sampling mode, listeners), and "
   "an empty listener walk. The clock is read for every call that can matter (a compartment more than "
   "half full, a call that waited, calls taking 20 µs or more, or any listener attached) and for one "
-  "in 64 of the fast calls of a compartment with room to spare, as here. A permit closed in the "
-  "method that took it is not allocated, except `tryAcquire`'s on JDK 17, whose compiler keeps any "
-  "object that reaches the merge of its `Optional` with `Optional.empty()`. What each of these cost before it was changed, and why, is "
+  "in 64 of the fast calls of a compartment with room to spare, as here. A permit (`tryAcquire` or "
+  "`acquire`) is a 32-byte object whose close CASes a flag of its own, so that racing closes free its "
+  "slot once: a third atomic instruction, and an object the compiler cannot remove. Every 128th fast "
+  "admission also carries the word's count into a field next to it, without a lock. What each of these cost before it was changed, and why, is "
   "in DESIGN.md (\"Where the admitted path's time went\") and `DefaultBulkhead`'s design comment; "
   "the before/after below measures the change.")
 p("")
-# Written by bulkhead-benchmarks/before-after and kept in git: the "before" build is gone once merged.
-ba_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "before-after")
-if os.path.isdir(ba_dir):
-    ba_machine = {}
-    if os.path.exists(os.path.join(ba_dir, "machine.json")):
-        ba_machine = json.load(open(os.path.join(ba_dir, "machine.json")))
-    # (build, threads, round) -> {(method, subject): score}
-    runs = {}
-    for name in sorted(os.listdir(ba_dir)):
-        if (not name.endswith(".json") or name == "machine.json"
-                or os.path.getsize(os.path.join(ba_dir, name)) == 0):  # a run cut short writes nothing
-            continue
-        build, t, r = name[:-5].split("-")
-        scores = {}
-        for rec in json.load(open(os.path.join(ba_dir, name))):
-            scores[(rec["benchmark"].rsplit(".", 1)[-1], rec["params"]["subject"])] = (
-                rec["primaryMetric"]["score"],
-                rec.get("secondaryMetrics", {}).get("gc.alloc.rate.norm", {}).get("score"))
-        runs[(build, int(t[1:]), int(r[1:]))] = scores
-
-    def median(xs):
-        xs = sorted(xs)
-        n = len(xs)
-        if n == 0:
-            return math.nan
-        return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
-
-    p("## Before and after: the admitted path of this change")
-    p("")
-    p("`bulkhead-benchmarks/before-after BEFORE.jar AFTER.jar` ran the same `ContendedBenchmark` from two "
-      "builds of the benchmarks jar (%s and %s), the bulkhead core before and after the change, with "
-      "the same JMH options, in %s interleaved rounds (before, after, before, after, ...), with "
-      "Resilience4j and the non-fair Semaphore in every JMH run as the common yardsticks. Each figure is "
-      "the median over the rounds; each ratio is taken within one JMH run, then its median over the "
-      "rounds. %s cores; load average %s before and %s after; %s."
-      % (ba_machine.get("before_jar", "?"), ba_machine.get("after_jar", "?"),
-         ba_machine.get("rounds", "?"), ba_machine.get("cores", "?"),
-         ba_machine.get("load_before", "?"),
-         open(os.path.join(ba_dir, "load_after.txt")).read().strip()
-         if os.path.exists(os.path.join(ba_dir, "load_after.txt")) else "?",
-         ba_machine.get("date", "?")))
-    p("")
-    p("| path | threads | before ns/op | after ns/op | Resilience4j | Semaphore | before ÷ R4j | after ÷ R4j | before ÷ Semaphore | after ÷ Semaphore | B/op before → after |")
-    p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    rounds_seen = sorted({k[2] for k in runs})
-    for method, _ in CONTENDED_METHODS:
-        for t in THREADS:
-            row = {}
-            for build in ["before", "after"]:
-                per = [runs[(build, t, r)] for r in rounds_seen if (build, t, r) in runs]
-                per = [x for x in per if (method, "bulkhead") in x]
-                if not per:
-                    continue
-                row[build] = median([x[(method, "bulkhead")][0] for x in per])
-                row[build + "_alloc"] = median([x[(method, "bulkhead")][1] or 0 for x in per])
-                row[build + "_r4j"] = median([x[(method, "bulkhead")][0] / x[(method, "resilience4j")][0] for x in per])
-                row[build + "_sem"] = median([x[(method, "bulkhead")][0] / x[(method, "semaphore-nonfair")][0] for x in per])
-                row.setdefault("r4j", []).extend(x[(method, "resilience4j")][0] for x in per)
-                row.setdefault("sem", []).extend(x[(method, "semaphore-nonfair")][0] for x in per)
-            if "before" not in row or "after" not in row:
-                continue
-            p("| `%s` | %d | %.1f | %.1f | %.1f | %.1f | %.2f× | %.2f× | %.2f× | %.2f× | %.0f → %.0f |" % (
-                method, t, row["before"], row["after"], median(row["r4j"]), median(row["sem"]),
-                row["before_r4j"], row["after_r4j"], row["before_sem"], row["after_sem"],
-                row["before_alloc"], row["after_alloc"]))
-    p("")
+lines.extend(before_after_section())
 scales = [(gc, load("scale-%s.json" % gc)) for gc in ["G1", "Serial"]]
 scales = [(gc, sc) for gc, sc in scales if sc]
 if scales:
