@@ -42,6 +42,7 @@ done
 cd "$(dirname "$0")/.."
 jar=${BENCH_JAR:-bulkhead-benchmarks/target/benchmarks.jar}
 [[ -f "$jar" ]] || { echo "scale-experiment: $jar is missing; build it first" >&2; exit 1; }
+command -v h2load >/dev/null || { echo "scale-experiment: h2load is missing (nghttp2-client)" >&2; exit 1; }
 command -v jcmd >/dev/null || { echo "scale-experiment: jcmd is missing (a JDK, not a JRE)" >&2; exit 1; }
 lock=${BENCH_LOCK:-/dev/null}
 # Every request is a connection of its own, in the app and in the load generator.
@@ -120,12 +121,12 @@ start_app() {
 
 stop() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 
-# start_load CHATS LOGINS OUT
+# start_load CHATS LOGINS OUT: h2load (scale-load.py), chats at once and the logins 1 s later
 start_load() {
   rm -f "$out/load.started"
-  "${java_cmd[@]}" -Xmx2g io.bulkhead.benchmarks.scale.ScaleProcess load \
-    --target "http://127.0.0.1:$app_port" --chats "$1" --logins "$2" --logins-after 1s \
-    --timeout 5m --out "$3" --started-file "$out/load.started" > "$out/load.log" 2>&1 &
+  python3 bulkhead-benchmarks/scale-load.py --target "http://127.0.0.1:$app_port" --chats "$1" \
+    --logins "$2" --logins-after 1 --out "$3" --workdir "$out" \
+    --started-file "$out/load.started" > "$out/load.log" 2>&1 &
   load_pid=$!; pids+=("$load_pid")
 }
 
@@ -226,4 +227,4 @@ for f in $factors; do
   flock -u 9
 done
 sed -i "s/^}$/, \"load_after\": \"$(cut -d' ' -f1-3 /proc/loadavg)\"\n}/" "$out/scale-machine.json"
-rm -f "$out"/*.port "$out/load.started" "$out"/app-stats*.json "$out"/load-*.json "$out"/*.log
+rm -f "$out"/*.port "$out/load.started" "$out"/app-stats*.json "$out"/load-*.json "$out"/*.log "$out"/*.tsv
