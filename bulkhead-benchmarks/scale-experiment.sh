@@ -48,6 +48,8 @@ lock=${BENCH_LOCK:-/dev/null}
 # Every request is a connection of its own, in the app and in the load generator.
 ulimit -n "$(ulimit -Hn)"
 java_cmd=(java -cp "$jar")
+# The app's JVM: G1 with a fixed 2 GB heap, as a service would run it
+read -r -a app_jvm <<< "${APP_JVM:--XX:+UseG1GC -Xms2g -Xmx2g}"
 
 {
   echo "{"
@@ -56,6 +58,9 @@ java_cmd=(java -cp "$jar")
   echo "  \"cores\": $(nproc),"
   echo "  \"memory\": \"$(free -h | awk '/^Mem:/ {print $2}')\","
   echo "  \"java\": \"$(java -version 2>&1 | head -n1 | sed 's/"/\\"/g')\","
+  echo "  \"somaxconn\": $(cat /proc/sys/net/core/somaxconn),"
+  echo "  \"client\": \"h2load (nghttp2 $(h2load --version | awk '{print $2}' | sed 's/nghttp2\///'), --h1, one thread each)\","
+  echo "  \"app_jvm\": \"${app_jvm[*]}\","
   echo "  \"open_files\": $(ulimit -n), \"delay\": \"$delay\", \"factors\": \"$factors\","
   echo "  \"load_before\": \"$(cut -d' ' -f1-3 /proc/loadavg)\""
   echo "}"
@@ -110,7 +115,7 @@ start_upstream() {
 # start_app MODE SERVER_LIMIT LLM_LIMIT LLM_QUEUE MAX_CONNECTIONS STATS
 start_app() {
   rm -f "$out/app.port"
-  "${java_cmd[@]}" -XX:+UseG1GC -Xms2g -Xmx2g io.bulkhead.benchmarks.scale.ScaleProcess app \
+  "${java_cmd[@]}" "${app_jvm[@]}" io.bulkhead.benchmarks.scale.ScaleProcess app \
     --mode "$1" --upstream "http://127.0.0.1:$upstream_port" --server-limit "$2" \
     --llm-limit "$3" --llm-queue "$4" --llm-wait 1s --max-connections "$5" \
     --port-file "$out/app.port" --stats-file "$6" > "$out/app.log" 2>&1 &
@@ -156,12 +161,54 @@ json.dump(doc, open(sys.argv[1], "w"), indent=2)
 PY
 }
 
-# probe_run NAME FACTOR CHATS SERVER_LIMIT LLM_LIMIT LLM_QUEUE: a fresh bulkhead-mode app, the chats
-# alone; its heap 3 s in, then once the load generator has been killed (its requests leave: the
-# queued ones leave the queue, the admitted ones cancel their upstream calls) and all is freed.
+# app_cpu FILE PREFIX PID BEFORE_JSON: the app's CPU by thread group since BEFORE_JSON, as PREFIX_*
+app_cpu() {
+  python3 - "$1" "$2" "$4" "$(python3 bulkhead-benchmarks/scale-threads.py "$3")" <<'PY'
+import json, sys
+path, prefix, before, after = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4])
+doc = json.load(open(path))
+for k, v in after.items():
+    if k != "threads":
+        doc["%s_%s_s" % (prefix, k)] = round(v - before.get(k, 0), 2)
+json.dump(doc, open(path, "w"), indent=2)
+PY
+}
+
+# idle PORT: waits (up to 30 s) until the app's server cap holds no request: the load's requests
+# have all been answered, refused or abandoned and freed
+idle() {
+  for _ in $(seq 60); do
+    [[ "$(held "$1")" == "0 0" ]] && return 0
+    sleep 0.5
+  done
+  echo "  (the app still holds $(held "$1") requests)" >&2
+}
+
+# round NAME FACTOR CHATS LOGINS: one round of the load against the running app, with the app's CPU
+# by thread group during it; the app is idle again when it returns
+round() {
+  local result="$out/scale-$2-$1.json" before
+  before=$(python3 bulkhead-benchmarks/scale-threads.py "$app_pid")
+  start_load "$3" "$4" "$result"
+  wait_for "$out/load.started"
+  sleep 3
+  local probe_threads; probe_threads=$(threads_of "$app_pid")
+  wait "$load_pid"
+  app_cpu "$result" app "$app_pid" "$before"
+  idle "$app_port"
+  merge "$result" factor="$2" mode=bulkhead app_threads_at_probe="$probe_threads" \
+    load="$(cut -d' ' -f1 /proc/loadavg)"
+}
+
+# probe_run NAME FACTOR CHATS SERVER_LIMIT LLM_LIMIT LLM_QUEUE: a fresh bulkhead-mode app, first
+# idle (its heap before), then the chats alone: its heap once they have all arrived (counts read
+# from the app), then again once the load generator has been killed and every request it held has
+# left and been freed (queued ones leave the queue, admitted ones when their upstream call ends):
+# the app as warm as at the probe, holding no request. Heaps after two full collections.
 probe_run() {
-  local result="$out/scale-$2-$1.json" probe_kb after_kb probe_threads
+  local result="$out/scale-$2-$1.json" probe_kb after_kb before_kb probe_threads
   start_app bulkhead "$4" "$5" "$6" "$conns" "$out/app-stats-$1.json"
+  before_kb=$(heap_kb "$app_pid")
   start_load "$3" 0 "$out/load-$1.json"
   wait_for "$out/load.started"
   sleep 3
@@ -169,14 +216,17 @@ probe_run() {
   read -r held_in_flight held_waiting < <(held "$app_port")
   probe_kb=$(heap_kb "$app_pid"); probe_threads=$(threads_of "$app_pid")
   stop "$load_pid"
-  sleep 3
+  idle "$app_port"
+  read -r left_in_flight left_waiting < <(held "$app_port")
   after_kb=$(heap_kb "$app_pid")
   stop "$app_pid"
   echo "{}" > "$result"
   merge "$result" factor="$2" mode=bulkhead chats="$3" server_limit="$4" llm_limit="$5" \
     in_flight_at_probe="$held_in_flight" queued_at_probe="$held_waiting" counts=measured \
+    held_after="$((left_in_flight + left_waiting))" heap_before_kb="$before_kb" \
     heap_probe_kb="$probe_kb" heap_after_kb="$after_kb" app_threads_at_probe="$probe_threads"
-  echo "  $1: heap probe/after $probe_kb/$after_kb KiB, app threads $probe_threads"
+  echo "  $1: $held_in_flight in flight + $held_waiting queued; heap before/probe/after" \
+    "$before_kb/$probe_kb/$after_kb KiB, app threads $probe_threads"
 }
 
 exec 9>>"$lock"
@@ -188,26 +238,20 @@ for f in $factors; do
   echo "== x$f: $chats chats + $logins logins; server cap $server, llm $llm in flight, $queue waiting (load $(cut -d' ' -f1-3 /proc/loadavg))"
   start_upstream
 
-  # bulkhead: the experiment, with the heap per request in flight
+  # bulkhead: the experiment on a fresh app (its JIT compiles the app's code during the burst),
+  # then again on the same app once it is idle (warm), then the logins alone (the floor)
   start_app bulkhead "$server" "$llm" "$queue" "$conns" "$out/app-stats.json"
-  result="$out/scale-$f-bulkhead.json"
-  start_load "$chats" "$logins" "$result"
-  wait_for "$out/load.started"
-  sleep 3
-  probe_kb=$(heap_kb "$app_pid"); probe_threads=$(threads_of "$app_pid")
-  wait "$load_pid"
-  sleep 1
-  after_kb=$(heap_kb "$app_pid")
-  merge "$result" factor="$f" mode=bulkhead server_limit="$server" llm_limit="$llm" llm_queue="$queue" \
-    in_flight_at_probe="$llm" heap_probe_kb="$probe_kb" heap_after_kb="$after_kb" \
-    app_threads_at_probe="$probe_threads" load="$(cut -d' ' -f1 /proc/loadavg)"
-  # floor: the logins alone against the same, warm app
-  start_load 0 "$logins" "$out/scale-$f-floor.json"
-  wait "$load_pid"
-  merge "$out/scale-$f-floor.json" factor="$f" mode=bulkhead
+  round bulkhead "$f" "$chats" "$logins"
+  round warm "$f" "$chats" "$logins"
+  round floor "$f" 0 "$logins"
   stop "$app_pid"
-  add_app_stats "$result" "$out/app-stats.json"
-  echo "  bulkhead: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("login p50/p99 %s/%s ms, chats 200/503/other %s/%s/%s, heap probe/after %s/%s KiB, app threads %s" % (d["login_p50_ms"], d["login_p99_ms"], d["chat_ok"], d["chat_rejected"], d["chat_other"], d["heap_probe_kb"], d["heap_after_kb"], d["app_threads_at_probe"]))' "$result")"
+  for run in bulkhead warm; do
+    merge "$out/scale-$f-$run.json" server_limit="$server" llm_limit="$llm" llm_queue="$queue"
+  done
+  add_app_stats "$out/scale-$f-bulkhead.json" "$out/app-stats.json"
+  for run in bulkhead warm floor; do
+    echo "  $run: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("login p50/p99/max %s/%s/%s ms (from the burst start p99 %s ms), chats 200/503/other %s/%s/%s, app CPU %s s (JIT %s s), client CPU %.2f s" % (d["login_p50_ms"], d["login_p99_ms"], d["login_max_ms"], d.get("login_from_start_p99_ms"), d["chat_ok"], d["chat_rejected"], d["chat_other"], d["app_total_s"], d["app_jit_s"], d["client_cpu_s_during_run"]))' "$out/scale-$f-$run.json")"
+  done
 
   # in flight: every chat admitted (server cap and llm limit at the chats), the chats alone
   probe_run inflight "$f" "$chats" "$chats" "$chats" "$queue"
