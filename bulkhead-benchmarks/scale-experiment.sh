@@ -43,13 +43,16 @@ cd "$(dirname "$0")/.."
 jar=${BENCH_JAR:-bulkhead-benchmarks/target/benchmarks.jar}
 [[ -f "$jar" ]] || { echo "scale-experiment: $jar is missing; build it first" >&2; exit 1; }
 command -v h2load >/dev/null || { echo "scale-experiment: h2load is missing (nghttp2-client)" >&2; exit 1; }
+command -v nstat >/dev/null || { echo "scale-experiment: nstat is missing (iproute2)" >&2; exit 1; }
 command -v jcmd >/dev/null || { echo "scale-experiment: jcmd is missing (a JDK, not a JRE)" >&2; exit 1; }
 lock=${BENCH_LOCK:-/dev/null}
 # Every request is a connection of its own, in the app and in the load generator.
 ulimit -n "$(ulimit -Hn)"
 java_cmd=(java -cp "$jar")
-# The app's JVM: G1 with a fixed 2 GB heap, as a service would run it
-read -r -a app_jvm <<< "${APP_JVM:--XX:+UseG1GC -Xms2g -Xmx2g}"
+# The app's JVM: G1 with a fixed 2 GB heap, as a service would run it, and a young generation
+# of 1 GB: G1 starts it at 5% of the heap (~100 MB), which at x100 collected 3-4 times per run,
+# pauses of 70-200 ms on these two busy cores in the middle of the logins; a run allocates ~300 MB
+read -r -a app_jvm <<< "${APP_JVM:--XX:+UseG1GC -Xms2g -Xmx2g -Xmn1g}"
 
 {
   echo "{"
@@ -79,6 +82,8 @@ heap_kb() {
   jcmd "$1" GC.heap_info | sed -n 's/.* used \([0-9]*\)K.*/\1/p' | head -n1
 }
 threads_of() { awk '/^Threads:/ {print $2}' "/proc/$1/status"; }
+# fds_of PID: the process's open files (its sockets: connections from clients and to the upstream)
+fds_of() { ls "/proc/$1/fd" | wc -l; }
 
 # held PORT: "IN_FLIGHT WAITING" of the app's server cap, from its /bulkheads (outside the cap)
 held() {
@@ -184,19 +189,30 @@ idle() {
   echo "  (the app still holds $(held "$1") requests)" >&2
 }
 
+# tcp_counters: the kernel's count of SYNs the clients sent again (a connect that waited a second or
+# more), of connections the accept queue had no room for, and of SYNs dropped at the listen socket
+tcp_counters() {
+  nstat -az TcpExtTCPSynRetrans TcpExtListenOverflows TcpExtListenDrops 2>/dev/null \
+    | awk '/^Tcp/ {printf "%s ", $2} END {print ""}'
+}
+
 # round NAME FACTOR CHATS LOGINS: one round of the load against the running app, with the app's CPU
 # by thread group during it; the app is idle again when it returns
 round() {
   local result="$out/scale-$2-$1.json" before
   before=$(python3 bulkhead-benchmarks/scale-threads.py "$app_pid")
+  local tcp_before; read -r -a tcp_before < <(tcp_counters)
   start_load "$3" "$4" "$result"
   wait_for "$out/load.started"
   sleep 3
   local probe_threads; probe_threads=$(threads_of "$app_pid")
   wait "$load_pid"
   app_cpu "$result" app "$app_pid" "$before"
+  local tcp_after; read -r -a tcp_after < <(tcp_counters)
   idle "$app_port"
   merge "$result" factor="$2" mode=bulkhead app_threads_at_probe="$probe_threads" \
+    syn_retrans="$((tcp_after[0] - tcp_before[0]))" \
+    listen_overflows="$((tcp_after[1] - tcp_before[1]))" listen_drops="$((tcp_after[2] - tcp_before[2]))" \
     load="$(cut -d' ' -f1 /proc/loadavg)"
 }
 
@@ -208,25 +224,29 @@ round() {
 probe_run() {
   local result="$out/scale-$2-$1.json" probe_kb after_kb before_kb probe_threads
   start_app bulkhead "$4" "$5" "$6" "$conns" "$out/app-stats-$1.json"
-  before_kb=$(heap_kb "$app_pid")
+  before_kb=$(heap_kb "$app_pid"); before_fds=$(fds_of "$app_pid")
   start_load "$3" 0 "$out/load-$1.json"
   wait_for "$out/load.started"
   sleep 3
   settle "$app_port" "$3"
   read -r held_in_flight held_waiting < <(held "$app_port")
   probe_kb=$(heap_kb "$app_pid"); probe_threads=$(threads_of "$app_pid")
+  probe_fds=$(fds_of "$app_pid")
   stop "$load_pid"
   idle "$app_port"
+  sleep 1 # the connections of the requests that just left close behind them
   read -r left_in_flight left_waiting < <(held "$app_port")
-  after_kb=$(heap_kb "$app_pid")
+  after_kb=$(heap_kb "$app_pid"); after_fds=$(fds_of "$app_pid")
   stop "$app_pid"
   echo "{}" > "$result"
   merge "$result" factor="$2" mode=bulkhead chats="$3" server_limit="$4" llm_limit="$5" \
     in_flight_at_probe="$held_in_flight" queued_at_probe="$held_waiting" counts=measured \
     held_after="$((left_in_flight + left_waiting))" heap_before_kb="$before_kb" \
-    heap_probe_kb="$probe_kb" heap_after_kb="$after_kb" app_threads_at_probe="$probe_threads"
+    heap_probe_kb="$probe_kb" heap_after_kb="$after_kb" app_threads_at_probe="$probe_threads" \
+    fds_before="$before_fds" fds_probe="$probe_fds" fds_after="$after_fds"
   echo "  $1: $held_in_flight in flight + $held_waiting queued; heap before/probe/after" \
-    "$before_kb/$probe_kb/$after_kb KiB, app threads $probe_threads"
+    "$before_kb/$probe_kb/$after_kb KiB, open files $before_fds/$probe_fds/$after_fds," \
+    "app threads $probe_threads"
 }
 
 exec 9>>"$lock"
@@ -250,7 +270,7 @@ for f in $factors; do
   done
   add_app_stats "$out/scale-$f-bulkhead.json" "$out/app-stats.json"
   for run in bulkhead warm floor; do
-    echo "  $run: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("login p50/p99/max %s/%s/%s ms (from the burst start p99 %s ms), chats 200/503/other %s/%s/%s, app CPU %s s (JIT %s s), client CPU %.2f s" % (d["login_p50_ms"], d["login_p99_ms"], d["login_max_ms"], d.get("login_from_start_p99_ms"), d["chat_ok"], d["chat_rejected"], d["chat_other"], d["app_total_s"], d["app_jit_s"], d["client_cpu_s_during_run"]))' "$out/scale-$f-$run.json")"
+    echo "  $run: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("login p50/p99/max %s/%s/%s ms (from the burst start p99 %s ms), SYNs sent again %s, accept queue overflows %s, chats 200/503/other %s/%s/%s, app CPU %s s (JIT %s s), client CPU %.2f s" % (d["login_p50_ms"], d["login_p99_ms"], d["login_max_ms"], d.get("login_from_start_p99_ms"), d["syn_retrans"], d["listen_overflows"], d["chat_ok"], d["chat_rejected"], d["chat_other"], d["app_total_s"], d["app_jit_s"], d["client_cpu_s_during_run"]))' "$out/scale-$f-$run.json")"
   done
 
   # in flight: every chat admitted (server cap and llm limit at the chats), the chats alone
