@@ -1,28 +1,32 @@
 #!/usr/bin/env bash
 # The slow-upstream experiment at ten and a hundred times its load: 800 chats + 500 logins, then
 # 8,000 chats + 5,000 logins, with the server cap (50 per 130 requests) and the llm compartment
-# (10 in flight, 20 waiting, 1 s) sized up by the same factor. The upstream, the app and the load
-# generator are three JVMs (ScaleProcess), so that each has its own open files and the app's heap and
-# threads are measured alone.
+# (10 in flight, 20 waiting, 1 s) sized up by the same factor. The upstream and the app are two JVMs
+# (ScaleProcess), so that each has its own open files and the app's heap and threads are measured
+# alone. The load is sent by h2load (scale-load.py): an event-driven client on one thread per
+# process whose own cost is small next to the app's, unlike the demo's `load` (a platform thread and
+# a blocking socket per request, which at 13,000 requests was most of what the logins waited for).
 #
 # For each factor:
-#   bulkhead   the experiment in bulkhead mode on a fresh app; 3 s after the chats (the llm
-#              compartment's limit in flight, its queue refused) the app's heap after a full GC
-#              (jcmd GC.run, GC.heap_info) and its threads
-#   floor      on the same (now warm) app, the logins alone from a fresh load generator: what a
-#              burst of that many connections costs the client and the app with nothing else going on
+#   bulkhead   the experiment in bulkhead mode on a fresh app (its JIT compiles during the burst)
+#   warm       the same load again on the same app once it holds no request
+#   floor      on the same app, the logins alone: what a burst of that many connections costs the
+#              client and the app with nothing else going on
+#              (each of the three with the app's CPU by thread group: JIT, GC, Jetty, upstream
+#              client; its threads 3 s in; the kernel's SYN retransmissions and accept-queue
+#              overflows during it)
 #   inflight   a fresh app with every chat admitted (server cap and llm limit at the chats), the
-#              chats alone; the heap 3 s in and again after the load generator was killed and its
-#              requests freed: the difference over the chats is the heap per request in flight
+#              chats alone; its heap before, once every chat has arrived (counts read from the app's
+#              /bulkheads), and once the load generator was killed and the app holds no request
 #   queued     the same with the server cap and the llm limit at the experiment's llm limit, so that
-#              every other chat waits at the server cap: the difference, less the calls in flight,
-#              over the queued requests is the heap per queued request
+#              every other chat waits at the server cap
 #   shared     the experiment in shared mode, for contrast
 #
 #   bulkhead-benchmarks/scale-experiment.sh DIR [--factors "10 100"] [--delay 10s]
 #
-# Writes DIR/scale-<factor>-<run>.json and DIR/scale-machine.json, read by report.py. Each factor
-# holds the lock $BENCH_LOCK (a file; none when unset). Builds nothing.
+# Writes DIR/scale-<factor>-<run>.json and DIR/scale-machine.json, read by report.py
+# (report.py DIR --only scale). Each factor holds the lock $BENCH_LOCK (a file; none when unset).
+# The app's JVM options are $APP_JVM (default below). Needs h2load, nstat, jcmd. Builds nothing.
 set -euo pipefail
 if [[ $# -lt 1 || "$1" == -* ]]; then
   echo "usage: $0 DIR [--factors \"10 100\"] [--delay 10s]" >&2
