@@ -917,8 +917,22 @@ if into is None:
 else:
     with open(into) as f:
         text = f.read()
-    for heading in ["\n## The HTTP edge: plain Jetty", "\n## The slow-upstream experiment at 10×"]:
-        if heading in text:
-            text = text[:text.index(heading) + 1]
+    # Each generated section replaces its own text, from its heading to the next section's heading
+    # (any "## " line but its own) or the end; the sections it does not generate stay as they are.
+    generated = [("edge", "## The HTTP edge: plain Jetty", edge_lines),
+                 ("scale", "## The slow-upstream experiment at 10×", scale_lines)]
+    for name, heading, section in generated:
+        if name not in (only or {"edge", "scale"}) or not section:
+            continue
+        body = "\n".join(section).rstrip("\n") + "\n"
+        start = text.find("\n" + heading)
+        if start < 0:
+            text = text.rstrip("\n") + "\n\n" + body
+            continue
+        start += 1
+        after = text.find("\n## ", start + len(heading))
+        while after >= 0 and "\n## " + text[after + 4:].split("\n", 1)[0] in "\n" + "\n".join(section):
+            after = text.find("\n## ", after + 4)
+        text = text[:start] + body + ("\n" + text[after + 1:] if after >= 0 else "")
     with open(into, "w") as f:
-        f.write(text.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n")
+        f.write(text.rstrip("\n") + "\n")
