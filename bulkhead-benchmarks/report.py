@@ -856,8 +856,8 @@ if scale_machine:
       "experiment's llm limit, so that every other chat waits in the server cap's queue with its "
       "connection and its request; its calls in flight are subtracted at the in-flight figure.")
     x("")
-    x("| load | in flight: requests, heap held | per request in flight | queued: requests (+ in flight), heap held | per queued request | idle app heap | app threads at the probe (in flight, queued) |")
-    x("|---|---|---:|---|---:|---:|---|")
+    x("| load | in flight: requests, heap held | per request in flight | queued: requests (+ in flight), heap held | per queued request | idle app heap: fresh, after the in-flight run | app open files before / at the probe / after (in flight) | app threads at the probe (in flight, queued) |")
+    x("|---|---|---:|---|---:|---|---|---|")
     for f in factors:
         inf, q = scale(f, "inflight"), scale(f, "queued")
         if not inf:
@@ -869,12 +869,13 @@ if scale_machine:
         if q:
             held = q["heap_probe_kb"] - q["heap_after_kb"]
             per_queued = (held - q["in_flight_at_probe"] * per_inflight) / q["queued_at_probe"]
-            row += " %d (+ %d), %.1f MiB | %.1f KiB | %.1f MiB | %s, %s |" % (
+            row += " %d (+ %d), %.1f MiB | %.1f KiB | %.1f MiB, %.1f MiB | %s / %s / %s | %s, %s |" % (
                 q["queued_at_probe"], q["in_flight_at_probe"], held / 1024, per_queued,
-                inf.get("heap_before_kb", 0) / 1024,
+                inf.get("heap_before_kb", 0) / 1024, inf["heap_after_kb"] / 1024,
+                inf.get("fds_before", "–"), inf.get("fds_probe", "–"), inf.get("fds_after", "–"),
                 inf["app_threads_at_probe"], q["app_threads_at_probe"])
         else:
-            row += " – | – | – | %s |" % inf["app_threads_at_probe"]
+            row += " – | – | – | – | %s |" % inf["app_threads_at_probe"]
         x(row)
     x("")
     x("### The load generator's own limits")
@@ -884,8 +885,8 @@ if scale_machine:
       "accept queue would show as a second), and the *floor*: the logins alone, sent to the same "
       "warm app with nothing else going on, which no app can beat with this client on this machine.")
     x("")
-    x("| load | client threads (peak) | client sockets | client CPU during the run (share of the machine) | logins' connect mean / max ms | floor: logins alone, p50 / p99 / max ms | floor from the start p99 ms |")
-    x("|---|---:|---:|---:|---|---|---:|")
+    x("| load | client threads (peak) | client sockets | client CPU during the run (share of the machine) | logins' connect mean / max ms | SYNs sent again / accept queue overflows | floor: logins alone, p50 / p99 / max ms | floor from the start p99 ms |")
+    x("|---|---:|---:|---:|---|---|---|---:|")
     cores = float(sm.get("cores", 1) or 1)
     for f in factors:
         for run in ["bulkhead", "warm"]:
@@ -893,11 +894,12 @@ if scale_machine:
             if not r:
                 continue
             wall_s = r["wall_ms"] / 1000
-            x("| ×%d bulkhead, %s | %d | %d | %.2f s over %.1f s (%.1f%%) | %s / %s | %s | %s |" % (
+            x("| ×%d bulkhead, %s | %d | %d | %.2f s over %.1f s (%.1f%%) | %s / %s | %s / %s | %s | %s |" % (
                 f, "fresh" if run == "bulkhead" else "warm", r["peak_threads"],
                 r["chats"] + r["logins"], r["client_cpu_s_during_run"], wall_s,
                 100 * r["client_cpu_s_during_run"] / (wall_s * cores) if wall_s else 0,
                 ms(r.get("logins_connect_mean_ms")), ms(r.get("logins_connect_max_ms")),
+                r.get("syn_retrans", "–"), r.get("listen_overflows", "–"),
                 "%s / %s / %s (%d logins)" % (ms(fl["login_p50_ms"]), ms(fl["login_p99_ms"]),
                                                ms(fl["login_max_ms"]), fl["logins"]) if fl else "–",
                 ms(fl.get("login_from_start_p99_ms")) if fl else "–"))
