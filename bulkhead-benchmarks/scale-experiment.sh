@@ -196,8 +196,9 @@ idle() {
 # tcp_counters: the kernel's count of SYNs the clients sent again (a connect that waited a second or
 # more), of connections the accept queue had no room for, and of SYNs dropped at the listen socket
 tcp_counters() {
-  nstat -az TcpExtTCPSynRetrans TcpExtListenOverflows TcpExtListenDrops 2>/dev/null \
-    | awk '/^Tcp/ {printf "%s ", $2} END {print ""}'
+  nstat -az TcpExtTCPSynRetrans TcpExtListenOverflows TcpExtListenDrops 2>/dev/null | awk '
+    {v[$1] = $2}
+    END {print v["TcpExtTCPSynRetrans"] + 0, v["TcpExtListenOverflows"] + 0, v["TcpExtListenDrops"] + 0}'
 }
 
 # round NAME FACTOR CHATS LOGINS: one round of the load against the running app, with the app's CPU
