@@ -201,6 +201,20 @@ tcp_counters() {
     END {print v["TcpExtTCPSynRetrans"] + 0, v["TcpExtListenOverflows"] + 0, v["TcpExtListenDrops"] + 0}'
 }
 
+# closed PID: waits (up to 30 s) until the app's open files stop falling for a second: the
+# connections of the requests that just left are closed and their objects unreachable, so the heap
+# measured next is the idle app's (upstream connections the client pools for reuse stay: they are
+# the app's, not a request's, and the open-file count says how many)
+closed() {
+  local last=-1 now
+  for _ in $(seq 30); do
+    now=$(fds_of "$1")
+    [[ "$now" == "$last" ]] && return 0
+    last=$now
+    sleep 1
+  done
+}
+
 # round NAME FACTOR CHATS LOGINS: one round of the load against the running app, with the app's CPU
 # by thread group during it; the app is idle again when it returns
 round() {
@@ -239,7 +253,7 @@ probe_run() {
   probe_fds=$(fds_of "$app_pid")
   stop "$load_pid"
   idle "$app_port"
-  sleep 1 # the connections of the requests that just left close behind them
+  closed "$app_pid"
   read -r left_in_flight left_waiting < <(held "$app_port")
   after_kb=$(heap_kb "$app_pid"); after_fds=$(fds_of "$app_pid")
   stop "$app_pid"
