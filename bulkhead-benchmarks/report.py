@@ -854,7 +854,10 @@ if scale_machine:
       "at the number of chats), each holding its connection to the app, a Jetty request, its slots "
       "and an upstream call with its connection. *Queued*: the server cap and the llm limit at the "
       "experiment's llm limit, so that every other chat waits in the server cap's queue with its "
-      "connection and its request; its calls in flight are subtracted at the in-flight figure.")
+      "connection and its request; its calls in flight are subtracted at the in-flight figure. "
+      "*Over the fresh app*: the same against the app before the run, idle and fresh; the app "
+      "idle again after a run holds more heap than before it with every connection closed (the "
+      "last column but one), and the two figures bound the cost per request.")
     x("")
     x("| load | in flight: requests, heap held | per request in flight | queued: requests (+ in flight), heap held | per queued request | idle app heap: fresh, after the in-flight run | app open files before / at the probe / after (in flight) | app threads at the probe (in flight, queued) |")
     x("|---|---|---:|---|---:|---|---|---|")
@@ -864,13 +867,24 @@ if scale_machine:
             continue
         held_inf = inf["heap_probe_kb"] - inf["heap_after_kb"]
         per_inflight = held_inf / inf["in_flight_at_probe"]
-        row = "| ×%d | %d, %.1f MiB | %.1f KiB |" % (
-            f, inf["in_flight_at_probe"], held_inf / 1024, per_inflight)
+        over_fresh = ("; over the fresh app %.1f KiB" % (
+            (inf["heap_probe_kb"] - inf["heap_before_kb"]) / inf["in_flight_at_probe"])
+            if "heap_before_kb" in inf else "")
+        row = "| ×%d | %d, %.1f MiB | %.1f KiB%s |" % (
+            f, inf["in_flight_at_probe"], held_inf / 1024, per_inflight, over_fresh)
         if q:
             held = q["heap_probe_kb"] - q["heap_after_kb"]
             per_queued = (held - q["in_flight_at_probe"] * per_inflight) / q["queued_at_probe"]
-            row += " %d (+ %d), %.1f MiB | %.1f KiB | %.1f MiB, %.1f MiB | %s / %s / %s | %s, %s |" % (
+            if "heap_before_kb" in q and "heap_before_kb" in inf:
+                per_inflight_fresh = (inf["heap_probe_kb"] - inf["heap_before_kb"]) / inf["in_flight_at_probe"]
+                per_queued_fresh = "; over the fresh app %.1f KiB" % (
+                    (q["heap_probe_kb"] - q["heap_before_kb"]
+                     - q["in_flight_at_probe"] * per_inflight_fresh) / q["queued_at_probe"])
+            else:
+                per_queued_fresh = ""
+            row += " %d (+ %d), %.1f MiB | %.1f KiB%s | %.1f MiB, %.1f MiB | %s / %s / %s | %s, %s |" % (
                 q["queued_at_probe"], q["in_flight_at_probe"], held / 1024, per_queued,
+                per_queued_fresh,
                 inf.get("heap_before_kb", 0) / 1024, inf["heap_after_kb"] / 1024,
                 inf.get("fds_before", "–"), inf.get("fds_probe", "–"), inf.get("fds_after", "–"),
                 inf["app_threads_at_probe"], q["app_threads_at_probe"])
