@@ -855,9 +855,12 @@ if scale_machine:
       "and an upstream call with its connection. *Queued*: the server cap and the llm limit at the "
       "experiment's llm limit, so that every other chat waits in the server cap's queue with its "
       "connection and its request; its calls in flight are subtracted at the in-flight figure. "
-      "*Over the fresh app*: the same against the app before the run, idle and fresh; the app "
-      "idle again after a run holds more heap than before it with every connection closed (the "
-      "last column but one), and the two figures bound the cost per request.")
+      "The figure to use is the one *over the fresh app*: the probe less the same app idle before "
+      "the run. The first figure of each cell, against the app idle again after the run, is not "
+      "one: with every connection closed (open files back to the idle count) the app still held "
+      "about as much heap as at the probe (the column *idle app heap*), because the demo's request "
+      "head deadline (`RequestHeadDeadline`) keeps a closed connection reachable from Jetty's "
+      "scheduler for up to one period, 10 s, after it closed.")
     x("")
     x("| load | in flight: requests, heap held | per request in flight | queued: requests (+ in flight), heap held | per queued request | idle app heap: fresh, after the in-flight run | app open files before / at the probe / after (in flight) | app threads at the probe (in flight, queued) |")
     x("|---|---|---:|---|---:|---|---|---|")
