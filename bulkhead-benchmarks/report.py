@@ -854,13 +854,17 @@ if scale_machine:
       "at the number of chats), each holding its connection to the app, a Jetty request, its slots "
       "and an upstream call with its connection. *Queued*: the server cap and the llm limit at the "
       "experiment's llm limit, so that every other chat waits in the server cap's queue with its "
-      "connection and its request; its calls in flight are subtracted at the in-flight figure. "
-      "The figure to use is the one *over the fresh app*: the probe less the same app idle before "
+      "connection and its request; its calls in flight are subtracted at the in-flight figure.")
+    stale = [f for f in factors if scale(f, "inflight") and "after_wait_s" not in scale(f, "inflight")]
+    if stale:
+        x("")
+        x("For %s the figure to use is" % ", ".join("×%d" % f for f in stale) + " the one *over the fresh app*: the probe less the same app idle before "
       "the run. The first figure of each cell, against the app idle again after the run, is not "
       "one: with every connection closed (open files back to the idle count) the app still held "
       "about as much heap as at the probe (the column *idle app heap*), because the demo's request "
       "head deadline (`RequestHeadDeadline`) keeps a closed connection reachable from Jetty's "
-      "scheduler for up to one period, 10 s, after it closed.")
+      "scheduler for up to one period, 10 s, after it closed. `scale-experiment.sh` now waits "
+      "that period before the heap after; run it again for the first figures.")
     x("")
     x("| load | in flight: requests, heap held | per request in flight | queued: requests (+ in flight), heap held | per queued request | idle app heap: fresh, after the in-flight run | app open files before / at the probe / after (in flight) | app threads at the probe (in flight, queued) |")
     x("|---|---|---:|---|---:|---|---|---|")
