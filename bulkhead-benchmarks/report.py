@@ -948,99 +948,123 @@ if scale_machine:
     x("## The slow-upstream experiment at 10× and 100×")
     x("")
     x("Generated from `bulkhead-benchmarks/scale-experiment.sh` results (%s, %s cores, %s memory, "
-      "%s; load average %s before, %s after; open-file limit %s). The experiment's load and "
-      "compartments times 10 and times 100: 80 chats and 50 logins per unit, a server cap of 50 "
-      "(unbounded queue) and an llm compartment of 10 in flight, 20 waiting and 1 s of patience per "
-      "unit, an upstream that answers after %s. The upstream, the app (G1, 2 GB heap) and the load "
-      "generator (the demo's `load`: a thread and a connection per request, a fresh JVM per run) "
-      "are three JVMs on the same cores." % (
+      "%s; load average %s before, %s after; open-file limit %s, accept queue cap "
+      "`net.core.somaxconn` %s). The experiment's load and compartments times 10 and times 100: 80 "
+      "chats and 50 logins per unit, a server cap of 50 (unbounded queue) and an llm compartment of "
+      "10 in flight, 20 waiting and 1 s of patience per unit, an upstream that answers after %s. The "
+      "upstream and the app (`%s`) are two JVMs; the load is sent by %s, two processes with a "
+      "connection per request, all opened at once: the chats, and the logins 1 s later. All on the "
+      "same cores." % (
           sm.get("date", "?"), sm.get("cores", "?"), sm.get("memory", "?"), sm.get("java", "?"),
           sm.get("load_before", "?"), sm.get("load_after", "?"), sm.get("open_files", "?"),
-          sm.get("delay", "?")))
+          sm.get("somaxconn", "?"), sm.get("delay", "?"), sm.get("app_jvm", "?"),
+          sm.get("client", "the demo's `load`")))
     x("")
-    x("| load | mode | server cap | llm | login p50 / p99 / max ms | chats 200 / 503 / other | 503 p50 / p99 ms | app threads (peak) | load avg |")
-    x("|---|---|---:|---|---|---|---|---:|---:|")
+    x("*Fresh*: the app's first burst, while its JIT compiles the code the burst runs; *warm*: the "
+      "same load again on the same app once it is idle. Login latency is h2load's, from the request "
+      "written on a connected socket to the end of the answer; *from the start* counts from the "
+      "moment the logins' h2load was started, so it holds the connect and the client's own serial "
+      "work on its one thread as well (see the floor below). App CPU is user + system during the "
+      "round, and the share of it the JIT compilers took.")
+    x("")
+    x("| load | mode | server cap | llm | login p50 / p99 / max ms | login p99 from the start ms | chats 200 / 503 / other | 503 p50 / p99 ms | app CPU s (JIT) | app threads (at 3 s) | load avg |")
+    x("|---|---|---:|---|---|---:|---|---|---|---:|---:|")
     for f in factors:
-        for run in ["shared", "bulkhead"]:
+        for run in ["shared", "bulkhead", "warm"]:
             r = scale(f, run)
             if not r:
                 continue
-            llm = ("%d / %d / 1s" % (r["llm_limit"], r["llm_queue"])) if run == "bulkhead" else "–"
-            threads = r.get("app_peak_threads")
-            x("| %d chats + %d logins (×%d) | %s | %d | %s | %s / %s / %s | %d / %d / %d | %s / %s | %s | %s |" % (
-                r["chats"], r["logins"], f, run, r["server_limit"], llm,
+            label = {"shared": "shared", "bulkhead": "bulkhead, fresh", "warm": "bulkhead, warm"}[run]
+            llm = ("%d / %d / 1s" % (r["llm_limit"], r["llm_queue"])) if run != "shared" else "–"
+            cpu = ("%.1f (%.1f)" % (r["app_total_s"], r["app_jit_s"])) if "app_total_s" in r else "–"
+            x("| %d chats + %d logins (×%d) | %s | %d | %s | %s / %s / %s | %s | %d / %d / %d | %s / %s | %s | %s | %s |" % (
+                r["chats"], r["logins"], f, label, r["server_limit"], llm,
                 ms(r["login_p50_ms"]), ms(r["login_p99_ms"]), ms(r["login_max_ms"]),
+                ms(r.get("login_from_start_p99_ms")),
                 r["chat_ok"], r["chat_rejected"], r["chat_other"],
-                ms(r["rejected_p50_ms"]), ms(r["rejected_p99_ms"]),
-                "–" if threads is None else "%s (at 3 s: %s)" % (threads, r.get("app_threads_at_probe", "–"))
-                if run == "bulkhead" else threads,
-                r.get("load", "–")))
+                ms(r["rejected_p50_ms"]), ms(r["rejected_p99_ms"]), cpu,
+                r.get("app_threads_at_probe", "–"), r.get("load", "–")))
     x("")
     x("### Heap per request, measured")
     x("")
-    x("The app's used heap after two full collections (`jcmd GC.run`, then `GC.heap_info`), 3 s "
-      "into a run of the chats alone, less the same once the load generator was killed and every "
-      "request it held was freed, over the requests held at the probe. *In flight*: every chat "
-      "admitted (server cap and llm limit at the number of chats), each holding a Jetty request, "
-      "its slots and an upstream call with its connection. *Queued*: the server cap and the llm "
-      "limit at the experiment's llm limit, so that every other chat waits in the server cap's "
-      "queue holding its connection and its request. Both include the request's connection to the "
-      "app; the in-flight figure also includes the app's connection to the upstream.")
+    x("The app's used heap after two full collections (`jcmd GC.run` twice, then `GC.heap_info`) "
+      "on a fresh bulkhead-mode app sent the chats alone: once every chat has arrived (the counts "
+      "read from the app's `/bulkheads` at that moment), less the same once the load generator was "
+      "killed and the app holds no request again (the same app, as warm, its pools as full), over "
+      "the requests held at the probe. *In flight*: every chat admitted (server cap and llm limit "
+      "at the number of chats), each holding its connection to the app, a Jetty request, its slots "
+      "and an upstream call with its connection. *Queued*: the server cap and the llm limit at the "
+      "experiment's llm limit, so that every other chat waits in the server cap's queue with its "
+      "connection and its request; its calls in flight are subtracted at the in-flight figure.")
+    stale = [f for f in factors if scale(f, "inflight") and "after_wait_s" not in scale(f, "inflight")]
+    if stale:
+        x("")
+        x("For %s the figure to use is" % ", ".join("×%d" % f for f in stale) + " the one *over the fresh app*: the probe less the same app idle before "
+      "the run. The first figure of each cell, against the app idle again after the run, is not "
+      "one: with every connection closed (open files back to the idle count) the app still held "
+      "about as much heap as at the probe (the column *idle app heap*), because the demo's request "
+      "head deadline (`RequestHeadDeadline`) keeps a closed connection reachable from Jetty's "
+      "scheduler for up to one period, 10 s, after it closed. `scale-experiment.sh` now waits "
+      "that period before the heap after; run it again for the first figures.")
     x("")
-    x("| load | in flight: requests, heap held | per request in flight | queued: requests (+ in flight), heap held | per queued request, at most | app threads at the probe (in flight, queued) |")
-    x("|---|---|---:|---|---:|---|")
+    x("| load | in flight: requests, heap held | per request in flight | queued: requests (+ in flight), heap held | per queued request | idle app heap: fresh, after the in-flight run | app open files before / at the probe / after (in flight) | app threads at the probe (in flight, queued) |")
+    x("|---|---|---:|---|---:|---|---|---|")
     for f in factors:
         inf, q = scale(f, "inflight"), scale(f, "queued")
         if not inf:
             continue
-        per_inflight = (inf["heap_probe_kb"] - inf["heap_after_kb"]) / inf["in_flight_at_probe"]
-        row = "| ×%d | %d, %.1f MiB | %.1f KiB |" % (
-            f, inf["in_flight_at_probe"], (inf["heap_probe_kb"] - inf["heap_after_kb"]) / 1024,
-            per_inflight)
+        held_inf = inf["heap_probe_kb"] - inf["heap_after_kb"]
+        per_inflight = held_inf / inf["in_flight_at_probe"]
+        over_fresh = ("; over the fresh app %.1f KiB" % (
+            (inf["heap_probe_kb"] - inf["heap_before_kb"]) / inf["in_flight_at_probe"])
+            if "heap_before_kb" in inf else "")
+        row = "| ×%d | %d, %.1f MiB | %.1f KiB%s |" % (
+            f, inf["in_flight_at_probe"], held_inf / 1024, per_inflight, over_fresh)
         if q:
             held = q["heap_probe_kb"] - q["heap_after_kb"]
-            row += " %d (+ %d), %.1f MiB | %.1f KiB | %s, %s |" % (
-                q["queued_at_probe"], q["in_flight_at_probe"], held / 1024,
-                held / q["queued_at_probe"], inf["app_threads_at_probe"], q["app_threads_at_probe"])
+            per_queued = (held - q["in_flight_at_probe"] * per_inflight) / q["queued_at_probe"]
+            if "heap_before_kb" in q and "heap_before_kb" in inf:
+                per_inflight_fresh = (inf["heap_probe_kb"] - inf["heap_before_kb"]) / inf["in_flight_at_probe"]
+                per_queued_fresh = "; over the fresh app %.1f KiB" % (
+                    (q["heap_probe_kb"] - q["heap_before_kb"]
+                     - q["in_flight_at_probe"] * per_inflight_fresh) / q["queued_at_probe"])
+            else:
+                per_queued_fresh = ""
+            row += " %d (+ %d), %.1f MiB | %.1f KiB%s | %.1f MiB, %.1f MiB | %s / %s / %s | %s, %s |" % (
+                q["queued_at_probe"], q["in_flight_at_probe"], held / 1024, per_queued,
+                per_queued_fresh,
+                inf.get("heap_before_kb", 0) / 1024, inf["heap_after_kb"] / 1024,
+                inf.get("fds_before", "–"), inf.get("fds_probe", "–"), inf.get("fds_after", "–"),
+                inf["app_threads_at_probe"], q["app_threads_at_probe"])
         else:
-            row += " – | – | %s |" % inf["app_threads_at_probe"]
+            row += " – | – | – | – | %s |" % inf["app_threads_at_probe"]
         x(row)
-    x("")
-    assumed = [f for f in factors if scale(f, "inflight") and scale(f, "inflight").get("counts") != "measured"]
-    if assumed:
-        x("**Not to be relied on** for %s: these runs took the requests held at the probe to be "
-          "the ones the settings call for, without reading them from the app, and the figures "
-          "disagree with each other (per request in flight at ×10 against ×100), which says the "
-          "load had not all arrived at the probe. `scale-experiment.sh` now waits for it and reads "
-          "the counts from the app's `/bulkheads`; run it again for figures to use." % (
-              ", ".join("×%d" % f for f in assumed)))
-        x("")
-    x("*Per queued request, at most*: everything the queued run held, its calls in flight included, "
-      "over the queued requests alone. Subtracting its calls in flight at the in-flight run's figure "
-      "is not possible: that figure, taken with every upstream connection being opened at once, is "
-      "more per call than the queued run held in all, so the bound is the figure this run supports.")
     x("")
     x("### The load generator's own limits")
     x("")
-    x("What the client spends, so that the figures above are the app's: one thread and one socket "
-      "per request, its CPU during the run, and the *floor*: the logins alone, sent by a fresh load "
-      "generator to the same (warm) app with nothing else going on, which no app can beat with "
-      "this client on this machine.")
+    x("What the client spends, so that the figures above are the app's: its threads, its CPU "
+      "during the run, the time its connects took (h2load's own figure: a SYN dropped by a full "
+      "accept queue would show as a second), and the *floor*: the logins alone, sent to the same "
+      "warm app with nothing else going on, which no app can beat with this client on this machine.")
     x("")
-    x("| load | client threads (peak) | client sockets | client CPU during the run (share of the machine) | app CPU, whole life | floor: logins alone, p50 / p99 / max ms |")
-    x("|---|---:|---:|---:|---:|---|")
+    x("| load | client threads (peak) | client sockets | client CPU during the run (share of the machine) | logins' connect mean / max ms | SYNs sent again / accept queue overflows | floor: logins alone, p50 / p99 / max ms | floor from the start p99 ms |")
+    x("|---|---:|---:|---:|---|---|---|---:|")
     cores = float(sm.get("cores", 1) or 1)
     for f in factors:
-        r, fl = scale(f, "bulkhead"), scale(f, "floor")
-        if not r:
-            continue
-        wall_s = r["wall_ms"] / 1000
-        x("| ×%d bulkhead | %d | %d | %.1f s over %.1f s (%.0f%%) | %s | %s |" % (
-            f, r["peak_threads"], r["chats"] + r["logins"], r["client_cpu_s_during_run"],
-            wall_s, 100 * r["client_cpu_s_during_run"] / (wall_s * cores) if wall_s else 0,
-            "%.1f s" % r["app_cpu_s"] if "app_cpu_s" in r else "–",
-            "%s / %s / %s (%d logins)" % (ms(fl["login_p50_ms"]), ms(fl["login_p99_ms"]),
-                                           ms(fl["login_max_ms"]), fl["logins"]) if fl else "–"))
+        for run in ["bulkhead", "warm"]:
+            r, fl = scale(f, run), scale(f, "floor")
+            if not r:
+                continue
+            wall_s = r["wall_ms"] / 1000
+            x("| ×%d bulkhead, %s | %d | %d | %.2f s over %.1f s (%.1f%%) | %s / %s | %s / %s | %s | %s |" % (
+                f, "fresh" if run == "bulkhead" else "warm", r["peak_threads"],
+                r["chats"] + r["logins"], r["client_cpu_s_during_run"], wall_s,
+                100 * r["client_cpu_s_during_run"] / (wall_s * cores) if wall_s else 0,
+                ms(r.get("logins_connect_mean_ms")), ms(r.get("logins_connect_max_ms")),
+                r.get("syn_retrans", "–"), r.get("listen_overflows", "–"),
+                "%s / %s / %s (%d logins)" % (ms(fl["login_p50_ms"]), ms(fl["login_p99_ms"]),
+                                               ms(fl["login_max_ms"]), fl["logins"]) if fl else "–",
+                ms(fl.get("login_from_start_p99_ms")) if fl else "–"))
     x("")
 
 if only is not None:
@@ -1057,8 +1081,22 @@ if into is None:
 else:
     with open(into) as f:
         text = f.read()
-    for heading in ["\n## The HTTP edge: plain Jetty", "\n## The slow-upstream experiment at 10×"]:
-        if heading in text:
-            text = text[:text.index(heading) + 1]
+    # Each generated section replaces its own text, from its heading to the next section's heading
+    # (any "## " line but its own) or the end; the sections it does not generate stay as they are.
+    generated = [("edge", "## The HTTP edge: plain Jetty", edge_lines),
+                 ("scale", "## The slow-upstream experiment at 10×", scale_lines)]
+    for name, heading, section in generated:
+        if name not in (only or {"edge", "scale"}) or not section:
+            continue
+        body = "\n".join(section).rstrip("\n") + "\n"
+        start = text.find("\n" + heading)
+        if start < 0:
+            text = text.rstrip("\n") + "\n\n" + body
+            continue
+        start += 1
+        after = text.find("\n## ", start + len(heading))
+        while after >= 0 and "\n## " + text[after + 4:].split("\n", 1)[0] in "\n" + "\n".join(section):
+            after = text.find("\n## ", after + 4)
+        text = text[:start] + body + ("\n" + text[after + 1:] if after >= 0 else "")
     with open(into, "w") as f:
-        f.write(text.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n")
+        f.write(text.rstrip("\n") + "\n")

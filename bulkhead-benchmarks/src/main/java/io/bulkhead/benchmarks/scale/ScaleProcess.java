@@ -35,7 +35,10 @@ import java.util.Map;
  * <p>{@code upstream} and {@code app} run until they are killed; {@code app} then writes its own
  * figures (peak threads, threads started, CPU time) to its stats file. {@code load} runs the
  * experiment's load once and writes what it measured, with its own CPU time and peak threads: the
- * load generator's limits, so that the app's figures can be told from the client's.
+ * load generator's limits, so that the app's figures can be told from the client's. The script no
+ * longer uses {@code load}: its thread and blocking socket per request cost more than the app at a
+ * hundred times the load, so the script sends the load with h2load (scale-load.py); {@code load}
+ * stays for a run with the demo's own client.
  */
 public final class ScaleProcess {
 
