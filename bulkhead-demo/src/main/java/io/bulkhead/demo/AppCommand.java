@@ -47,12 +47,15 @@ final class AppCommand implements Callable<Integer> {
       description = "The slow upstream, a loopback URL. Default: ${DEFAULT-VALUE}.")
   URI upstream;
 
+  /** More bursts teach the JIT nothing new; a mistyped large count would only delay the start. */
+  private static final int MAX_WARM_UP_ROUNDS = 20;
+
   @Option(names = "--warm-up", defaultValue = "0", paramLabel = "ROUNDS",
       description = "Before listening, serve ROUNDS bursts of the slow-upstream experiment to a"
           + " throwaway copy of the app (same mode and compartments, an in-process upstream), then"
           + " wait for the JIT compiler to settle: a readiness warm-up, so that the first real burst"
           + " meets loaded classes and compiled code. The app's own compartments and meters start"
-          + " from zero. 0: none. Default: ${DEFAULT-VALUE}.")
+          + " from zero. 0 (none) to 20. Default: ${DEFAULT-VALUE}.")
   int warmUp;
 
   @Option(names = "--upstream-deadline", defaultValue = "60s", paramLabel = "DURATION",
@@ -62,9 +65,9 @@ final class AppCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     Main.checkPort(spec, port);
-    if (warmUp < 0) {
-      throw new ParameterException(spec.commandLine(),
-          "--warm-up must be at least 0 but was " + warmUp);
+    if (warmUp < 0 || warmUp > MAX_WARM_UP_ROUNDS) {
+      throw new ParameterException(spec.commandLine(), "--warm-up must be between 0 and "
+          + MAX_WARM_UP_ROUNDS + " but was " + warmUp);
     }
     AppSettings settings = Main.checked(spec, () -> new AppSettings(mode, upstream,
         compartments.serverLimit, compartments.llmLimit, compartments.llmQueue,

@@ -187,7 +187,14 @@ class CliTest {
 
   @Test
   void app_negativeWarmUp_isOneLine_exit2() {
-    assertOneLineError(run("app", "--warm-up", "-1"), 2, "--warm-up must be at least 0 but was -1");
+    assertOneLineError(run("app", "--warm-up", "-1"), 2,
+        "--warm-up must be between 0 and 20 but was -1");
+  }
+
+  @Test
+  void app_warmUpBeyondItsBound_isOneLine_exit2_ratherThanAStartThatNeverEnds() {
+    assertOneLineError(run("app", "--warm-up", "1000000"), 2,
+        "--warm-up must be between 0 and 20 but was 1000000");
   }
 
   @Test
