@@ -29,16 +29,15 @@ import org.jspecify.annotations.Nullable;
  * ---------
  * One 64-bit state word holds three counts: the high 32 bits are `available`, the free slots (signed:
  * limit - inFlight, negative just after the limit was lowered); the next 24 bits are `waiting`, the
- * callers in the queue (at most MAX_WAITING); the next bit is CARRYING (a carry is under way, C1); the
- * low 7 bits are `fast`, the admissions by the fast path modulo 128. Every change to the counts is one
- * atomic operation on that word, so "take a slot only if nobody waits" is a single CAS, not a check
- * followed by an act, and the admission is counted by the same CAS that takes the slot, at no extra
- * cost.
+ * callers in the queue (at most MAX_WAITING); the low 8 bits are `fast`, the admissions by the fast
+ * path modulo 256. Every change to the counts is one atomic operation on that word, so "take a slot
+ * only if nobody waits" is a single CAS, not a check followed by an act, and the admission is counted
+ * by the same CAS that takes the slot, at no extra cost.
  *
  * Fast paths, lock-free and allocation-free:
- *   acquire  CAS available-1, fast+1, allowed only when waiting == 0 && available > 0 && fast < 127.
- *            At fast == 127 the acquire carries, without the lock: one CAS takes the slot, sets fast
- *            to 0 and sets CARRYING; then `fastCarried` grows by 128 and CARRYING is cleared (C1).
+ *   acquire  CAS available-1, fast+1, allowed only when waiting == 0 && available > 0 && fast < 255.
+ *            At fast == 255 the acquire takes the lock and carries: one CAS takes the slot and sets
+ *            fast to 0, and `fastCarried` grows by 256, inside the `limitVersion` seqlock (C1).
  *   release  CAS available+1, allowed only when waiting == 0 || available < 0.
  * Slow paths take `lock`, which guards the waiter queue (an intrusive doubly linked FIFO of Waiter):
  *   acquire when full   re-check (take a slot that has just freed), reject if `waiting` reached
@@ -63,10 +62,9 @@ import org.jspecify.annotations.Nullable;
  *       grants it, so a granted node is never in the queue and a linked node is never granted.
  *   I5  a slot is freed exactly once: `call` frees it in a finally block; a Lease and an AsyncCall
  *       free it behind a CAS of their own.
- *   I6  admitted == slowAdmitted.sum() + fastCarried + fast whenever CARRYING is clear, and at rest:
- *       every admission is counted once, by the fast CAS that took its slot (the carrying CAS counts
- *       its own admission in the 128 it carries), or by `slowAdmitted` for one taken under the lock,
- *       handed over, or taken while a carry was still under way with fast == 127 again.
+ *   I6  admitted == slowAdmitted.sum() + fastCarried + fast at rest: every admission is counted once,
+ *       by the fast CAS that took its slot, or by `slowAdmitted` for one taken under the lock or
+ *       handed over. `fast` only grows outside the lock and is reset (with the carry) only under it.
  *   I7  No user code runs on a thread the library shares between compartments, and a granted call
  *       never starts on the thread that freed its slot. The timer (shared by every compartment) only
  *       takes the lock, flips states, unlinks, re-arms and hands the async waiters it expired to
@@ -101,18 +99,12 @@ import org.jspecify.annotations.Nullable;
  *   R6 lowering vs fast acquire. T1 reads available == 1 and CASes it to 0; T2's setLimit adds -5 to the
  *      same word. Two atomic operations on one word: in either order available ends at -5, and no
  *      acquire after setLimit succeeds until five calls have finished.
- *   C1 carry vs readers, without a lock. T1 finds fast == 127 with CARRYING clear and CASes the word
- *      (slot taken, fast 127 -> 0, CARRYING set) at W; writes fastCarried += 128 at A; clears CARRYING
- *      at P (W < A < P). T2 in stats() reads fastCarried, the word, fastCarried again, and accepts only
- *      if CARRYING was clear and the two reads of fastCarried agree. A word read with CARRYING clear
- *      was read before W or after P; fastCarried only grows, so equal reads on either side of the
- *      word mean it did not change around it: T2 never adds a post-wrap fast to a pre-carry
- *      fastCarried (or the reverse). No other thread carries meanwhile: a wrap needs CARRYING clear,
- *      so T1 is fastCarried's only writer between W and P. T3 that finds fast == 127 again before P
- *      (127 admissions while T1 was descheduled) takes its slot without counting in the word and
- *      increments slowAdmitted right after, as an admission under the lock does (an under-count for an
- *      instant). The lock was here before: T3 then parked on it, and with 2 threads that happened often
- *      enough to cost more than everything else on the path (DESIGN.md).
+ *   C1 carry vs readers. T1 holds the lock, finds fast == 255 and carries: limitVersion odd, CAS the
+ *      word (slot taken, fast 255 -> 0), fastCarried += 256, limitVersion even. T2 in stats() reads
+ *      limitVersion, the word and fastCarried, then limitVersion again, and retries if it was odd or
+ *      changed, so it never adds a fast of 0 to a fastCarried without the 256 (or the reverse). No other
+ *      thread can carry meanwhile: every acquire that sees fast == 255 queues for the lock, and the
+ *      releases that race with T1's CAS change only `available`, so T1 re-reads and retries.
  *   R7 full-queue rejection without the lock. When every slot is taken and the queue is at maxQueue,
  *      call, acquire and submit reject after one read of the state word, before allocating a node,
  *      reading the ticker or taking the lock. Both counts come from that one read, so at that instant
@@ -164,10 +156,9 @@ import org.jspecify.annotations.Nullable;
  * cache line that every core then had to take back). The sampling mode is one racy int, written only
  * when it changes: a lost update only changes which call gets timed.
  *
- * Memory layout: `state` sits on its cache line with only `fastCarried` and `serviceEstimate`
- * (PaddedState), so that the CASes on it, the carry and the timed release's estimate do not evict the
- * read-mostly fields every admission reads (limit, sampling mode, listeners, ticker) from the other
- * cores' caches. A Permit is a Lease whose close() CASes a flag of its own (see Lease for
+ * Memory layout: `state` sits alone on its cache line (PaddedState), so that the CASes on it do not
+ * evict the read-mostly fields every admission reads (limit, sampling mode, listeners, ticker) from
+ * the other cores' caches. A Permit is a Lease whose close() CASes a flag of its own (see Lease for
  * what that costs and why it is not a monitor).
  *
  * `completed` is not counted on release: it is admitted - inFlight, derived in stats(). The derivation
@@ -177,8 +168,7 @@ import org.jspecify.annotations.Nullable;
  * `slowAdmitted` is incremented just after the CAS that admits, and a hand-off keeps inFlight while the
  * waiter's admission is not counted yet (under-counts again); and
  * (limit, state) are read as a pair behind `limitVersion`, a seqlock that setLimit holds odd while it
- * changes the two, so inFlight = limit - available is never computed from a torn pair; (fastCarried,
- * fast) are read as a pair as C1 says.
+ * changes the two, so inFlight = limit - available is never computed from a torn pair.
  *
  * User code (tasks, suppliers, listeners, future callbacks) never runs while the lock is held.
  *
@@ -202,11 +192,9 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
   private static final long ONE_PERMIT = 1L << 32;
   private static final int FAST_BITS = 8;
   private static final long ONE_WAITER = 1L << FAST_BITS;
-  /** The top bit of the low byte: a carry of the `fast` count is under way (C1). */
-  static final long CARRYING = ONE_WAITER >> 1;
-  static final long FAST_MASK = CARRYING - 1;
-  /** What one carry moves out of the word: the 127 counted there plus the admission that carries. */
-  static final long FAST_CARRY = FAST_MASK + 1;
+  private static final long FAST_MASK = ONE_WAITER - 1;
+  /** What one carry moves out of the word: the 255 counted there plus the admission that carries. */
+  private static final long FAST_CARRY = FAST_MASK + 1;
   /** The most callers one compartment can count as waiting: the width of `waiting` in the word. */
   static final int MAX_WAITING = (1 << (32 - FAST_BITS)) - 1;
   private static final int ADMITTED = 0;
@@ -244,10 +232,11 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
   // that it has a cache line of its own: see there.
   // Mirrors config.limit(), for the hot path's "more than half full" test.
   private volatile int limit;
-  // Seqlock around setLimit's two writes (config, state); odd while they are in progress. Written only
-  // under the lock. (A carry of the `fast` count is fenced by the word's CARRYING bit instead: C1.)
+  // Seqlock around setLimit's two writes (config, state) and a carry's (state, fastCarried); odd while
+  // they are in progress. Written only under the lock.
   private volatile int limitVersion;
-  // `fastCarried` (C1) and `serviceEstimate` live next to `state`, in PaddedState: see there.
+  // Fast admissions carried out of the state word's `fast` bits, 256 at a time (C1); under the lock.
+  private volatile long fastCarried;
   // The last `completed` reported by stats(), so the derived count never goes down.
   private final java.util.concurrent.atomic.AtomicLong completedReported =
       new java.util.concurrent.atomic.AtomicLong();
@@ -283,6 +272,10 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
       new java.util.concurrent.atomic.AtomicInteger();
   private final LongAdder[] rejected = new LongAdder[REASONS.length];
   private final SlidingWindow window = new SlidingWindow();
+  // Exponentially weighted mean of admitted latency, for retryAfter. Written with plain opaque
+  // stores: a lost update under contention only makes a hint slightly staler.
+  @SuppressWarnings("unused") // accessed through SERVICE_ESTIMATE
+  private long serviceEstimate = NO_SAMPLE;
 
   DefaultBulkhead(
       BulkheadConfig config,
@@ -309,7 +302,6 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
       budget.join(name, config.limit()); // fails before the compartment exists
     }
     this.limit = config.limit();
-    this.serviceEstimate = NO_SAMPLE;
     this.state = (long) config.limit() << 32;
   }
 
@@ -323,10 +315,6 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
 
   static int fastAdmissions(long s) {
     return (int) (s & FAST_MASK);
-  }
-
-  static boolean carrying(long s) {
-    return (s & CARRYING) != 0;
   }
 
   // ------------------------------------------------------------------------------------------------
@@ -509,21 +497,15 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
     long s;
     long carried;
     BulkheadConfig c;
-    for (int spins = 0; ; spins++) {
+    for (;;) {
       int version = limitVersion;
       c = config;
-      carried = fastCarried;
       s = state;
-      long carriedAfter = fastCarried;
-      if ((version & 1) == 0 && version == limitVersion && !carrying(s) && carried == carriedAfter) {
+      carried = fastCarried;
+      if ((version & 1) == 0 && version == limitVersion) {
         break;
       }
-      // A setLimit is between its two writes, or a carry between its three (C1).
-      if ((spins & 63) == 63) {
-        Thread.yield(); // the carrier may have lost its core on a busy machine
-      } else {
-        Thread.onSpinWait();
-      }
+      Thread.onSpinWait(); // a setLimit or a carry is between its two writes (C1)
     }
     long admittedSoFar = slowSoFar + carried + fastAdmissions(s);
     int inFlight = Math.max(0, c.limit() - available(s));
@@ -569,7 +551,7 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
     long s = state;
     while (waiting(s) == 0 && available(s) > 0) {
       if (fastAdmissions(s) == FAST_MASK) {
-        return takeFreeAndCarry(s);
+        return takeFreeAndCarry();
       }
       long witness = (long) STATE.compareAndExchange(this, s, s - ONE_PERMIT + 1);
       if (witness == s) {
@@ -580,39 +562,33 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
     return NO_FREE_SLOT;
   }
 
-  /**
-   * takeFree when the word's `fast` count is full (one admission in 128): the CAS that takes the slot
-   * also wraps the count to 0 and sets CARRYING, then this thread adds the carry to `fastCarried` and
-   * clears CARRYING (C1). Lock-free: a thread that met the lock here parked, and its wake-up cost more
-   * than the 127 admissions in between together.
-   */
-  private long takeFreeAndCarry(long s) {
-    while (waiting(s) == 0 && available(s) > 0) {
-      long witness;
-      if (fastAdmissions(s) != FAST_MASK) {
-        witness = (long) STATE.compareAndExchange(this, s, s - ONE_PERMIT + 1); // raced with a carry
+  /** takeFree when the word's `fast` count is full: takes the slot and carries, under the lock (C1). */
+  private long takeFreeAndCarry() {
+    lock.lock();
+    try {
+      long s = state;
+      while (waiting(s) == 0 && available(s) > 0) {
+        boolean carry = fastAdmissions(s) == FAST_MASK;
+        if (carry) {
+          limitVersion++; // odd: (state, fastCarried) are changing
+        }
+        long witness = (long) STATE.compareAndExchange(
+            this, s, carry ? s - ONE_PERMIT - FAST_MASK : s - ONE_PERMIT + 1);
+        if (carry) {
+          if (witness == s) {
+            fastCarried += FAST_CARRY;
+          }
+          limitVersion++;
+        }
         if (witness == s) {
           return s;
         }
-      } else if (!carrying(s)) {
-        witness = (long) STATE.compareAndExchange(this, s, s - ONE_PERMIT - FAST_MASK + CARRYING);
-        if (witness == s) {
-          fastCarried = fastCarried + FAST_CARRY; // the only writer while CARRYING is set
-          STATE.getAndAdd(this, -CARRYING);
-          return s;
-        }
-      } else {
-        // The last carrier has not cleared CARRYING yet, and 127 admissions came since: take the slot
-        // without touching the count, and count the admission apart, as one under the lock is (I6).
-        witness = (long) STATE.compareAndExchange(this, s, s - ONE_PERMIT);
-        if (witness == s) {
-          slowAdmitted.increment();
-          return s;
-        }
+        s = witness;
       }
-      s = witness;
+      return NO_FREE_SLOT;
+    } finally {
+      lock.unlock();
     }
-    return NO_FREE_SLOT;
   }
 
   /** Whether one read of the state word finds every slot taken and the queue at maxQueue (R7). */

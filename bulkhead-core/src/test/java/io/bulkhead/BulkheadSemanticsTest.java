@@ -149,8 +149,8 @@ class BulkheadSemanticsTest {
 
   @Test
   void counts_stayExactAcrossTheCarryOfFastAdmissions() throws Exception {
-    // The fast path counts admissions in 7 bits of the state word and carries every 128th (C1): a
-    // thousand fast calls carry seven times, and slow admissions are counted apart (I6).
+    // The fast path counts admissions in 8 bits of the state word and carries every 256th (C1): a
+    // thousand fast calls carry three times, and slow admissions are counted apart (I6).
     Bulkhead b = fake(2, 4, Duration.ofSeconds(1));
     for (int i = 0; i < 1000; i++) {
       assertThat(b.call(() -> "fast")).isEqualTo("fast");

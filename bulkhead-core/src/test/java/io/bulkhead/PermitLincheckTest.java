@@ -31,9 +31,9 @@ public class PermitLincheckTest {
     for (int i = 0; i < held.length; i++) {
       held[i] = new ArrayDeque<>();
     }
-    // 126 admissions first: the word's count of fast admissions is then one short of its carry (C1),
+    // 254 admissions first: the word's count of fast admissions is then one short of its carry (C1),
     // so every scenario's second admission carries, racing with the others and with counts().
-    for (int i = 0; i < 126; i++) {
+    for (int i = 0; i < 254; i++) {
       bulkhead.tryAcquire().orElseThrow().close();
     }
   }
