@@ -786,9 +786,9 @@ def edge_section(section, e, before_after=False):
           "rotates, each case for %s s after %s s of warm-up, and the tables give the median over %s "
           "rounds with the range in brackets. *CPU/answer* is the server process's user + system CPU "
           "time during the case over the answers it gave: the figure least disturbed by the other "
-          "work on the machine. Other work did run: the load averages above are of a 2-core machine "
-          "shared with other builds, so the server's core was not its own and the wall-clock figures "
-          "(answers/s, latency) vary by a factor of two or more between rounds." % (
+          "work on the machine. The load averages above count the run's own server and h2load (two "
+          "busy processes on 2 cores) and whatever else ran; where other work shared the cores, the "
+          "wall-clock figures (answers/s, latency) vary between rounds, as the ranges show." % (
               m.get("date", "?"), m.get("cores", "?"), m.get("java", "?"), m.get("h2load", "?"),
               m.get("load_before", "?"), m.get("load_after", "?"), m["limit"], m["seconds"],
               m["warmup"], m["rounds"]))
