@@ -1009,8 +1009,8 @@ if scale_machine:
       "one: with every connection closed (open files back to the idle count) the app still held "
       "about as much heap as at the probe (the column *idle app heap*), because the demo's request "
       "head deadline (`RequestHeadDeadline`) keeps a closed connection reachable from Jetty's "
-      "scheduler for up to one period, 10 s, after it closed. `scale-experiment.sh` now waits "
-      "that period before the heap after; run it again for the first figures.")
+      "scheduler for up to one period, 10 s, after it closed. The app now cancels that check when "
+      "a connection closes; run it again for the first figures.")
     x("")
     x("| load | in flight: requests, heap held | per request in flight | queued: requests (+ in flight), heap held | per queued request | idle app heap: fresh, after the in-flight run | app open files before / at the probe / after (in flight) | app threads at the probe (in flight, queued) |")
     x("|---|---|---:|---|---:|---|---|---|")

@@ -201,8 +201,6 @@ tcp_counters() {
     END {print v["TcpExtTCPSynRetrans"] + 0, v["TcpExtListenOverflows"] + 0, v["TcpExtListenDrops"] + 0}'
 }
 
-head_deadline_s=11 # EdgeLimits.REQUEST_HEAD_DEADLINE (10 s) and a second
-
 # closed PID: waits (up to 30 s) until the app's open files stop falling for a second: the
 # connections of the requests that just left are closed and their objects unreachable, so the heap
 # measured next is the idle app's (upstream connections the client pools for reuse stay: they are
@@ -256,10 +254,6 @@ probe_run() {
   stop "$load_pid"
   idle "$app_port"
   closed "$app_pid"
-  # The demo's request head deadline (RequestHeadDeadline) checks each connection once a period,
-  # 10 s, on Jetty's scheduler, and its pending check keeps a closed connection reachable until it
-  # runs: wait one period more, or the heap "after" still holds every connection of the run.
-  sleep "$head_deadline_s"
   read -r left_in_flight left_waiting < <(held "$app_port")
   after_kb=$(heap_kb "$app_pid"); after_fds=$(fds_of "$app_pid")
   stop "$app_pid"
@@ -269,7 +263,7 @@ probe_run() {
     held_after="$((left_in_flight + left_waiting))" heap_before_kb="$before_kb" \
     heap_probe_kb="$probe_kb" heap_after_kb="$after_kb" app_threads_at_probe="$probe_threads" \
     fds_before="$before_fds" fds_probe="$probe_fds" fds_after="$after_fds" \
-    after_wait_s="$head_deadline_s"
+    after_wait_s=0 # none since RequestHeadDeadline cancels a closed connection's check (report.py)
   echo "  $1: $held_in_flight in flight + $held_waiting queued; heap before/probe/after" \
     "$before_kb/$probe_kb/$after_kb KiB, open files $before_fds/$probe_fds/$after_fds," \
     "app threads $probe_threads"
