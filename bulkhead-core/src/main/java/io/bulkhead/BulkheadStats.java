@@ -130,7 +130,7 @@ public final class BulkheadStats {
    *
    * <p>Reading the clock costs more than a very fast call, so a compartment times every call that can
    * matter — when it is more than half full, after a wait, while its recent calls take 20 µs or more,
-   * or while a listener is attached — and one in 64 of the others. {@link LatencySummary#count()} is
+   * or while a listener is attached — and one in 256 of the others. {@link LatencySummary#count()} is
    * then the number of calls timed; {@link #completed()} is always exact.
    */
   public LatencySummary latency() {

@@ -147,11 +147,15 @@ import org.jspecify.annotations.Nullable;
  * together (System.nanoTime is about 25 ns on a virtualised x86 host). So the latency of a call is
  * measured whenever it can matter — a compartment more than half full, a call admitted after waiting,
  * every call while recent measured calls took 20 µs or more, and every call while a listener is
- * attached (listeners get every call's duration) — and for one call in 64 otherwise:
- * fast calls in a compartment with room to spare, where reading the clock would cost more than the call
- * and one in 64 still gives plenty of samples. The counters stay exact; only the latency histogram
- * and the retry-after estimate are sampled. The one in 64 is the call whose admitting CAS found the
- * word's `fast` count at a multiple of 64: the CAS that takes the slot also picks the sample, so
+ * attached (listeners get every call's duration) — and for one call in 256 (SPARSE_SAMPLE) otherwise:
+ * fast calls in a compartment with room to spare, where reading the clock would cost more than the call.
+ * A timed call costs about 100 ns here (two clock reads, the window's atomic adds, the service
+ * estimate): one in 64 was 1.5 ns on every fast call, one in 256 is under half a nanosecond, and a
+ * compartment busy enough for that to matter still gets thousands of samples a minute. What can
+ * matter is never sparse: a slow call, a wait or a fuller compartment times every call again. The
+ * counters stay exact; only the latency histogram and the retry-after estimate are sampled. The one
+ * in 256 is the call whose admitting CAS found the word's `fast` count at 0, once per lap of the
+ * count (the carry's own CAS sees 255): the CAS that takes the slot also picks the sample, so
  * choosing writes nothing (a counter of its own was a plain write to shared memory on every call, a
  * cache line that every core then had to take back). The sampling mode is one racy int, written only
  * when it changes: a lost update only changes which call gets timed.
@@ -202,9 +206,14 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
   private static final int QUEUE_FULL = 2;
   private static final int WOULD_WAIT = 3;
 
-  /** Calls faster than this may be timed one in {@link #SPARSE_MASK} + 1 (see the design comment). */
+  /** Calls faster than this may be timed one in {@link #SPARSE_SAMPLE} (see the design comment). */
   static final long FAST_CALL_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
-  private static final int SPARSE_MASK = 63;
+  /**
+   * Fast calls of a compartment with room to spare are timed one in this many. A power of two no
+   * larger than the `fast` count's lap (1 << FAST_BITS), since the count picks the sample.
+   */
+  static final int SPARSE_SAMPLE = 256;
+  private static final int SPARSE_MASK = SPARSE_SAMPLE - 1;
   /** What takeFree returns when it took no slot: a word no successful take starts from (available -1). */
   private static final long NO_FREE_SLOT = -1L;
 
@@ -240,7 +249,7 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
   // The last `completed` reported by stats(), so the derived count never goes down.
   private final java.util.concurrent.atomic.AtomicLong completedReported =
       new java.util.concurrent.atomic.AtomicLong();
-  // Latency sampling (see the design comment): 0 times every call, SPARSE_MASK one in 64. Racy: a
+  // Latency sampling (see the design comment): 0 times every call, SPARSE_MASK one in 256. Racy: a
   // lost update only changes which call gets timed.
   private int sampleMask;
 
@@ -599,7 +608,7 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
 
   /**
    * Whether to time a call admitted from state word {@code before}; see the design comment. The one
-   * in 64 is counted by the word's own `fast` bits, which the admitting CAS has just advanced, so
+   * in 256 is counted by the word's own `fast` bits, which the admitting CAS has just advanced, so
    * choosing costs no write.
    */
   private boolean shouldTime(long before) {

@@ -12,26 +12,26 @@ import org.junit.jupiter.api.Test;
 
 /**
  * What the lean admitted path still promises: fast calls of a compartment with room to spare are timed
- * one in 64, exactly, and a permit closed by two threads at once frees its slot once.
+ * one in {@link DefaultBulkhead#SPARSE_SAMPLE}, exactly, and a permit closed by two threads at once frees its slot once.
  */
 class AdmittedPathTest {
 
   @Test
-  void fastCallsWithRoomToSpare_areTimedExactlyOneIn64() throws Exception {
+  void fastCallsWithRoomToSpare_areTimedExactlyOneInTheSample() throws Exception {
     // The ticker never moves, so every timed call took 0 ns: fast, and sampling stays sparse.
     Bulkhead b = Bulkhead.builder("sampled").limit(1_000).ticker(new FakeTicker()).build();
-    int calls = 64 * 64; // 16 carries of the word's fast count (C1) on the way
+    int calls = DefaultBulkhead.SPARSE_SAMPLE * 16; // 16 carries of the word's fast count (C1)
     for (int i = 0; i < calls; i++) {
       b.call(() -> "done");
     }
-    assertThat(b.stats().latency().count()).isEqualTo(calls / 64);
+    assertThat(b.stats().latency().count()).isEqualTo(calls / DefaultBulkhead.SPARSE_SAMPLE);
     assertThat(b.stats().admitted()).isEqualTo(calls);
   }
 
   @Test
-  void permitsThroughTryAcquireAndAcquire_countTheSameOneIn64() {
+  void permitsThroughTryAcquireAndAcquire_countTheSameSample() {
     Bulkhead b = Bulkhead.builder("sampled").limit(1_000).ticker(new FakeTicker()).build();
-    for (int i = 0; i < 64 * 8; i++) {
+    for (int i = 0; i < DefaultBulkhead.SPARSE_SAMPLE * 8; i++) {
       if (i % 2 == 0) {
         b.tryAcquire().orElseThrow().close();
       } else {
@@ -39,7 +39,7 @@ class AdmittedPathTest {
       }
     }
     assertThat(b.stats().latency().count()).isEqualTo(8);
-    assertThat(b.stats().completed()).isEqualTo(64 * 8);
+    assertThat(b.stats().completed()).isEqualTo(DefaultBulkhead.SPARSE_SAMPLE * 8L);
   }
 
   @Test
