@@ -609,11 +609,11 @@ p("")
 p("## Where the time goes")
 p("")
 p("What the admitted path pays for: two CASes on one state word, the first of which also counts the "
-  "admission (`admitted` is exact; `completed` is derived) and picks the one call in 64 whose latency "
+  "admission (`admitted` is exact; `completed` is derived) and picks the one call in 256 whose latency "
   "is measured, reads of the compartment's read-mostly fields (limit, sampling mode, listeners), and "
   "an empty listener walk. The clock is read for every call that can matter (a compartment more than "
   "half full, a call that waited, calls taking 20 µs or more, or any listener attached) and for one "
-  "in 64 of the fast calls of a compartment with room to spare, as here. A permit (`tryAcquire` or "
+  "in 256 of the fast calls of a compartment with room to spare, as here. A permit (`tryAcquire` or "
   "`acquire`) is a 32-byte object whose close CASes a flag of its own, so that racing closes free its "
   "slot once: a third atomic instruction, and an object the compiler cannot remove. Every 256th fast "
   "admission also carries the word's count into a field under the compartment's lock: a thread that "
