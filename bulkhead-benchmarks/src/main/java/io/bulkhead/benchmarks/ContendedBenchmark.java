@@ -27,7 +27,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(2)
+// A permit allocates; without touching the heap first, its first laps through fresh memory run
+// several times slower on some virtual machines, a start-up cost the other subjects never pay.
+@Fork(value = 2, jvmArgsAppend = "-XX:+AlwaysPreTouch")
 @Threads(2)
 @State(Scope.Benchmark)
 public class ContendedBenchmark {
