@@ -169,12 +169,25 @@ def headline_section(path):
 
 
 BEFORE_AFTER_HEADING = "## Before and after: the admitted path of this change"
+# Earlier before/after runs kept for a change that was measured and not kept: (results dir, heading).
+# bulkhead-benchmarks/before-after always writes results/before-after; move a run here to keep it.
+EARLIER_BEFORE_AFTER = [
+    ("before-after-lockfree-carry", "## Before and after: a lock-free carry, tried and not kept"),
+]
 
 
-def before_after_section():
-    """The before/after section, from results/before-after (bulkhead-benchmarks/before-after); [] if absent."""
+def before_after_sections():
+    """This change's before/after section, then each earlier one kept."""
+    lines = before_after_section()
+    for directory, heading in EARLIER_BEFORE_AFTER:
+        lines.extend(before_after_section(directory, heading))
+    return lines
+
+
+def before_after_section(directory="before-after", heading=BEFORE_AFTER_HEADING):
+    """One before/after section, from results/DIRECTORY (bulkhead-benchmarks/before-after); [] if absent."""
     # Written by bulkhead-benchmarks/before-after and kept in git: the "before" build is gone once merged.
-    ba_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "before-after")
+    ba_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", directory)
     if not os.path.isdir(ba_dir):
         return []
     lines = []
@@ -203,7 +216,7 @@ def before_after_section():
             return math.nan
         return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
 
-    p(BEFORE_AFTER_HEADING)
+    p(heading)
     p("")
     p("`bulkhead-benchmarks/before-after BEFORE.jar AFTER.jar` ran the same `ContendedBenchmark` from two "
       "builds of the benchmarks jar (%s and %s), the bulkhead core before and after the change, with "
@@ -252,14 +265,21 @@ if len(sys.argv) > 1 and sys.argv[1] == "--before-after":
     # Rewrites only the before/after section of BENCHMARKS.md (argument 2, default BENCHMARKS.md) from
     # the committed results of bulkhead-benchmarks/before-after, leaving the other sections as they are.
     target = sys.argv[2] if len(sys.argv) > 2 else "BENCHMARKS.md"
-    section = "\n".join(before_after_section()).rstrip("\n") + "\n"
+    # Every before/after section goes, and they come back together where the first one was.
+    section = "\n".join(before_after_sections()).rstrip("\n") + "\n"
     text = open(target).read()
-    if BEFORE_AFTER_HEADING in text:
-        head, rest = text.split(BEFORE_AFTER_HEADING, 1)
-        tail = rest[rest.index("\n## "):] if "\n## " in rest else ""
-        text = head + section + tail
-    else:
+    headings = [BEFORE_AFTER_HEADING] + [h for _, h in EARLIER_BEFORE_AFTER]
+    at = None
+    for heading in headings:
+        if heading in text:
+            head, rest = text.split(heading, 1)
+            tail = rest[rest.index("\n## ") + 1:] if "\n## " in rest else ""
+            at = len(head) if at is None else min(at, len(head))
+            text = head + tail
+    if at is None:
         text = text.rstrip("\n") + "\n\n" + section
+    else:
+        text = text[:at] + section + ("\n" if text[at:] else "") + text[at:]
     open(target, "w").write(text)
     sys.exit(0)
 
@@ -285,7 +305,7 @@ if len(sys.argv) > 1 and sys.argv[1] == "--headline":
 #                                                 edge, scale), on standard output
 # report.py DIR --only SECTIONS --into FILE       those sections in place of FILE's own
 # report.py --headline [FILE]                     the headline section of FILE, from its committed results
-# report.py --before-after [FILE]                 the before/after section of FILE, from results/before-after
+# report.py --before-after [FILE]                 the before/after sections of FILE, from results/before-after*
 out = sys.argv[1] if len(sys.argv) > 1 else sys.exit("usage: report.py DIR [--only SECTIONS [--into FILE]]")
 only = None
 into = None
@@ -622,7 +642,7 @@ p("What the admitted path pays for: two CASes on one state word, the first of wh
   "was changed, and why, is in DESIGN.md (\"Where the admitted path's time went\") and `DefaultBulkhead`'s design comment; "
   "the before/after below measures the last change tried.")
 p("")
-lines.extend(before_after_section())
+lines.extend(before_after_sections())
 scales = [(gc, load("scale-%s.json" % gc)) for gc in ["G1", "Serial"]]
 scales = [(gc, sc) for gc, sc in scales if sc]
 if scales:
