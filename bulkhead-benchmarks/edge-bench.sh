@@ -20,7 +20,7 @@
 # A change of load deoptimises code the JIT compiled for the previous one (from the overload
 # warm-up's 503s to the answers below the limit, from / to /slow), and the recompilation then ran on
 # the server's core through the first seconds of the measured case: -XX:+PrintCompilation showed C2
-# recompiling some 60 of Jetty's request-path methods there for BulkheadHandler (0.4-0.8 s of C2 CPU
+# recompiling some 60 of Jetty's request-path methods there for BulkheadHandler (0.3-0.8 s of C2 CPU
 # in an 8 s case), against 7 for plain Jetty, and that, not the handler's own work, was its p99 gap
 # below the limit (results/edge-p99/). 0 measures right after the previous case, as before.
 #
