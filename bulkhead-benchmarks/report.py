@@ -34,6 +34,14 @@ THREAD_GROUPS = [
 ]
 
 
+
+def case_warmup_note(m):
+    """edge-bench's --case-warmup, in the methodology sentence of the edge section."""
+    if not m.get("case_warmup"):
+        return ""
+    return (" and after its own load, unmeasured, in passes of %s s until the JIT compiler threads "
+            "took under 1%% of a pass (at most 4)" % m["case_warmup"])
+
 def headline_section(path):
     """The section on login p99 against the article's Node app, from headline.json; [] if absent."""
     if not os.path.exists(path):
@@ -803,7 +811,7 @@ def edge_section(section, e, before_after=False):
           "driven by h2load over HTTP/1.1 with one thread, its per-request log giving the latency of "
           "each status. The server (one JVM per variant and round, G1, 512 MB heap) is pinned to core 0 "
           "and h2load to core 1 (`taskset`); each round runs the three variants in an order that "
-          "rotates, each case for %s s after %s s of warm-up, and the tables give the median over %s "
+          "rotates, each case for %s s after %s s of warm-up%s, and the tables give the median over %s "
           "rounds with the range in brackets. *CPU/answer* is the server process's user + system CPU "
           "time during the case over the answers it gave: the figure least disturbed by the other "
           "work on the machine. The load averages above count the run's own server and h2load (two "
@@ -811,7 +819,7 @@ def edge_section(section, e, before_after=False):
           "wall-clock figures (answers/s, latency) vary between rounds, as the ranges show." % (
               m.get("date", "?"), m.get("cores", "?"), m.get("java", "?"), m.get("h2load", "?"),
               m.get("load_before", "?"), m.get("load_after", "?"), m["limit"], m["seconds"],
-              m["warmup"], m["rounds"]))
+              m["warmup"], case_warmup_note(m), m["rounds"]))
         e("")
     titles = {
         "below": "Below the limit: %d connections to `/`, answered at once" % m["below"],

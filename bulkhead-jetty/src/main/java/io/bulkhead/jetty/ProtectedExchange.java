@@ -32,7 +32,9 @@ import org.eclipse.jetty.util.Callback;
  * request, get() runs the wrapped handler with `completion`, a Callback of ours, and returns `done`,
  * a future that completes when `completion` does. The compartment holds the slot until `done`
  * completes, so the slot is held exactly as long as the request is being handled, whether the handler
- * finishes on the admitting thread or answers later from another one. A request admitted at once runs
+ * finishes on the admitting thread or answers later from another one. A request already answered when
+ * the handler returns (on the thread that submitted it) returns a completed future instead, which the
+ * compartment takes as done without registering a callback on it. A request admitted at once runs
  * on the thread that called handle(); one admitted later runs on the context's executor, so the thread
  * that freed the slot (maybe completing an unrelated response) only hands it over. Likewise a refusal
  * after waiting, which the compartment reports on a thread of its own, is answered on that executor,
@@ -62,8 +64,9 @@ import org.eclipse.jetty.util.Callback;
  *      at least one of them sees the other and cancels the queued call. Cancelling twice is harmless.
  *   R3 cancellation forwarded after admission. If the queued call is cancelled after it was granted,
  *      the core forwards the cancellation to the stage get() returned. That stage is a minimal view of
- *      `done`, so cancelling it changes nothing: the slot is freed only when the handler finishes,
- *      never while it still runs.
+ *      `done`, or, for a request answered before get() returned, a shared future completed already;
+ *      cancelling either changes nothing: the slot is freed only when the handler finishes, never
+ *      while it still runs.
  *   R4 rejection vs disconnect. The 503 is written only by whoever moves `state` to REJECTED, so a
  *      request the client abandoned is never also answered.
  *   R5 watch set up vs the request's end. T1 (begin) stores `watch`, then reads `state` and `finished`;
@@ -91,6 +94,10 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
   private static final int ABANDONED = 3;
 
   private static final CompletionStage<Void> NOTHING_TO_HOLD = CompletableFuture.completedStage(null);
+  // Exactly a CompletableFuture, completed: the compartment frees the slot on the spot, where a
+  // minimal stage of `done` cost it a callback (two stages and a lambda) per request answered at once.
+  // Shared, and safe to hand out: cancelling or completing a completed future changes nothing.
+  private static final CompletableFuture<Void> ANSWERED = CompletableFuture.completedFuture(null);
 
   private final Bulkhead bulkhead;
   private final Handler next;
@@ -186,6 +193,9 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
     }
     if (Thread.currentThread() == submitting) {
       runHandler();
+      if (done.isDone()) {
+        return ANSWERED; // R3: answered before get() returned, nothing left to hold
+      }
     } else {
       try {
         request.getContext().execute(this::runHandler);
