@@ -243,8 +243,8 @@ public final class UpstreamClient implements AutoCloseable {
 
   /**
    * Aborts the calls in flight (each connection closed, each slot freed), refuses new ones, and lets
-   * the client's threads end; an executor given to {@link Builder#executor} is left running. Calls still waiting in the compartment fail with
-   * {@link CancellationException} when they are admitted. On Java 21 and later the
+   * the client's threads end; an executor given to {@link Builder#executor} is left running. Calls
+   * still waiting in the compartment fail with {@link CancellationException} when they are admitted. On Java 21 and later the
    * {@link HttpClient} is shut down as well; on Java 17 its idle connections and selector thread end
    * when the client is garbage collected, as the JDK provides no way to close it.
    */
@@ -338,8 +338,10 @@ public final class UpstreamClient implements AutoCloseable {
      * Sets the executor the client's {@link HttpClient} runs its work on, where the futures of
      * admitted calls complete (your dependents run there) and deadlines hand their aborts. The
      * client never shuts it down: keep it running while the client is open and close it yourself
-     * after. Without one, the client starts its own pool and shuts it down on {@link UpstreamClient#close()}. See
-     * "Threads" in the class description for what a refusal does.
+     * after. Without one, the client starts its own pool and shuts it down on
+     * {@link UpstreamClient#close()}. See "Threads" in the class description for what a refusal does.
+     *
+     * @throws NullPointerException if {@code executor} is null
      */
     public Builder executor(Executor executor) {
       this.executor = Objects.requireNonNull(executor, "executor");
