@@ -244,9 +244,10 @@ public final class UpstreamClient implements AutoCloseable {
   /**
    * Aborts the calls in flight (each connection closed, each slot freed), refuses new ones, and lets
    * the client's threads end; an executor given to {@link Builder#executor} is left running. Calls
-   * still waiting in the compartment fail with {@link CancellationException} when they are admitted. On Java 21 and later the
-   * {@link HttpClient} is shut down as well; on Java 17 its idle connections and selector thread end
-   * when the client is garbage collected, as the JDK provides no way to close it.
+   * still waiting in the compartment fail with {@link CancellationException} when they are admitted.
+   * On Java 21 and later the {@link HttpClient} is shut down as well; on Java 17 its idle connections
+   * and selector thread end when the client is garbage collected, as the JDK provides no way to close
+   * it.
    */
   @Override
   public void close() {
