@@ -65,10 +65,27 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *      ends in finish(), which frees the slot and completes the caller's future, running the caller's
  *      dependents and the compartment's onReleased listeners. Were that run on T0, a caller's
  *      whenComplete that blocks would hold every other call's deadline back. So T0 only hands the
- *      abort to `callbacks` (the client's cached pool: a task never waits for a busy thread) and is
- *      free for the next deadline at once; T1 there closes the connection and finishes.
+ *      abort to `callbacks` (the client's executor) and is free for the next deadline at once; T1
+ *      there closes the connection and finishes.
+ *   R5 a refused hand-off. `callbacks` may be the user's executor, which can refuse a task. The
+ *      client's own pool refuses only once close() has shut it down, and close() has by then aborted
+ *      every call in flight (`aborting` is set), so nothing is left to hand. Any other refusal of a
+ *      deadline's abort hands it to CompletableFuture's default executor (never run on T0: R4); if
+ *      that refuses too, T0 asks again after RETRY_NANOS, until a thread takes it or the timer is shut
+ *      down, which close() does only after aborting the call. So a refusal delays an abort at most by
+ *      the retries and never loses it: the slot is freed once the connection is closed, as always.
+ *
+ * Where a call completes
+ * ----------------------
+ * The HttpClient completes the future of sendAsync on CompletableFuture's default executor, not on
+ * its own executor (seen on Java 17 and 25: the JDK adds a whenCompleteAsync of its own). So
+ * exchangeEnded() is handed to `callbacks`, where the caller's dependents are documented to run. An
+ * answer `callbacks` refuses is finished on the thread that delivered it, the JDK's.
  */
 final class UpstreamCall<T> {
+
+  /** Where a deadline's abort runs when the client's executor refuses it (R5). */
+  private static final Executor FALLBACK = new CompletableFuture<Void>().defaultExecutor();
 
   private final UpstreamClient client;
   private final HttpRequest request;
@@ -100,7 +117,9 @@ final class UpstreamCall<T> {
     try {
       sent = http.sendAsync(request, handler);
     } catch (RuntimeException | Error e) {
-      finish(null, e); // an invalid request: the caller's mistake, reported as it is
+      // An invalid request (the caller's mistake), or the executor refused to start the exchange:
+      // reported as it is.
+      finish(null, e);
       return stage;
     }
     exchange = sent;
@@ -110,22 +129,36 @@ final class UpstreamCall<T> {
       abort(new CancellationException("upstream client '" + client.name() + "' is closed"));
       return stage;
     }
-    sent.whenComplete(this::exchangeEnded);
+    sent.whenComplete((response, failure) -> {
+      Runnable end = () -> exchangeEnded(response, failure);
+      try {
+        callbacks.execute(end);
+      } catch (RejectedExecutionException refused) {
+        end.run(); // R5: on the JDK's thread, where the exchange ended
+      }
+    });
     return stage;
   }
 
   /** On the timer thread, which runs no caller's code (R4): the abort runs on {@code callbacks}. */
   private void deadlinePassed() {
+    Runnable abort = () -> abort(null);
     try {
-      callbacks.execute(() -> abort(null));
+      callbacks.execute(abort);
+      return;
     } catch (RejectedExecutionException refused) {
-      // The client is closing (close() aborts every call in flight), or no thread could be started:
-      // ask again shortly. A timer that refuses too is closed, and close() has aborted this call.
+      if (aborting.get()) {
+        return; // close() or a cancellation is ending the call (R5)
+      }
+    }
+    try {
+      FALLBACK.execute(abort);
+    } catch (RejectedExecutionException alsoRefused) {
       try {
         deadline = timer.schedule(this::deadlinePassed, UpstreamClient.RETRY_NANOS,
             TimeUnit.NANOSECONDS);
       } catch (RejectedExecutionException closed) {
-        // close() aborted the call
+        // close() aborted the call before it shut the timer down (R5)
       }
     }
   }

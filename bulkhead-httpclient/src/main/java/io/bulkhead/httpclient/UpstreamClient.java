@@ -16,6 +16,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -56,16 +57,36 @@ import org.jspecify.annotations.Nullable;
  * for a slot is bounded by the compartment's {@code maxWait}) to the last byte of the response body.
  * When it passes, the exchange is aborted and the call fails with {@link UpstreamTimeoutException}.
  *
- * <p><b>Threads.</b> The future of an admitted call completes, and your dependents of it run, on one
- * of the client's own daemon threads ({@code upstream-<name>-<n>}, a pool that starts a thread whenever
- * none is idle): the one that saw the exchange end, or the one the deadline handed the abort to. The
- * timer that keeps the deadlines ({@code upstream-<name>-deadlines-<n>}) runs no code of yours, so a
- * dependent that blocks holds up only its own call, never another call's deadline. A call the
- * compartment refuses fails as {@link Bulkhead#submit} says.
+ * <p><b>Threads.</b> The {@link HttpClient} runs its work on the client's executor, and the future
+ * of an admitted call completes there, so your dependents of it run there too: handed to the executor
+ * by the thread that saw the exchange end, or by the deadline's timer, which hands the abort over
+ * ({@code upstream-<name>-deadlines-<n>} runs no code of yours, so a dependent that blocks holds up
+ * only its own call, never another call's deadline). By default the executor is the client's own:
+ * daemon threads {@code upstream-<name>-<n>}, a pool that starts a thread whenever none is idle,
+ * shut down by {@link #close()}. {@link Builder#executor} supplies yours instead; {@link #close()}
+ * leaves it running, as you own it. On Java 21 and later, virtual threads:
+ *
+ * <pre>{@code
+ * ExecutorService virtual = Executors.newVirtualThreadPerTaskExecutor();  // yours to close
+ * UpstreamClient provider = UpstreamClient.builder(llm).deadline(Duration.ofSeconds(45))
+ *     .executor(virtual).build();
+ * }</pre>
+ *
+ * <p>A task handed to your executor waits for a thread like any other, so one that queues tasks
+ * behind busy threads delays answers and aborts; and the JDK's {@link HttpClient} stops working for
+ * good when its executor refuses a task in mid-exchange (on Java 17 its exchanges in flight then never
+ * end by themselves; later versions fail them and every later call). So supply one that never refuses
+ * (a thread per task, or one started whenever none is idle) and keep it running while the client is
+ * open. A refusal still loses no call and leaks no slot: a call your executor refuses to send fails
+ * with that {@link java.util.concurrent.RejectedExecutionException}; an answer it refuses completes on
+ * the JDK's thread that delivered it; and a deadline's abort it refuses runs on
+ * {@link CompletableFuture#defaultExecutor() CompletableFuture's default executor} instead (never on
+ * the timer), so every call in flight still ends at its deadline, its connection closed and its slot
+ * freed. A call the compartment refuses fails as {@link Bulkhead#submit} says.
  *
  * <p>Cancelling the returned future withdraws a waiting call from the queue, or aborts a running one
  * (closing its connection, then freeing its slot). {@link #close()} aborts the calls in flight and
- * releases the client's threads.
+ * releases the client's threads (not those of an executor you supplied).
  *
  * <p>This class is thread-safe.
  */
@@ -73,24 +94,32 @@ public final class UpstreamClient implements AutoCloseable {
 
   private static final System.Logger LOG = System.getLogger("io.bulkhead.http");
   private static final Method SHUTDOWN_NOW = findShutdownNow();
-  /** How soon a deadline whose abort could not be handed to a thread is tried again. */
+  /**
+   * How soon a deadline is tried again when neither the client's executor nor CompletableFuture's
+   * default one took its abort.
+   */
   static final long RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
   private final Bulkhead compartment;
   private final Duration deadline;
   private final long deadlineNanos;
-  private final ExecutorService executor;
+  private final Executor executor;
+  /** The client's own pool, which close() shuts down; null when the executor is the user's. */
+  private final @Nullable ExecutorService ownExecutor;
   private final ScheduledThreadPoolExecutor timer;
   private final HttpClient http;
   private final Set<UpstreamCall<?>> inFlight = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
 
-  private UpstreamClient(Bulkhead compartment, Duration deadline) {
+  private UpstreamClient(Bulkhead compartment, Duration deadline, @Nullable Executor supplied) {
     this.compartment = compartment;
     this.deadline = deadline;
     this.deadlineNanos = deadline.toNanos();
     String name = compartment.name();
-    this.executor = Executors.newCachedThreadPool(daemonThreads("upstream-" + name + "-"));
+    this.ownExecutor = supplied == null
+        ? Executors.newCachedThreadPool(daemonThreads("upstream-" + name + "-"))
+        : null;
+    this.executor = supplied == null ? ownExecutor : supplied;
     this.timer = new ScheduledThreadPoolExecutor(1, daemonThreads("upstream-" + name + "-deadlines-"));
     // No thread lingers while no deadline is pending.
     timer.setKeepAliveTime(1, TimeUnit.SECONDS);
@@ -121,6 +150,11 @@ public final class UpstreamClient implements AutoCloseable {
   /** How long one call may hold its slot. */
   public Duration deadline() {
     return deadline;
+  }
+
+  /** The executor the client runs on: its own pool, or the one given to the builder. */
+  Executor executor() {
+    return executor;
   }
 
   /**
@@ -209,10 +243,11 @@ public final class UpstreamClient implements AutoCloseable {
 
   /**
    * Aborts the calls in flight (each connection closed, each slot freed), refuses new ones, and lets
-   * the client's threads end. Calls still waiting in the compartment fail with
-   * {@link CancellationException} when they are admitted. On Java 21 and later the
-   * {@link HttpClient} is shut down as well; on Java 17 its idle connections and selector thread end
-   * when the client is garbage collected, as the JDK provides no way to close it.
+   * the client's threads end; an executor given to {@link Builder#executor} is left running. Calls
+   * still waiting in the compartment fail with {@link CancellationException} when they are admitted.
+   * On Java 21 and later the {@link HttpClient} is shut down as well; on Java 17 its idle connections
+   * and selector thread end when the client is garbage collected, as the JDK provides no way to close
+   * it.
    */
   @Override
   public void close() {
@@ -232,7 +267,9 @@ public final class UpstreamClient implements AutoCloseable {
         LOG.log(Level.DEBUG, "HttpClient.shutdownNow failed", e);
       }
     }
-    executor.shutdownNow();
+    if (ownExecutor != null) {
+      ownExecutor.shutdownNow();
+    }
   }
 
   @Override
@@ -274,6 +311,7 @@ public final class UpstreamClient implements AutoCloseable {
 
     private final Bulkhead compartment;
     private Duration deadline;
+    private @Nullable Executor executor;
 
     private Builder(Bulkhead compartment) {
       this.compartment = Objects.requireNonNull(compartment, "compartment");
@@ -298,6 +336,20 @@ public final class UpstreamClient implements AutoCloseable {
     }
 
     /**
+     * Sets the executor the client's {@link HttpClient} runs its work on, where the futures of
+     * admitted calls complete (your dependents run there) and deadlines hand their aborts. The
+     * client never shuts it down: keep it running while the client is open and close it yourself
+     * after. Without one, the client starts its own pool and shuts it down on
+     * {@link UpstreamClient#close()}. See "Threads" in the class description for what a refusal does.
+     *
+     * @throws NullPointerException if {@code executor} is null
+     */
+    public Builder executor(Executor executor) {
+      this.executor = Objects.requireNonNull(executor, "executor");
+      return this;
+    }
+
+    /**
      * Returns a new client with its own {@link HttpClient}.
      *
      * @throws IllegalArgumentException if the deadline was not set
@@ -308,7 +360,7 @@ public final class UpstreamClient implements AutoCloseable {
             + compartment.name() + "': call deadline(Duration) with how long one call may hold its"
             + " slot");
       }
-      return new UpstreamClient(compartment, deadline);
+      return new UpstreamClient(compartment, deadline, executor);
     }
   }
 }
