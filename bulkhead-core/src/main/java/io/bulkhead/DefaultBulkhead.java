@@ -209,10 +209,10 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
   /** Calls faster than this may be timed one in {@link #SPARSE_SAMPLE} (see the design comment). */
   static final long FAST_CALL_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
   /**
-   * Fast calls of a compartment with room to spare are timed one in this many. A power of two no
-   * larger than the `fast` count's lap (1 << FAST_BITS), since the count picks the sample.
+   * Fast calls of a compartment with room to spare are timed one in this many: one lap of the word's
+   * `fast` count, whose 0 picks the sample.
    */
-  static final int SPARSE_SAMPLE = 256;
+  static final int SPARSE_SAMPLE = 1 << FAST_BITS;
   private static final int SPARSE_MASK = SPARSE_SAMPLE - 1;
   /** What takeFree returns when it took no slot: a word no successful take starts from (available -1). */
   private static final long NO_FREE_SLOT = -1L;
