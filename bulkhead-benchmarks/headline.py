@@ -24,6 +24,8 @@ TICKS = os.sysconf("SC_CLK_TCK")
 OUR_APP = "bulkhead-demo app"
 WARM_APP = "bulkhead-demo app --warm-up"
 NODE_APP = "article's Node app"
+AOT_APP = "bulkhead-demo app, JDK 25 AOT cache"
+OURS = (OUR_APP, WARM_APP, AOT_APP)
 
 
 def free_port():
@@ -137,6 +139,11 @@ def machine():
     }
 
 
+def java_version(java):
+    out = subprocess.run([java, "-version"], capture_output=True, text=True).stderr.splitlines()
+    return out[0] if out else java
+
+
 def loadavg():
     with open("/proc/loadavg") as f:
         return " ".join(f.read().split()[:3])
@@ -145,18 +152,19 @@ def loadavg():
 class App:
     """One app under test: how to start it, and its label."""
 
-    def __init__(self, label, start, jar=None, flags=None, app_args=()):
+    def __init__(self, label, start, jar=None, flags=None, app_args=(), java="java"):
         self.label = label
         self.start = start  # (port, upstream_port, log) -> Popen
         self.jar, self.flags, self.app_args = jar, flags, list(app_args)  # a Java app's
+        self.java = java
 
 
-def java_app(label, jar, flags, app_args=()):
+def java_app(label, jar, flags, app_args=(), java="java"):
     def start(port, upstream_port, log):
-        cmd = ["java"] + flags + ["-jar", jar, "app", "--mode", "bulkhead", "--port", str(port),
+        cmd = [java] + flags + ["-jar", jar, "app", "--mode", "bulkhead", "--port", str(port),
                                   "--upstream", "http://127.0.0.1:%d" % upstream_port] + list(app_args)
         return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
-    return App(label, start, jar, flags, app_args)
+    return App(label, start, jar, flags, app_args, java)
 
 
 def node_app(label, script):
@@ -170,15 +178,18 @@ def make_archives(apps, work, app_port, upstream_port, demo_client, settle_ms):
     """Gives our app's variants in `apps` an AppCDS archive of the classes it loads: one training run
     each (start it with -XX:ArchiveClassesAtExit, one round of the demo's load, stop it, which writes
     the archive), then -XX:SharedArchiveFile on its flags. The measured runs that follow load those
-    classes from the archive, already parsed and verified. Returns what each training took."""
+    classes from the archive, already parsed and verified. The JDK 25 variant gets an AOT cache
+    instead, made the same way (-XX:AOTCacheOutput, then -XX:AOTCache): the classes loaded and
+    linked, and the method profiles of the training run. Returns what each training took."""
     took = {}
     # Only our app's variants: a --java-app (another build, other flags) is compared as it is given.
-    for i, app in enumerate(a for a in apps if a.label in (OUR_APP, WARM_APP)):
-        archive = os.path.abspath(os.path.join(work, "app-%d.jsa" % i))
+    for i, app in enumerate(a for a in apps if a.label in OURS):
+        aot = app.label == AOT_APP
+        archive = os.path.abspath(os.path.join(work, "app-%d.%s" % (i, "aot" if aot else "jsa")))
         if os.path.exists(archive):
             os.remove(archive)
-        trained = java_app(app.label, app.jar, app.flags + ["-XX:ArchiveClassesAtExit=" + archive],
-                           app.app_args)
+        record = ("-XX:AOTCacheOutput=" if aot else "-XX:ArchiveClassesAtExit=") + archive
+        trained = java_app(app.label, app.jar, app.flags + [record], app.app_args, app.java)
         t0 = time.monotonic()
         with open(os.path.join(work, "cds-training-%d.log" % i), "w") as log:
             proc = trained.start(app_port, upstream_port, log)
@@ -191,8 +202,8 @@ def make_archives(apps, work, app_port, upstream_port, demo_client, settle_ms):
         if not os.path.exists(archive):
             raise SystemExit("headline: the CDS training run of %s wrote no archive; see %s"
                              % (app.label, log.name))
-        app.flags = app.flags + ["-XX:SharedArchiveFile=" + archive]
-        rebuilt = java_app(app.label, app.jar, app.flags, app.app_args)
+        app.flags = app.flags + [("-XX:AOTCache=" if aot else "-XX:SharedArchiveFile=") + archive]
+        rebuilt = java_app(app.label, app.jar, app.flags, app.app_args, app.java)
         app.start = rebuilt.start
         took[app.label] = {"ms": round((time.monotonic() - t0) * 1000.0),
                            "archive_bytes": os.path.getsize(archive)}
@@ -249,6 +260,9 @@ def main():
                     help="give each Java app an AppCDS archive of its classes, made once before the"
                          " measured runs by a training run (start, one round of the demo's load,"
                          " stop, with -XX:ArchiveClassesAtExit), as a deployment would at build time")
+    ap.add_argument("--aot-java", metavar="JAVA",
+                    help="also measure our app run by this java (JDK 25 or later) from an AOT cache"
+                         " made by the same training run as the CDS archives (needs --cds)")
     ap.add_argument("--note", default="", help="a note stored with the results")
     args = ap.parse_args()
 
@@ -267,6 +281,10 @@ def main():
     if args.warm_up > 0:
         apps.append(java_app(WARM_APP, args.jar, args.app_flags.split(),
                              ["--warm-up", str(args.warm_up)]))
+    if args.aot_java:
+        if not args.cds:
+            raise SystemExit("headline: --aot-java needs --cds (the AOT cache is made by its training run)")
+        apps.append(java_app(AOT_APP, args.jar, args.app_flags.split(), java=args.aot_java))
     for label, jar, flags in args.java_app:
         apps.append(java_app(label, jar, flags.split()))
     if not args.no_node:
@@ -287,7 +305,8 @@ def main():
                    "settle_ms": args.settle_ms, "app_flags": args.app_flags,
                    "client_flags": args.client_flags, "clients": chosen, "note": args.note,
                    "java_apps": [[l, os.path.basename(j), f] for l, j, f in args.java_app],
-                   "warm_up": args.warm_up, "cds": args.cds},
+                   "warm_up": args.warm_up, "cds": args.cds,
+                   "aot_java": java_version(args.aot_java) if args.aot_java else None},
         "rounds": [],
     }
     upstream_log = open(os.path.join(work, "upstream.log"), "w")
@@ -304,7 +323,7 @@ def main():
             for run in range(args.runs):
                 # Alternate which app goes first, so neither always follows the other's leftovers.
                 extra_ok = client in args.java_app_clients.split(",")
-                here = [a for a in apps if extra_ok or a.label in (OUR_APP, WARM_APP, NODE_APP)]
+                here = [a for a in apps if extra_ok or a.label in OURS + (NODE_APP,)]
                 order = here if run % 2 == 0 else list(reversed(here))
                 for app in order:
                     log = open(os.path.join(work, "app-%s-%s-%d.log"

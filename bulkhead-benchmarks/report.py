@@ -16,6 +16,7 @@ HEADLINE_RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "res
 NODE_APP = "article's Node app"
 OUR_APP = "bulkhead-demo app"
 WARM_APP = "bulkhead-demo app --warm-up"
+AOT_APP = "bulkhead-demo app, JDK 25 AOT cache"
 
 
 # Thread names as /proc shows them (15 characters, digits folded into #) and what they are.
@@ -86,6 +87,14 @@ def headline_section(path):
           "shipped with the jar), not something the app does; it is not counted in the time to "
           "listen.")
         p("")
+    if c.get("aot_java"):
+        p("JDK 25 and its AOT cache: one more variant of our app, the same jar and flags run by %s "
+          "instead, from an AOT cache (JEP 483 and 515) made by the same kind of training run "
+          "(`-XX:AOTCacheOutput`, then `-XX:AOTCache` on the measured processes): the classes are "
+          "loaded and linked before `main`, and the method profiles of the training run are there "
+          "from the start. The code is built with `--release 17`; only the JVM that runs it differs."
+          % c["aot_java"])
+        p("")
     import statistics
     during = [float(r["loadavg"].split()[0]) for r in h["rounds"]]
     p("Machine: %s cores (%s), %s, Node %s; load average %s before, %s after, 1-minute load at the "
@@ -93,7 +102,9 @@ def headline_section(path):
       % (m["nproc"], m["cpu"], m["java"], m["node"], h["loadavg_before"], h["loadavg_after"],
          min(during), max(during), statistics.median(during), h["started"], h["finished"],
          c["app_flags"] or "(none)",
-         " plus `-XX:SharedArchiveFile=` the variant's archive" if c.get("cds") else ""))
+         (" plus `-XX:SharedArchiveFile=` the variant's archive"
+          + (" (`-XX:AOTCache=` its cache on JDK 25)" if c.get("aot_java") else ""))
+         if c.get("cds") else ""))
     p("")
 
     def rng(x, fmt="%.1f"):
@@ -107,6 +118,8 @@ def headline_section(path):
     variants = [(OUR_APP, "our app")]
     if warm_up:
         variants.append((WARM_APP, "our app, `--warm-up %d`" % warm_up))
+    if c.get("aot_java"):
+        variants.append((AOT_APP, "our app on JDK 25, AOT cache"))
     p("| client | phase | app | login p99 ms | ÷ Node | client CPU ms | app CPU ms per round | time to listen ms |")
     p("|---|---|---|---:|---:|---:|---:|---:|")
     for client in c["clients"]:
