@@ -741,8 +741,9 @@ def edge_dir(section, before_after):
     return os.path.join(committed, section)
 
 
-def edge_section(section, e, before_after=False):
-    """The HTTP-edge tables of one edge-bench.sh run (see edge_dir), appended with e."""
+def edge_section(section, e, before_after=False, recheck=None):
+    """The HTTP-edge tables of one edge-bench.sh run (see edge_dir), appended with e. recheck: the
+    heading of a run of some variants and cases only, shown after the full run's tables."""
     d = edge_dir(section, before_after)
 
     def read_json(_, name):
@@ -813,6 +814,17 @@ def edge_section(section, e, before_after=False):
           "median over %s rounds of %s s, range in brackets)." % (
               m.get("date", "?"), m.get("load_before", "?"), m.get("load_after", "?"),
               m["rounds"], m["seconds"]))
+        e("")
+    elif recheck:
+        e("### " + recheck)
+        e("")
+        e("`edge-bench.sh --variants \"%s\" --cases \"%s\" --rounds %s --seconds %s` (%s, load average "
+          "%s before, %s after): the same server, pinning and load as above, for these variants and "
+          "cases only, so that more rounds fit; each case for %s s after %s s of warm-up%s; median "
+          "over %s rounds, range in brackets."
+          % (m.get("variants", "?"), " ".join(cases), m["rounds"], m["seconds"], m.get("date", "?"),
+             m.get("load_before", "?"), m.get("load_after", "?"), m["seconds"], m["warmup"],
+             case_warmup_note(m), m["rounds"]))
         e("")
     else:
         e("## The HTTP edge: plain Jetty, `QoSHandler`, `BulkheadHandler`")
@@ -914,7 +926,7 @@ def edge_section(section, e, before_after=False):
     if before_after:
         return
     alloc = read_json(section, "edge-allocation.json")
-    if alloc:
+    if alloc and not recheck:
         e("#### Bytes and CPU per request, through the in-memory connector")
         e("")
         e("`EdgeAllocation`: %d requests one at a time through Jetty's `LocalConnector` (no socket, no "
@@ -933,7 +945,7 @@ def edge_section(section, e, before_after=False):
                   "%+.0f B" % (a["bytes_per_request"] - base) if base is not None else "–",
                   a["cpu_us_per_request"]))
         e("")
-    e("#### Targets")
+    e("#### Targets" + (" (this run)" if recheck else ""))
     e("")
     e("| target | measured | met |")
     e("|---|---|---|")
@@ -977,6 +989,8 @@ def edge_section(section, e, before_after=False):
 edge_lines = []
 edge_section("edge", edge_lines.append)
 edge_section("edge-watcher", edge_lines.append, before_after=True)
+edge_section("edge-below", edge_lines.append,
+             recheck="Below the limit on `/` again: plain Jetty and `BulkheadHandler`, more rounds")
 
 scale_lines = []
 x = scale_lines.append
