@@ -13,6 +13,8 @@ import io.bulkhead.scenarios.Mode;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -183,6 +185,35 @@ class CliTest {
         assertThat(app.stop()).isZero();
       }
     }
+  }
+
+  @Test
+  void app_collectsItsStartUpGarbage_beforeItListens() throws Exception {
+    // A full collection is what System.gc() runs under the collectors a test JVM may have; nothing
+    // else in these tests asks for one.
+    long before = fullCollections();
+    try (FakeUpstream upstream = FakeUpstream.start(0, Duration.ofMillis(10))) {
+      CommandThread app = CommandThread.start("app", "--port", "0", "--mode", "bulkhead",
+          "--upstream", upstream.uri().toString());
+      try {
+        app.awaitUri();
+
+        assertThat(fullCollections()).isGreaterThan(before);
+      } finally {
+        assertThat(app.stop()).isZero();
+      }
+    }
+  }
+
+  /** Full collections so far: G1's, Serial's and Parallel's old-generation collectors. */
+  private static long fullCollections() {
+    long total = 0;
+    for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+      if (List.of("G1 Old Generation", "MarkSweepCompact", "PS MarkSweep").contains(gc.getName())) {
+        total += gc.getCollectionCount();
+      }
+    }
+    return total;
   }
 
   @Test

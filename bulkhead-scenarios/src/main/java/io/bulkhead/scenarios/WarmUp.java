@@ -21,8 +21,9 @@ import java.util.concurrent.locks.LockSupport;
  * its answer all run. Nothing of the real app is touched: its compartments, meters and sampler are
  * its own and start from zero; only what the JVM keeps (loaded classes, compiled code) is shared.
  * Then it waits until the JIT compiler has had nothing to do for {@link #QUIET}, at most
- * {@link #LONGEST_SETTLE}, so that the compiles the bursts queued do not run during the first real one,
- * and collects the bursts' garbage, which would otherwise be collected during a real burst.
+ * {@link #LONGEST_SETTLE}, so that the compiles the bursts queued do not run during the first real one.
+ * The bursts' garbage stays for the caller to collect just before it listens, with its own start-up
+ * garbage (the demo's {@code app} command does), rather than during the first real burst.
  *
  * <p>Not thread-safe and not meant to be: one call, on the thread starting the app, before it listens.
  */
@@ -65,8 +66,7 @@ public final class WarmUp {
       }
     }
     settle();
-    // The bursts' garbage would otherwise be collected during a real burst, when eden fills up.
-    System.gc();
+    // The bursts' garbage is the caller's to collect before it listens (the demo's app command does).
     return Duration.ofNanos(System.nanoTime() - started);
   }
 
