@@ -10,6 +10,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * A loopback TCP forwarder to the test database, so a test can make the database vanish for a pool:
@@ -45,25 +46,38 @@ final class TcpProxy implements AutoCloseable {
 
   private void acceptLoop() {
     while (!server.isClosed()) {
+      Socket client;
       try {
-        Socket client = server.accept();
-        sockets.add(client);
+        client = server.accept();
+      } catch (IOException e) {
+        return; // closed
+      }
+      sockets.add(client);
+      Socket upstream = null;
+      try {
         if (blackholed) {
           threads.execute(() -> pump(client, null));
           continue;
         }
-        Socket upstream;
         try {
           upstream = new Socket(upstreamHost, upstreamPort);
         } catch (IOException e) {
-          client.close();
+          closeQuietly(client);
           continue;
         }
         sockets.add(upstream);
-        threads.execute(() -> pump(client, upstream));
-        threads.execute(() -> pump(upstream, client));
-      } catch (IOException e) {
-        return; // closed
+        Socket to = upstream;
+        threads.execute(() -> pump(client, to));
+        threads.execute(() -> pump(to, client));
+      } catch (RejectedExecutionException e) {
+        // cut() ran between the accept and here (a pool reconnecting to a proxy its test closed):
+        // the pumps' pool is shut down, so the connection is cut like the others. Left uncaught,
+        // the exception reached the next test through Awaitility's uncaught-exception check.
+        closeQuietly(client);
+        if (upstream != null) {
+          closeQuietly(upstream);
+        }
+        return;
       }
     }
   }

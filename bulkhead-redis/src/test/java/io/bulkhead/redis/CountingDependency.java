@@ -10,6 +10,7 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -46,11 +47,23 @@ final class CountingDependency implements AutoCloseable {
 
   private void accept() {
     while (!server.isClosed()) {
+      Socket s;
       try {
-        Socket s = server.accept();
-        handlers.execute(() -> serve(s));
+        s = server.accept();
       } catch (IOException e) {
         return; // closed
+      }
+      try {
+        handlers.execute(() -> serve(s));
+      } catch (RejectedExecutionException e) {
+        // close() ran between the accept and here: the connection goes with the others, rather
+        // than an uncaught exception that Awaitility would hand to whichever test awaits next.
+        try {
+          s.close();
+        } catch (IOException ignored) {
+          // already closed
+        }
+        return;
       }
     }
   }
