@@ -91,8 +91,8 @@ final class AppCommand implements Callable<Integer> {
     }
     boolean interrupted = false;
     try (DemoApp app = new DemoApp(settings)) {
-      // Starting leaves tens of megabytes of garbage in eden (class loading, the HTTP client's TLS
-      // set-up, Jetty; a warm-up's bursts add theirs), and the first burst then filled it: a young
+      // Starting leaves tens of megabytes of garbage in eden (class loading, Jetty, the upstream
+      // client; a warm-up's bursts add theirs), and the first burst then filled it: a young
       // collection in the middle of the burst (90 ms on a 2-core virtual machine), with logins
       // waiting behind it. Collected here instead, before the port opens.
       System.gc();
