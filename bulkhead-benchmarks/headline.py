@@ -124,7 +124,6 @@ def machine():
             return subprocess.run(c, capture_output=True, text=True).stdout.strip()
         except OSError:
             return ""
-    java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()
     cpu = ""
     for line in cmd("lscpu").splitlines():
         if line.startswith("Model name:"):
@@ -133,15 +132,16 @@ def machine():
         "cores": os.cpu_count(),
         "nproc": int(cmd("nproc") or 0),
         "cpu": cpu,
-        "java": java[0] if java else "",
+        "java": java_version("java"),
         "node": cmd("node", "--version"),
         "kernel": platform.release(),
     }
 
 
 def java_version(java):
+    """The first line `java -version` prints, or "" if it prints none."""
     out = subprocess.run([java, "-version"], capture_output=True, text=True).stderr.splitlines()
-    return out[0] if out else java
+    return out[0] if out else ""
 
 
 def loadavg():
@@ -306,7 +306,7 @@ def main():
                    "client_flags": args.client_flags, "clients": chosen, "note": args.note,
                    "java_apps": [[l, os.path.basename(j), f] for l, j, f in args.java_app],
                    "warm_up": args.warm_up, "cds": args.cds,
-                   "aot_java": java_version(args.aot_java) if args.aot_java else None},
+                   "aot_java": (java_version(args.aot_java) or args.aot_java) if args.aot_java else None},
         "rounds": [],
     }
     upstream_log = open(os.path.join(work, "upstream.log"), "w")

@@ -53,33 +53,34 @@ final class TcpProxy implements AutoCloseable {
         return; // closed
       }
       sockets.add(client);
-      Socket upstream = null;
       try {
-        if (blackholed) {
-          threads.execute(() -> pump(client, null));
-          continue;
-        }
-        try {
-          upstream = new Socket(upstreamHost, upstreamPort);
-        } catch (IOException e) {
-          closeQuietly(client);
-          continue;
-        }
-        sockets.add(upstream);
-        Socket to = upstream;
-        threads.execute(() -> pump(client, to));
-        threads.execute(() -> pump(to, client));
+        forward(client);
       } catch (RejectedExecutionException e) {
-        // cut() ran between the accept and here (a pool reconnecting to a proxy its test closed):
-        // the pumps' pool is shut down, so the connection is cut like the others. Left uncaught,
-        // the exception reached the next test through Awaitility's uncaught-exception check.
-        closeQuietly(client);
-        if (upstream != null) {
-          closeQuietly(upstream);
-        }
+        // cut() ran between the accept and here (a pool reconnecting to a proxy its test closed) and
+        // shut the pumps' pool down: cut again, which closes this connection too. Left uncaught, the
+        // exception reached the next test through Awaitility's uncaught-exception check.
+        cut();
         return;
       }
     }
+  }
+
+  /** Starts the pumps of an accepted connection: into nothing while blackholed, else upstream. */
+  private void forward(Socket client) {
+    if (blackholed) {
+      threads.execute(() -> pump(client, null));
+      return;
+    }
+    Socket upstream;
+    try {
+      upstream = new Socket(upstreamHost, upstreamPort);
+    } catch (IOException e) {
+      closeQuietly(client);
+      return;
+    }
+    sockets.add(upstream);
+    threads.execute(() -> pump(client, upstream));
+    threads.execute(() -> pump(upstream, client));
   }
 
   /** Forwards {@code from} to {@code to}; drops what it reads while blackholed, or if to is null. */
