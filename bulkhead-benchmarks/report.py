@@ -1003,6 +1003,7 @@ def edge_section(section, e, before_after=False, recheck=None):
 edge_lines = []
 edge_section("edge", edge_lines.append)
 edge_section("edge-watcher", edge_lines.append, before_after=True)
+edge_section("edge-arrivals", edge_lines.append, before_after=True)
 edge_section("edge-below", edge_lines.append,
              recheck="Below the limit on `/` again: plain Jetty and `BulkheadHandler`, more rounds")
 
