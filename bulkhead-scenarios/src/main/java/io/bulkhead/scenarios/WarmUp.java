@@ -66,7 +66,6 @@ public final class WarmUp {
       }
     }
     settle();
-    // The bursts' garbage is the caller's to collect before it listens (the demo's app command does).
     return Duration.ofNanos(System.nanoTime() - started);
   }
 
