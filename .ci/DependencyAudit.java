@@ -87,7 +87,7 @@ public final class DependencyAudit {
       modules.add(name);
       for (String line : Files.readAllLines(list)) {
         Coordinate c = parse(line);
-        if (c == null || c.group().equals("io.bulkhead")) {
+        if (c == null || c.group().equals("io.github.bulkhead")) {
           continue;
         }
         String gav = c.key() + ":" + c.version();

@@ -1,6 +1,6 @@
 /**
- * Bulkhead configuration: budgets and compartments from a YAML file, validated and sized with Little's
- * law, and the one grammar of durations and rates that the file and command lines share.
+ * Bulkhead configuration: budgets and compartments from a YAML file, validated and sized with
+ * Little's law, and the one grammar of durations and rates that the file and command lines share.
  */
 module io.bulkhead.config {
   requires static transitive org.jspecify; // the annotations are part of the API; compile time only

@@ -1,9 +1,10 @@
 /**
- * Bulkhead core: compartments that cap how much of a process one dependency may hold, and insight into
- * them (diagnosis, sizing advice, a JSON snapshot).
+ * Bulkhead core: compartments that cap how much of a process one dependency may hold, and insight
+ * into them (diagnosis, sizing advice, a JSON snapshot).
  *
  * <p>Only the API packages are exported; the implementation classes in them are package-private.
- * {@code io.bulkhead.spi} is exported only to the integrations that admit on a compartment's behalf.
+ * {@code io.bulkhead.spi} is exported only to the integrations that admit on a compartment's
+ * behalf.
  */
 module io.bulkhead.core {
   requires static transitive org.jspecify; // the annotations are part of the API; compile time only
@@ -11,5 +12,6 @@ module io.bulkhead.core {
   exports io.bulkhead;
   exports io.bulkhead.insight;
   // Hooks for integrations that admit on a compartment's behalf; not an application API.
-  exports io.bulkhead.spi to io.bulkhead.redis;
+  exports io.bulkhead.spi to
+      io.bulkhead.redis;
 }

@@ -1,6 +1,7 @@
 /**
- * Bulkhead for outgoing HTTP: {@link io.bulkhead.httpclient.UpstreamClient}, a per-dependency client
- * over {@code java.net.http} whose compartment caps the connections it opens. Core and the JDK only.
+ * Bulkhead for outgoing HTTP: {@link io.bulkhead.httpclient.UpstreamClient}, a per-dependency
+ * client over {@code java.net.http} whose compartment caps the connections it opens. Core and the
+ * JDK only.
  */
 module io.bulkhead.httpclient {
   requires static transitive org.jspecify;

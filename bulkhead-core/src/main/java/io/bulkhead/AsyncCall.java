@@ -9,24 +9,24 @@ import java.util.function.Supplier;
 /**
  * One call from {@link Bulkhead#submit}, and the future its caller holds.
  *
- * <p>Phases: {@code QUEUED} (waiting, or not yet started) → {@code RUNNING} (admitted: it owns a slot)
- * → {@code FINISHED} (the slot was freed). The only way out of {@code RUNNING} is the CAS in
- * {@link #finish}, so the slot is freed exactly once whether the supplier throws, returns null, or its
- * stage completes normally, exceptionally or by cancellation.
+ * <p>Phases: {@code QUEUED} (waiting, or not yet started) → {@code RUNNING} (admitted: it owns a
+ * slot) → {@code FINISHED} (the slot was freed). The only way out of {@code RUNNING} is the CAS in
+ * {@link #finish}, so the slot is freed exactly once whether the supplier throws, returns null, or
+ * its stage completes normally, exceptionally or by cancellation.
  *
- * <p>The future is completed by the compartment through {@code super.complete*}. The public
- * {@link #complete}, {@link #completeExceptionally} and {@link #cancel} are therefore always someone
- * else: the caller cancelling, or {@code orTimeout}/{@code completeOnTimeout} firing. They withdraw a
- * waiting call from the queue, or forward a cancellation to the running stage (whose completion then
- * frees the slot). Races with the grant and with {@link #start} are written out as R3 and R4 in
- * {@link DefaultBulkhead}.
+ * <p>The future is completed by the compartment through {@code super.complete*}. The public {@link
+ * #complete}, {@link #completeExceptionally} and {@link #cancel} are therefore always someone else:
+ * the caller cancelling, or {@code orTimeout}/{@code completeOnTimeout} firing. They withdraw a
+ * waiting call from the queue, or forward a cancellation to the running stage (whose completion
+ * then frees the slot). Races with the grant and with {@link #start} are written out as R3 and R4
+ * in {@link DefaultBulkhead}.
  *
- * <p>Threads (I7 and R8 in {@link DefaultBulkhead}): {@link #start} runs on the caller's thread when a
- * slot was free, and on the compartment's executor when the call waited and was handed one;
- * {@link #expire} runs on that executor, never on the timer. {@code finish} runs on whichever thread
- * completes the stage: it frees the slot first (a waiter it grants is handed to the executor, so it
- * starts without waiting for anything below) and then completes this future, running the caller's
- * dependents on that thread.
+ * <p>Threads (I7 and R8 in {@link DefaultBulkhead}): {@link #start} runs on the caller's thread
+ * when a slot was free, and on the compartment's executor when the call waited and was handed one;
+ * {@link #expire} runs on that executor, never on the timer. {@code finish} runs on whichever
+ * thread completes the stage: it frees the slot first (a waiter it grants is handed to the
+ * executor, so it starts without waiting for anything below) and then completes this future,
+ * running the caller's dependents on that thread.
  *
  * <p>Dependent stages ({@code thenApply} and so on) are plain {@link CompletableFuture}s, through
  * {@link #newIncompleteFuture()}, so none of this leaks into them.
@@ -63,14 +63,18 @@ final class AsyncCall<T> extends CompletableFuture<T> {
     this(bulkhead, task, null);
   }
 
-  AsyncCall(DefaultBulkhead bulkhead, Supplier<? extends CompletionStage<T>> task,
+  AsyncCall(
+      DefaultBulkhead bulkhead,
+      Supplier<? extends CompletionStage<T>> task,
       Provisional provisional) {
     this.bulkhead = bulkhead;
     this.task = task;
     this.provisional = provisional;
   }
 
-  /** Runs the supplier; the caller has just obtained a slot for this call, at {@code admittedAt}. */
+  /**
+   * Runs the supplier; the caller has just obtained a slot for this call, at {@code admittedAt}.
+   */
   void start(boolean timed, long admittedAt) {
     this.timed = timed;
     this.admittedAt = admittedAt;
@@ -81,8 +85,10 @@ final class AsyncCall<T> extends CompletableFuture<T> {
     try {
       started = supplier.get();
       if (started == null) {
-        throw new NullPointerException("the task submitted to bulkhead '" + bulkhead.name()
-            + "' returned null instead of a CompletionStage");
+        throw new NullPointerException(
+            "the task submitted to bulkhead '"
+                + bulkhead.name()
+                + "' returned null instead of a CompletionStage");
       }
     } catch (Throwable failure) {
       finish(null, failure);

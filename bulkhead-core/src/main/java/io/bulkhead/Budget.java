@@ -10,12 +10,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * A named, finite resource that several compartments draw on: "postgres" with 10 connections,
  * "llm-api" with 50 concurrent calls.
  *
- * <p>Compartments whose limits add up to more than the real resource allows are decoration: when all of
- * them fill at once, the resource itself becomes the shared pool they were meant to avoid. A budget
- * makes that mistake impossible to build: each compartment built with
- * {@link BulkheadBuilder#budget(Budget)} reserves its limit, and a reservation that would take the total
- * over the capacity fails with a message listing every compartment, its limit, and the total against
- * the capacity. {@link Bulkhead#setLimit(int)} is checked the same way.
+ * <p>Compartments whose limits add up to more than the real resource allows are decoration: when
+ * all of them fill at once, the resource itself becomes the shared pool they were meant to avoid. A
+ * budget makes that mistake impossible to build: each compartment built with {@link
+ * BulkheadBuilder#budget(Budget)} reserves its limit, and a reservation that would take the total
+ * over the capacity fails with a message listing every compartment, its limit, and the total
+ * against the capacity. {@link Bulkhead#setLimit(int)} is checked the same way.
  *
  * <p>This class is thread-safe; reservations are serialised by a lock held only for the arithmetic.
  */
@@ -101,8 +101,14 @@ public final class Budget {
     lock.lock();
     try {
       if (shares.containsKey(compartment)) {
-        throw new IllegalArgumentException("budget '" + name + "' already has a compartment named '"
-            + compartment + "' (limit " + shares.get(compartment) + ")");
+        throw new IllegalArgumentException(
+            "budget '"
+                + name
+                + "' already has a compartment named '"
+                + compartment
+                + "' (limit "
+                + shares.get(compartment)
+                + ")");
       }
       reserve(compartment, limit);
     } finally {
@@ -123,8 +129,13 @@ public final class Budget {
   private String overSubscribed(
       String compartment, int limit, Map<String, Integer> proposed, long total) {
     StringBuilder sb = new StringBuilder();
-    sb.append("budget '").append(name).append("' is over-subscribed: giving '").append(compartment)
-        .append("' a limit of ").append(limit).append(" makes ");
+    sb.append("budget '")
+        .append(name)
+        .append("' is over-subscribed: giving '")
+        .append(compartment)
+        .append("' a limit of ")
+        .append(limit)
+        .append(" makes ");
     boolean first = true;
     for (Map.Entry<String, Integer> e : proposed.entrySet()) {
       if (!first) {
@@ -138,9 +149,9 @@ public final class Budget {
   }
 
   /**
-   * The exact sum, in a {@code long}: two limits of {@link Integer#MAX_VALUE} must add up to more than a
-   * capacity of {@link Integer#MAX_VALUE}, not saturate into fitting it. A {@code long} holds the sum of
-   * any number of {@code int}s a map can hold ({@code 2^31} of them at most).
+   * The exact sum, in a {@code long}: two limits of {@link Integer#MAX_VALUE} must add up to more
+   * than a capacity of {@link Integer#MAX_VALUE}, not saturate into fitting it. A {@code long}
+   * holds the sum of any number of {@code int}s a map can hold ({@code 2^31} of them at most).
    */
   private static long sum(Map<String, Integer> m) {
     long total = 0;

@@ -17,9 +17,10 @@ import java.util.concurrent.Executor;
  *     .build();
  * }</pre>
  *
- * <p>Each setter checks its own argument and throws {@link IllegalArgumentException} naming the field and
- * the value; {@link #build()} checks the combination and names the conflict. {@code build()} copies the
- * settings, so a builder can be changed and reused without touching compartments already built.
+ * <p>Each setter checks its own argument and throws {@link IllegalArgumentException} naming the
+ * field and the value; {@link #build()} checks the combination and names the conflict. {@code
+ * build()} copies the settings, so a builder can be changed and reused without touching
+ * compartments already built.
  *
  * <p>Defaults: no queue ({@code maxQueue(0)}: a full compartment rejects at once) and the system
  * ticker. The limit has no default: a compartment's size is a decision, not something to inherit.
@@ -62,8 +63,9 @@ public final class BulkheadBuilder {
   }
 
   /**
-   * Sets how many callers may wait for a slot when all are taken. {@code 0} (the default) rejects at
-   * once. A waiting caller holds no slot, but a synchronous one holds its thread: keep the queue short.
+   * Sets how many callers may wait for a slot when all are taken. {@code 0} (the default) rejects
+   * at once. A waiting caller holds no slot, but a synchronous one holds its thread: keep the queue
+   * short.
    *
    * @throws IllegalArgumentException if {@code maxQueue} is negative or above 16,777,215, the most
    *     waiters one compartment counts
@@ -73,9 +75,12 @@ public final class BulkheadBuilder {
       throw new IllegalArgumentException("maxQueue must not be negative but was " + maxQueue);
     }
     if (maxQueue > DefaultBulkhead.MAX_WAITING) {
-      throw new IllegalArgumentException("maxQueue must be at most " + DefaultBulkhead.MAX_WAITING
-          + " (the most waiters one compartment counts) but was " + maxQueue
-          + "; use unboundedQueue() for no bound of your own");
+      throw new IllegalArgumentException(
+          "maxQueue must be at most "
+              + DefaultBulkhead.MAX_WAITING
+              + " (the most waiters one compartment counts) but was "
+              + maxQueue
+              + "; use unboundedQueue() for no bound of your own");
     }
     this.queueBounded = true;
     this.maxQueue = maxQueue;
@@ -83,10 +88,11 @@ public final class BulkheadBuilder {
   }
 
   /**
-   * Lets any number of callers wait. Rarely what you want in front of a slow dependency (a long queue
-   * turns fast rejections back into slow ones), but right for a server-wide cap that must never turn a
-   * request away. In practice the count of waiters stops at 16,777,215 (1.5 GB of asynchronous
-   * waiters); a caller beyond that is rejected with {@link BulkheadFullException.Reason#QUEUE_FULL}.
+   * Lets any number of callers wait. Rarely what you want in front of a slow dependency (a long
+   * queue turns fast rejections back into slow ones), but right for a server-wide cap that must
+   * never turn a request away. In practice the count of waiters stops at 16,777,215 (1.5 GB of
+   * asynchronous waiters); a caller beyond that is rejected with {@link
+   * BulkheadFullException.Reason#QUEUE_FULL}.
    */
   public BulkheadBuilder unboundedQueue() {
     this.queueBounded = false;
@@ -95,8 +101,8 @@ public final class BulkheadBuilder {
   }
 
   /**
-   * Sets how long one caller may wait for a slot before it is rejected with
-   * {@link BulkheadFullException.Reason#WAIT_TIMEOUT}. Keep it well under your callers' own timeouts.
+   * Sets how long one caller may wait for a slot before it is rejected with {@link
+   * BulkheadFullException.Reason#WAIT_TIMEOUT}. Keep it well under your callers' own timeouts.
    *
    * @throws NullPointerException if {@code maxWait} is null
    * @throws IllegalArgumentException if {@code maxWait} is negative, or too long to count in
@@ -108,9 +114,11 @@ public final class BulkheadBuilder {
       throw new IllegalArgumentException("maxWait must not be negative but was " + maxWait);
     }
     if (Durations.exceedsNanos(maxWait)) {
-      throw new IllegalArgumentException("maxWait " + maxWait
-          + " is longer than the 292 years a nanosecond deadline can hold; use unboundedWait() to wait"
-          + " without a limit");
+      throw new IllegalArgumentException(
+          "maxWait "
+              + maxWait
+              + " is longer than the 292 years a nanosecond deadline can hold; use unboundedWait() to wait"
+              + " without a limit");
     }
     this.waitSet = true;
     this.maxWait = maxWait;
@@ -137,9 +145,9 @@ public final class BulkheadBuilder {
   }
 
   /**
-   * Makes the compartment draw its limit from {@code budget}: {@link #build()} fails if the limits of
-   * the budget's compartments would add up to more than its capacity, and so does a later
-   * {@link Bulkhead#setLimit(int)} that would.
+   * Makes the compartment draw its limit from {@code budget}: {@link #build()} fails if the limits
+   * of the budget's compartments would add up to more than its capacity, and so does a later {@link
+   * Bulkhead#setLimit(int)} that would.
    */
   public BulkheadBuilder budget(Budget budget) {
     this.budget = Objects.requireNonNull(budget, "budget");
@@ -152,9 +160,9 @@ public final class BulkheadBuilder {
   }
 
   /**
-   * Replaces where the compartment runs the user code no caller's thread is there for (see
-   * {@link CompartmentThreads}), for tests. The executor must never run a task on the thread that
-   * calls {@code execute} unless that thread is the test's own: the timer hands it work.
+   * Replaces where the compartment runs the user code no caller's thread is there for (see {@link
+   * CompartmentThreads}), for tests. The executor must never run a task on the thread that calls
+   * {@code execute} unless that thread is the test's own: the timer hands it work.
    */
   BulkheadBuilder executor(Executor executor) {
     this.executor = Objects.requireNonNull(executor, "executor");
@@ -164,33 +172,41 @@ public final class BulkheadBuilder {
   /**
    * Returns a new compartment with these settings.
    *
-   * @throws IllegalArgumentException if the limit was not set, if callers may queue but no
-   *     {@code maxWait} was chosen, if they may queue but {@code maxWait} is zero, or if the budget
-   *     has no room for the limit
+   * @throws IllegalArgumentException if the limit was not set, if callers may queue but no {@code
+   *     maxWait} was chosen, if they may queue but {@code maxWait} is zero, or if the budget has no
+   *     room for the limit
    */
   public Bulkhead build() {
     if (limit == 0) {
-      throw new IllegalArgumentException("limit was not set for bulkhead '" + name
-          + "': call limit(int) with how many calls may be in flight at once");
+      throw new IllegalArgumentException(
+          "limit was not set for bulkhead '"
+              + name
+              + "': call limit(int) with how many calls may be in flight at once");
     }
     boolean mayQueue = !queueBounded || maxQueue > 0;
     if (mayQueue && !waitSet) {
-      throw new IllegalArgumentException("bulkhead '" + name + "' lets "
-          + (queueBounded ? maxQueue + " callers" : "any number of callers")
-          + " wait but no maxWait was set: call maxWait(Duration), or unboundedWait() to wait"
-          + " without a limit");
+      throw new IllegalArgumentException(
+          "bulkhead '"
+              + name
+              + "' lets "
+              + (queueBounded ? maxQueue + " callers" : "any number of callers")
+              + " wait but no maxWait was set: call maxWait(Duration), or unboundedWait() to wait"
+              + " without a limit");
     }
     if (mayQueue && maxWait != null && maxWait.isZero()) {
-      throw new IllegalArgumentException("bulkhead '" + name + "' has maxWait PT0S, so the "
-          + (queueBounded ? maxQueue + " callers" : "callers")
-          + " its queue admits would be rejected the moment they queue: set maxWait above zero,"
-          + " or maxQueue(0) to reject at once");
+      throw new IllegalArgumentException(
+          "bulkhead '"
+              + name
+              + "' has maxWait PT0S, so the "
+              + (queueBounded ? maxQueue + " callers" : "callers")
+              + " its queue admits would be rejected the moment they queue: set maxWait above zero,"
+              + " or maxQueue(0) to reject at once");
     }
     Duration wait = waitSet ? maxWait : Duration.ZERO;
     BulkheadConfig config = new BulkheadConfig(name, limit, queueBounded, maxQueue, wait);
     Scheduler timer = scheduler != null ? scheduler : SharedTimer.INSTANCE;
     Executor own = executor != null ? executor : CompartmentThreads.forCompartment(name);
-    return new DefaultBulkhead(config, listeners.toArray(new BulkheadListener[0]), ticker, timer,
-        own, budget);
+    return new DefaultBulkhead(
+        config, listeners.toArray(new BulkheadListener[0]), ticker, timer, own, budget);
   }
 }

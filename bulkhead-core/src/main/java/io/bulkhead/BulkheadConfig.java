@@ -7,15 +7,15 @@ import java.util.OptionalInt;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The immutable settings of one compartment: its name, how many calls may be in flight, how many may
- * wait, and for how long.
+ * The immutable settings of one compartment: its name, how many calls may be in flight, how many
+ * may wait, and for how long.
  *
  * <p>"Unbounded" is said with an empty {@link OptionalInt} or {@link Optional}, never with a magic
- * number: {@link #maxQueue()} is empty when any number of callers may wait, {@link #maxWait()} is empty
- * when a waiter waits until it is handed a slot (no timer is ever armed for it).
+ * number: {@link #maxQueue()} is empty when any number of callers may wait, {@link #maxWait()} is
+ * empty when a waiter waits until it is handed a slot (no timer is ever armed for it).
  *
- * <p>Instances come from {@link BulkheadBuilder#build()} and {@link Bulkhead#config()}. This class is
- * immutable and thread-safe.
+ * <p>Instances come from {@link BulkheadBuilder#build()} and {@link Bulkhead#config()}. This class
+ * is immutable and thread-safe.
  */
 public final class BulkheadConfig {
 
@@ -43,7 +43,9 @@ public final class BulkheadConfig {
     return limit;
   }
 
-  /** How many callers may wait for a slot; empty when unbounded. {@code 0} means: reject at once. */
+  /**
+   * How many callers may wait for a slot; empty when unbounded. {@code 0} means: reject at once.
+   */
   public OptionalInt maxQueue() {
     return queueBounded ? OptionalInt.of(maxQueue) : OptionalInt.empty();
   }
@@ -92,10 +94,14 @@ public final class BulkheadConfig {
 
   @Override
   public String toString() {
-    return "BulkheadConfig{name=" + name
-        + ", limit=" + limit
-        + ", maxQueue=" + (queueBounded ? Integer.toString(maxQueue) : "unbounded")
-        + ", maxWait=" + (maxWait == null ? "unbounded" : maxWait.toString())
+    return "BulkheadConfig{name="
+        + name
+        + ", limit="
+        + limit
+        + ", maxQueue="
+        + (queueBounded ? Integer.toString(maxQueue) : "unbounded")
+        + ", maxWait="
+        + (maxWait == null ? "unbounded" : maxWait.toString())
         + "}";
   }
 }

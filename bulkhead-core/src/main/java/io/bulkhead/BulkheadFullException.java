@@ -4,12 +4,13 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * The fast, typed "no" of a compartment: the call was not admitted and the dependency was not called.
+ * The fast, typed "no" of a compartment: the call was not admitted and the dependency was not
+ * called.
  *
  * <p>It is a control-flow signal on a hot path, so it carries no stack trace and builds its message
  * only when asked. {@link #retryAfter()} is a hint for the caller (an HTTP edge puts it into a
- * {@code Retry-After} header): the compartment's estimate of when a slot is likely to be free, from the
- * observed service time of recent calls and the number of callers already waiting.
+ * {@code Retry-After} header): the compartment's estimate of when a slot is likely to be free, from
+ * the observed service time of recent calls and the number of callers already waiting.
  */
 public final class BulkheadFullException extends RuntimeException {
 
@@ -18,13 +19,15 @@ public final class BulkheadFullException extends RuntimeException {
 
   /** Why a call was not admitted. */
   public enum Reason {
-    /** Every slot was taken and no more callers may wait (the queue was full, or its bound is 0). */
+    /**
+     * Every slot was taken and no more callers may wait (the queue was full, or its bound is 0).
+     */
     QUEUE_FULL,
     /** The caller waited for {@code maxWait} and no slot was handed to it. */
     WAIT_TIMEOUT,
     /**
-     * The waiting thread was interrupted before it was handed a slot. The thread's interrupt status is
-     * set again before this exception is thrown.
+     * The waiting thread was interrupted before it was handed a slot. The thread's interrupt status
+     * is set again before this exception is thrown.
      */
     INTERRUPTED
   }
@@ -80,7 +83,8 @@ public final class BulkheadFullException extends RuntimeException {
   /**
    * {@link #retryAfter()} as an HTTP {@code Retry-After} value: whole seconds, rounded up so that a
    * client never comes back before the hint, and at least 1 (the header cannot say "less than a
-   * second", and 0 invites an immediate retry storm). Every HTTP edge of the project answers with it.
+   * second", and 0 invites an immediate retry storm). Every HTTP edge of the project answers with
+   * it.
    */
   public long retryAfterSeconds() {
     long seconds = retryAfterNanos / NANOS_PER_SECOND;
@@ -104,7 +108,13 @@ public final class BulkheadFullException extends RuntimeException {
         why = "the thread was interrupted while it waited for a slot";
         break;
     }
-    return "bulkhead '" + bulkheadName + "' is full (" + reason + "): " + why
-        + "; retry after " + Durations.format(retryAfterNanos);
+    return "bulkhead '"
+        + bulkheadName
+        + "' is full ("
+        + reason
+        + "): "
+        + why
+        + "; retry after "
+        + Durations.format(retryAfterNanos);
   }
 }

@@ -16,10 +16,10 @@ import java.util.function.Function;
  * The compartments of one application, by name: what metrics binders, dashboards and configuration
  * loaders work from.
  *
- * <p>Compartments can be added and removed while the application runs; {@link Listener}s hear of both
- * (a metrics binder registers and removes meters from them). Listeners are called after the change,
- * outside the registry's lock, on the thread that made the change; one that throws does not stop the
- * others and does not undo the change.
+ * <p>Compartments can be added and removed while the application runs; {@link Listener}s hear of
+ * both (a metrics binder registers and removes meters from them). Listeners are called after the
+ * change, outside the registry's lock, on the thread that made the change; one that throws does not
+ * stop the others and does not undo the change.
  *
  * <p>Any kind of {@link Compartment} can be registered: a {@link Bulkhead}, a {@link WorkerPool}'s
  * {@linkplain WorkerPool#compartment() view}, a connection pool's, or a decorator of your own.
@@ -27,8 +27,8 @@ import java.util.function.Function;
  * Removing one gives its budget share back through {@link Compartment#leaveBudget()}, whatever its
  * class.
  *
- * <p>This class is thread-safe. It never calls a compartment, a factory or a listener while it holds
- * its lock, so none of them can stall the registry for everyone or deadlock against it.
+ * <p>This class is thread-safe. It never calls a compartment, a factory or a listener while it
+ * holds its lock, so none of them can stall the registry for everyone or deadlock against it.
  */
 /*
  * Algorithm and invariants
@@ -71,13 +71,15 @@ public final class BulkheadRegistry {
   }
 
   private final ReentrantLock lock = new ReentrantLock();
-  private final LinkedHashMap<String, Compartment> byName = new LinkedHashMap<>(); // guarded by lock
+  private final LinkedHashMap<String, Compartment> byName =
+      new LinkedHashMap<>(); // guarded by lock
   private final HashMap<String, Creation> creating = new HashMap<>(); // guarded by lock
   private final List<Listener> listeners = new CopyOnWriteArrayList<>();
 
   /** A factory running for a name; callers for the same name wait for its result. */
   private static final class Creation {
     final Thread builder;
+
     /** The compartment registered under the name, or null if the factory failed. */
     final CompletableFuture<Compartment> result = new CompletableFuture<>();
 
@@ -118,16 +120,16 @@ public final class BulkheadRegistry {
   }
 
   /**
-   * Returns the compartment named {@code name}, building and adding it with {@code factory} if there is
-   * none. The factory must return a compartment with that name.
+   * Returns the compartment named {@code name}, building and adding it with {@code factory} if
+   * there is none. The factory must return a compartment with that name.
    *
-   * <p>The factory runs outside the registry's lock, so it may take its time and may use the registry
-   * for other names. While it runs, other callers of this method for the same name wait for its
-   * result instead of running their own factories, so for calls to this method alone the factory runs
-   * at most once per name (a second compartment of that name would, for one, fail to join the first
-   * one's {@link Budget}). Calls for other names and every other method of the registry go on
-   * meanwhile. If the factory throws, that exception reaches its caller and one of the waiting callers
-   * runs its own factory in turn.
+   * <p>The factory runs outside the registry's lock, so it may take its time and may use the
+   * registry for other names. While it runs, other callers of this method for the same name wait
+   * for its result instead of running their own factories, so for calls to this method alone the
+   * factory runs at most once per name (a second compartment of that name would, for one, fail to
+   * join the first one's {@link Budget}). Calls for other names and every other method of the
+   * registry go on meanwhile. If the factory throws, that exception reaches its caller and one of
+   * the waiting callers runs its own factory in turn.
    *
    * <p>If {@link #register} adds a compartment of the same name while the factory runs, the one
    * registered wins and is returned: the one the factory built is discarded, and its budget share
@@ -141,7 +143,7 @@ public final class BulkheadRegistry {
   public Compartment computeIfAbsent(String name, Function<String, ? extends Compartment> factory) {
     Objects.requireNonNull(name, "name");
     Objects.requireNonNull(factory, "factory");
-    for (;;) {
+    for (; ; ) {
       Creation creation;
       boolean mine;
       lock.lock();
@@ -156,8 +158,13 @@ public final class BulkheadRegistry {
           creation = new Creation(Thread.currentThread());
           creating.put(name, creation);
         } else if (creation.builder == Thread.currentThread()) {
-          throw new IllegalStateException("the factory building '" + name + "' called"
-              + " computeIfAbsent for '" + name + "' again; it would wait for itself");
+          throw new IllegalStateException(
+              "the factory building '"
+                  + name
+                  + "' called"
+                  + " computeIfAbsent for '"
+                  + name
+                  + "' again; it would wait for itself");
         }
       } finally {
         lock.unlock();
@@ -179,11 +186,12 @@ public final class BulkheadRegistry {
     Compartment created = null;
     Compartment winner;
     try {
-      created = Objects.requireNonNull(factory.apply(name), "factory for '" + name + "' returned null");
+      created =
+          Objects.requireNonNull(factory.apply(name), "factory for '" + name + "' returned null");
       String builtName = created.name();
       if (!name.equals(builtName)) {
-        throw new IllegalArgumentException("factory for '" + name + "' built a bulkhead named '"
-            + builtName + "'");
+        throw new IllegalArgumentException(
+            "factory for '" + name + "' built a bulkhead named '" + builtName + "'");
       }
       lock.lock();
       try {
@@ -249,8 +257,8 @@ public final class BulkheadRegistry {
   }
 
   /**
-   * Removes the compartment named {@code name}; calls already in it finish normally. If it drew on a
-   * {@link Budget}, its share is returned to the budget.
+   * Removes the compartment named {@code name}; calls already in it finish normally. If it drew on
+   * a {@link Budget}, its share is returned to the budget.
    *
    * @return the removed compartment, if there was one
    */

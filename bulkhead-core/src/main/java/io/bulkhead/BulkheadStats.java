@@ -8,9 +8,10 @@ import java.util.OptionalInt;
  * A snapshot of one compartment: the four numbers to watch (in flight against the limit, waiting,
  * rejections, admitted latency) and the counters behind them.
  *
- * <p>Counters ({@link #admitted()}, {@link #rejected()}, {@link #completed()}, {@link #cancelled()})
- * are cumulative since the compartment was built and never go down; take two snapshots and subtract for
- * a rate. {@link #latency()} and {@link #queueWait()} cover the last {@link #window()} only.
+ * <p>Counters ({@link #admitted()}, {@link #rejected()}, {@link #completed()}, {@link
+ * #cancelled()}) are cumulative since the compartment was built and never go down; take two
+ * snapshots and subtract for a rate. {@link #latency()} and {@link #queueWait()} cover the last
+ * {@link #window()} only.
  *
  * <p>The fields are read one after another while calls come and go, so under load a snapshot is a
  * close approximation rather than a single instant; each counter on its own is exact. This class is
@@ -74,8 +75,8 @@ public final class BulkheadStats {
   }
 
   /**
-   * Calls holding a slot now. It exceeds {@link #limit()} only just after the limit was lowered, until
-   * enough of those calls finish.
+   * Calls holding a slot now. It exceeds {@link #limit()} only just after the limit was lowered,
+   * until enough of those calls finish.
    */
   public int inFlight() {
     return inFlight;
@@ -128,10 +129,11 @@ public final class BulkheadStats {
   /**
    * How long admitted calls held their slot, for calls that finished within {@link #window()}.
    *
-   * <p>Reading the clock costs more than a very fast call, so a compartment times every call that can
-   * matter — when it is more than half full, after a wait, while its recent calls take 20 µs or more,
-   * or while a listener is attached — and one in 256 of the others. {@link LatencySummary#count()} is
-   * then the number of calls timed; {@link #completed()} is always exact.
+   * <p>Reading the clock costs more than a very fast call, so a compartment times every call that
+   * can matter — when it is more than half full, after a wait, while its recent calls take 20 µs or
+   * more, or while a listener is attached — and one in 256 of the others. {@link
+   * LatencySummary#count()} is then the number of calls timed; {@link #completed()} is always
+   * exact.
    */
   public LatencySummary latency() {
     return latency;
@@ -144,19 +146,32 @@ public final class BulkheadStats {
 
   @Override
   public String toString() {
-    StringBuilder sb = new StringBuilder("BulkheadStats{name=").append(name)
-        .append(", inFlight=").append(inFlight).append('/').append(limit)
-        .append(", waiting=").append(waiting).append('/')
-        .append(maxQueue.isPresent() ? Integer.toString(maxQueue.getAsInt()) : "unbounded")
-        .append(", admitted=").append(admitted)
-        .append(", completed=").append(completed)
-        .append(", rejected=").append(rejected());
+    StringBuilder sb =
+        new StringBuilder("BulkheadStats{name=")
+            .append(name)
+            .append(", inFlight=")
+            .append(inFlight)
+            .append('/')
+            .append(limit)
+            .append(", waiting=")
+            .append(waiting)
+            .append('/')
+            .append(maxQueue.isPresent() ? Integer.toString(maxQueue.getAsInt()) : "unbounded")
+            .append(", admitted=")
+            .append(admitted)
+            .append(", completed=")
+            .append(completed)
+            .append(", rejected=")
+            .append(rejected());
     for (BulkheadFullException.Reason r : BulkheadFullException.Reason.values()) {
       sb.append(", ").append(r).append('=').append(rejected(r));
     }
-    return sb.append(", cancelled=").append(cancelled)
-        .append(", latency=").append(latency)
-        .append(", queueWait=").append(queueWait)
+    return sb.append(", cancelled=")
+        .append(cancelled)
+        .append(", latency=")
+        .append(latency)
+        .append(", queueWait=")
+        .append(queueWait)
         .append('}')
         .toString();
   }

@@ -7,24 +7,25 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The default executor of a compartment: where it runs the user code no caller's thread is there for
- * (see "Threads" in {@link DefaultBulkhead}'s design comment).
+ * The default executor of a compartment: where it runs the user code no caller's thread is there
+ * for (see "Threads" in {@link DefaultBulkhead}'s design comment).
  *
- * <p>Each compartment gets its own pool of daemon platform threads, named {@code bulkhead-<name>-<n>},
- * created when a task finds none idle and ended after {@link #IDLE_SECONDS} without work: a compartment
- * that never queues never starts one, and an idle process keeps none. Because a task never waits for a
- * busy thread (the queue is a hand-off, the pool has no maximum), a callback that blocks holds only its
- * own thread: the next task of the same compartment runs on another, and no other compartment shares
- * the pool at all. Each task starts one waiter or rejects the waiters one sweep expired, so the pool
- * holds one thread per such task of this compartment running at that moment (plus idle ones, for at
- * most {@link #IDLE_SECONDS}); a thread dump names the compartment whose callback is stuck.
+ * <p>Each compartment gets its own pool of daemon platform threads, named {@code
+ * bulkhead-<name>-<n>}, created when a task finds none idle and ended after {@link #IDLE_SECONDS}
+ * without work: a compartment that never queues never starts one, and an idle process keeps none.
+ * Because a task never waits for a busy thread (the queue is a hand-off, the pool has no maximum),
+ * a callback that blocks holds only its own thread: the next task of the same compartment runs on
+ * another, and no other compartment shares the pool at all. Each task starts one waiter or rejects
+ * the waiters one sweep expired, so the pool holds one thread per such task of this compartment
+ * running at that moment (plus idle ones, for at most {@link #IDLE_SECONDS}); a thread dump names
+ * the compartment whose callback is stuck.
  *
- * <p>Why not the alternatives: {@code ForkJoinPool.commonPool()} has one thread per core minus one (a
- * single thread on a 2-core host) and is shared with every other user of the JVM, so one blocked
- * listener would stall it again; a virtual thread per task (Java 21+) would be cheaper, but on Java 21
- * to 23 a listener blocking while it holds a monitor pins its carrier, and a handful of them would
- * stall every virtual thread in the JVM, other compartments' included. A platform thread that blocks
- * stalls only itself.
+ * <p>Why not the alternatives: {@code ForkJoinPool.commonPool()} has one thread per core minus one
+ * (a single thread on a 2-core host) and is shared with every other user of the JVM, so one blocked
+ * listener would stall it again; a virtual thread per task (Java 21+) would be cheaper, but on Java
+ * 21 to 23 a listener blocking while it holds a monitor pins its carrier, and a handful of them
+ * would stall every virtual thread in the JVM, other compartments' included. A platform thread that
+ * blocks stalls only itself.
  */
 final class CompartmentThreads {
 
@@ -35,12 +36,18 @@ final class CompartmentThreads {
 
   static Executor forCompartment(String name) {
     AtomicInteger count = new AtomicInteger();
-    ThreadPoolExecutor pool = new ThreadPoolExecutor(0, Integer.MAX_VALUE, IDLE_SECONDS,
-        TimeUnit.SECONDS, new SynchronousQueue<>(), task -> {
-          Thread thread = new Thread(task, "bulkhead-" + name + "-" + count.incrementAndGet());
-          thread.setDaemon(true);
-          return thread;
-        });
+    ThreadPoolExecutor pool =
+        new ThreadPoolExecutor(
+            0,
+            Integer.MAX_VALUE,
+            IDLE_SECONDS,
+            TimeUnit.SECONDS,
+            new SynchronousQueue<>(),
+            task -> {
+              Thread thread = new Thread(task, "bulkhead-" + name + "-" + count.incrementAndGet());
+              thread.setDaemon(true);
+              return thread;
+            });
     return pool;
   }
 }

@@ -197,10 +197,15 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
   private static final int FAST_BITS = 8;
   private static final long ONE_WAITER = 1L << FAST_BITS;
   private static final long FAST_MASK = ONE_WAITER - 1;
-  /** What one carry moves out of the word: the 255 counted there plus the admission that carries. */
+
+  /**
+   * What one carry moves out of the word: the 255 counted there plus the admission that carries.
+   */
   private static final long FAST_CARRY = FAST_MASK + 1;
+
   /** The most callers one compartment can count as waiting: the width of `waiting` in the word. */
   static final int MAX_WAITING = (1 << (32 - FAST_BITS)) - 1;
+
   private static final int ADMITTED = 0;
   private static final int QUEUED = 1;
   private static final int QUEUE_FULL = 2;
@@ -208,21 +213,33 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
 
   /** Calls faster than this may be timed one in {@link #SPARSE_SAMPLE} (see the design comment). */
   static final long FAST_CALL_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
+
   /**
-   * Fast calls of a compartment with room to spare are timed one in this many: one lap of the word's
-   * `fast` count, whose 0 picks the sample.
+   * Fast calls of a compartment with room to spare are timed one in this many: one lap of the
+   * word's `fast` count, whose 0 picks the sample.
    */
   static final int SPARSE_SAMPLE = 1 << FAST_BITS;
+
   private static final int SPARSE_MASK = SPARSE_SAMPLE - 1;
-  /** What takeFree returns when it took no slot: a word no successful take starts from (available -1). */
+
+  /**
+   * What takeFree returns when it took no slot: a word no successful take starts from (available
+   * -1).
+   */
   private static final long NO_FREE_SLOT = -1L;
 
-  /** Service-time estimate for {@code retryAfter} before any call has finished and without maxWait. */
+  /**
+   * Service-time estimate for {@code retryAfter} before any call has finished and without maxWait.
+   */
   static final long DEFAULT_SERVICE_ESTIMATE_NANOS = TimeUnit.SECONDS.toNanos(1);
+
   private static final long NO_SAMPLE = -1;
+
   /** How long to wait before handing a callback to an executor that refused it once. */
   static final long EXECUTOR_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
-  private static final BulkheadFullException.Reason[] REASONS = BulkheadFullException.Reason.values();
+
+  private static final BulkheadFullException.Reason[] REASONS =
+      BulkheadFullException.Reason.values();
 
   private static final VarHandle STATE;
   private static final VarHandle SERVICE_ESTIMATE;
@@ -241,10 +258,12 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
   // that it has a cache line of its own: see there.
   // Mirrors config.limit(), for the hot path's "more than half full" test.
   private volatile int limit;
-  // Seqlock around setLimit's two writes (config, state) and a carry's (state, fastCarried); odd while
+  // Seqlock around setLimit's two writes (config, state) and a carry's (state, fastCarried); odd
+  // while
   // they are in progress. Written only under the lock.
   private volatile int limitVersion;
-  // Fast admissions carried out of the state word's `fast` bits, 256 at a time (C1); under the lock.
+  // Fast admissions carried out of the state word's `fast` bits, 256 at a time (C1); under the
+  // lock.
   private volatile long fastCarried;
   // The last `completed` reported by stats(), so the derived count never goes down.
   private final java.util.concurrent.atomic.AtomicLong completedReported =
@@ -281,6 +300,7 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
       new java.util.concurrent.atomic.AtomicInteger();
   private final LongAdder[] rejected = new LongAdder[REASONS.length];
   private final SlidingWindow window = new SlidingWindow();
+
   // Exponentially weighted mean of admitted latency, for retryAfter. Written with plain opaque
   // stores: a lost update under contention only makes a hint slightly staler.
   @SuppressWarnings("unused") // accessed through SERVICE_ESTIMATE
@@ -394,7 +414,9 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
     return enqueueAsync(call);
   }
 
-  /** submit's slow path, and submitProvisionally's only one: take a slot under the lock, or queue. */
+  /**
+   * submit's slow path, and submitProvisionally's only one: take a slot under the lock, or queue.
+   */
   private <T extends @Nullable Object> CompletableFuture<T> enqueueAsync(AsyncCall<T> call) {
     if (fullWithQueueFull()) {
       call.reject(reject(BulkheadFullException.Reason.QUEUE_FULL)); // R7
@@ -449,7 +471,7 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
       limit = newLimit;
       STATE.getAndAdd(this, (long) delta << 32);
       limitVersion++;
-      for (;;) {
+      for (; ; ) {
         long s = state;
         if (waiting(s) == 0 || available(s) <= 0) {
           break;
@@ -500,13 +522,15 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
         recent[1]);
   }
 
-  /** The counts of stats(), read consistently (see the design comment); also for the model checker. */
+  /**
+   * The counts of stats(), read consistently (see the design comment); also for the model checker.
+   */
   Counts counts() {
     long slowSoFar = slowAdmitted.sum(); // before the state word: see the design comment
     long s;
     long carried;
     BulkheadConfig c;
-    for (;;) {
+    for (; ; ) {
       int version = limitVersion;
       c = config;
       s = state;
@@ -525,8 +549,16 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
   record Counts(BulkheadConfig config, int inFlight, int waiting, long admitted, long completed) {
     @Override
     public String toString() {
-      return "limit=" + config.limit() + " inFlight=" + inFlight + " waiting=" + waiting
-          + " admitted=" + admitted + " completed=" + completed;
+      return "limit="
+          + config.limit()
+          + " inFlight="
+          + inFlight
+          + " waiting="
+          + waiting
+          + " admitted="
+          + admitted
+          + " completed="
+          + completed;
     }
   }
 
@@ -544,9 +576,17 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
   public String toString() {
     long s = state;
     BulkheadConfig c = config;
-    return "Bulkhead{name=" + name + ", inFlight=" + Math.max(0, c.limit() - available(s)) + "/"
-        + c.limit() + ", waiting=" + waiting(s) + "/"
-        + (queueBounded ? Integer.toString(maxQueue) : "unbounded") + "}";
+    return "Bulkhead{name="
+        + name
+        + ", inFlight="
+        + Math.max(0, c.limit() - available(s))
+        + "/"
+        + c.limit()
+        + ", waiting="
+        + waiting(s)
+        + "/"
+        + (queueBounded ? Integer.toString(maxQueue) : "unbounded")
+        + "}";
   }
 
   // ------------------------------------------------------------------------------------------------
@@ -571,7 +611,9 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
     return NO_FREE_SLOT;
   }
 
-  /** takeFree when the word's `fast` count is full: takes the slot and carries, under the lock (C1). */
+  /**
+   * takeFree when the word's `fast` count is full: takes the slot and carries, under the lock (C1).
+   */
   private long takeFreeAndCarry() {
     lock.lock();
     try {
@@ -581,8 +623,10 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
         if (carry) {
           limitVersion++; // odd: (state, fastCarried) are changing
         }
-        long witness = (long) STATE.compareAndExchange(
-            this, s, carry ? s - ONE_PERMIT - FAST_MASK : s - ONE_PERMIT + 1);
+        long witness =
+            (long)
+                STATE.compareAndExchange(
+                    this, s, carry ? s - ONE_PERMIT - FAST_MASK : s - ONE_PERMIT + 1);
         if (carry) {
           if (witness == s) {
             fastCarried += FAST_CARRY;
@@ -620,8 +664,9 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
   }
 
   /**
-   * The slow path of call and acquire: takes a slot that has just freed, or queues and parks. Returns
-   * the ticker reading at admission (always timed); throws BulkheadFullException when not admitted.
+   * The slow path of call and acquire: takes a slot that has just freed, or queues and parks.
+   * Returns the ticker reading at admission (always timed); throws BulkheadFullException when not
+   * admitted.
    */
   private long acquireSlow() {
     ThreadWaiter waited = awaitSlot();
@@ -629,8 +674,8 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
   }
 
   /**
-   * Takes a slot that has just freed, or queues and parks until one is handed over, without counting
-   * the admission: returns null when a slot was free, the node when it waited. Throws
+   * Takes a slot that has just freed, or queues and parks until one is handed over, without
+   * counting the admission: returns null when a slot was free, the node when it waited. Throws
    * BulkheadFullException, counted, when no slot came.
    */
   private @Nullable ThreadWaiter awaitSlot() {
@@ -664,7 +709,7 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
   /** Caller holds the lock. Takes a free slot, or links {@code node}, or says why it cannot. */
   private int admitOrEnqueue(Waiter node, boolean mayWait, long now) {
     long s = state;
-    for (;;) {
+    for (; ; ) {
       int waiting = waiting(s);
       if (waiting == 0 && available(s) > 0) {
         long witness = (long) STATE.compareAndExchange(this, s, s - ONE_PERMIT);
@@ -694,7 +739,7 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
   private void awaitGrant(ThreadWaiter node) {
     boolean interrupted = false;
     try {
-      for (;;) {
+      for (; ; ) {
         int st = node.state;
         if (st == Waiter.GRANTED) {
           return;
@@ -767,9 +812,10 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
   }
 
   /**
-   * When a newcomer can expect a slot: the queue ahead of it plus itself, each taking one service time
-   * on one of {@code limit} slots. The service time is the weighted mean of recent admitted latency;
-   * before any call has finished it is maxWait, or a second when waiting is unbounded or zero.
+   * When a newcomer can expect a slot: the queue ahead of it plus itself, each taking one service
+   * time on one of {@code limit} slots. The service time is the weighted mean of recent admitted
+   * latency; before any call has finished it is maxWait, or a second when waiting is unbounded or
+   * zero.
    */
   private long retryAfterNanos() {
     long service = (long) SERVICE_ESTIMATE.getOpaque(this);
@@ -795,8 +841,8 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
       held = Math.max(0, now - admittedAt);
       window.recordLatency(now, held);
       long previous = (long) SERVICE_ESTIMATE.getOpaque(this);
-      SERVICE_ESTIMATE.setOpaque(this,
-          previous == NO_SAMPLE ? held : previous + (held - previous) / 8);
+      SERVICE_ESTIMATE.setOpaque(
+          this, previous == NO_SAMPLE ? held : previous + (held - previous) / 8);
       int mask = held < FAST_CALL_NANOS ? SPARSE_MASK : 0;
       if (sampleMask != mask) {
         sampleMask = mask;
@@ -815,7 +861,7 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
 
   private Waiter freeSlot() {
     long s = state;
-    for (;;) {
+    for (; ; ) {
       if (waiting(s) == 0 || available(s) < 0) {
         long witness = (long) STATE.compareAndExchange(this, s, s + ONE_PERMIT);
         if (witness == s) {
@@ -832,7 +878,7 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
   private Waiter handOff() {
     lock.lock();
     try {
-      for (;;) {
+      for (; ; ) {
         long s = state;
         if (waiting(s) == 0 || available(s) < 0) {
           if (STATE.compareAndSet(this, s, s + ONE_PERMIT)) {
@@ -854,8 +900,8 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
   }
 
   /**
-   * Starts a granted async call on the compartment's executor, never on this thread: the thread that
-   * freed the slot may be inside user code that waits for this very call (R8).
+   * Starts a granted async call on the compartment's executor, never on this thread: the thread
+   * that freed the slot may be inside user code that waits for this very call (R8).
    */
   void dispatch(AsyncCall<?> call) {
     runElsewhere(() -> startAfterWait(call));
@@ -864,15 +910,23 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
   /**
    * Hands {@code task} (user code: a granted call's start, a timed-out call's rejection) to the
    * compartment's executor, so that neither the shared timer nor a releasing caller runs it. If the
-   * executor refuses (no thread could be started), the timer retries a moment later: the task is late,
-   * but it is neither lost nor run on a shared thread.
+   * executor refuses (no thread could be started), the timer retries a moment later: the task is
+   * late, but it is neither lost nor run on a shared thread.
    */
   void runElsewhere(Runnable task) {
     try {
       executor.execute(task);
     } catch (RejectedExecutionException | OutOfMemoryError refused) {
-      LOG.log(Level.ERROR, () -> "bulkhead '" + name + "' could not start a thread for a callback;"
-          + " retrying in " + TimeUnit.NANOSECONDS.toMillis(EXECUTOR_RETRY_NANOS) + " ms", refused);
+      LOG.log(
+          Level.ERROR,
+          () ->
+              "bulkhead '"
+                  + name
+                  + "' could not start a thread for a callback;"
+                  + " retrying in "
+                  + TimeUnit.NANOSECONDS.toMillis(EXECUTOR_RETRY_NANOS)
+                  + " ms",
+          refused);
       scheduler.schedule(() -> runElsewhere(task), EXECUTOR_RETRY_NANOS);
     }
   }
@@ -939,9 +993,10 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
 
   /** Takes a place in the queue for a provisional slot, if the queue has one (Provisional P3). */
   boolean reserveProvisionalWait() {
-    for (;;) {
+    for (; ; ) {
       int n = provisionalWaiting.get();
-      // Read apart from the state word: a caller queueing in the compartment at the same moment checks
+      // Read apart from the state word: a caller queueing in the compartment at the same moment
+      // checks
       // only the word, so the two lines together can exceed maxQueue by the racing callers.
       if (queueBounded && n + waiting(state) >= maxQueue) {
         return false;
@@ -960,7 +1015,9 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
     listeners.queued();
   }
 
-  /** A provisional slot was confirmed at {@code now}; {@code waited} is negative if it never waited. */
+  /**
+   * A provisional slot was confirmed at {@code now}; {@code waited} is negative if it never waited.
+   */
   void provisionalAdmitted(long waited, long now) {
     slowAdmitted.increment();
     if (waited >= 0) {
@@ -971,7 +1028,9 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
     }
   }
 
-  /** A provisional slot was abandoned: pass it on and count the rejection, if this caller left it. */
+  /**
+   * A provisional slot was abandoned: pass it on and count the rejection, if this caller left it.
+   */
   BulkheadFullException provisionalRejected(BulkheadFullException.Reason reason, boolean counted) {
     if (!counted) {
       return new BulkheadFullException(name, reason, retryAfterNanos());
@@ -998,7 +1057,10 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
   // ------------------------------------------------------------------------------------------------
   // Leaving the queue without a slot
 
-  /** The owner of {@code node} gave up (timeout or interrupt); unlink it unless a granter already did. */
+  /**
+   * The owner of {@code node} gave up (timeout or interrupt); unlink it unless a granter already
+   * did.
+   */
   private void unlinkAbandoned(Waiter node) {
     lock.lock();
     try {
@@ -1018,7 +1080,9 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
     listeners.cancelled(ticker.read() - node.enqueuedAt);
   }
 
-  /** The timer task: expires every waiter whose deadline has passed and re-arms for the next one. */
+  /**
+   * The timer task: expires every waiter whose deadline has passed and re-arms for the next one.
+   */
   private void sweep() {
     List<Waiter> expired = null;
     lock.lock();
@@ -1029,7 +1093,8 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
       while (w != null && now - w.enqueuedAt >= maxWaitNanos) {
         Waiter next = w.next;
         boolean expiredHere = w.abandon(Waiter.TIMED_OUT);
-        // Either it expires now, or its owner abandoned it and has not unlinked it yet: do it for them.
+        // Either it expires now, or its owner abandoned it and has not unlinked it yet: do it for
+        // them.
         unlink(w);
         STATE.getAndAdd(this, -ONE_WAITER);
         if (expiredHere) {
@@ -1062,7 +1127,8 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
       }
     }
     if (rejections != null) {
-      // One task per sweep, not per waiter: a sweep can expire millions at once, and a hand-off each
+      // One task per sweep, not per waiter: a sweep can expire millions at once, and a hand-off
+      // each
       // would cost more than the rejections themselves (R9).
       List<Waiter> batch = rejections;
       runElsewhere(() -> rejectExpired(batch));
@@ -1114,8 +1180,8 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
   }
 
   /**
-   * Makes listeners receive {@code face} as the compartment of every event: a WorkerPool registers a
-   * view of this compartment, and a listener added through that view must see that view.
+   * Makes listeners receive {@code face} as the compartment of every event: a WorkerPool registers
+   * a view of this compartment, and a listener added through that view must see that view.
    */
   void reportEventsAs(Compartment face) {
     listeners.reportAs(face);
@@ -1123,7 +1189,8 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
 
   /**
    * Leaves the budget, for a compartment that is being discarded (removed from its registry). Later
-   * limit changes no longer touch the budget, so a discarded compartment cannot take its share back.
+   * limit changes no longer touch the budget, so a discarded compartment cannot take its share
+   * back.
    */
   @Override
   public Optional<Budget> budget() {

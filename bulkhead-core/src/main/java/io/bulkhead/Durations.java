@@ -8,8 +8,8 @@ final class Durations {
   private Durations() {}
 
   /**
-   * Converts to nanoseconds, saturating at {@link Long#MAX_VALUE} instead of throwing: about 292 years,
-   * longer than any deadline a compartment meets.
+   * Converts to nanoseconds, saturating at {@link Long#MAX_VALUE} instead of throwing: about 292
+   * years, longer than any deadline a compartment meets.
    */
   static long toNanosSaturated(Duration duration) {
     if (duration.compareTo(MAX_NANOS) >= 0) {
@@ -26,8 +26,8 @@ final class Durations {
   }
 
   /**
-   * A short human form: 850µs, 12ms, 1.5s, 42s, 2m5s. Plain arithmetic rather than String.format: it
-   * builds exception messages, and CompletableFuture builds those eagerly whenever it wraps one.
+   * A short human form: 850µs, 12ms, 1.5s, 42s, 2m5s. Plain arithmetic rather than String.format:
+   * it builds exception messages, and CompletableFuture builds those eagerly whenever it wraps one.
    */
   static String format(long nanos) {
     if (nanos < 1_000_000L) {

@@ -1,9 +1,10 @@
 package io.bulkhead;
 
 /**
- * The bucket layout shared by the sliding window and {@link LatencySummary}: log-linear, four buckets
- * per power of two from 2^10 ns (about 1 µs) to 2^42 ns (about 73 minutes), one underflow bucket below
- * and one overflow bucket above. Finding a bucket is a leading-zero count and two shifts.
+ * The bucket layout shared by the sliding window and {@link LatencySummary}: log-linear, four
+ * buckets per power of two from 2^10 ns (about 1 µs) to 2^42 ns (about 73 minutes), one underflow
+ * bucket below and one overflow bucket above. Finding a bucket is a leading-zero count and two
+ * shifts.
  */
 final class Histograms {
 
@@ -41,7 +42,9 @@ final class Histograms {
     return (1L << exp) + ((long) sub << (exp - SUB_BITS));
   }
 
-  /** The value reported for a bucket: its midpoint (the overflow bucket reports its lower bound). */
+  /**
+   * The value reported for a bucket: its midpoint (the overflow bucket reports its lower bound).
+   */
   static long representative(int b) {
     if (b >= BUCKETS - 1) {
       return lowerBound(b);

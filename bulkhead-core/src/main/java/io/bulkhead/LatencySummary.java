@@ -102,9 +102,16 @@ public final class LatencySummary {
 
   @Override
   public String toString() {
-    return "LatencySummary{count=" + count + ", mean=" + Durations.format(meanNanos())
-        + ", p50=" + Durations.format(percentileNanos(0.5))
-        + ", p99=" + Durations.format(percentileNanos(0.99))
-        + ", max=" + Durations.format(maxNanos) + "}";
+    return "LatencySummary{count="
+        + count
+        + ", mean="
+        + Durations.format(meanNanos())
+        + ", p50="
+        + Durations.format(percentileNanos(0.5))
+        + ", p99="
+        + Durations.format(percentileNanos(0.99))
+        + ", max="
+        + Durations.format(maxNanos)
+        + "}";
   }
 }

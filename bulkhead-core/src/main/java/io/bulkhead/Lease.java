@@ -15,7 +15,10 @@ import java.lang.invoke.VarHandle;
  * object for a permit closed in the method that took it; it was measured (DESIGN.md, "Where the
  * admitted path's time went") and not kept, because core must not hold monitors.
  */
-/** The {@link Permit} handed out by a compartment; a CAS makes {@link #close()} release exactly once. */
+/**
+ * The {@link Permit} handed out by a compartment; a CAS makes {@link #close()} release exactly
+ * once.
+ */
 final class Lease implements Permit {
 
   private static final VarHandle CLOSED;

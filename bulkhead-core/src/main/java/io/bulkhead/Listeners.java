@@ -10,10 +10,10 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * The listeners of one compartment, each call guarded so that a throwing listener is contained.
  *
- * <p>Concurrency: the listeners live in a copy-on-write array behind a volatile field. Adding or removing
- * one swaps the array under a lock (a rare operation); notifying reads the field once and walks that
- * array, so a notification sees either the old or the new set, never a torn one. With no listener the
- * walk is over an empty array and costs a volatile read.
+ * <p>Concurrency: the listeners live in a copy-on-write array behind a volatile field. Adding or
+ * removing one swaps the array under a lock (a rare operation); notifying reads the field once and
+ * walks that array, so a notification sees either the old or the new set, never a torn one. With no
+ * listener the walk is over an empty array and costs a volatile read.
  */
 final class Listeners {
 
@@ -142,11 +142,28 @@ final class Listeners {
     failures.increment();
     try {
       if (reported.add(listener)) {
-        LOG.log(Level.WARNING, () -> "listener " + listener + " of bulkhead '" + bulkhead.name()
-            + "' threw from " + method + "; it is contained and later failures are logged at DEBUG", t);
+        LOG.log(
+            Level.WARNING,
+            () ->
+                "listener "
+                    + listener
+                    + " of bulkhead '"
+                    + bulkhead.name()
+                    + "' threw from "
+                    + method
+                    + "; it is contained and later failures are logged at DEBUG",
+            t);
       } else if (LOG.isLoggable(Level.DEBUG)) {
-        LOG.log(Level.DEBUG, () -> "listener " + listener + " of bulkhead '" + bulkhead.name()
-            + "' threw from " + method, t);
+        LOG.log(
+            Level.DEBUG,
+            () ->
+                "listener "
+                    + listener
+                    + " of bulkhead '"
+                    + bulkhead.name()
+                    + "' threw from "
+                    + method,
+            t);
       }
     } catch (Throwable ignored) {
       // A broken logger must not break the compartment either.

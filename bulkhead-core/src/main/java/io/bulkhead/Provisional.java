@@ -56,10 +56,13 @@ final class Provisional implements ProvisionalSlot {
   }
 
   private final DefaultBulkhead bulkhead;
+
   /** Ticker reading when the call asked for its slot: waits are measured from here. */
   final long since;
+
   /** Set before the integration sees the slot when the call waited in the compartment's queue. */
   volatile boolean waitedForSlot;
+
   private volatile int state = PENDING;
   // Written before the CAS to CONFIRMED, read only after a read of CONFIRMED: published by it.
   private long admittedAt;
@@ -101,8 +104,10 @@ final class Provisional implements ProvisionalSlot {
   public BulkheadFullException abandon(BulkheadFullException.Reason reason) {
     Objects.requireNonNull(reason, "reason");
     if (state == CONFIRMED || state == RELEASED) {
-      throw new IllegalStateException("a confirmed slot of bulkhead '" + bulkhead.name()
-          + "' cannot be abandoned: its call was admitted");
+      throw new IllegalStateException(
+          "a confirmed slot of bulkhead '"
+              + bulkhead.name()
+              + "' cannot be abandoned: its call was admitted");
     }
     boolean counted = leaveProvisional(ABANDONED) >= 0;
     return bulkhead.provisionalRejected(reason, counted);
@@ -110,7 +115,7 @@ final class Provisional implements ProvisionalSlot {
 
   @Override
   public void close() {
-    for (;;) {
+    for (; ; ) {
       int s = state;
       if (s == CONFIRMED) {
         if (STATE.compareAndSet(this, CONFIRMED, RELEASED)) {
@@ -133,9 +138,11 @@ final class Provisional implements ProvisionalSlot {
     return state >= ABANDONED;
   }
 
-  /** Moves the slot out of PENDING or WAITING; returns the state it left, or -1 if it had left it. */
+  /**
+   * Moves the slot out of PENDING or WAITING; returns the state it left, or -1 if it had left it.
+   */
   private int leaveProvisional(int to) {
-    for (;;) {
+    for (; ; ) {
       int s = state;
       if (s != PENDING && s != WAITING) {
         return -1;

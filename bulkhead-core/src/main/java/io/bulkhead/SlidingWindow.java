@@ -7,22 +7,25 @@ import java.util.Arrays;
 /**
  * The recent-window histograms of one compartment: admitted latency and queue wait.
  *
- * <p>Design: a ring of {@link #SLICES} one-second slices, each holding both histograms (bucket counts,
- * sum and max). A sample goes into the slice of the second it was taken in; {@link #snapshot} merges the
- * slices of the last {@link #WINDOW_SLICES} seconds. A slice is recycled when a sample for a newer second
- * lands on its ring position: the first recorder to move its epoch forward (a CAS) clears it.
+ * <p>Design: a ring of {@link #SLICES} one-second slices, each holding both histograms (bucket
+ * counts, sum and max). A sample goes into the slice of the second it was taken in; {@link
+ * #snapshot} merges the slices of the last {@link #WINDOW_SLICES} seconds. A slice is recycled when
+ * a sample for a newer second lands on its ring position: the first recorder to move its epoch
+ * forward (a CAS) clears it.
  *
  * <p>Concurrency: recording never locks and never allocates: a {@code floorDiv}, a volatile read of
- * the slice's epoch and two or three atomic adds. The ring is longer than the window so that the slice
- * being recycled is never one a reader of the window needs. Two races are accepted rather than
- * prevented, because the window is for dashboards and hints, not accounting (cumulative counters in
- * {@link BulkheadStats} are exact):
+ * the slice's epoch and two or three atomic adds. The ring is longer than the window so that the
+ * slice being recycled is never one a reader of the window needs. Two races are accepted rather
+ * than prevented, because the window is for dashboards and hints, not accounting (cumulative
+ * counters in {@link BulkheadStats} are exact):
+ *
  * <ul>
- *   <li>T1 wins the epoch CAS and starts clearing; T2 sees the new epoch and adds a sample; T1's clear
- *       then erases it. At most the samples of the instant of recycling are lost.
- *   <li>A reader merges slices while recorders add to them, so a snapshot can count a sample's bucket
- *       but not yet its sum. The next snapshot is consistent again.
+ *   <li>T1 wins the epoch CAS and starts clearing; T2 sees the new epoch and adds a sample; T1's
+ *       clear then erases it. At most the samples of the instant of recycling are lost.
+ *   <li>A reader merges slices while recorders add to them, so a snapshot can count a sample's
+ *       bucket but not yet its sum. The next snapshot is consistent again.
  * </ul>
+ *
  * A sample whose reading is older than its slice (a thread descheduled for over 16 seconds between
  * reading the ticker and recording) is dropped instead of corrupting a newer second.
  */
@@ -97,7 +100,7 @@ final class SlidingWindow {
   private Slice slice(long now) {
     long epoch = Math.floorDiv(now, SLICE_NANOS);
     Slice s = ring[(int) (epoch & (SLICES - 1))];
-    for (;;) {
+    for (; ; ) {
       long e = s.epoch;
       if (e == epoch) {
         return s;

@@ -3,12 +3,13 @@ package io.bulkhead;
 /**
  * A source of monotonic nanoseconds with an arbitrary origin, like {@link System#nanoTime()}.
  *
- * <p>Every deadline and duration inside a compartment is measured with a ticker, never with the wall
- * clock, so tests can replace it with a fake one that they advance by hand. Only differences between
- * two readings are meaningful; they are compared by subtraction, so the readings may wrap around.
+ * <p>Every deadline and duration inside a compartment is measured with a ticker, never with the
+ * wall clock, so tests can replace it with a fake one that they advance by hand. Only differences
+ * between two readings are meaningful; they are compared by subtraction, so the readings may wrap
+ * around.
  *
- * <p>Implementations must be thread-safe and cheap: a compartment reads its ticker on every admission
- * and every release.
+ * <p>Implementations must be thread-safe and cheap: a compartment reads its ticker on every
+ * admission and every release.
  */
 @FunctionalInterface
 public interface Ticker {

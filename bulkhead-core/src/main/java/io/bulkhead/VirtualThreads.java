@@ -29,11 +29,17 @@ final class VirtualThreads {
         MethodHandles.Lookup lookup = MethodHandles.publicLookup();
         Class<?> builder = Class.forName("java.lang.Thread$Builder");
         Class<?> builderOfVirtual = Class.forName("java.lang.Thread$Builder$OfVirtual");
-        ofVirtual = lookup.findStatic(Thread.class, "ofVirtual", MethodType.methodType(builderOfVirtual));
-        name = lookup.findVirtual(builderOfVirtual, "name",
-            MethodType.methodType(builderOfVirtual, String.class, long.class));
-        factory = lookup.findVirtual(builder, "factory", MethodType.methodType(ThreadFactory.class));
-        isVirtual = lookup.findVirtual(Thread.class, "isVirtual", MethodType.methodType(boolean.class));
+        ofVirtual =
+            lookup.findStatic(Thread.class, "ofVirtual", MethodType.methodType(builderOfVirtual));
+        name =
+            lookup.findVirtual(
+                builderOfVirtual,
+                "name",
+                MethodType.methodType(builderOfVirtual, String.class, long.class));
+        factory =
+            lookup.findVirtual(builder, "factory", MethodType.methodType(ThreadFactory.class));
+        isVirtual =
+            lookup.findVirtual(Thread.class, "isVirtual", MethodType.methodType(boolean.class));
       } catch (ReflectiveOperationException e) {
         ofVirtual = null; // a release that has no such API after all: reported as unavailable
       }
@@ -57,9 +63,15 @@ final class VirtualThreads {
    */
   static ThreadFactory factory(String prefix, String whoAsks) {
     if (!available()) {
-      throw new UnsupportedOperationException(whoAsks + " asks for virtual threads, which need Java "
-          + FIRST_RELEASE + " or later, but this is Java " + Runtime.version()
-          + ": use platformThreads(), or run on Java " + FIRST_RELEASE + "+");
+      throw new UnsupportedOperationException(
+          whoAsks
+              + " asks for virtual threads, which need Java "
+              + FIRST_RELEASE
+              + " or later, but this is Java "
+              + Runtime.version()
+              + ": use platformThreads(), or run on Java "
+              + FIRST_RELEASE
+              + "+");
     }
     try {
       Object builder = OF_VIRTUAL.invoke();

@@ -5,15 +5,15 @@ import java.lang.invoke.VarHandle;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * A caller waiting in a compartment's queue: a node of the intrusive FIFO list in
- * {@link DefaultBulkhead}, and the one-shot state machine that decides the race between handing it a
- * slot and giving up on it.
+ * A caller waiting in a compartment's queue: a node of the intrusive FIFO list in {@link
+ * DefaultBulkhead}, and the one-shot state machine that decides the race between handing it a slot
+ * and giving up on it.
  *
  * <p>{@link #state} leaves {@code WAITING} exactly once, by CAS: to {@code GRANTED} (done by a lock
- * holder that has just unlinked the node; the node now owns a slot) or to {@code TIMED_OUT},
- * {@code INTERRUPTED} or {@code CANCELLED} (the node will never own one). The links and
- * {@link #linked} are guarded by the compartment's lock; whoever unlinks the node under that lock also
- * decrements the compartment's waiting count, so it is decremented once however the node leaves.
+ * holder that has just unlinked the node; the node now owns a slot) or to {@code TIMED_OUT}, {@code
+ * INTERRUPTED} or {@code CANCELLED} (the node will never own one). The links and {@link #linked}
+ * are guarded by the compartment's lock; whoever unlinks the node under that lock also decrements
+ * the compartment's waiting count, so it is decremented once however the node leaves.
  */
 abstract class Waiter {
 
@@ -55,13 +55,15 @@ abstract class Waiter {
   abstract void granted(DefaultBulkhead bulkhead);
 
   /**
-   * Called outside the lock after the timer moved this node to {@code TIMED_OUT}: on the timer thread
-   * for a parked thread (an unpark), on the compartment's executor for an async call (I7).
+   * Called outside the lock after the timer moved this node to {@code TIMED_OUT}: on the timer
+   * thread for a parked thread (an unpark), on the compartment's executor for an async call (I7).
    */
   abstract void expired(DefaultBulkhead bulkhead);
 }
 
-/** A thread parked in {@link Bulkhead#call} or {@link Bulkhead#acquire}; it reads its own outcome. */
+/**
+ * A thread parked in {@link Bulkhead#call} or {@link Bulkhead#acquire}; it reads its own outcome.
+ */
 final class ThreadWaiter extends Waiter {
 
   final Thread thread;
@@ -81,7 +83,9 @@ final class ThreadWaiter extends Waiter {
   }
 }
 
-/** A call from {@link Bulkhead#submit}; it holds no thread, so the granter or the timer acts for it. */
+/**
+ * A call from {@link Bulkhead#submit}; it holds no thread, so the granter or the timer acts for it.
+ */
 final class AsyncWaiter extends Waiter {
 
   final AsyncCall<?> call;

@@ -22,13 +22,12 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A compartment for background work (emails, exports, webhooks): a fixed number of workers, a bounded
- * queue of jobs waiting for one, and an immediate {@link BulkheadFullException} when both are full, so
- * that a backlog of one kind of job cannot delay another.
+ * A compartment for background work (emails, exports, webhooks): a fixed number of workers, a
+ * bounded queue of jobs waiting for one, and an immediate {@link BulkheadFullException} when both
+ * are full, so that a backlog of one kind of job cannot delay another.
  *
  * <pre>{@code
  * WorkerPool emails = WorkerPool.builder("emails").workers(4).maxQueue(200).build();
@@ -47,14 +46,14 @@ import org.jspecify.annotations.Nullable;
  * which job runs, so the pool admits, queues, rejects, counts and reports exactly as every other
  * compartment does and draws on {@link Budget}s like them. Its {@linkplain #compartment() view} is
  * what registries, metrics and dashboards see: a {@link Compartment} whose {@code setLimit} changes
- * the number of jobs that run at once. Raising it starts queued jobs on new workers at once; lowering
- * it lets the running jobs finish and starts no queued one until fewer than the new number run. The
- * view has no admission methods: work enters only through {@link #submit}. Jobs run on platform
- * threads reused between jobs, or on a virtual thread each (Java 21+).
+ * the number of jobs that run at once. Raising it starts queued jobs on new workers at once;
+ * lowering it lets the running jobs finish and starts no queued one until fewer than the new number
+ * run. The view has no admission methods: work enters only through {@link #submit}. Jobs run on
+ * platform threads reused between jobs, or on a virtual thread each (Java 21+).
  *
- * <p>Nothing submitted is dropped silently: every job either runs, or its future fails with the reason
- * it did not ({@link BulkheadFullException} when it could not queue or waited past {@code maxWait}), or
- * it is handed back by {@link #shutdown(Duration)}.
+ * <p>Nothing submitted is dropped silently: every job either runs, or its future fails with the
+ * reason it did not ({@link BulkheadFullException} when it could not queue or waited past {@code
+ * maxWait}), or it is handed back by {@link #shutdown(Duration)}.
  *
  * <p>This class is thread-safe.
  */
@@ -133,7 +132,8 @@ public final class WorkerPool {
 
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition idle = lock.newCondition();
-  private final LinkedHashSet<Job<?>> live = new LinkedHashSet<>(); // guarded by lock; submission order
+  private final LinkedHashSet<Job<?>> live =
+      new LinkedHashSet<>(); // guarded by lock; submission order
   private boolean shut; // guarded by lock
   private boolean terminated; // guarded by lock
   private volatile boolean handingBack;
@@ -147,8 +147,14 @@ public final class WorkerPool {
       this.platformExecutor = null;
       this.executor = job -> threads.newThread(job).start();
     } else {
-      this.platformExecutor = new ThreadPoolExecutor(0, Integer.MAX_VALUE, IDLE_THREAD_SECONDS,
-          TimeUnit.SECONDS, new SynchronousQueue<>(), threads);
+      this.platformExecutor =
+          new ThreadPoolExecutor(
+              0,
+              Integer.MAX_VALUE,
+              IDLE_THREAD_SECONDS,
+              TimeUnit.SECONDS,
+              new SynchronousQueue<>(),
+              threads);
       this.executor = platformExecutor;
     }
   }
@@ -176,11 +182,12 @@ public final class WorkerPool {
   /**
    * Queues {@code task} to run on a worker, or rejects it at once.
    *
-   * <p>The returned future completes with the task's result or exception. Cancelling it (or completing
-   * it yourself) before a worker has started the task withdraws the job; once started, the task runs to
-   * its end and only its result is discarded.
+   * <p>The returned future completes with the task's result or exception. Cancelling it (or
+   * completing it yourself) before a worker has started the task withdraws the job; once started,
+   * the task runs to its end and only its result is discarded.
    *
-   * @throws BulkheadFullException if every worker is busy and the queue is full; the task will not run
+   * @throws BulkheadFullException if every worker is busy and the queue is full; the task will not
+   *     run
    * @throws RejectedExecutionException if the pool has been shut down
    */
   public <T extends @Nullable Object> CompletableFuture<T> submit(Callable<T> task) {
@@ -191,10 +198,14 @@ public final class WorkerPool {
   /** Like {@link #submit(Callable)}, for a task without a result. */
   public CompletableFuture<Void> submit(Runnable task) {
     Objects.requireNonNull(task, "task");
-    return start(new Job<Void>(this, () -> {
-      task.run();
-      return null;
-    }, task));
+    return start(
+        new Job<Void>(
+            this,
+            () -> {
+              task.run();
+              return null;
+            },
+            task));
   }
 
   private <T> CompletableFuture<T> start(Job<T> job) {
@@ -211,12 +222,14 @@ public final class WorkerPool {
     job.admission = admission;
     int now = job.state;
     if (now == Job.WITHDRAWN || now == Job.HANDED_BACK) {
-      job.cancelAdmissionIfWithdrawn(); // P3; never for a RUNNING job, whose slot the gate must keep
+      job.cancelAdmissionIfWithdrawn(); // P3; never for a RUNNING job, whose slot the gate must
+      // keep
     }
     admission.whenComplete(job::admissionSettled);
     BulkheadFullException rejection = job.rejection;
     if (rejection != null && rejection.reason() == BulkheadFullException.Reason.QUEUE_FULL) {
-      throw rejection; // turned away at the door; a queued job that expires fails its future instead
+      throw rejection; // turned away at the door; a queued job that expires fails its future
+      // instead
     }
     job.result.whenComplete(job::resultSettled);
     return job.result;
@@ -229,9 +242,9 @@ public final class WorkerPool {
 
   /**
    * The pool as a compartment, to register in a {@link BulkheadRegistry} so that metrics and
-   * dashboards see it: its name, config, stats and listeners are the pool's, and
-   * {@link Compartment#setLimit} changes the number of workers. It takes work only through
-   * {@link #submit}: it has no admission methods of its own. Removing it from a registry returns its
+   * dashboards see it: its name, config, stats and listeners are the pool's, and {@link
+   * Compartment#setLimit} changes the number of workers. It takes work only through {@link
+   * #submit}: it has no admission methods of its own. Removing it from a registry returns its
    * budget share, as for any compartment.
    */
   public Compartment compartment() {
@@ -239,24 +252,24 @@ public final class WorkerPool {
   }
 
   /**
-   * Stops taking jobs, lets the queued and running ones finish until {@code deadline} has passed, and
-   * hands back whatever has not started by then.
+   * Stops taking jobs, lets the queued and running ones finish until {@code deadline} has passed,
+   * and hands back whatever has not started by then.
    *
-   * <p>From the moment this is called, {@link #submit} throws {@link RejectedExecutionException}. If
-   * every job ends within {@code deadline}, the result is empty. Otherwise the jobs still queued are
-   * taken out of the queue and returned, in the order they were submitted, and the jobs still running
-   * are interrupted (they are not returned: they may have done part of their work). Running a returned
-   * {@code Runnable} runs its task on the calling thread, at most once, and completes the future that
-   * {@code submit} returned; until then that future stays incomplete. Persist them, run them, or cancel
-   * their futures: the pool has let go of them.
+   * <p>From the moment this is called, {@link #submit} throws {@link RejectedExecutionException}.
+   * If every job ends within {@code deadline}, the result is empty. Otherwise the jobs still queued
+   * are taken out of the queue and returned, in the order they were submitted, and the jobs still
+   * running are interrupted (they are not returned: they may have done part of their work). Running
+   * a returned {@code Runnable} runs its task on the calling thread, at most once, and completes
+   * the future that {@code submit} returned; until then that future stays incomplete. Persist them,
+   * run them, or cancel their futures: the pool has let go of them.
    *
    * <p>The pool terminates when its last job has ended: its threads stop and its budget share is
    * returned. Calling this again waits again and returns an empty list.
    *
    * @param deadline how long to let queued and running work go on; zero hands back at once
    * @return the jobs that never started, oldest first
-   * @throws InterruptedException if the calling thread is interrupted while it waits; the pool stays
-   *     shut down and its jobs go on
+   * @throws InterruptedException if the calling thread is interrupted while it waits; the pool
+   *     stays shut down and its jobs go on
    */
   public List<Runnable> shutdown(Duration deadline) throws InterruptedException {
     Objects.requireNonNull(deadline, "deadline");
@@ -315,11 +328,12 @@ public final class WorkerPool {
   }
 
   /**
-   * Waits until the pool has terminated (after {@link #shutdown}, once interrupted jobs have ended),
-   * at most {@code timeout}; returns whether it has.
+   * Waits until the pool has terminated (after {@link #shutdown}, once interrupted jobs have
+   * ended), at most {@code timeout}; returns whether it has.
    */
   public boolean awaitTermination(Duration timeout) throws InterruptedException {
-    long end = System.nanoTime() + Durations.toNanosSaturated(Objects.requireNonNull(timeout, "timeout"));
+    long end =
+        System.nanoTime() + Durations.toNanosSaturated(Objects.requireNonNull(timeout, "timeout"));
     lock.lock();
     try {
       while (!terminated) {
@@ -338,9 +352,19 @@ public final class WorkerPool {
   @Override
   public String toString() {
     BulkheadStats s = gate.stats();
-    return "WorkerPool{name=" + name + ", running=" + s.inFlight() + "/" + s.limit() + ", queued="
-        + s.waiting() + "/" + s.maxQueue().orElse(0) + (virtual ? ", virtual threads" : "")
-        + (isShutdown() ? ", shut down" : "") + "}";
+    return "WorkerPool{name="
+        + name
+        + ", running="
+        + s.inFlight()
+        + "/"
+        + s.limit()
+        + ", queued="
+        + s.waiting()
+        + "/"
+        + s.maxQueue().orElse(0)
+        + (virtual ? ", virtual threads" : "")
+        + (isShutdown() ? ", shut down" : "")
+        + "}";
   }
 
   // ------------------------------------------------------------------------------------------------
@@ -357,9 +381,9 @@ public final class WorkerPool {
   }
 
   /**
-   * Caller holds the lock. Terminates once, when shut and empty: the budget share and the threads go
-   * before anyone waiting hears of it, so a caller that sees {@link #isTerminated()} sees them gone.
-   * Both steps are short and call no user code (W4).
+   * Caller holds the lock. Terminates once, when shut and empty: the budget share and the threads
+   * go before anyone waiting hears of it, so a caller that sees {@link #isTerminated()} sees them
+   * gone. Both steps are short and call no user code (W4).
    */
   private void settleIfIdle() {
     if (shut && live.isEmpty() && !terminated) {
@@ -490,11 +514,15 @@ public final class WorkerPool {
         rejection = (BulkheadFullException) cause;
         result.completeExceptionally(cause);
         pool.retire(this);
-      } else if (cause != null && !(cause instanceof CancellationException)
+      } else if (cause != null
+          && !(cause instanceof CancellationException)
           && !(cause instanceof BulkheadFullException)) {
-        // A rejection that finds the job withdrawn or handed back already is no news: it is settled.
-        LOG.log(System.Logger.Level.ERROR, "worker pool '" + pool.name
-            + "': unexpected failure admitting a job", cause);
+        // A rejection that finds the job withdrawn or handed back already is no news: it is
+        // settled.
+        LOG.log(
+            System.Logger.Level.ERROR,
+            "worker pool '" + pool.name + "': unexpected failure admitting a job",
+            cause);
       }
     }
 
@@ -507,7 +535,7 @@ public final class WorkerPool {
 
     /** Moves a not-yet-started job to {@code to}; returns whether this call did so. */
     private boolean withdraw(int to) {
-      for (;;) {
+      for (; ; ) {
         int s = state;
         if (s == QUEUED) {
           if (move(QUEUED, to)) {
@@ -611,13 +639,14 @@ public final class WorkerPool {
     /**
      * Changes the number of workers; see {@link Bulkhead#setLimit}.
      *
-     * @throws IllegalStateException if the pool has shut down (its budget share is already returned)
+     * @throws IllegalStateException if the pool has shut down (its budget share is already
+     *     returned)
      */
     @Override
     public void setLimit(int limit) {
       if (isShutdown()) {
-        throw new IllegalStateException("worker pool '" + name + "' is shut down; its workers cannot"
-            + " change");
+        throw new IllegalStateException(
+            "worker pool '" + name + "' is shut down; its workers cannot" + " change");
       }
       gate.setLimit(limit);
     }

@@ -19,12 +19,12 @@ import java.util.concurrent.atomic.AtomicLong;
  *     .build();
  * }</pre>
  *
- * <p>Each setter checks its own argument and throws {@link IllegalArgumentException} naming the field
- * and the value. {@code build()} copies the settings, so a builder can be reused.
+ * <p>Each setter checks its own argument and throws {@link IllegalArgumentException} naming the
+ * field and the value. {@code build()} copies the settings, so a builder can be reused.
  *
- * <p>Defaults: no queue ({@code maxQueue(0)}: a job that finds every worker busy is rejected at once),
- * queued jobs wait as long as it takes (set {@link #maxWait} to reject jobs that would start too late
- * to matter), platform threads, the system ticker. The worker count has no default.
+ * <p>Defaults: no queue ({@code maxQueue(0)}: a job that finds every worker busy is rejected at
+ * once), queued jobs wait as long as it takes (set {@link #maxWait} to reject jobs that would start
+ * too late to matter), platform threads, the system ticker. The worker count has no default.
  *
  * <p>This class is <em>not</em> thread-safe.
  */
@@ -61,8 +61,9 @@ public final class WorkerPoolBuilder {
   }
 
   /**
-   * Sets how many jobs may wait for a worker. A job submitted when every worker is busy and the queue
-   * is full is rejected at once with {@link BulkheadFullException}. A queued job holds no thread.
+   * Sets how many jobs may wait for a worker. A job submitted when every worker is busy and the
+   * queue is full is rejected at once with {@link BulkheadFullException}. A queued job holds no
+   * thread.
    *
    * @throws IllegalArgumentException if {@code maxQueue} is negative or above 16,777,215, the most
    *     waiters one compartment counts
@@ -71,18 +72,22 @@ public final class WorkerPoolBuilder {
     if (maxQueue < 0) {
       throw new IllegalArgumentException("maxQueue must not be negative but was " + maxQueue);
     }
-    if (maxQueue > DefaultBulkhead.MAX_WAITING) { // refused here, not first by build()'s compartment
-      throw new IllegalArgumentException("maxQueue must be at most " + DefaultBulkhead.MAX_WAITING
-          + " (the most waiters one compartment counts) but was " + maxQueue);
+    if (maxQueue
+        > DefaultBulkhead.MAX_WAITING) { // refused here, not first by build()'s compartment
+      throw new IllegalArgumentException(
+          "maxQueue must be at most "
+              + DefaultBulkhead.MAX_WAITING
+              + " (the most waiters one compartment counts) but was "
+              + maxQueue);
     }
     this.maxQueue = maxQueue;
     return this;
   }
 
   /**
-   * Sets how long a job may wait in the queue; one that waits longer is not run, and its future fails
-   * with {@link BulkheadFullException.Reason#WAIT_TIMEOUT}. Unset, a queued job waits until a worker
-   * takes it.
+   * Sets how long a job may wait in the queue; one that waits longer is not run, and its future
+   * fails with {@link BulkheadFullException.Reason#WAIT_TIMEOUT}. Unset, a queued job waits until a
+   * worker takes it.
    *
    * @throws IllegalArgumentException if {@code maxWait} is zero, negative, or too long to count in
    *     nanoseconds
@@ -93,8 +98,11 @@ public final class WorkerPoolBuilder {
       throw new IllegalArgumentException("maxWait must be above zero but was " + maxWait);
     }
     if (Durations.exceedsNanos(maxWait)) {
-      throw new IllegalArgumentException("maxWait " + maxWait + " is longer than the 292 years a"
-          + " nanosecond deadline can hold; leave it unset to let queued jobs wait without a limit");
+      throw new IllegalArgumentException(
+          "maxWait "
+              + maxWait
+              + " is longer than the 292 years a"
+              + " nanosecond deadline can hold; leave it unset to let queued jobs wait without a limit");
     }
     this.maxWait = maxWait;
     return this;
@@ -107,8 +115,8 @@ public final class WorkerPoolBuilder {
   }
 
   /**
-   * Runs each job on a new virtual thread. The worker count still caps how many run at once, which is
-   * the point: virtual threads are cheap, the database behind them is not.
+   * Runs each job on a new virtual thread. The worker count still caps how many run at once, which
+   * is the point: virtual threads are cheap, the database behind them is not.
    *
    * @throws UnsupportedOperationException on Java releases before 21, which have no virtual threads
    */
@@ -145,12 +153,15 @@ public final class WorkerPoolBuilder {
   /**
    * Returns a new, running pool with these settings. Threads start as jobs arrive.
    *
-   * @throws IllegalArgumentException if the worker count was not set, or the budget has no room for it
+   * @throws IllegalArgumentException if the worker count was not set, or the budget has no room for
+   *     it
    */
   public WorkerPool build() {
     if (workers == 0) {
-      throw new IllegalArgumentException("workers was not set for worker pool '" + name
-          + "': call workers(int) with how many jobs may run at once");
+      throw new IllegalArgumentException(
+          "workers was not set for worker pool '"
+              + name
+              + "': call workers(int) with how many jobs may run at once");
     }
     BulkheadBuilder gate = Bulkhead.builder(name).limit(workers).maxQueue(maxQueue).ticker(ticker);
     if (maxWait != null) {
@@ -162,9 +173,10 @@ public final class WorkerPoolBuilder {
     if (budget != null) {
       gate.budget(budget);
     }
-    ThreadFactory threads = virtual
-        ? VirtualThreads.factory(name + "-worker-", "worker pool '" + name + "'")
-        : platformThreads(name + "-worker-");
+    ThreadFactory threads =
+        virtual
+            ? VirtualThreads.factory(name + "-worker-", "worker pool '" + name + "'")
+            : platformThreads(name + "-worker-");
     return new WorkerPool((DefaultBulkhead) gate.build(), threads, virtual);
   }
 

@@ -11,8 +11,9 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * What the lean admitted path still promises: fast calls of a compartment with room to spare are timed
- * one in {@link DefaultBulkhead#SPARSE_SAMPLE}, exactly, and a permit closed by two threads at once frees its slot once.
+ * What the lean admitted path still promises: fast calls of a compartment with room to spare are
+ * timed one in {@link DefaultBulkhead#SPARSE_SAMPLE}, exactly, and a permit closed by two threads
+ * at once frees its slot once.
  */
 class AdmittedPathTest {
 

@@ -16,8 +16,15 @@ class BudgetTest {
     Bulkhead.builder("x").limit(MAX).budget(budget).build();
     assertThatThrownBy(() -> Bulkhead.builder("y").limit(MAX).budget(budget).build())
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("budget 'b' is over-subscribed: giving 'y' a limit of " + MAX + " makes x " + MAX
-            + " + y " + MAX + " = 4294967294, more than its capacity of " + MAX);
+        .hasMessage(
+            "budget 'b' is over-subscribed: giving 'y' a limit of "
+                + MAX
+                + " makes x "
+                + MAX
+                + " + y "
+                + MAX
+                + " = 4294967294, more than its capacity of "
+                + MAX);
     assertThat(budget.allocated()).isEqualTo(MAX);
     assertThat(budget.shares()).containsOnlyKeys("x");
   }
@@ -27,7 +34,8 @@ class BudgetTest {
     Budget budget = Budget.of("b", MAX);
     Bulkhead x = Bulkhead.builder("x").limit(MAX - 1).budget(budget).build();
     Bulkhead y = Bulkhead.builder("y").limit(1).budget(budget).build();
-    assertThatThrownBy(() -> y.setLimit(MAX)).isInstanceOf(IllegalArgumentException.class)
+    assertThatThrownBy(() -> y.setLimit(MAX))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("= " + (2L * MAX - 1));
     assertThat(y.config().limit()).isEqualTo(1);
     assertThat(budget.allocated()).isEqualTo(MAX);
@@ -44,10 +52,12 @@ class BudgetTest {
 
   @Test
   void capacityAndName_areChecked() {
-    assertThatThrownBy(() -> Budget.of("b", 0)).isInstanceOf(IllegalArgumentException.class)
+    assertThatThrownBy(() -> Budget.of("b", 0))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("capacity of budget 'b' must be at least 1 but was 0");
     assertThatThrownBy(() -> Budget.of(" ", 1)).isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> Budget.of(null, 1)).isInstanceOf(NullPointerException.class)
+    assertThatThrownBy(() -> Budget.of(null, 1))
+        .isInstanceOf(NullPointerException.class)
         .hasMessage("name");
   }
 }

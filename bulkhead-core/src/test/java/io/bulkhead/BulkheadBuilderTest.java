@@ -6,12 +6,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
-/** Bad configuration fails at once, naming the field and the value; good configuration is copied. */
+/**
+ * Bad configuration fails at once, naming the field and the value; good configuration is copied.
+ */
 class BulkheadBuilderTest {
 
   @Test
   void name_mustNotBeNullOrBlank() {
-    assertThatThrownBy(() -> Bulkhead.builder(null)).isInstanceOf(NullPointerException.class)
+    assertThatThrownBy(() -> Bulkhead.builder(null))
+        .isInstanceOf(NullPointerException.class)
         .hasMessage("name");
     assertThatThrownBy(() -> Bulkhead.builder("  "))
         .isInstanceOf(IllegalArgumentException.class)
@@ -32,12 +35,20 @@ class BulkheadBuilderTest {
 
   @Test
   void maxQueue_mustFitTheCountOfWaiters() {
-    assertThat(Bulkhead.builder("b").limit(1).maxQueue(16_777_215).maxWait(Duration.ofSeconds(1)).build().config().maxQueue())
+    assertThat(
+            Bulkhead.builder("b")
+                .limit(1)
+                .maxQueue(16_777_215)
+                .maxWait(Duration.ofSeconds(1))
+                .build()
+                .config()
+                .maxQueue())
         .hasValue(16_777_215);
     assertThatThrownBy(() -> Bulkhead.builder("b").maxQueue(16_777_216))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("maxQueue must be at most 16777215 (the most waiters one compartment counts) but"
-            + " was 16777216; use unboundedQueue() for no bound of your own");
+        .hasMessage(
+            "maxQueue must be at most 16777215 (the most waiters one compartment counts) but"
+                + " was 16777216; use unboundedQueue() for no bound of your own");
   }
 
   @Test
@@ -53,17 +64,23 @@ class BulkheadBuilderTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("maxWait must not be negative but was PT-0.001S");
     assertThatThrownBy(() -> Bulkhead.builder("b").maxWait(null))
-        .isInstanceOf(NullPointerException.class).hasMessage("maxWait");
+        .isInstanceOf(NullPointerException.class)
+        .hasMessage("maxWait");
     // The Java twin of setTimeout(Infinity): a huge Duration must not overflow into "wait 0".
     assertThatThrownBy(() -> Bulkhead.builder("b").maxWait(Duration.ofSeconds(Long.MAX_VALUE)))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("maxWait PT").hasMessageContaining("unboundedWait()");
+        .hasMessageContaining("maxWait PT")
+        .hasMessageContaining("unboundedWait()");
   }
 
   @Test
   void theLongestCountableWait_isAcceptedAndBehavesAsALongWait() {
-    Bulkhead b = Bulkhead.builder("b").limit(1).maxQueue(1)
-        .maxWait(Duration.ofNanos(Long.MAX_VALUE)).build();
+    Bulkhead b =
+        Bulkhead.builder("b")
+            .limit(1)
+            .maxQueue(1)
+            .maxWait(Duration.ofNanos(Long.MAX_VALUE))
+            .build();
     Permit held = b.tryAcquire().orElseThrow();
     var waiter = b.submit(() -> java.util.concurrent.CompletableFuture.completedFuture("x"));
     assertThat(waiter).as("a 292-year wait is not an instant rejection").isNotDone();
@@ -75,14 +92,16 @@ class BulkheadBuilderTest {
   void aQueueNeedsAWait_andAZeroWaitMakesTheQueueUseless() {
     assertThatThrownBy(() -> Bulkhead.builder("llm").limit(10).maxQueue(20).build())
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("bulkhead 'llm' lets 20 callers wait but no maxWait was set: call"
-            + " maxWait(Duration), or unboundedWait() to wait without a limit");
+        .hasMessage(
+            "bulkhead 'llm' lets 20 callers wait but no maxWait was set: call"
+                + " maxWait(Duration), or unboundedWait() to wait without a limit");
     assertThatThrownBy(() -> Bulkhead.builder("server").limit(50).unboundedQueue().build())
         .hasMessageContaining("lets any number of callers wait but no maxWait was set");
     assertThatThrownBy(
             () -> Bulkhead.builder("llm").limit(10).maxQueue(20).maxWait(Duration.ZERO).build())
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("maxWait PT0S").hasMessageContaining("20 callers");
+        .hasMessageContaining("maxWait PT0S")
+        .hasMessageContaining("20 callers");
   }
 
   @Test
@@ -98,9 +117,11 @@ class BulkheadBuilderTest {
 
   @Test
   void budget_rejectsNonsenseAndDuplicates() {
-    assertThatThrownBy(() -> Budget.of("db", 0)).isInstanceOf(IllegalArgumentException.class)
+    assertThatThrownBy(() -> Budget.of("db", 0))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("capacity of budget 'db' must be at least 1 but was 0");
-    assertThatThrownBy(() -> Budget.of(" ", 3)).hasMessage("budget name must not be blank but was ' '");
+    assertThatThrownBy(() -> Budget.of(" ", 3))
+        .hasMessage("budget name must not be blank but was ' '");
     Budget db = Budget.of("db", 3);
     Bulkhead.builder("a").limit(1).budget(db).build();
     assertThatThrownBy(() -> Bulkhead.builder("a").limit(1).budget(db).build())
@@ -110,8 +131,8 @@ class BulkheadBuilderTest {
 
   @Test
   void build_copiesTheSettings_soTheBuilderCanBeReused() {
-    BulkheadBuilder builder = Bulkhead.builder("llm").limit(10).maxQueue(20)
-        .maxWait(Duration.ofSeconds(1));
+    BulkheadBuilder builder =
+        Bulkhead.builder("llm").limit(10).maxQueue(20).maxWait(Duration.ofSeconds(1));
     Bulkhead first = builder.build();
     builder.limit(3).maxQueue(0);
     Bulkhead second = builder.build();
@@ -134,11 +155,15 @@ class BulkheadBuilderTest {
 
   @Test
   void exception_validatesItsPublicConstructor() {
-    assertThatThrownBy(() -> new BulkheadFullException("b", BulkheadFullException.Reason.QUEUE_FULL,
-        Duration.ofSeconds(-1))).isInstanceOf(IllegalArgumentException.class)
+    assertThatThrownBy(
+            () ->
+                new BulkheadFullException(
+                    "b", BulkheadFullException.Reason.QUEUE_FULL, Duration.ofSeconds(-1)))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("retryAfter must not be negative but was PT-1S");
-    BulkheadFullException e = new BulkheadFullException("b",
-        BulkheadFullException.Reason.WAIT_TIMEOUT, Duration.ofSeconds(Long.MAX_VALUE));
+    BulkheadFullException e =
+        new BulkheadFullException(
+            "b", BulkheadFullException.Reason.WAIT_TIMEOUT, Duration.ofSeconds(Long.MAX_VALUE));
     assertThat(e.retryAfter()).isEqualTo(Duration.ofNanos(Long.MAX_VALUE));
   }
 }

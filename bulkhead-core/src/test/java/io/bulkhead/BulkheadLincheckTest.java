@@ -8,26 +8,26 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.Validate;
-import org.jetbrains.lincheck.datastructures.IntGen;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
  * Model checking of the whole admission core with Lincheck: acquire, release, hand-off to async
- * waiters, timeout (on a fake clock, through the sweep), cancellation and limit changes, explored over
- * thread interleavings rather than left to luck.
+ * waiters, timeout (on a fake clock, through the sweep), cancellation and limit changes, explored
+ * over thread interleavings rather than left to luck.
  *
- * <p>The operations share harness state (permits and running stages handed between threads), so their
- * results are not a sequential specification: they return nothing, and Lincheck is used as a model
- * checker. After every explored execution {@link #validate} checks the invariants: the compartment's
- * counts match what the harness holds, every attempt is accounted for exactly once, no more calls were
- * ever inside the dependency than the highest limit, and once everything is drained the compartment is
- * empty and hands out exactly {@code limit} slots. {@link PermitLincheckTest} checks linearizability of
- * the permit API on its own.
+ * <p>The operations share harness state (permits and running stages handed between threads), so
+ * their results are not a sequential specification: they return nothing, and Lincheck is used as a
+ * model checker. After every explored execution {@link #validate} checks the invariants: the
+ * compartment's counts match what the harness holds, every attempt is accounted for exactly once,
+ * no more calls were ever inside the dependency than the highest limit, and once everything is
+ * drained the compartment is empty and hands out exactly {@code limit} slots. {@link
+ * PermitLincheckTest} checks linearizability of the permit API on its own.
  */
 @Param(name = "limit", gen = IntGen.class, conf = "1:3")
 public class BulkheadLincheckTest {
@@ -38,12 +38,19 @@ public class BulkheadLincheckTest {
 
   private final FakeTicker ticker = new FakeTicker();
   private final ManualScheduler scheduler = new ManualScheduler(ticker);
-  // Hand-offs and timeout rejections wait for runHandOffs(): a granted call that has not started yet,
+  // Hand-offs and timeout rejections wait for runHandOffs(): a granted call that has not started
+  // yet,
   // and a timed-out one whose future is not failed yet, are states other operations race with (R8).
   private final ManualExecutor handOffs = new ManualExecutor();
-  private final Bulkhead bulkhead = Bulkhead.builder("lincheck").limit(INITIAL_LIMIT)
-      .maxQueue(MAX_QUEUE).maxWait(MAX_WAIT).ticker(ticker).scheduler(scheduler)
-      .executor(handOffs).build();
+  private final Bulkhead bulkhead =
+      Bulkhead.builder("lincheck")
+          .limit(INITIAL_LIMIT)
+          .maxQueue(MAX_QUEUE)
+          .maxWait(MAX_WAIT)
+          .ticker(ticker)
+          .scheduler(scheduler)
+          .executor(handOffs)
+          .build();
 
   private final ConcurrentLinkedDeque<Permit> permits = new ConcurrentLinkedDeque<>();
   private final ConcurrentLinkedDeque<Stage> running = new ConcurrentLinkedDeque<>();
@@ -85,13 +92,15 @@ public class BulkheadLincheckTest {
   @Operation
   public void submit() {
     attempts.incrementAndGet();
-    CompletableFuture<String> f = bulkhead.submit(() -> {
-      started.incrementAndGet();
-      enter();
-      Stage stage = new Stage();
-      running.add(stage);
-      return stage;
-    });
+    CompletableFuture<String> f =
+        bulkhead.submit(
+            () -> {
+              started.incrementAndGet();
+              enter();
+              Stage stage = new Stage();
+              running.add(stage);
+              return stage;
+            });
     submitted.add(f);
   }
 
@@ -103,7 +112,9 @@ public class BulkheadLincheckTest {
     }
   }
 
-  /** Cancels the oldest submitted call that is not done: queued (withdrawn) or running (forwarded). */
+  /**
+   * Cancels the oldest submitted call that is not done: queued (withdrawn) or running (forwarded).
+   */
   @Operation
   public void cancelOldest() {
     for (CompletableFuture<String> f : submitted) {
@@ -182,8 +193,14 @@ public class BulkheadLincheckTest {
       }
     }
     if (s.inFlight() != permits.size() + runningNow) {
-      throw new IllegalStateException("inFlight " + s.inFlight() + " but the harness holds "
-          + permits.size() + " permits and " + runningNow + " running stages");
+      throw new IllegalStateException(
+          "inFlight "
+              + s.inFlight()
+              + " but the harness holds "
+              + permits.size()
+              + " permits and "
+              + runningNow
+              + " running stages");
     }
     int queued = 0;
     for (CompletableFuture<String> f : submitted) {
@@ -194,20 +211,29 @@ public class BulkheadLincheckTest {
     // A call whose stage runs is not done either: queued = not done - running.
     int waitingByHarness = queued - runningNow;
     if (s.waiting() != waitingByHarness) {
-      throw new IllegalStateException("waiting " + s.waiting() + " but the harness sees "
-          + waitingByHarness);
+      throw new IllegalStateException(
+          "waiting " + s.waiting() + " but the harness sees " + waitingByHarness);
     }
     if (s.admitted() + s.rejected() + s.cancelled() + s.waiting() != attempts.get()) {
-      throw new IllegalStateException("accounting: admitted " + s.admitted() + " + rejected "
-          + s.rejected() + " + cancelled " + s.cancelled() + " + waiting " + s.waiting()
-          + " != attempts " + attempts.get());
+      throw new IllegalStateException(
+          "accounting: admitted "
+              + s.admitted()
+              + " + rejected "
+              + s.rejected()
+              + " + cancelled "
+              + s.cancelled()
+              + " + waiting "
+              + s.waiting()
+              + " != attempts "
+              + attempts.get());
     }
     // Drain: finish everything; queued calls get the freed slots and finish too.
     for (int guard = 0; guard < 100; guard++) {
       closePermit();
       completeRunning();
       runHandOffs();
-      if (permits.isEmpty() && running.stream().allMatch(CompletableFuture::isDone)
+      if (permits.isEmpty()
+          && running.stream().allMatch(CompletableFuture::isDone)
           && bulkhead.stats().waiting() == 0) {
         break;
       }
@@ -221,8 +247,13 @@ public class BulkheadLincheckTest {
       throw new IllegalStateException("not settled: " + end);
     }
     if (end.admitted() != end.completed() || end.admitted() != started.get() + countAcquired()) {
-      throw new IllegalStateException("admitted " + end.admitted() + ", completed "
-          + end.completed() + ", suppliers run " + started.get());
+      throw new IllegalStateException(
+          "admitted "
+              + end.admitted()
+              + ", completed "
+              + end.completed()
+              + ", suppliers run "
+              + started.get());
     }
     List<Permit> all = new ArrayList<>();
     for (int i = 0; i < end.limit(); i++) {
@@ -247,36 +278,57 @@ public class BulkheadLincheckTest {
   @Test
   @Timeout(value = 15, unit = java.util.concurrent.TimeUnit.MINUTES)
   void modelCheck() {
-    ModelCheckingOptions options = new ModelCheckingOptions()
-        .iterations(Integer.getInteger("bulkhead.lincheck.iterations", 4))
-        .invocationsPerIteration(Integer.getInteger("bulkhead.lincheck.invocations", 200))
-        .threads(3)
-        .actorsPerThread(3)
-        .actorsBefore(2)
-        .actorsAfter(1);
+    ModelCheckingOptions options =
+        new ModelCheckingOptions()
+            .iterations(Integer.getInteger("bulkhead.lincheck.iterations", 4))
+            .invocationsPerIteration(Integer.getInteger("bulkhead.lincheck.invocations", 200))
+            .threads(3)
+            .actorsPerThread(3)
+            .actorsBefore(2)
+            .actorsAfter(1);
     // The races of DefaultBulkhead's design comment, set up so that every interleaving of each is
     // explored, in addition to the random scenarios.
     // R1/R3/R4: withdrawal of a queued call against the hand-off of a freed slot.
-    options.addCustomScenario(race(List.of("submit", "submit"), List.of("cancelNewest"),
-        List.of("completeRunning")));
+    options.addCustomScenario(
+        race(List.of("submit", "submit"), List.of("cancelNewest"), List.of("completeRunning")));
     // R1: the sweep's timeout against the hand-off.
-    options.addCustomScenario(race(List.of("submit", "submit"), List.of("timePasses"),
-        List.of("completeRunning")));
+    options.addCustomScenario(
+        race(List.of("submit", "submit"), List.of("timePasses"), List.of("completeRunning")));
     // Withdrawal against the timeout, with a permit released meanwhile.
-    options.addCustomScenario(race(List.of("tryAcquire", "submit"), List.of("cancelNewest"),
-        List.of("timePasses"), List.of("closePermit")));
+    options.addCustomScenario(
+        race(
+            List.of("tryAcquire", "submit"),
+            List.of("cancelNewest"),
+            List.of("timePasses"),
+            List.of("closePermit")));
     // setLimit raising against a withdrawal and a release.
-    options.addCustomScenario(race(List.of("submit", "submit", "submit"), List.of("raiseLimit"),
-        List.of("cancelNewest"), List.of("completeRunning")));
+    options.addCustomScenario(
+        race(
+            List.of("submit", "submit", "submit"),
+            List.of("raiseLimit"),
+            List.of("cancelNewest"),
+            List.of("completeRunning")));
     // R8: a granted call not started yet (its start waits on the compartment's executor) against a
     // withdrawal, and a timed-out one not failed yet against a release; both then run.
-    options.addCustomScenario(race(List.of("submit", "submit", "completeRunning"),
-        List.of("cancelNewest"), List.of("runHandOffs"), List.of("completeRunning")));
-    options.addCustomScenario(race(List.of("submit", "submit", "timePasses"),
-        List.of("completeRunning"), List.of("runHandOffs"), List.of("cancelNewest")));
+    options.addCustomScenario(
+        race(
+            List.of("submit", "submit", "completeRunning"),
+            List.of("cancelNewest"),
+            List.of("runHandOffs"),
+            List.of("completeRunning")));
+    options.addCustomScenario(
+        race(
+            List.of("submit", "submit", "timePasses"),
+            List.of("completeRunning"),
+            List.of("runHandOffs"),
+            List.of("cancelNewest")));
     // R6: lowering against fast acquire and release.
-    options.addCustomScenario(race(List.of("raiseLimit", "tryAcquire"), List.of("lowerLimit"),
-        List.of("tryAcquire"), List.of("closePermit", "tryAcquire")));
+    options.addCustomScenario(
+        race(
+            List.of("raiseLimit", "tryAcquire"),
+            List.of("lowerLimit"),
+            List.of("tryAcquire"),
+            List.of("closePermit", "tryAcquire")));
     options.check(BulkheadLincheckTest.class);
   }
 
@@ -292,26 +344,29 @@ public class BulkheadLincheckTest {
 
   /** A scenario: the initial operations, then each list run by its own thread in parallel. */
   @SafeVarargs
-  private static kotlin.jvm.functions.Function1<org.jetbrains.lincheck.datastructures.DSLScenarioBuilder,
-      kotlin.Unit> race(List<String> initial, List<String>... threads) {
+  private static kotlin.jvm.functions.Function1<
+          org.jetbrains.lincheck.datastructures.DSLScenarioBuilder, kotlin.Unit>
+      race(List<String> initial, List<String>... threads) {
     return builder -> {
       builder.initial(t -> actors(t, initial));
-      builder.parallel(p -> {
-        for (List<String> ops : threads) {
-          p.thread(t -> actors(t, ops));
-        }
-        return kotlin.Unit.INSTANCE;
-      });
+      builder.parallel(
+          p -> {
+            for (List<String> ops : threads) {
+              p.thread(t -> actors(t, ops));
+            }
+            return kotlin.Unit.INSTANCE;
+          });
       return kotlin.Unit.INSTANCE;
     };
   }
 
-  private static kotlin.Unit actors(org.jetbrains.lincheck.datastructures.DSLThreadScenario t,
-      List<String> ops) {
+  private static kotlin.Unit actors(
+      org.jetbrains.lincheck.datastructures.DSLThreadScenario t, List<String> ops) {
     for (String op : ops) {
       try {
-        t.actor(kotlin.reflect.jvm.ReflectJvmMapping.getKotlinFunction(
-            BulkheadLincheckTest.class.getMethod(op)));
+        t.actor(
+            kotlin.reflect.jvm.ReflectJvmMapping.getKotlinFunction(
+                BulkheadLincheckTest.class.getMethod(op)));
       } catch (NoSuchMethodException e) {
         throw new IllegalArgumentException("no operation named " + op, e);
       }

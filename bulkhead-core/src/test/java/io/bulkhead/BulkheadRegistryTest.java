@@ -27,17 +27,18 @@ class BulkheadRegistryTest {
     BulkheadRegistry registry = BulkheadRegistry.create();
     Bulkhead a = registry.register(Bulkhead.builder("a").limit(1).build());
     List<String> events = new ArrayList<>();
-    registry.addListener(new BulkheadRegistry.Listener() {
-      @Override
-      public void onAdded(Compartment b) {
-        events.add("+" + b.name());
-      }
+    registry.addListener(
+        new BulkheadRegistry.Listener() {
+          @Override
+          public void onAdded(Compartment b) {
+            events.add("+" + b.name());
+          }
 
-      @Override
-      public void onRemoved(Compartment b) {
-        events.add("-" + b.name());
-      }
-    });
+          @Override
+          public void onRemoved(Compartment b) {
+            events.add("-" + b.name());
+          }
+        });
     registry.register(Bulkhead.builder("b").limit(1).build());
     assertThat(registry.find("a")).containsSame(a);
     assertThat(registry.all()).extracting(Compartment::name).containsExactly("a", "b");
@@ -51,7 +52,8 @@ class BulkheadRegistryTest {
     BulkheadRegistry registry = BulkheadRegistry.create();
     Bulkhead first = registry.register(Bulkhead.builder("a").limit(1).build());
     assertThatThrownBy(() -> registry.register(Bulkhead.builder("a").limit(2).build()))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'a'");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("'a'");
     assertThat(registry.find("a")).containsSame(first);
   }
 
@@ -59,12 +61,17 @@ class BulkheadRegistryTest {
   void computeIfAbsent_buildsOnce() {
     BulkheadRegistry registry = BulkheadRegistry.create();
     Compartment one = registry.computeIfAbsent("x", n -> Bulkhead.builder(n).limit(3).build());
-    Compartment two = registry.computeIfAbsent("x", n -> {
-      throw new AssertionError("must not build twice");
-    });
+    Compartment two =
+        registry.computeIfAbsent(
+            "x",
+            n -> {
+              throw new AssertionError("must not build twice");
+            });
     assertThat(two).isSameAs(one);
-    assertThatThrownBy(() -> registry.computeIfAbsent("y", n -> Bulkhead.builder("z").limit(1).build()))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'z'");
+    assertThatThrownBy(
+            () -> registry.computeIfAbsent("y", n -> Bulkhead.builder("z").limit(1).build()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("'z'");
   }
 
   @Test
@@ -75,12 +82,13 @@ class BulkheadRegistryTest {
     CountDownLatch building = new CountDownLatch(1);
     CountDownLatch finish = new CountDownLatch(1);
     AtomicInteger builds = new AtomicInteger();
-    Function<String, Compartment> slowFactory = n -> {
-      builds.incrementAndGet();
-      building.countDown();
-      awaitUninterruptibly(finish);
-      return Bulkhead.builder(n).limit(3).budget(db).build();
-    };
+    Function<String, Compartment> slowFactory =
+        n -> {
+          builds.incrementAndGet();
+          building.countDown();
+          awaitUninterruptibly(finish);
+          return Bulkhead.builder(n).limit(3).budget(db).build();
+        };
     CompletableFuture<Compartment> first = new CompletableFuture<>();
     Thread t1 = start(() -> first.complete(registry.computeIfAbsent("x", slowFactory)));
     assertThat(building.await(10, SECONDS)).isTrue();
@@ -91,17 +99,24 @@ class BulkheadRegistryTest {
     assertThat(registry.find("x")).isEmpty();
 
     CompletableFuture<Compartment> second = new CompletableFuture<>();
-    Thread t2 = start(() -> second.complete(registry.computeIfAbsent("x", n -> {
-      builds.incrementAndGet();
-      return Bulkhead.builder(n).limit(3).budget(db).build();
-    })));
+    Thread t2 =
+        start(
+            () ->
+                second.complete(
+                    registry.computeIfAbsent(
+                        "x",
+                        n -> {
+                          builds.incrementAndGet();
+                          return Bulkhead.builder(n).limit(3).budget(db).build();
+                        })));
     await().atMost(Duration.ofSeconds(10)).until(() -> t2.getState() == Thread.State.WAITING);
     assertThat(second).as("the second caller waits for the first factory").isNotDone();
 
     finish.countDown();
     t1.join(10_000);
     t2.join(10_000);
-    assertThat(first.get(10, SECONDS)).isSameAs(second.get(10, SECONDS))
+    assertThat(first.get(10, SECONDS))
+        .isSameAs(second.get(10, SECONDS))
         .isSameAs(registry.find("x").orElseThrow());
     assertThat(builds).as("the second factory never ran").hasValue(1);
     assertThat(db.shares()).containsExactly(Map.entry("x", 3));
@@ -113,21 +128,28 @@ class BulkheadRegistryTest {
     CountDownLatch building = new CountDownLatch(1);
     CountDownLatch fail = new CountDownLatch(1);
     CompletableFuture<Throwable> firstFailure = new CompletableFuture<>();
-    Thread t1 = start(() -> {
-      try {
-        registry.computeIfAbsent("x", n -> {
-          building.countDown();
-          awaitUninterruptibly(fail);
-          throw new IllegalStateException("config server down");
-        });
-      } catch (IllegalStateException e) {
-        firstFailure.complete(e);
-      }
-    });
+    Thread t1 =
+        start(
+            () -> {
+              try {
+                registry.computeIfAbsent(
+                    "x",
+                    n -> {
+                      building.countDown();
+                      awaitUninterruptibly(fail);
+                      throw new IllegalStateException("config server down");
+                    });
+              } catch (IllegalStateException e) {
+                firstFailure.complete(e);
+              }
+            });
     assertThat(building.await(10, SECONDS)).isTrue();
     CompletableFuture<Compartment> second = new CompletableFuture<>();
-    Thread t2 = start(() -> second.complete(
-        registry.computeIfAbsent("x", n -> Bulkhead.builder(n).limit(2).build())));
+    Thread t2 =
+        start(
+            () ->
+                second.complete(
+                    registry.computeIfAbsent("x", n -> Bulkhead.builder(n).limit(2).build())));
     await().atMost(Duration.ofSeconds(10)).until(() -> t2.getState() == Thread.State.WAITING);
 
     fail.countDown();
@@ -146,19 +168,26 @@ class BulkheadRegistryTest {
     CountDownLatch built = new CountDownLatch(1);
     CountDownLatch finish = new CountDownLatch(1);
     List<String> added = new CopyOnWriteArrayList<>();
-    registry.addListener(new BulkheadRegistry.Listener() {
-      @Override
-      public void onAdded(Compartment b) {
-        added.add(b.name() + " " + b.config().limit());
-      }
-    });
+    registry.addListener(
+        new BulkheadRegistry.Listener() {
+          @Override
+          public void onAdded(Compartment b) {
+            added.add(b.name() + " " + b.config().limit());
+          }
+        });
     CompletableFuture<Compartment> computed = new CompletableFuture<>();
-    Thread t1 = start(() -> computed.complete(registry.computeIfAbsent("x", n -> {
-      Bulkhead b = Bulkhead.builder(n).limit(4).budget(db).build();
-      built.countDown();
-      awaitUninterruptibly(finish);
-      return b;
-    })));
+    Thread t1 =
+        start(
+            () ->
+                computed.complete(
+                    registry.computeIfAbsent(
+                        "x",
+                        n -> {
+                          Bulkhead b = Bulkhead.builder(n).limit(4).budget(db).build();
+                          built.countDown();
+                          awaitUninterruptibly(finish);
+                          return b;
+                        })));
     assertThat(built.await(10, SECONDS)).isTrue();
     assertThat(db.allocated()).isEqualTo(4);
     Bulkhead registered = registry.register(Bulkhead.builder("x").limit(1).build());
@@ -175,21 +204,29 @@ class BulkheadRegistryTest {
   void computeIfAbsent_aFactoryThatBuildsTheWrongName_givesItsShareBack() {
     BulkheadRegistry registry = BulkheadRegistry.create();
     Budget db = Budget.of("postgres", 10);
-    assertThatThrownBy(() -> registry.computeIfAbsent("y",
-            n -> Bulkhead.builder("z").limit(3).budget(db).build()))
+    assertThatThrownBy(
+            () ->
+                registry.computeIfAbsent(
+                    "y", n -> Bulkhead.builder("z").limit(3).budget(db).build()))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("factory for 'y' built a bulkhead named 'z'");
     assertThat(db.allocated()).isZero();
     assertThat(registry.all()).isEmpty();
-    assertThat(registry.computeIfAbsent("y", n -> Bulkhead.builder(n).limit(3).budget(db).build())
-        .name()).isEqualTo("y");
+    assertThat(
+            registry
+                .computeIfAbsent("y", n -> Bulkhead.builder(n).limit(3).budget(db).build())
+                .name())
+        .isEqualTo("y");
   }
 
   @Test
   void computeIfAbsent_aFactoryAskingForItsOwnName_isRefusedInsteadOfWaitingForItself() {
     BulkheadRegistry registry = BulkheadRegistry.create();
-    assertThatThrownBy(() -> registry.computeIfAbsent("x",
-            n -> registry.computeIfAbsent("x", m -> Bulkhead.builder(m).limit(1).build())))
+    assertThatThrownBy(
+            () ->
+                registry.computeIfAbsent(
+                    "x",
+                    n -> registry.computeIfAbsent("x", m -> Bulkhead.builder(m).limit(1).build())))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("'x'");
     assertThat(registry.all()).isEmpty();
@@ -273,7 +310,8 @@ class BulkheadRegistryTest {
   void removingAUsersOwnDecorator_givesItsShareBack() throws Exception {
     Budget db = Budget.of("postgres", 10);
     BulkheadRegistry registry = BulkheadRegistry.create();
-    Counted llm = registry.register(new Counted(Bulkhead.builder("llm").limit(7).budget(db).build()));
+    Counted llm =
+        registry.register(new Counted(Bulkhead.builder("llm").limit(7).budget(db).build()));
     assertThat(llm.call(() -> "answer")).isEqualTo("answer");
     assertThat(llm.calls).hasValue(1);
     assertThat(registry.bulkhead("llm")).containsSame(llm);
@@ -282,7 +320,8 @@ class BulkheadRegistryTest {
     assertThat(registry.remove("llm")).containsSame(llm);
     assertThat(db.allocated()).as("its share is back").isZero();
     assertThat(llm.budget()).isEmpty();
-    registry.register(Bulkhead.builder("llm").limit(10).budget(db).build()); // the room is free again
+    registry.register(
+        Bulkhead.builder("llm").limit(10).budget(db).build()); // the room is free again
     assertThat(db.shares()).containsExactly(Map.entry("llm", 10));
   }
 
@@ -312,8 +351,9 @@ class BulkheadRegistryTest {
     registry.register(Bulkhead.builder("reports").limit(4).budget(db).build());
     assertThatThrownBy(() -> Bulkhead.builder("exports").limit(1).budget(db).build())
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("budget 'postgres' is over-subscribed: giving 'exports' a limit of 1 makes"
-            + " checkout 6 + reports 4 + exports 1 = 11, more than its capacity of 10");
+        .hasMessage(
+            "budget 'postgres' is over-subscribed: giving 'exports' a limit of 1 makes"
+                + " checkout 6 + reports 4 + exports 1 = 11, more than its capacity of 10");
     Compartment reports = registry.find("reports").orElseThrow();
     registry.remove("reports");
     assertThat(db.allocated()).isEqualTo(6);

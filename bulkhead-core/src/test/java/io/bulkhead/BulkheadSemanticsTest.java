@@ -26,8 +26,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The semantics the compartment promises, each decided by held futures, latches and a fake clock rather
- * than by sleeps.
+ * The semantics the compartment promises, each decided by held futures, latches and a fake clock
+ * rather than by sleeps.
  */
 class BulkheadSemanticsTest {
 
@@ -42,13 +42,19 @@ class BulkheadSemanticsTest {
   }
 
   /**
-   * A compartment on the fake clock whose hand-offs and timeouts run on the test's thread, inside the
-   * release or the sweep that causes them, so that a test can assert right after either. (By default
-   * they run on the compartment's own threads; {@link IsolationTest} covers that.)
+   * A compartment on the fake clock whose hand-offs and timeouts run on the test's thread, inside
+   * the release or the sweep that causes them, so that a test can assert right after either. (By
+   * default they run on the compartment's own threads; {@link IsolationTest} covers that.)
    */
   private Bulkhead fake(int limit, int maxQueue, Duration maxWait) {
-    return Bulkhead.builder("test").limit(limit).maxQueue(maxQueue).maxWait(maxWait)
-        .ticker(ticker).scheduler(scheduler).executor(Runnable::run).build();
+    return Bulkhead.builder("test")
+        .limit(limit)
+        .maxQueue(maxQueue)
+        .maxWait(maxWait)
+        .ticker(ticker)
+        .scheduler(scheduler)
+        .executor(Runnable::run)
+        .build();
   }
 
   /** Submits a call whose stage the test completes; returns the stage and the caller's future. */
@@ -58,10 +64,12 @@ class BulkheadSemanticsTest {
     CompletableFuture<String> result;
 
     Held submitTo(Bulkhead b) {
-      result = b.submit(() -> {
-        started.set(true);
-        return stage;
-      });
+      result =
+          b.submit(
+              () -> {
+                started.set(true);
+                return stage;
+              });
       return this;
     }
   }
@@ -81,7 +89,8 @@ class BulkheadSemanticsTest {
     assertThat(b.stats().inFlight()).isZero();
   }
 
-  // --- limit and queue bound ----------------------------------------------------------------------
+  // --- limit and queue bound
+  // ----------------------------------------------------------------------
 
   @Test
   void tryAcquire_neverExceedsLimit_andPermitCloseTwiceIsHarmless() {
@@ -105,12 +114,14 @@ class BulkheadSemanticsTest {
     Bulkhead b = Bulkhead.builder("b").limit(1).build();
     Held first = new Held().submitTo(b);
     assertThatThrownBy(() -> b.call(() -> "never"))
-        .isInstanceOfSatisfying(BulkheadFullException.class, e -> {
-          assertThat(e.reason()).isEqualTo(Reason.QUEUE_FULL);
-          assertThat(e.bulkheadName()).isEqualTo("b");
-          assertThat(e.getStackTrace()).isEmpty();
-          assertThat(e.getMessage()).contains("'b'").contains("QUEUE_FULL");
-        });
+        .isInstanceOfSatisfying(
+            BulkheadFullException.class,
+            e -> {
+              assertThat(e.reason()).isEqualTo(Reason.QUEUE_FULL);
+              assertThat(e.bulkheadName()).isEqualTo("b");
+              assertThat(e.getStackTrace()).isEmpty();
+              assertThat(e.getMessage()).contains("'b'").contains("QUEUE_FULL");
+            });
     CompletableFuture<String> second = b.submit(() -> CompletableFuture.completedFuture("never"));
     assertThat(second).isCompletedExceptionally();
     assertThat(b.stats().waiting()).isZero();
@@ -122,22 +133,31 @@ class BulkheadSemanticsTest {
 
   @Test
   void fullQueue_rejectsFromOneReadOfTheState_withoutTheClockOrTheLock() throws Exception {
-    // R7: with every slot taken and the queue at maxQueue, call and submit reject before reading the
+    // R7: with every slot taken and the queue at maxQueue, call and submit reject before reading
+    // the
     // ticker (which would cost more than the rest of the rejection) or taking the queue's lock.
-    java.util.concurrent.atomic.AtomicInteger reads = new java.util.concurrent.atomic.AtomicInteger();
-    Ticker counting = () -> {
-      reads.incrementAndGet();
-      return ticker.read();
-    };
-    Bulkhead b = Bulkhead.builder("b").limit(1).maxQueue(1).maxWait(Duration.ofSeconds(1))
-        .ticker(counting).scheduler(scheduler).build();
+    java.util.concurrent.atomic.AtomicInteger reads =
+        new java.util.concurrent.atomic.AtomicInteger();
+    Ticker counting =
+        () -> {
+          reads.incrementAndGet();
+          return ticker.read();
+        };
+    Bulkhead b =
+        Bulkhead.builder("b")
+            .limit(1)
+            .maxQueue(1)
+            .maxWait(Duration.ofSeconds(1))
+            .ticker(counting)
+            .scheduler(scheduler)
+            .build();
     Permit held = b.tryAcquire().orElseThrow();
     CompletableFuture<String> queued = b.submit(() -> CompletableFuture.completedFuture("queued"));
     assertThat(b.stats().waiting()).isEqualTo(1);
     int before = reads.get();
     assertThatThrownBy(() -> b.call(() -> "never"))
-        .isInstanceOfSatisfying(BulkheadFullException.class,
-            e -> assertThat(e.reason()).isEqualTo(Reason.QUEUE_FULL));
+        .isInstanceOfSatisfying(
+            BulkheadFullException.class, e -> assertThat(e.reason()).isEqualTo(Reason.QUEUE_FULL));
     assertThat(b.submit(() -> CompletableFuture.completedFuture("never")))
         .isCompletedExceptionally();
     assertThat(reads.get()).as("ticker reads while rejecting").isEqualTo(before);
@@ -189,7 +209,8 @@ class BulkheadSemanticsTest {
     assertSettled(b, 1);
   }
 
-  // --- FIFO hand-off ------------------------------------------------------------------------------
+  // --- FIFO hand-off
+  // ------------------------------------------------------------------------------
 
   @Test
   void freedSlot_goesToOldestWaiter_inOrder() {
@@ -238,12 +259,17 @@ class BulkheadSemanticsTest {
     List<Future<?>> futures = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
       int id = i;
-      futures.add(threads.submit(() -> b.call(() -> {
-        synchronized (order) { // test bookkeeping only; the compartment never uses a monitor
-          order.add(id);
-        }
-        return null;
-      })));
+      futures.add(
+          threads.submit(
+              () ->
+                  b.call(
+                      () -> {
+                        synchronized (
+                            order) { // test bookkeeping only; the compartment never uses a monitor
+                          order.add(id);
+                        }
+                        return null;
+                      })));
       int queued = i + 1;
       await().atMost(Duration.ofSeconds(10)).until(() -> b.stats().waiting() == queued);
     }
@@ -255,7 +281,8 @@ class BulkheadSemanticsTest {
     assertSettled(b, 1);
   }
 
-  // --- giving up: timeout, interrupt, cancel ------------------------------------------------------
+  // --- giving up: timeout, interrupt, cancel
+  // ------------------------------------------------------
 
   @Test
   void asyncWaiter_timesOut_onTheFakeClock_andIsNeverGrantedLater() {
@@ -269,8 +296,11 @@ class BulkheadSemanticsTest {
     ticker.advance(Duration.ofMillis(1));
     scheduler.runDue();
     assertThat(waiter.result).isCompletedExceptionally();
-    assertThatThrownBy(waiter.result::join).hasCauseInstanceOf(BulkheadFullException.class)
-        .cause().extracting(e -> ((BulkheadFullException) e).reason()).isEqualTo(Reason.WAIT_TIMEOUT);
+    assertThatThrownBy(waiter.result::join)
+        .hasCauseInstanceOf(BulkheadFullException.class)
+        .cause()
+        .extracting(e -> ((BulkheadFullException) e).reason())
+        .isEqualTo(Reason.WAIT_TIMEOUT);
     assertThat(b.stats().waiting()).isZero();
     running.stage.complete("done");
     assertThat(waiter.started).as("an expired waiter is never handed a slot").isFalse();
@@ -298,8 +328,15 @@ class BulkheadSemanticsTest {
 
   @Test
   void unboundedWait_neverArmsATimer() {
-    Bulkhead b = Bulkhead.builder("server").limit(1).unboundedQueue().unboundedWait()
-        .ticker(ticker).scheduler(scheduler).executor(Runnable::run).build();
+    Bulkhead b =
+        Bulkhead.builder("server")
+            .limit(1)
+            .unboundedQueue()
+            .unboundedWait()
+            .ticker(ticker)
+            .scheduler(scheduler)
+            .executor(Runnable::run)
+            .build();
     Held running = new Held().submitTo(b);
     List<Held> waiters = new ArrayList<>();
     for (int i = 0; i < 100; i++) {
@@ -340,7 +377,8 @@ class BulkheadSemanticsTest {
     Bulkhead b = Bulkhead.builder("b").limit(1).maxQueue(1).unboundedWait().build();
     Held running = new Held().submitTo(b);
     Held waiter = new Held().submitTo(b);
-    CompletableFuture<String> timed = waiter.result.orTimeout(20, java.util.concurrent.TimeUnit.MILLISECONDS);
+    CompletableFuture<String> timed =
+        waiter.result.orTimeout(20, java.util.concurrent.TimeUnit.MILLISECONDS);
     assertThatThrownBy(timed::join).hasCauseInstanceOf(TimeoutException.class);
     await().atMost(Duration.ofSeconds(5)).until(() -> b.stats().waiting() == 0);
     running.stage.complete("x");
@@ -351,17 +389,19 @@ class BulkheadSemanticsTest {
   @Test
   void cancellingAfterAdmission_forwardsToTheStage_andFreesTheSlotWhenTheStageCompletes() {
     Bulkhead b = fake(1, 1, Duration.ofSeconds(1));
-    // A stage that, like a real client call, ends its work on its own schedule: cancelling our future
+    // A stage that, like a real client call, ends its work on its own schedule: cancelling our
+    // future
     // must reach it, but the slot is held until the stage itself completes.
     AtomicBoolean cancelSeen = new AtomicBoolean();
     CompletableFuture<String> work = new CompletableFuture<>();
-    CompletableFuture<String> stage = new CompletableFuture<>() {
-      @Override
-      public boolean cancel(boolean mayInterrupt) {
-        cancelSeen.set(true);
-        return false; // the work goes on until `work` completes
-      }
-    };
+    CompletableFuture<String> stage =
+        new CompletableFuture<>() {
+          @Override
+          public boolean cancel(boolean mayInterrupt) {
+            cancelSeen.set(true);
+            return false; // the work goes on until `work` completes
+          }
+        };
     work.whenComplete((v, e) -> stage.complete(v));
     CompletableFuture<String> result = b.submit(() -> stage);
     assertThat(result.cancel(true)).isTrue();
@@ -388,36 +428,46 @@ class BulkheadSemanticsTest {
   void syncWaiter_timesOut_whenTheClockReachesMaxWait() throws Exception {
     Duration maxWait = Duration.ofMillis(100);
     CountDownLatch queued = new CountDownLatch(1);
-    Bulkhead b = Bulkhead.builder("b").limit(1).maxQueue(1).maxWait(maxWait).ticker(ticker)
-        .listener(new BulkheadListener() {
-          @Override
-          public void onQueued(Compartment bulkhead) {
-            queued.countDown();
-          }
-        })
-        .build();
+    Bulkhead b =
+        Bulkhead.builder("b")
+            .limit(1)
+            .maxQueue(1)
+            .maxWait(maxWait)
+            .ticker(ticker)
+            .listener(
+                new BulkheadListener() {
+                  @Override
+                  public void onQueued(Compartment bulkhead) {
+                    queued.countDown();
+                  }
+                })
+            .build();
     Permit holder = b.tryAcquire().orElseThrow();
     CompletableFuture<Long> waitedNanos = new CompletableFuture<>();
-    Thread waiter = new Thread(() -> {
-      long start = ticker.read();
-      try {
-        b.call(() -> "never");
-        waitedNanos.completeExceptionally(new AssertionError("admitted while the slot was held"));
-      } catch (BulkheadFullException e) {
-        if (e.reason() == Reason.WAIT_TIMEOUT) {
-          waitedNanos.complete(ticker.read() - start);
-        } else {
-          waitedNanos.completeExceptionally(e);
-        }
-      } catch (Throwable t) {
-        waitedNanos.completeExceptionally(t);
-      }
-    });
+    Thread waiter =
+        new Thread(
+            () -> {
+              long start = ticker.read();
+              try {
+                b.call(() -> "never");
+                waitedNanos.completeExceptionally(
+                    new AssertionError("admitted while the slot was held"));
+              } catch (BulkheadFullException e) {
+                if (e.reason() == Reason.WAIT_TIMEOUT) {
+                  waitedNanos.complete(ticker.read() - start);
+                } else {
+                  waitedNanos.completeExceptionally(e);
+                }
+              } catch (Throwable t) {
+                waitedNanos.completeExceptionally(t);
+              }
+            });
     waiter.start();
     assertThat(queued.await(30, SECONDS)).isTrue();
     assertThat(b.stats().waiting()).isEqualTo(1);
     ticker.advance(maxWait); // the waiter sees its deadline when its park ends, and gives up
-    assertThat(waitedNanos.get(30, SECONDS)).as("it gave up at maxWait on the ticker, not before")
+    assertThat(waitedNanos.get(30, SECONDS))
+        .as("it gave up at maxWait on the ticker, not before")
         .isEqualTo(maxWait.toNanos());
     waiter.join();
     assertThat(b.stats().waiting()).isZero();
@@ -432,17 +482,19 @@ class BulkheadSemanticsTest {
     Permit holder = b.tryAcquire().orElseThrow();
     CompletableFuture<Reason> reason = new CompletableFuture<>();
     CompletableFuture<Boolean> stillInterrupted = new CompletableFuture<>();
-    Thread waiter = new Thread(() -> {
-      try {
-        b.call(() -> "never");
-        reason.complete(null);
-      } catch (BulkheadFullException e) {
-        reason.complete(e.reason());
-      } catch (Exception e) {
-        reason.completeExceptionally(e);
-      }
-      stillInterrupted.complete(Thread.currentThread().isInterrupted());
-    });
+    Thread waiter =
+        new Thread(
+            () -> {
+              try {
+                b.call(() -> "never");
+                reason.complete(null);
+              } catch (BulkheadFullException e) {
+                reason.complete(e.reason());
+              } catch (Exception e) {
+                reason.completeExceptionally(e);
+              }
+              stillInterrupted.complete(Thread.currentThread().isInterrupted());
+            });
     waiter.start();
     await().atMost(Duration.ofSeconds(10)).until(() -> b.stats().waiting() == 1);
     waiter.interrupt();
@@ -463,7 +515,8 @@ class BulkheadSemanticsTest {
       assertThat(b.call(() -> "free slot")).isEqualTo("free slot");
       Permit holder = b.tryAcquire().orElseThrow();
       assertThatThrownBy(() -> b.call(() -> "never"))
-          .isInstanceOfSatisfying(BulkheadFullException.class,
+          .isInstanceOfSatisfying(
+              BulkheadFullException.class,
               e -> assertThat(e.reason()).isEqualTo(Reason.INTERRUPTED));
       assertThat(Thread.currentThread().isInterrupted()).isTrue();
       assertThat(b.stats().waiting()).isZero();
@@ -474,18 +527,27 @@ class BulkheadSemanticsTest {
     assertSettled(b, 1);
   }
 
-  // --- a slot is freed exactly once, whatever happens -----------------------------------------------
+  // --- a slot is freed exactly once, whatever happens
+  // -----------------------------------------------
 
   @Test
   void callThatThrows_freesItsSlot_andTheExceptionPassesThrough() {
     Bulkhead b = Bulkhead.builder("b").limit(1).build();
     IllegalStateException boom = new IllegalStateException("boom");
-    assertThatThrownBy(() -> b.call(() -> {
-      throw boom;
-    })).isSameAs(boom);
-    assertThatThrownBy(() -> b.call(() -> {
-      throw new java.io.IOException("checked");
-    })).isInstanceOf(java.io.IOException.class);
+    assertThatThrownBy(
+            () ->
+                b.call(
+                    () -> {
+                      throw boom;
+                    }))
+        .isSameAs(boom);
+    assertThatThrownBy(
+            () ->
+                b.call(
+                    () -> {
+                      throw new java.io.IOException("checked");
+                    }))
+        .isInstanceOf(java.io.IOException.class);
     assertThat(b.stats().completed()).isEqualTo(2);
     assertSettled(b, 1);
   }
@@ -497,13 +559,16 @@ class BulkheadSemanticsTest {
     failing.stage.completeExceptionally(new IllegalStateException("upstream"));
     assertThatThrownBy(failing.result::join).hasCauseInstanceOf(IllegalStateException.class);
 
-    CompletableFuture<String> thrown = b.submit(() -> {
-      throw new IllegalArgumentException("supplier");
-    });
+    CompletableFuture<String> thrown =
+        b.submit(
+            () -> {
+              throw new IllegalArgumentException("supplier");
+            });
     assertThatThrownBy(thrown::join).hasCauseInstanceOf(IllegalArgumentException.class);
 
     CompletableFuture<String> nul = b.submit(() -> null);
-    assertThatThrownBy(nul::join).hasCauseInstanceOf(NullPointerException.class)
+    assertThatThrownBy(nul::join)
+        .hasCauseInstanceOf(NullPointerException.class)
         .hasMessageContaining("returned null");
     assertThat(b.stats().completed()).isEqualTo(3);
     assertSettled(b, 1);
@@ -512,25 +577,26 @@ class BulkheadSemanticsTest {
   @Test
   void throwingListener_isContained_andNeverStrandsASlot() throws Exception {
     AtomicInteger calls = new AtomicInteger();
-    BulkheadListener evil = new BulkheadListener() {
-      @Override
-      public void onAdmitted(Compartment bulkhead, long waitedNanos) {
-        calls.incrementAndGet();
-        throw new IllegalStateException("listener bug");
-      }
+    BulkheadListener evil =
+        new BulkheadListener() {
+          @Override
+          public void onAdmitted(Compartment bulkhead, long waitedNanos) {
+            calls.incrementAndGet();
+            throw new IllegalStateException("listener bug");
+          }
 
-      @Override
-      public void onReleased(Compartment bulkhead, long heldNanos) {
-        calls.incrementAndGet();
-        throw new OutOfMemoryError("pretend");
-      }
+          @Override
+          public void onReleased(Compartment bulkhead, long heldNanos) {
+            calls.incrementAndGet();
+            throw new OutOfMemoryError("pretend");
+          }
 
-      @Override
-      public void onRejected(Compartment bulkhead, Reason reason) {
-        calls.incrementAndGet();
-        throw new IllegalStateException("listener bug");
-      }
-    };
+          @Override
+          public void onRejected(Compartment bulkhead, Reason reason) {
+            calls.incrementAndGet();
+            throw new IllegalStateException("listener bug");
+          }
+        };
     RecordingListener good = new RecordingListener();
     Bulkhead b = Bulkhead.builder("b").limit(1).listener(evil).listener(good).build();
     assertThat(b.call(() -> "ok")).isEqualTo("ok");
@@ -540,9 +606,15 @@ class BulkheadSemanticsTest {
     assertThat(b.submit(() -> CompletableFuture.completedFuture(1)).join()).isEqualTo(1);
     assertThat(calls.get()).isEqualTo(7);
     assertThat(b.stats().listenerFailures()).isEqualTo(7);
-    assertThat(good.events).containsExactly(
-        "admitted 0", "released", "admitted 0", "rejected QUEUE_FULL", "released", "admitted 0",
-        "released");
+    assertThat(good.events)
+        .containsExactly(
+            "admitted 0",
+            "released",
+            "admitted 0",
+            "rejected QUEUE_FULL",
+            "released",
+            "admitted 0",
+            "released");
     assertSettled(b, 1);
   }
 
@@ -560,20 +632,28 @@ class BulkheadSemanticsTest {
     waiter.stage.complete("y");
     // The hand-off runs inline here (see fake()), so the waiter's admission comes inside the
     // release, before its onReleased; with the compartment's own threads the two are concurrent.
-    assertThat(events.events).containsExactly(
-        "admitted 0", "queued", "queued", "cancelled 250", "admitted 250", "released", "released");
+    assertThat(events.events)
+        .containsExactly(
+            "admitted 0",
+            "queued",
+            "queued",
+            "cancelled 250",
+            "admitted 250",
+            "released",
+            "released");
     assertThat(b.removeListener(events)).isTrue();
     assertThat(b.removeListener(events)).isFalse();
   }
 
-  // --- setLimit -----------------------------------------------------------------------------------
+  // --- setLimit
+  // -----------------------------------------------------------------------------------
 
   @Test
   void raisingTheLimit_handsNewSlotsToWaitersAtOnce() {
     Bulkhead b = fake(1, 5, Duration.ofSeconds(1));
     Held running = new Held().submitTo(b);
-    List<Held> waiters = List.of(new Held().submitTo(b), new Held().submitTo(b),
-        new Held().submitTo(b));
+    List<Held> waiters =
+        List.of(new Held().submitTo(b), new Held().submitTo(b), new Held().submitTo(b));
     b.setLimit(3);
     assertThat(waiters.get(0).started).isTrue();
     assertThat(waiters.get(1).started).isTrue();
@@ -611,22 +691,26 @@ class BulkheadSemanticsTest {
   @Test
   void setLimit_rejectsNonsense() {
     Bulkhead b = Bulkhead.builder("b").limit(1).build();
-    assertThatThrownBy(() -> b.setLimit(0)).isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("limit").hasMessageContaining("0");
+    assertThatThrownBy(() -> b.setLimit(0))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("limit")
+        .hasMessageContaining("0");
     assertThat(b.config().limit()).isEqualTo(1);
   }
 
-  // --- stats --------------------------------------------------------------------------------------
+  // --- stats
+  // --------------------------------------------------------------------------------------
 
   @Test
   void stats_countEveryOutcome_andMeasureAdmittedLatencyOnTheFakeClock() throws Exception {
     Bulkhead b = fake(2, 1, Duration.ofSeconds(1));
     for (int i = 1; i <= 4; i++) {
       int millis = i * 100;
-      b.call(() -> {
-        ticker.advance(Duration.ofMillis(millis));
-        return null;
-      });
+      b.call(
+          () -> {
+            ticker.advance(Duration.ofMillis(millis));
+            return null;
+          });
     }
     BulkheadStats s = b.stats();
     assertThat(s.admitted()).isEqualTo(4);
@@ -654,7 +738,8 @@ class BulkheadSemanticsTest {
       b.call(() -> null); // 3 of 4 slots free after admission: room to spare
     }
     assertThat(b.stats().latency().count()).as("one in 256 of the fast calls").isEqualTo(2);
-    assertThat(b.stats().completed()).as("counters stay exact")
+    assertThat(b.stats().completed())
+        .as("counters stay exact")
         .isEqualTo(DefaultBulkhead.SPARSE_SAMPLE + 1L);
 
     // More than half full: every call is timed.
@@ -670,37 +755,42 @@ class BulkheadSemanticsTest {
 
     // A listener gets every call's duration, so every call is timed while one is attached.
     List<Long> durations = new ArrayList<>();
-    BulkheadListener listener = new BulkheadListener() {
-      @Override
-      public void onReleased(Compartment bulkhead, long heldNanos) {
-        durations.add(heldNanos);
-      }
-    };
+    BulkheadListener listener =
+        new BulkheadListener() {
+          @Override
+          public void onReleased(Compartment bulkhead, long heldNanos) {
+            durations.add(heldNanos);
+          }
+        };
     b.addListener(listener);
     for (int i = 0; i < 10; i++) {
-      b.call(() -> {
-        ticker.advance(Duration.ofNanos(500));
-        return null;
-      });
+      b.call(
+          () -> {
+            ticker.advance(Duration.ofNanos(500));
+            return null;
+          });
     }
     assertThat(durations).hasSize(10).allSatisfy(d -> assertThat(d).isEqualTo(500L));
     b.removeListener(listener);
 
     // A slow call switches timing back on for every call.
     long timedSoFar = b.stats().latency().count();
-    for (int i = 0; i < DefaultBulkhead.SPARSE_SAMPLE && b.stats().latency().count() == timedSoFar;
+    for (int i = 0;
+        i < DefaultBulkhead.SPARSE_SAMPLE && b.stats().latency().count() == timedSoFar;
         i++) {
-      b.call(() -> {
-        ticker.advance(Duration.ofMillis(5));
-        return null;
-      });
+      b.call(
+          () -> {
+            ticker.advance(Duration.ofMillis(5));
+            return null;
+          });
     }
     long afterSlow = b.stats().latency().count();
     for (int i = 0; i < 10; i++) {
       b.call(() -> null);
     }
     assertThat(b.stats().latency().count() - afterSlow)
-        .as("after a slow call every call is timed, until a timed one is fast again").isEqualTo(1);
+        .as("after a slow call every call is timed, until a timed one is fast again")
+        .isEqualTo(1);
   }
 
   @Test
@@ -735,7 +825,8 @@ class BulkheadSemanticsTest {
     }
   }
 
-  // --- no recursion -------------------------------------------------------------------------------
+  // --- no recursion
+  // -------------------------------------------------------------------------------
 
   @Test
   void aLongQueueOfInstantStages_isDrainedWithoutDeepRecursion() throws Exception {
@@ -766,13 +857,14 @@ class BulkheadSemanticsTest {
     later.complete("y");
     assertThat(result.join()).isEqualTo("y");
     // A stage that throws when given a callback: the slot is freed and the call fails with it.
-    java.util.concurrent.CompletionStage<String> hostile = new CompletableFuture<String>() {
-      @Override
-      public CompletableFuture<String> whenComplete(
-          java.util.function.BiConsumer<? super String, ? super Throwable> action) {
-        throw new IllegalStateException("no callbacks here");
-      }
-    };
+    java.util.concurrent.CompletionStage<String> hostile =
+        new CompletableFuture<String>() {
+          @Override
+          public CompletableFuture<String> whenComplete(
+              java.util.function.BiConsumer<? super String, ? super Throwable> action) {
+            throw new IllegalStateException("no callbacks here");
+          }
+        };
     CompletableFuture<String> refused = b.submit(() -> hostile);
     assertThatThrownBy(refused::join).hasCauseInstanceOf(IllegalStateException.class);
     assertSettled(b, 1);
@@ -785,11 +877,20 @@ class BulkheadSemanticsTest {
     CompletableFuture<Integer> g = f.thenApply(x -> x + 1);
     assertThat(g.getClass()).isEqualTo(CompletableFuture.class);
     assertThat(g.join()).isEqualTo(2);
-    assertThatThrownBy(() -> b.submit(() -> CompletableFuture.failedFuture(new CancellationException()))
-        .join()).isInstanceOf(CancellationException.class);
-    assertThatThrownBy(() -> b.submit(() -> CompletableFuture.supplyAsync(() -> {
-      throw new IllegalStateException("async");
-    })).join()).isInstanceOf(CompletionException.class);
+    assertThatThrownBy(
+            () ->
+                b.submit(() -> CompletableFuture.failedFuture(new CancellationException())).join())
+        .isInstanceOf(CancellationException.class);
+    assertThatThrownBy(
+            () ->
+                b.submit(
+                        () ->
+                            CompletableFuture.supplyAsync(
+                                () -> {
+                                  throw new IllegalStateException("async");
+                                }))
+                    .join())
+        .isInstanceOf(CompletionException.class);
     assertSettled(b, 1);
   }
 

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
-import io.bulkhead.insight.Diagnosis.State;
 import io.bulkhead.insight.Diagnosis;
+import io.bulkhead.insight.Diagnosis.State;
 import io.bulkhead.insight.Diagnostician;
 import io.bulkhead.insight.Insight;
 import io.bulkhead.testing.FakeTicker;
@@ -14,19 +14,16 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
-import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
 /**
- * The diagnosis state machine on synthetic windows: a scripted compartment whose stats the test sets
- * second by second, a fake ticker, and one sample per scripted second.
+ * The diagnosis state machine on synthetic windows: a scripted compartment whose stats the test
+ * sets second by second, a fake ticker, and one sample per scripted second.
  *
  * <p>The scripts keep Little's law true (in flight = admitted rate x latency) the way real traffic
- * does. Example, a compartment with limit 10 whose calls take 100 ms: 50 calls/s keep 5 in flight, 100
- * calls/s fill it, anything above is rejected.
+ * does. Example, a compartment with limit 10 whose calls take 100 ms: 50 calls/s keep 5 in flight,
+ * 100 calls/s fill it, anything above is rejected.
  *
  * <p>It is in {@code io.bulkhead}, not beside the insight classes, because the scripted compartment
  * builds its {@link BulkheadStats} with core's package-private constructor.
@@ -47,8 +44,8 @@ class DiagnosticianTest {
   }
 
   /** One second of traffic, then a sample; returns the resulting diagnosis. */
-  private Diagnosis second(Insight d, Scripted b, int admitted, int rejected, int inFlight,
-      long latencyMillis) {
+  private Diagnosis second(
+      Insight d, Scripted b, int admitted, int rejected, int inFlight, long latencyMillis) {
     ticker.advance(Duration.ofSeconds(1));
     b.run(admitted, rejected, inFlight, admitted, latencyMillis);
     d.sample();
@@ -78,7 +75,8 @@ class DiagnosticianTest {
     return changes;
   }
 
-  // --- warm-up and figures ------------------------------------------------------------------------
+  // --- warm-up and figures
+  // ------------------------------------------------------------------------
 
   @Test
   void beforeAnySample_andDuringWarmUp_isHealthyButNotJudged() {
@@ -92,13 +90,15 @@ class DiagnosticianTest {
     assertThat(early.judged()).as("4 s of a 10 s window").isFalse();
     assertThat(early.state()).isEqualTo(State.HEALTHY);
     assertThat(early.explanation())
-        .isEqualTo("warming up: 3.0s sampled in 3 intervals; judging needs 5.0s in at least 3; keeping"
-            + " HEALTHY");
+        .isEqualTo(
+            "warming up: 3.0s sampled in 3 intervals; judging needs 5.0s in at least 3; keeping"
+                + " HEALTHY");
 
     Diagnosis judged = seconds(2, 100, 300, 10, 100);
     assertThat(judged.judged()).isTrue();
     assertThat(judged.state()).isEqualTo(State.LIMIT_TOO_LOW);
-    assertThat(judged.normalLatency()).as("never healthy while judged, but warm-up samples count")
+    assertThat(judged.normalLatency())
+        .as("never healthy while judged, but warm-up samples count")
         .hasValue(Duration.ofMillis(100));
   }
 
@@ -116,12 +116,15 @@ class DiagnosticianTest {
     assertThat(d.longRejectionRate()).isCloseTo(500.0 / 29, within(1e-9));
     assertThat(d.latency()).hasValue(Duration.ofMillis(100));
     assertThat(d.normalLatency()).hasValue(Duration.ofMillis(100));
-    assertThat(d.latencyRatio()).hasValueSatisfying(r -> assertThat(r).isCloseTo(1.0, within(1e-9)));
-    assertThat(d.inStateFor()).as("became LIMIT_TOO_LOW after 5 rejecting seconds")
+    assertThat(d.latencyRatio())
+        .hasValueSatisfying(r -> assertThat(r).isCloseTo(1.0, within(1e-9)));
+    assertThat(d.inStateFor())
+        .as("became LIMIT_TOO_LOW after 5 rejecting seconds")
         .isEqualTo(Duration.ofSeconds(5));
   }
 
-  // --- reaching and leaving each state ------------------------------------------------------------
+  // --- reaching and leaving each state
+  // ------------------------------------------------------------
 
   @Test
   void healthy_whenBelowTheLimitAndNotRejecting() {
@@ -129,8 +132,8 @@ class DiagnosticianTest {
     assertThat(d.judged()).isTrue();
     assertThat(d.state()).isEqualTo(State.HEALTHY);
     assertThat(d.saturation()).isZero();
-    assertThat(d.explanation()).isEqualTo("healthy: at the limit in 0% of the last 10s, 0% of calls"
-        + " rejected");
+    assertThat(d.explanation())
+        .isEqualTo("healthy: at the limit in 0% of the last 10s, 0% of calls" + " rejected");
   }
 
   @Test
@@ -144,8 +147,10 @@ class DiagnosticianTest {
     assertThat(states.subList(0, 7)).containsOnly(State.HEALTHY);
     assertThat(states.subList(7, 10)).containsOnly(State.SATURATED);
     Diagnosis d = doctor.diagnosis("llm").orElseThrow();
-    assertThat(d.explanation()).isEqualTo("saturated: at the limit in 100% of the last 10s, 0% of"
-        + " calls rejected: working as designed; rejections come next if demand stays");
+    assertThat(d.explanation())
+        .isEqualTo(
+            "saturated: at the limit in 100% of the last 10s, 0% of"
+                + " calls rejected: working as designed; rejections come next if demand stays");
 
     // Load eases: at the limit every other second. 50% is below the enter level but not below the
     // exit level, so it stays saturated ...
@@ -162,21 +167,26 @@ class DiagnosticianTest {
   @Test
   void limitTooLow_sustainedRejectionsWithNormalLatency_andBackWhenTheyStop() {
     healthy(60);
-    // Demand grows to 130 calls/s; 100 fit (10 slots x 100 ms), 30 are rejected. Latency stays 100 ms.
+    // Demand grows to 130 calls/s; 100 fit (10 slots x 100 ms), 30 are rejected. Latency stays 100
+    // ms.
     List<State> states = new ArrayList<>();
     for (int i = 0; i < 10; i++) {
       states.add(seconds(1, 100, 30, 10, 100).state());
     }
-    assertThat(states.subList(0, 4)).as("a trend needs half the window").containsOnly(State.HEALTHY);
+    assertThat(states.subList(0, 4))
+        .as("a trend needs half the window")
+        .containsOnly(State.HEALTHY);
     assertThat(states.get(4)).isEqualTo(State.LIMIT_TOO_LOW);
     assertThat(transitions(states)).isEqualTo(1);
     Diagnosis d = doctor.diagnosis("llm").orElseThrow();
     assertThat(d.rejectionRatio()).isCloseTo(30.0 / 130, within(1e-9));
     assertThat(d.latency()).hasValue(Duration.ofMillis(100));
     assertThat(d.normalLatency()).hasValue(Duration.ofMillis(100));
-    assertThat(d.explanation()).isEqualTo("limit too low: rejecting 23% of calls (30.0/s, in 10 of 10"
-        + " intervals) while admitted calls take 100ms against a normal 100ms (1.0x): the limit is too"
-        + " low for the demand, or demand grew");
+    assertThat(d.explanation())
+        .isEqualTo(
+            "limit too low: rejecting 23% of calls (30.0/s, in 10 of 10"
+                + " intervals) while admitted calls take 100ms against a normal 100ms (1.0x): the limit is too"
+                + " low for the demand, or demand grew");
 
     // Someone raises the limit to 20: no more rejections, 130 calls/s keep 13 in flight.
     llm.limit = 20;
@@ -196,12 +206,16 @@ class DiagnosticianTest {
     Diagnosis d = seconds(10, 10, 120, 10, 1000);
     assertThat(d.state()).isEqualTo(State.DEPENDENCY_DEGRADING);
     assertThat(d.latency()).hasValue(Duration.ofSeconds(1));
-    assertThat(d.normalLatency()).as("learnt while healthy, not from the incident")
+    assertThat(d.normalLatency())
+        .as("learnt while healthy, not from the incident")
         .hasValue(Duration.ofMillis(100));
-    assertThat(d.latencyRatio()).hasValueSatisfying(r -> assertThat(r).isCloseTo(10.0, within(1e-9)));
-    assertThat(d.explanation()).isEqualTo("dependency degrading: rejecting 92% of calls (120.0/s, in"
-        + " 10 of 10 intervals) while admitted calls take 1.0s against a normal 100ms (10.0x): look at"
-        + " the dependency, not at the limit");
+    assertThat(d.latencyRatio())
+        .hasValueSatisfying(r -> assertThat(r).isCloseTo(10.0, within(1e-9)));
+    assertThat(d.explanation())
+        .isEqualTo(
+            "dependency degrading: rejecting 92% of calls (120.0/s, in"
+                + " 10 of 10 intervals) while admitted calls take 1.0s against a normal 100ms (10.0x): look at"
+                + " the dependency, not at the limit");
 
     // It recovers: back to 100 ms, rejections stop, load drops back.
     Diagnosis recovered = seconds(12, 50, 0, 5, 100);
@@ -213,7 +227,8 @@ class DiagnosticianTest {
     healthy(60);
     seconds(10, 10, 120, 10, 1000);
     assertThat(doctor.diagnosis("llm").orElseThrow().state()).isEqualTo(State.DEPENDENCY_DEGRADING);
-    // Latency back to 100 ms, but demand stays above what 10 slots serve: now the limit is the issue.
+    // Latency back to 100 ms, but demand stays above what 10 slots serve: now the limit is the
+    // issue.
     // The in-flight estimate over the window still reflects the slow seconds for a while (it stays
     // degrading while latency is above 1.5x normal), so the verdict changes after about 7 s.
     Diagnosis d = seconds(12, 100, 30, 10, 100);
@@ -242,7 +257,8 @@ class DiagnosticianTest {
       d = doctor.diagnosis("llm").orElseThrow();
     }
     assertThat(d.state()).isEqualTo(State.DEPENDENCY_DEGRADING);
-    assertThat(d.latency()).as("held all window long: at least the window")
+    assertThat(d.latency())
+        .as("held all window long: at least the window")
         .hasValue(Duration.ofSeconds(10));
   }
 
@@ -264,7 +280,8 @@ class DiagnosticianTest {
     }
     assertThat(d.state()).isEqualTo(State.LIMIT_TOO_LOW);
     assertThat(d.normalLatency()).isEmpty();
-    assertThat(d.explanation()).contains("no healthy period seen yet to learn their normal latency");
+    assertThat(d.explanation())
+        .contains("no healthy period seen yet to learn their normal latency");
   }
 
   @Test
@@ -290,7 +307,8 @@ class DiagnosticianTest {
     assertThat(d.latencyRatio()).hasValueSatisfying(r -> assertThat(r).isGreaterThan(2.0));
   }
 
-  // --- no flapping --------------------------------------------------------------------------------
+  // --- no flapping
+  // --------------------------------------------------------------------------------
 
   @Test
   void aSingleSpike_neverChangesTheState() {
@@ -312,8 +330,10 @@ class DiagnosticianTest {
     assertThat(d.rejectionRatio()).as("over the window").isGreaterThan(0.05);
     assertThat(d.rejectionSpread()).as("one interval of ten").isCloseTo(0.1, within(1e-9));
     assertThat(d.state()).isEqualTo(State.HEALTHY);
-    assertThat(d.explanation()).isEqualTo("healthy: at the limit in 10% of the last 10s, 48% of calls"
-        + " rejected, in only 1 of 10 intervals (a burst, not a trend)");
+    assertThat(d.explanation())
+        .isEqualTo(
+            "healthy: at the limit in 10% of the last 10s, 48% of calls"
+                + " rejected, in only 1 of 10 intervals (a burst, not a trend)");
   }
 
   /**
@@ -323,10 +343,14 @@ class DiagnosticianTest {
    */
   @Test
   void hoveringAtAThreshold_changesStateOnce_whileWithoutHysteresisItFlaps() {
-    Insight flappy = insight(ticker, Diagnostician.builder()
-        .rejectionRatio(Diagnostician.DEFAULT_REJECTION_RATIO_ENTER,
-            Diagnostician.DEFAULT_REJECTION_RATIO_ENTER)
-        .build());
+    Insight flappy =
+        insight(
+            ticker,
+            Diagnostician.builder()
+                .rejectionRatio(
+                    Diagnostician.DEFAULT_REJECTION_RATIO_ENTER,
+                    Diagnostician.DEFAULT_REJECTION_RATIO_ENTER)
+                .build());
     flappy.watch(llm);
     List<State> steady = new ArrayList<>();
     List<State> flapping = new ArrayList<>();
@@ -347,15 +371,16 @@ class DiagnosticianTest {
       flapping.add(flappy.diagnosis("llm").orElseThrow().state());
     }
     assertThat(steady.get(steady.size() - 1)).isEqualTo(State.LIMIT_TOO_LOW);
-    assertThat(transitions(steady)).as("HEALTHY -> SATURATED -> LIMIT_TOO_LOW at most")
+    assertThat(transitions(steady))
+        .as("HEALTHY -> SATURATED -> LIMIT_TOO_LOW at most")
         .isLessThanOrEqualTo(2);
     assertThat(transitions(flapping)).as("the same traffic without hysteresis").isGreaterThan(4);
   }
 
   /**
    * Latency drifting around twice normal (a 20 s wave between 1.7x and 2.3x) while rejecting: with
-   * the default exit level the verdict stays DEPENDENCY_DEGRADING; with enter == exit it flaps between
-   * the two rejecting states.
+   * the default exit level the verdict stays DEPENDENCY_DEGRADING; with enter == exit it flaps
+   * between the two rejecting states.
    */
   @Test
   void latencyHoveringAtTwiceNormal_doesNotFlapBetweenTheTwoRejectingStates() {
@@ -384,7 +409,8 @@ class DiagnosticianTest {
     assertThat(transitions(flapping)).as("the same traffic without hysteresis").isGreaterThan(4);
   }
 
-  // --- membership ---------------------------------------------------------------------------------
+  // --- membership
+  // ---------------------------------------------------------------------------------
 
   @Test
   void watchingARegistry_followsAddsAndRemoves_andARenamedReplacementStartsAfresh() {
@@ -422,17 +448,18 @@ class DiagnosticianTest {
     BulkheadRegistry registry = BulkheadRegistry.create();
     java.util.concurrent.CountDownLatch inGate = new java.util.concurrent.CountDownLatch(1);
     java.util.concurrent.CountDownLatch removed = new java.util.concurrent.CountDownLatch(1);
-    registry.addListener(new BulkheadRegistry.Listener() {
-      @Override
-      public void onAdded(Compartment b) {
-        inGate.countDown();
-        try {
-          removed.await();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      }
-    });
+    registry.addListener(
+        new BulkheadRegistry.Listener() {
+          @Override
+          public void onAdded(Compartment b) {
+            inGate.countDown();
+            try {
+              removed.await();
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+        });
     Insight d = insight(ticker, Diagnostician.builder().build());
     d.watch(registry);
     Thread registering = new Thread(() -> registry.register(new Scripted("ghost", 1)));
@@ -452,7 +479,8 @@ class DiagnosticianTest {
     assertThat(doctor.diagnosis("llm").orElseThrow()).isSameAs(before);
   }
 
-  // --- a real compartment -------------------------------------------------------------------------
+  // --- a real compartment
+  // -------------------------------------------------------------------------
 
   @Test
   void aRealCompartment_healthyThenLimitTooLow_fromItsOwnStats() throws Exception {
@@ -475,7 +503,8 @@ class DiagnosticianTest {
       clock.advance(Duration.ofMillis(900));
       d.sample();
       states.add(d.diagnosis("real").orElseThrow().state());
-      long rejectedNow = results.stream().filter(CompletableFuture::isCompletedExceptionally).count();
+      long rejectedNow =
+          results.stream().filter(CompletableFuture::isCompletedExceptionally).count();
       assertThat(rejectedNow).isEqualTo(attempts - 2);
     }
     assertThat(states.subList(0, 20)).containsOnly(State.HEALTHY);
@@ -486,7 +515,8 @@ class DiagnosticianTest {
     assertThat(last.normalLatency()).hasValue(Duration.ofMillis(100));
   }
 
-  // --- configuration ------------------------------------------------------------------------------
+  // --- configuration
+  // ------------------------------------------------------------------------------
 
   @Test
   void builder_rejectsNonsense_namingTheFieldAndValue() {
@@ -497,14 +527,18 @@ class DiagnosticianTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("saturation must satisfy 0 < exit <= enter <= 1 but was enter=0.5, exit=0.8");
     assertThatThrownBy(() -> Diagnostician.builder().rejectionRatio(0.05, 0))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("rejectionRatio");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("rejectionRatio");
     assertThatThrownBy(() -> Diagnostician.builder().rejectionSpread(1.5, 0.2))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("rejectionSpread");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("rejectionSpread");
     assertThatThrownBy(() -> Diagnostician.builder().latencyRise(2, 0.5))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("latencyRise must satisfy 1 <= exit <= enter (finite) but was enter=2.0, exit=0.5");
+        .hasMessage(
+            "latencyRise must satisfy 1 <= exit <= enter (finite) but was enter=2.0, exit=0.5");
     assertThatThrownBy(() -> Diagnostician.builder().latencyFloor(Duration.ofMillis(-1)))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("latencyFloor");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("latencyFloor");
     assertThatThrownBy(() -> Diagnostician.builder().longWindow(Duration.ofSeconds(10)).build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("longWindow PT10S must be longer than shortWindow PT10S");
@@ -512,8 +546,13 @@ class DiagnosticianTest {
 
   @Test
   void customWindows_changeHowLongAProblemMustLast() {
-    Insight quick = insight(ticker, Diagnostician.builder()
-        .shortWindow(Duration.ofSeconds(4)).longWindow(Duration.ofSeconds(20)).build());
+    Insight quick =
+        insight(
+            ticker,
+            Diagnostician.builder()
+                .shortWindow(Duration.ofSeconds(4))
+                .longWindow(Duration.ofSeconds(20))
+                .build());
     quick.watch(llm);
     for (int i = 0; i < 20; i++) {
       second(quick, llm, 50, 0, 5, 100);
@@ -522,8 +561,9 @@ class DiagnosticianTest {
     for (int i = 0; i < 4; i++) {
       states.add(second(quick, llm, 100, 30, 10, 100).state());
     }
-    assertThat(states).containsExactly(State.HEALTHY, State.LIMIT_TOO_LOW, State.LIMIT_TOO_LOW,
-        State.LIMIT_TOO_LOW);
+    assertThat(states)
+        .containsExactly(
+            State.HEALTHY, State.LIMIT_TOO_LOW, State.LIMIT_TOO_LOW, State.LIMIT_TOO_LOW);
   }
 
   // ------------------------------------------------------------------------------------------------
@@ -546,7 +586,8 @@ class DiagnosticianTest {
     }
 
     /** Adds one second of traffic and sets the in-flight count and the recent latency mean. */
-    void run(int admittedNow, int rejectedNow, int inFlightNow, int completedNow, long latencyMillis) {
+    void run(
+        int admittedNow, int rejectedNow, int inFlightNow, int completedNow, long latencyMillis) {
       admitted += admittedNow;
       rejected += rejectedNow;
       completed += completedNow;
@@ -574,8 +615,19 @@ class DiagnosticianTest {
       }
       long[] byReason = new long[BulkheadFullException.Reason.values().length];
       byReason[BulkheadFullException.Reason.QUEUE_FULL.ordinal()] = rejected;
-      return new BulkheadStats(name, limit, OptionalInt.of(0), inFlight, 0, admitted, completed, 0,
-          byReason, 0, latency, LatencySummary.EMPTY);
+      return new BulkheadStats(
+          name,
+          limit,
+          OptionalInt.of(0),
+          inFlight,
+          0,
+          admitted,
+          completed,
+          0,
+          byReason,
+          0,
+          latency,
+          LatencySummary.EMPTY);
     }
 
     @Override

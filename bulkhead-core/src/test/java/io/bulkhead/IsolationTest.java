@@ -18,9 +18,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * One compartment's users cannot stall another compartment, nor a call that was handed a slot: every
- * scenario holds a callback blocked on a latch that is released only at the end, and asserts that the
- * other party finishes while it is still held. The bound on each wait fires only on the bug.
+ * One compartment's users cannot stall another compartment, nor a call that was handed a slot:
+ * every scenario holds a callback blocked on a latch that is released only at the end, and asserts
+ * that the other party finishes while it is still held. The bound on each wait fires only on the
+ * bug.
  */
 class IsolationTest {
 
@@ -51,9 +52,11 @@ class IsolationTest {
     return b;
   }
 
-  /** Blocks the thread that runs it until the test ends; says where it ran through {@code where}. */
-  private BiConsumer<Object, Throwable> blockingCallback(CountDownLatch entered,
-      AtomicReference<Thread> where) {
+  /**
+   * Blocks the thread that runs it until the test ends; says where it ran through {@code where}.
+   */
+  private BiConsumer<Object, Throwable> blockingCallback(
+      CountDownLatch entered, AtomicReference<Thread> where) {
     return (value, failure) -> {
       where.set(Thread.currentThread());
       entered.countDown();
@@ -78,18 +81,20 @@ class IsolationTest {
     throw new AssertionError("completed normally");
   }
 
-  // --- D1: a compartment's timeouts fire whatever another compartment's users do -------------------
+  // --- D1: a compartment's timeouts fire whatever another compartment's users do
+  // -------------------
 
   @Test
   void anOnRejectedListenerThatBlocks_doesNotDelayAnotherCompartmentsMaxWait() throws Exception {
     CountDownLatch entered = new CountDownLatch(1);
     AtomicReference<Thread> where = new AtomicReference<>();
-    BulkheadListener blocking = new BulkheadListener() {
-      @Override
-      public void onRejected(Compartment c, Reason reason) {
-        blockingCallback(entered, where).accept(null, null);
-      }
-    };
+    BulkheadListener blocking =
+        new BulkheadListener() {
+          @Override
+          public void onRejected(Compartment c, Reason reason) {
+            blockingCallback(entered, where).accept(null, null);
+          }
+        };
     Bulkhead audit = full("audit", blocking);
     Bulkhead checkout = full("checkout");
 
@@ -98,12 +103,16 @@ class IsolationTest {
 
     long start = System.nanoTime();
     CompletableFuture<String> other = checkout.submit(() -> CompletableFuture.completedFuture("x"));
-    assertThat(failureOf(other)).isInstanceOf(BulkheadFullException.class)
-        .extracting(e -> ((BulkheadFullException) e).reason()).isEqualTo(Reason.WAIT_TIMEOUT);
-    System.out.printf("D1 listener: checkout's %d ms maxWait fired after %d ms while audit's"
-        + " onRejected was blocked%n", SHORT_WAIT.toMillis(),
-        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
-    assertThat(where.get().getName()).as("the thread that ran audit's listener")
+    assertThat(failureOf(other))
+        .isInstanceOf(BulkheadFullException.class)
+        .extracting(e -> ((BulkheadFullException) e).reason())
+        .isEqualTo(Reason.WAIT_TIMEOUT);
+    System.out.printf(
+        "D1 listener: checkout's %d ms maxWait fired after %d ms while audit's"
+            + " onRejected was blocked%n",
+        SHORT_WAIT.toMillis(), TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+    assertThat(where.get().getName())
+        .as("the thread that ran audit's listener")
         .doesNotContain("bulkhead-timer");
   }
 
@@ -114,7 +123,8 @@ class IsolationTest {
     Bulkhead audit = full("audit");
     Bulkhead checkout = full("checkout");
 
-    audit.submit(() -> CompletableFuture.completedFuture("never"))
+    audit
+        .submit(() -> CompletableFuture.completedFuture("never"))
         .whenComplete(blockingCallback(entered, where));
     assertThat(entered.await(BUG_BOUND_SECONDS, SECONDS)).as("audit's waiter timed out").isTrue();
 
@@ -130,14 +140,16 @@ class IsolationTest {
     WorkerPool audit = pool("audit");
     WorkerPool checkout = pool("checkout");
     CountDownLatch busy = new CountDownLatch(2);
-    audit.submit(() -> {
-      busy.countDown();
-      awaitQuietly(blocker);
-    });
-    checkout.submit(() -> {
-      busy.countDown();
-      awaitQuietly(blocker);
-    });
+    audit.submit(
+        () -> {
+          busy.countDown();
+          awaitQuietly(blocker);
+        });
+    checkout.submit(
+        () -> {
+          busy.countDown();
+          awaitQuietly(blocker);
+        });
     assertThat(busy.await(BUG_BOUND_SECONDS, SECONDS)).isTrue();
 
     audit.submit(() -> "never").whenComplete(blockingCallback(entered, where));
@@ -154,7 +166,8 @@ class IsolationTest {
     return p;
   }
 
-  // --- D3: a granted waiter starts without waiting for the releaser's user code --------------------
+  // --- D3: a granted waiter starts without waiting for the releaser's user code
+  // --------------------
 
   @Test
   void aDependentOfTheReleasingCall_canJoinTheCallThatWasHandedItsSlot() throws Exception {
@@ -162,13 +175,15 @@ class IsolationTest {
     CompletableFuture<String> firstStage = new CompletableFuture<>();
     CompletableFuture<String> first = b.submit(() -> firstStage);
     CompletableFuture<String> second = b.submit(() -> CompletableFuture.completedFuture("second"));
-    CompletableFuture<Object> joined = first.handle((v, f) -> {
-      try {
-        return second.get(BUG_BOUND_SECONDS, SECONDS);
-      } catch (Exception e) {
-        return e;
-      }
-    });
+    CompletableFuture<Object> joined =
+        first.handle(
+            (v, f) -> {
+              try {
+                return second.get(BUG_BOUND_SECONDS, SECONDS);
+              } catch (Exception e) {
+                return e;
+              }
+            });
 
     firstStage.complete("first"); // its release hands the slot to `second`, then runs `handle`
 
@@ -181,20 +196,26 @@ class IsolationTest {
     AtomicBoolean once = new AtomicBoolean();
     AtomicReference<Object> inner = new AtomicReference<>();
     AtomicReference<Bulkhead> self = new AtomicReference<>();
-    BulkheadListener callsBack = new BulkheadListener() {
-      @Override
-      public void onReleased(Compartment c, long heldNanos) {
-        if (once.compareAndSet(false, true)) {
-          try {
-            inner.set(self.get().call(() -> "inner"));
-          } catch (Exception e) {
-            inner.set(e);
+    BulkheadListener callsBack =
+        new BulkheadListener() {
+          @Override
+          public void onReleased(Compartment c, long heldNanos) {
+            if (once.compareAndSet(false, true)) {
+              try {
+                inner.set(self.get().call(() -> "inner"));
+              } catch (Exception e) {
+                inner.set(e);
+              }
+            }
           }
-        }
-      }
-    };
-    Bulkhead b = Bulkhead.builder("b").limit(1).maxQueue(2)
-        .maxWait(Duration.ofSeconds(BUG_BOUND_SECONDS)).listener(callsBack).build();
+        };
+    Bulkhead b =
+        Bulkhead.builder("b")
+            .limit(1)
+            .maxQueue(2)
+            .maxWait(Duration.ofSeconds(BUG_BOUND_SECONDS))
+            .listener(callsBack)
+            .build();
     self.set(b);
     CompletableFuture<String> firstStage = new CompletableFuture<>();
     CompletableFuture<String> first = b.submit(() -> firstStage);
@@ -213,10 +234,12 @@ class IsolationTest {
     Bulkhead b = Bulkhead.builder("payments").limit(1).maxQueue(1).unboundedWait().build();
     Permit holder = b.acquire();
     AtomicReference<Thread> where = new AtomicReference<>();
-    CompletableFuture<String> waiter = b.submit(() -> {
-      where.set(Thread.currentThread());
-      return CompletableFuture.completedFuture("ran");
-    });
+    CompletableFuture<String> waiter =
+        b.submit(
+            () -> {
+              where.set(Thread.currentThread());
+              return CompletableFuture.completedFuture("ran");
+            });
     holder.close();
     assertThat(waiter.get(BUG_BOUND_SECONDS, SECONDS)).isEqualTo("ran");
     assertThat(where.get()).isNotSameAs(Thread.currentThread());

@@ -5,8 +5,8 @@ import java.util.concurrent.Executor;
 
 /**
  * An executor that only queues: the test decides when the compartment's hand-offs and timeout
- * rejections run, by calling {@link #runPending()}, so that the gap between a grant and the start of
- * the call it granted is a step of its own that other operations can race with.
+ * rejections run, by calling {@link #runPending()}, so that the gap between a grant and the start
+ * of the call it granted is a step of its own that other operations can race with.
  */
 final class ManualExecutor implements Executor {
 

@@ -36,7 +36,7 @@ final class ManualScheduler implements Scheduler {
   /** Runs every task whose time has come (including ones they schedule that are already due). */
   int runDue() {
     int ran = 0;
-    for (;;) {
+    for (; ; ) {
       Runnable next = null;
       lock.lock();
       try {

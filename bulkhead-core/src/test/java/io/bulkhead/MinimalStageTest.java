@@ -17,8 +17,8 @@ class MinimalStageTest {
   @Test
   void aMinimalStage_alreadyComplete_orLater_isAdmittedAndFreesItsSlot() throws Exception {
     Bulkhead b = Bulkhead.builder("minimal").limit(1).build();
-    CompletableFuture<String> done = b.submit(
-        () -> CompletableFuture.completedFuture("now").minimalCompletionStage());
+    CompletableFuture<String> done =
+        b.submit(() -> CompletableFuture.completedFuture("now").minimalCompletionStage());
     assertThat(done.get(10, SECONDS)).isEqualTo("now");
     assertThat(b.stats().inFlight()).isZero();
 

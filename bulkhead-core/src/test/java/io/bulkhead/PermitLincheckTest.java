@@ -10,12 +10,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Linearizability of the lock-free fast path, of {@code setLimit} and of the counts (races R2, R6 and
- * C1 in {@link DefaultBulkhead}): every concurrent history of tryAcquire, close, setLimit and stats must be
- * explainable by some sequential order of the same operations, with the same results.
+ * Linearizability of the lock-free fast path, of {@code setLimit} and of the counts (races R2, R6
+ * and C1 in {@link DefaultBulkhead}): every concurrent history of tryAcquire, close, setLimit and
+ * stats must be explainable by some sequential order of the same operations, with the same results.
  *
- * <p>Each thread keeps its own permits (indexed by thread id), so an operation's result depends on the
- * compartment alone and the operations can serve as their own sequential specification.
+ * <p>Each thread keeps its own permits (indexed by thread id), so an operation's result depends on
+ * the compartment alone and the operations can serve as their own sequential specification.
  */
 @Param(name = "limit", gen = IntGen.class, conf = "1:3")
 @Param(name = "tid", gen = ThreadIdGen.class)
@@ -24,6 +24,7 @@ public class PermitLincheckTest {
   private static final int THREADS = 3;
 
   private final Bulkhead bulkhead = Bulkhead.builder("permits").limit(2).build();
+
   @SuppressWarnings("unchecked")
   private final ArrayDeque<Permit>[] held = new ArrayDeque[THREADS + 1];
 
@@ -31,7 +32,8 @@ public class PermitLincheckTest {
     for (int i = 0; i < held.length; i++) {
       held[i] = new ArrayDeque<>();
     }
-    // 254 admissions first: the word's count of fast admissions is then one short of its carry (C1),
+    // 254 admissions first: the word's count of fast admissions is then one short of its carry
+    // (C1),
     // so every scenario's second admission carries, racing with the others and with counts().
     for (int i = 0; i < 254; i++) {
       bulkhead.tryAcquire().orElseThrow().close();
@@ -49,9 +51,10 @@ public class PermitLincheckTest {
   }
 
   /**
-   * Completed alone. It is derived (admitted - inFlight) and clamped to the highest value any reader
-   * has reported, so it is linearizable by itself, but not as one snapshot with the counts above: the
-   * model checker found a reader whose stale in-flight count met a newer reader's completed count.
+   * Completed alone. It is derived (admitted - inFlight) and clamped to the highest value any
+   * reader has reported, so it is linearizable by itself, but not as one snapshot with the counts
+   * above: the model checker found a reader whose stale in-flight count met a newer reader's
+   * completed count.
    */
   @Operation
   public long completed() {

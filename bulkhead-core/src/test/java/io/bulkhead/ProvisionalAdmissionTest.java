@@ -41,10 +41,19 @@ class ProvisionalAdmissionTest {
     assertThat(threads.awaitTermination(10, SECONDS)).isTrue();
   }
 
-  /** Hand-offs and timeouts run on the test's thread, inside the release or sweep that causes them. */
+  /**
+   * Hand-offs and timeouts run on the test's thread, inside the release or sweep that causes them.
+   */
   private Bulkhead fake(int limit, int maxQueue, Duration maxWait) {
-    Bulkhead b = Bulkhead.builder("gate").limit(limit).maxQueue(maxQueue).maxWait(maxWait)
-        .ticker(ticker).scheduler(scheduler).executor(Runnable::run).build();
+    Bulkhead b =
+        Bulkhead.builder("gate")
+            .limit(limit)
+            .maxQueue(maxQueue)
+            .maxWait(maxWait)
+            .ticker(ticker)
+            .scheduler(scheduler)
+            .executor(Runnable::run)
+            .build();
     b.addListener(events);
     return b;
   }
@@ -130,8 +139,8 @@ class ProvisionalAdmissionTest {
     assertThat(s.inFlight()).isEqualTo(1);
     assertThat(s.waiting()).isZero();
     // The slot is passed on before the rejection is reported, as a release passes it on first.
-    assertThat(events.events).containsExactly("queued", "queued", "admitted 1000",
-        "rejected WAIT_TIMEOUT");
+    assertThat(events.events)
+        .containsExactly("queued", "queued", "admitted 1000", "rejected WAIT_TIMEOUT");
 
     slot.close(); // nothing: it was abandoned
     assertThat(slot.confirm()).isFalse();
@@ -246,10 +255,13 @@ class ProvisionalAdmissionTest {
   void submitProvisionally_confirmedAtOnce_isAnOrdinaryCall() {
     Bulkhead b = fake(1, 0, Duration.ZERO);
     CompletableFuture<String> work = new CompletableFuture<>();
-    CompletableFuture<String> f = admission(b).submitProvisionally(slot -> {
-      assertThat(slot.confirm()).isTrue();
-      return work;
-    });
+    CompletableFuture<String> f =
+        admission(b)
+            .submitProvisionally(
+                slot -> {
+                  assertThat(slot.confirm()).isTrue();
+                  return work;
+                });
     assertThat(b.stats().inFlight()).isEqualTo(1);
     ticker.advance(Duration.ofMillis(40));
     work.complete("ok");
@@ -265,11 +277,14 @@ class ProvisionalAdmissionTest {
     Permit held = b.acquire();
     AtomicReference<ProvisionalSlot> given = new AtomicReference<>();
     CompletableFuture<String> leaseWait = new CompletableFuture<>();
-    CompletableFuture<String> f = admission(b).submitProvisionally(slot -> {
-      given.set(slot);
-      assertThat(slot.queued()).isTrue();
-      return leaseWait;
-    });
+    CompletableFuture<String> f =
+        admission(b)
+            .submitProvisionally(
+                slot -> {
+                  given.set(slot);
+                  assertThat(slot.queued()).isTrue();
+                  return leaseWait;
+                });
     ticker.advance(Duration.ofMillis(400));
     held.close(); // hands the slot over; the task runs on the compartment's executor (here, inline)
     ProvisionalSlot slot = given.get();
@@ -288,8 +303,8 @@ class ProvisionalAdmissionTest {
     assertThat(s.rejected(Reason.WAIT_TIMEOUT)).isEqualTo(1);
     assertThat(s.inFlight()).isZero();
     assertThat(s.waiting()).isZero();
-    assertThat(events.events).containsExactly("admitted 0", "queued", "released",
-        "rejected WAIT_TIMEOUT");
+    assertThat(events.events)
+        .containsExactly("admitted 0", "queued", "released", "rejected WAIT_TIMEOUT");
   }
 
   @Test
@@ -297,11 +312,14 @@ class ProvisionalAdmissionTest {
     Bulkhead b = fake(1, 1, Duration.ofSeconds(1));
     AtomicReference<ProvisionalSlot> given = new AtomicReference<>();
     CompletableFuture<String> leaseWait = new CompletableFuture<>();
-    CompletableFuture<String> f = admission(b).submitProvisionally(slot -> {
-      given.set(slot);
-      slot.queued();
-      return leaseWait;
-    });
+    CompletableFuture<String> f =
+        admission(b)
+            .submitProvisionally(
+                slot -> {
+                  given.set(slot);
+                  slot.queued();
+                  return leaseWait;
+                });
     ticker.advance(Duration.ofMillis(250));
     assertThat(f.cancel(true)).isTrue();
     assertThat(leaseWait).as("the cancellation is forwarded to the task's stage").isCancelled();
@@ -322,12 +340,16 @@ class ProvisionalAdmissionTest {
     Bulkhead b = fake(1, 1, Duration.ofSeconds(1));
     Permit held = b.acquire();
     ProvisionalAdmission a = admission(b);
-    CompletableFuture<String> queued = a.submitProvisionally(slot -> {
-      throw new AssertionError("never started");
-    });
-    CompletableFuture<String> full = a.submitProvisionally(slot -> {
-      throw new AssertionError("never started");
-    });
+    CompletableFuture<String> queued =
+        a.submitProvisionally(
+            slot -> {
+              throw new AssertionError("never started");
+            });
+    CompletableFuture<String> full =
+        a.submitProvisionally(
+            slot -> {
+              throw new AssertionError("never started");
+            });
     assertThat(((BulkheadFullException) catchCause(full)).reason()).isEqualTo(Reason.QUEUE_FULL);
     queued.cancel(true);
     held.close();
@@ -348,10 +370,12 @@ class ProvisionalAdmissionTest {
     int confirmedWins = 0;
     for (int i = 0; i < rounds; i++) {
       ProvisionalSlot slot = a.tryAcquireProvisionally().orElseThrow();
-      Future<Boolean> confirmer = threads.submit(() -> {
-        start.await();
-        return slot.confirm();
-      });
+      Future<Boolean> confirmer =
+          threads.submit(
+              () -> {
+                start.await();
+                return slot.confirm();
+              });
       start.await(10, SECONDS);
       slot.close();
       if (confirmer.get(10, SECONDS)) {

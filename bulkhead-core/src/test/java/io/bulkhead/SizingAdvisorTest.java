@@ -40,8 +40,8 @@ class SizingAdvisorTest {
   }
 
   /**
-   * Replays {@code seconds} of traffic: every {@code latency}, {@code concurrent} calls arrive; those
-   * that get a slot hold it for {@code latency}, the others are rejected.
+   * Replays {@code seconds} of traffic: every {@code latency}, {@code concurrent} calls arrive;
+   * those that get a slot hold it for {@code latency}, the others are rejected.
    */
   private void replay(Bulkhead b, int concurrent, Duration latency, int seconds) {
     long rounds = Duration.ofSeconds(seconds).toNanos() / latency.toNanos();
@@ -77,7 +77,8 @@ class SizingAdvisorTest {
     assertThat(advice.headroom()).isEqualTo(3.0);
     assertThat(advice.recommendedLimit()).hasValue(6);
     assertThat(advice.limit()).isEqualTo(6);
-    assertThat(advice.summary()).isEqualTo("40/s × 50ms = need 2, ×3 → limit 6; the limit is 6: it fits");
+    assertThat(advice.summary())
+        .isEqualTo("40/s × 50ms = need 2, ×3 → limit 6; the limit is 6: it fits");
   }
 
   @Test
@@ -90,12 +91,14 @@ class SizingAdvisorTest {
     replay(reports, 3, Duration.ofMillis(1500), 12);
     SizingAdvice advice = advise(insight, reports);
     assertThat(advice.arrivalRate().getAsDouble()).isEqualTo(2.0);
-    assertThat(advice.rejectionRate().getAsDouble()).isCloseTo(4.0 / 3.0, org.assertj.core.data.Offset.offset(1e-9));
+    assertThat(advice.rejectionRate().getAsDouble())
+        .isCloseTo(4.0 / 3.0, org.assertj.core.data.Offset.offset(1e-9));
     assertThat(advice.need().getAsDouble()).isEqualTo(3.0);
     assertThat(advice.recommendedLimit()).hasValue(4);
     assertThat(advice.summary())
-        .isEqualTo("2/s × 1.5s = need 3, ×1.33 → limit 4; the limit is 1: below the recommendation,"
-            + " 1.33/s rejected");
+        .isEqualTo(
+            "2/s × 1.5s = need 3, ×1.33 → limit 4; the limit is 1: below the recommendation,"
+                + " 1.33/s rejected");
   }
 
   @Test
@@ -104,11 +107,17 @@ class SizingAdvisorTest {
     Insight insight = sampler(SizingAdvisor.builder().interval(Duration.ofSeconds(10)).build());
     advise(insight, b); // t = 0
     replay(b, 1, Duration.ofSeconds(1), 2);
-    assertThat(advise(insight, b).span()).as("before an interval: from the first").contains(Duration.ofSeconds(2));
+    assertThat(advise(insight, b).span())
+        .as("before an interval: from the first")
+        .contains(Duration.ofSeconds(2));
     replay(b, 1, Duration.ofSeconds(1), 8);
-    assertThat(advise(insight, b).span()).as("t = 10 s becomes the newer snapshot").contains(Duration.ofSeconds(10));
+    assertThat(advise(insight, b).span())
+        .as("t = 10 s becomes the newer snapshot")
+        .contains(Duration.ofSeconds(10));
     replay(b, 1, Duration.ofSeconds(1), 5);
-    assertThat(advise(insight, b).span()).as("polled often, still from t = 0").contains(Duration.ofSeconds(15));
+    assertThat(advise(insight, b).span())
+        .as("polled often, still from t = 0")
+        .contains(Duration.ofSeconds(15));
     replay(b, 1, Duration.ofSeconds(1), 5);
     SizingAdvice at20 = advise(insight, b); // shifts: older = t10, newer = t20
     assertThat(at20.span()).contains(Duration.ofSeconds(10));
@@ -189,7 +198,9 @@ class SizingAdvisorTest {
     SizingAdvisor a = SizingAdvisor.builder().headroom(2).headroom("r", 1.5).build();
     assertThat(a.headroom("r")).isEqualTo(1.5);
     assertThat(a.headroom("q")).isEqualTo(2);
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> SizingAdvisor.builder().headroom("r", 0.9))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("0.9");
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> SizingAdvisor.builder().headroom("r", 0.9))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("0.9");
   }
 }

@@ -49,16 +49,20 @@ class SizingTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("callsPerSecond must be a finite number above zero but was 0.0");
     assertThatThrownBy(() -> Sizing.need(-1, Duration.ofMillis(50)))
-        .hasMessageContaining("callsPerSecond").hasMessageContaining("-1.0");
+        .hasMessageContaining("callsPerSecond")
+        .hasMessageContaining("-1.0");
     assertThatThrownBy(() -> Sizing.need(Double.NaN, Duration.ofMillis(50)))
-        .hasMessageContaining("callsPerSecond").hasMessageContaining("NaN");
+        .hasMessageContaining("callsPerSecond")
+        .hasMessageContaining("NaN");
     assertThatThrownBy(() -> Sizing.need(Double.POSITIVE_INFINITY, Duration.ofMillis(50)))
-        .hasMessageContaining("callsPerSecond").hasMessageContaining("Infinity");
+        .hasMessageContaining("callsPerSecond")
+        .hasMessageContaining("Infinity");
     assertThatThrownBy(() -> Sizing.need(40, Duration.ZERO))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("latency must be above zero but was PT0S");
     assertThatThrownBy(() -> Sizing.need(40, Duration.ofMillis(-5)))
-        .hasMessageContaining("latency").hasMessageContaining("-0.005");
+        .hasMessageContaining("latency")
+        .hasMessageContaining("-0.005");
     assertThatThrownBy(() -> Sizing.need(1e9, Duration.ofDays(1)))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("more than a compartment can hold");
@@ -69,15 +73,24 @@ class SizingTest {
     assertThatThrownBy(() -> Sizing.limit(0, 3))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("need must be a finite number above zero but was 0.0");
-    assertThatThrownBy(() -> Sizing.limit(Double.NaN, 3)).hasMessageContaining("need").hasMessageContaining("NaN");
-    assertThatThrownBy(() -> Sizing.limit(Double.POSITIVE_INFINITY, 3)).hasMessageContaining("need");
+    assertThatThrownBy(() -> Sizing.limit(Double.NaN, 3))
+        .hasMessageContaining("need")
+        .hasMessageContaining("NaN");
+    assertThatThrownBy(() -> Sizing.limit(Double.POSITIVE_INFINITY, 3))
+        .hasMessageContaining("need");
     assertThatThrownBy(() -> Sizing.limit(2, 0.5))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("headroom").hasMessageContaining("0.5");
+        .hasMessageContaining("headroom")
+        .hasMessageContaining("0.5");
     assertThatThrownBy(() -> Sizing.limit(2, 0)).hasMessageContaining("headroom");
-    assertThatThrownBy(() -> Sizing.limit(2, -3)).hasMessageContaining("headroom").hasMessageContaining("-3.0");
-    assertThatThrownBy(() -> Sizing.limit(2, Double.NaN)).hasMessageContaining("headroom").hasMessageContaining("NaN");
-    assertThatThrownBy(() -> Sizing.limit(2, Double.POSITIVE_INFINITY)).hasMessageContaining("headroom");
+    assertThatThrownBy(() -> Sizing.limit(2, -3))
+        .hasMessageContaining("headroom")
+        .hasMessageContaining("-3.0");
+    assertThatThrownBy(() -> Sizing.limit(2, Double.NaN))
+        .hasMessageContaining("headroom")
+        .hasMessageContaining("NaN");
+    assertThatThrownBy(() -> Sizing.limit(2, Double.POSITIVE_INFINITY))
+        .hasMessageContaining("headroom");
     assertThatThrownBy(() -> Sizing.limit(1e9, 3))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("more than a compartment can hold");

@@ -16,7 +16,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -25,17 +24,18 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Randomized stress: many threads mix call, submit, acquire and tryAcquire with random durations,
- * timeouts, interrupts, cancellations, exceptions and limit changes, and the dependency stalls for twice
- * maxWait about every 100 ms, while an observer checks the invariants throughout. At the end every attempt must be accounted for exactly once and every slot
- * must be back.
+ * timeouts, interrupts, cancellations, exceptions and limit changes, and the dependency stalls for
+ * twice maxWait about every 100 ms, while an observer checks the invariants throughout. At the end
+ * every attempt must be accounted for exactly once and every slot must be back.
  *
- * <p>Bounded in time: {@code -Dbulkhead.stress.seconds} per variant (default 8). The seed of each run
- * is printed so a failure can be replayed with {@code -Dbulkhead.stress.seed}.
+ * <p>Bounded in time: {@code -Dbulkhead.stress.seconds} per variant (default 8). The seed of each
+ * run is printed so a failure can be replayed with {@code -Dbulkhead.stress.seed}.
  */
 class StressTest {
 
   private static final long SECONDS = Long.getLong("bulkhead.stress.seconds", 8);
   private static final int MAX_LIMIT = 6;
+
   /** About every 100 ms: the observer pauses 200 µs between looks. */
   private static final int STALL_EVERY_OBSERVATIONS = 400;
 
@@ -69,16 +69,21 @@ class StressTest {
 
   private void run(ExecutorService workers, int workerCount, String kind) throws Exception {
     long seed = Long.getLong("bulkhead.stress.seed", System.nanoTime());
-    System.out.printf("StressTest[%s] seed=%d seconds=%d workers=%d%n", kind, seed, SECONDS,
-        workerCount);
+    System.out.printf(
+        "StressTest[%s] seed=%d seconds=%d workers=%d%n", kind, seed, SECONDS, workerCount);
     SplittableRandom root = new SplittableRandom(seed);
     int initialLimit = 1 + root.nextInt(MAX_LIMIT);
     int maxQueue = root.nextInt(6);
     Duration maxWait = Duration.ofMillis(1 + root.nextInt(20));
 
     Accounting acct = new Accounting();
-    Bulkhead b = Bulkhead.builder("stress").limit(initialLimit).maxQueue(maxQueue).maxWait(maxWait)
-        .listener(acct.listener).build();
+    Bulkhead b =
+        Bulkhead.builder("stress")
+            .limit(initialLimit)
+            .maxQueue(maxQueue)
+            .maxWait(maxWait)
+            .listener(acct.listener)
+            .build();
     ScheduledExecutorService completer = Executors.newScheduledThreadPool(2);
     Queue<CompletableFuture<?>> outstanding = new ConcurrentLinkedQueue<>();
     Queue<String> violations = new ConcurrentLinkedQueue<>();
@@ -92,28 +97,31 @@ class StressTest {
     long stallNanos = 2 * maxWait.toNanos();
     long stalls = 0;
 
-    Runnable enter = () -> {
-      int now = inside.incrementAndGet();
-      if (now > maxLimitEver.get()) {
-        violations.add("in the dependency: " + now + " > max limit " + maxLimitEver.get());
-      }
-    };
+    Runnable enter =
+        () -> {
+          int now = inside.incrementAndGet();
+          if (now > maxLimitEver.get()) {
+            violations.add("in the dependency: " + now + " > max limit " + maxLimitEver.get());
+          }
+        };
 
     for (int w = 0; w < workerCount; w++) {
       SplittableRandom rnd = root.split();
-      workers.execute(() -> {
-        running.add(Thread.currentThread());
-        try {
-          while (System.nanoTime() < deadline) {
-            oneOperation(b, rnd, acct, enter, inside, completer, outstanding, stallUntil);
-            Thread.interrupted(); // an interrupt aimed at one operation must not leak into the next
-          }
-        } catch (Throwable t) {
-          violations.add("worker died: " + t);
-        } finally {
-          done.countDown();
-        }
-      });
+      workers.execute(
+          () -> {
+            running.add(Thread.currentThread());
+            try {
+              while (System.nanoTime() < deadline) {
+                oneOperation(b, rnd, acct, enter, inside, completer, outstanding, stallUntil);
+                Thread.interrupted(); // an interrupt aimed at one operation must not leak into the
+                // next
+              }
+            } catch (Throwable t) {
+              violations.add("worker died: " + t);
+            } finally {
+              done.countDown();
+            }
+          });
     }
 
     // Interrupter and limit changer, plus the observer, on this thread.
@@ -160,7 +168,8 @@ class StressTest {
         // rejections, cancellations and failures are all legitimate outcomes
       }
     }
-    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30))
+    org.awaitility.Awaitility.await()
+        .atMost(Duration.ofSeconds(30))
         .until(() -> b.stats().inFlight() == 0 && b.stats().waiting() == 0);
 
     BulkheadStats s = b.stats();
@@ -168,9 +177,20 @@ class StressTest {
         "StressTest[%s] ops=%d admitted=%d rejected=%d (QUEUE_FULL=%d WAIT_TIMEOUT=%d"
             + " INTERRUPTED=%d) cancelled=%d observations=%d stalls=%d limit=%d/%d queue=%d"
             + " wait=%s%n",
-        kind, acct.attempts.sum(), s.admitted(), s.rejected(), s.rejected(Reason.QUEUE_FULL),
-        s.rejected(Reason.WAIT_TIMEOUT), s.rejected(Reason.INTERRUPTED), s.cancelled(),
-        observations, stalls, initialLimit, s.limit(), maxQueue, maxWait);
+        kind,
+        acct.attempts.sum(),
+        s.admitted(),
+        s.rejected(),
+        s.rejected(Reason.QUEUE_FULL),
+        s.rejected(Reason.WAIT_TIMEOUT),
+        s.rejected(Reason.INTERRUPTED),
+        s.cancelled(),
+        observations,
+        stalls,
+        initialLimit,
+        s.limit(),
+        maxQueue,
+        maxWait);
 
     assertThat(violations).as("invariant violations (seed %d)", seed).isEmpty();
     assertThat(inside.get()).isZero();
@@ -195,10 +215,13 @@ class StressTest {
     permits.forEach(Permit::close);
     assertThat(acct.attempts.sum()).as("the stress test did some work").isGreaterThan(1000);
     // Every way of ending was exercised, or this run proved less than it claims.
-    assertThat(s.rejected(Reason.QUEUE_FULL)).as("QUEUE_FULL rejections (seed %d)", seed).isPositive();
+    assertThat(s.rejected(Reason.QUEUE_FULL))
+        .as("QUEUE_FULL rejections (seed %d)", seed)
+        .isPositive();
     if (maxQueue > 0) {
       assertThat(s.rejected(Reason.WAIT_TIMEOUT))
-          .as("waiters timed out behind the stalls (seed %d)", seed).isPositive();
+          .as("waiters timed out behind the stalls (seed %d)", seed)
+          .isPositive();
       assertThat(s.cancelled()).as("queued async calls withdrawn (seed %d)", seed).isPositive();
     }
   }
@@ -235,20 +258,21 @@ class StressTest {
     acct.attempts.increment();
     if (op < 30) { // call
       try {
-        b.call(() -> {
-          acct.callerSawAdmission.increment();
-          enter.run();
-          try {
-            spin(rnd.nextInt(300));
-            waitOutStall(stallUntil);
-            if (rnd.nextInt(10) == 0) {
-              throw new IllegalStateException("dependency failed");
-            }
-            return null;
-          } finally {
-            inside.decrementAndGet();
-          }
-        });
+        b.call(
+            () -> {
+              acct.callerSawAdmission.increment();
+              enter.run();
+              try {
+                spin(rnd.nextInt(300));
+                waitOutStall(stallUntil);
+                if (rnd.nextInt(10) == 0) {
+                  throw new IllegalStateException("dependency failed");
+                }
+                return null;
+              } finally {
+                inside.decrementAndGet();
+              }
+            });
       } catch (BulkheadFullException expected) {
         backOff(rnd); // counted by the compartment
       } catch (IllegalStateException expected) {
@@ -257,27 +281,34 @@ class StressTest {
         throw new AssertionError(e);
       }
     } else if (op < 70) { // submit
-      CompletableFuture<String> f = b.submit(() -> {
-        acct.callerSawAdmission.increment();
-        enter.run();
-        int how = rnd.nextInt(10);
-        if (how == 0) {
-          inside.decrementAndGet();
-          throw new IllegalStateException("supplier failed");
-        }
-        Work stage = new Work(inside);
-        if (how == 1) {
-          stage.finish(() -> stage.complete("now"));
-        } else if (how == 2) {
-          completer.schedule(() -> stage.finish(
-                  () -> stage.completeExceptionally(new IllegalStateException("late"))),
-              workMicros(stallUntil, rnd.nextInt(2_000)), TimeUnit.MICROSECONDS);
-        } else {
-          completer.schedule(() -> stage.finish(() -> stage.complete("later")),
-              workMicros(stallUntil, rnd.nextInt(2_000)), TimeUnit.MICROSECONDS);
-        }
-        return stage;
-      });
+      CompletableFuture<String> f =
+          b.submit(
+              () -> {
+                acct.callerSawAdmission.increment();
+                enter.run();
+                int how = rnd.nextInt(10);
+                if (how == 0) {
+                  inside.decrementAndGet();
+                  throw new IllegalStateException("supplier failed");
+                }
+                Work stage = new Work(inside);
+                if (how == 1) {
+                  stage.finish(() -> stage.complete("now"));
+                } else if (how == 2) {
+                  completer.schedule(
+                      () ->
+                          stage.finish(
+                              () -> stage.completeExceptionally(new IllegalStateException("late"))),
+                      workMicros(stallUntil, rnd.nextInt(2_000)),
+                      TimeUnit.MICROSECONDS);
+                } else {
+                  completer.schedule(
+                      () -> stage.finish(() -> stage.complete("later")),
+                      workMicros(stallUntil, rnd.nextInt(2_000)),
+                      TimeUnit.MICROSECONDS);
+                }
+                return stage;
+              });
       if (f.isCompletedExceptionally()) {
         backOff(rnd);
       }
@@ -320,7 +351,9 @@ class StressTest {
     }
   }
 
-  /** After a "no", a caller backs off for a moment, as a real one would; keeps admissions frequent. */
+  /**
+   * After a "no", a caller backs off for a moment, as a real one would; keeps admissions frequent.
+   */
   private static void backOff(SplittableRandom rnd) {
     java.util.concurrent.locks.LockSupport.parkNanos(rnd.nextInt(100_000));
   }
@@ -368,27 +401,28 @@ class StressTest {
     final LongAdder releasedEvents = new LongAdder();
     final LongAdder rejectedEvents = new LongAdder();
     final LongAdder cancelledEvents = new LongAdder();
-    final BulkheadListener listener = new BulkheadListener() {
-      @Override
-      public void onAdmitted(Compartment bulkhead, long waitedNanos) {
-        admittedEvents.increment();
-      }
+    final BulkheadListener listener =
+        new BulkheadListener() {
+          @Override
+          public void onAdmitted(Compartment bulkhead, long waitedNanos) {
+            admittedEvents.increment();
+          }
 
-      @Override
-      public void onRejected(Compartment bulkhead, Reason reason) {
-        rejectedEvents.increment();
-      }
+          @Override
+          public void onRejected(Compartment bulkhead, Reason reason) {
+            rejectedEvents.increment();
+          }
 
-      @Override
-      public void onCancelled(Compartment bulkhead, long waitedNanos) {
-        cancelledEvents.increment();
-      }
+          @Override
+          public void onCancelled(Compartment bulkhead, long waitedNanos) {
+            cancelledEvents.increment();
+          }
 
-      @Override
-      public void onReleased(Compartment bulkhead, long heldNanos) {
-        releasedEvents.increment();
-      }
-    };
+          @Override
+          public void onReleased(Compartment bulkhead, long heldNanos) {
+            releasedEvents.increment();
+          }
+        };
   }
 
   /** The observer's pause between looks; a pause for pacing, not for synchronisation. */

@@ -78,7 +78,7 @@ class WorkerPoolTest {
     WorkerPool emails = pool(WorkerPool.builder("emails").workers(2).maxQueue(5));
     CompletableFuture<String> f = emails.submit(() -> Thread.currentThread().getName());
     assertThat(f.get(10, SECONDS)).startsWith("emails-worker-");
-    CompletableFuture<Void> r = emails.submit(() -> { });
+    CompletableFuture<Void> r = emails.submit(() -> {});
     r.get(10, SECONDS);
     BulkheadStats s = emails.stats();
     assertThat(s.name()).isEqualTo("emails");
@@ -86,7 +86,8 @@ class WorkerPoolTest {
     assertThat(s.maxQueue()).hasValue(5);
     assertThat(s.admitted()).isEqualTo(2);
     assertThat(s.completed()).isEqualTo(2);
-    // The first call is always timed; the compartment may sample later sub-20 µs ones (DefaultBulkhead).
+    // The first call is always timed; the compartment may sample later sub-20 µs ones
+    // (DefaultBulkhead).
     assertThat(s.latency().count()).isBetween(1L, 2L);
     assertThat(emails.workers()).isEqualTo(2);
     assertThat(emails.virtualThreads()).isFalse();
@@ -98,19 +99,20 @@ class WorkerPoolTest {
     Compartment view = emails.compartment();
     List<Compartment> seen = Collections.synchronizedList(new ArrayList<>());
     CountDownLatch released = new CountDownLatch(1);
-    view.addListener(new BulkheadListener() {
-      @Override
-      public void onAdmitted(Compartment bulkhead, long waitedNanos) {
-        seen.add(bulkhead);
-      }
+    view.addListener(
+        new BulkheadListener() {
+          @Override
+          public void onAdmitted(Compartment bulkhead, long waitedNanos) {
+            seen.add(bulkhead);
+          }
 
-      @Override
-      public void onReleased(Compartment bulkhead, long heldNanos) {
-        seen.add(bulkhead);
-        released.countDown();
-      }
-    });
-    emails.submit(() -> { }).get(10, SECONDS);
+          @Override
+          public void onReleased(Compartment bulkhead, long heldNanos) {
+            seen.add(bulkhead);
+            released.countDown();
+          }
+        });
+    emails.submit(() -> {}).get(10, SECONDS);
     assertThat(released.await(10, SECONDS)).isTrue();
     assertThat(seen).hasSize(2).allSatisfy(b -> assertThat(b).isSameAs(view));
   }
@@ -118,16 +120,21 @@ class WorkerPoolTest {
   @Test
   void aFailingJob_failsItsFuture_andFreesItsWorker() throws Exception {
     WorkerPool p = pool(WorkerPool.builder("p").workers(1));
-    CompletableFuture<Object> f = p.submit(() -> {
-      throw new IllegalStateException("boom");
-    });
-    assertThatThrownBy(() -> f.get(10, SECONDS)).isInstanceOf(ExecutionException.class)
-        .hasCauseInstanceOf(IllegalStateException.class).hasRootCauseMessage("boom");
+    CompletableFuture<Object> f =
+        p.submit(
+            () -> {
+              throw new IllegalStateException("boom");
+            });
+    assertThatThrownBy(() -> f.get(10, SECONDS))
+        .isInstanceOf(ExecutionException.class)
+        .hasCauseInstanceOf(IllegalStateException.class)
+        .hasRootCauseMessage("boom");
     assertThat(p.submit(() -> 42).get(10, SECONDS)).isEqualTo(42);
   }
 
   @Test
-  void whenEveryWorkerIsBusyAndTheQueueFull_submitThrowsAtOnce_andTheJobNeverRuns() throws Exception {
+  void whenEveryWorkerIsBusyAndTheQueueFull_submitThrowsAtOnce_andTheJobNeverRuns()
+      throws Exception {
     List<String> log = Collections.synchronizedList(new ArrayList<>());
     WorkerPool exports = pool(WorkerPool.builder("exports").workers(1).maxQueue(1));
     Held a = new Held("a", log);
@@ -137,10 +144,12 @@ class WorkerPoolTest {
     assertThat(exports.stats().waiting()).isEqualTo(1);
 
     assertThatThrownBy(() -> exports.submit(() -> log.add("c")))
-        .isInstanceOfSatisfying(BulkheadFullException.class, e -> {
-          assertThat(e.bulkheadName()).isEqualTo("exports");
-          assertThat(e.reason()).isEqualTo(Reason.QUEUE_FULL);
-        });
+        .isInstanceOfSatisfying(
+            BulkheadFullException.class,
+            e -> {
+              assertThat(e.bulkheadName()).isEqualTo("exports");
+              assertThat(e.reason()).isEqualTo(Reason.QUEUE_FULL);
+            });
     assertThat(exports.stats().rejected(Reason.QUEUE_FULL)).isEqualTo(1);
 
     a.release.countDown();
@@ -163,7 +172,8 @@ class WorkerPoolTest {
     Future<List<Runnable>> leftovers = threads.submit(() -> p.shutdown(Duration.ofSeconds(60)));
     await().atMost(Duration.ofSeconds(10)).until(p::isShutdown);
     assertThatThrownBy(() -> p.submit(() -> log.add("late")))
-        .isInstanceOf(RejectedExecutionException.class).hasMessageContaining("'webhooks'");
+        .isInstanceOf(RejectedExecutionException.class)
+        .hasMessageContaining("'webhooks'");
     assertThat(p.isTerminated()).isFalse();
     assertThat(db.allocated()).as("share kept while work remains").isEqualTo(1);
 
@@ -178,7 +188,8 @@ class WorkerPoolTest {
   }
 
   @Test
-  void shutdown_atTheDeadline_handsBackQueuedJobsInOrder_andInterruptsTheRunningOne() throws Exception {
+  void shutdown_atTheDeadline_handsBackQueuedJobsInOrder_andInterruptsTheRunningOne()
+      throws Exception {
     List<String> log = Collections.synchronizedList(new ArrayList<>());
     Budget db = Budget.of("postgres", 10);
     WorkerPool p = pool(WorkerPool.builder("reports").workers(1).maxQueue(3).budget(db));
@@ -187,24 +198,27 @@ class WorkerPoolTest {
     assertThat(a.started.await(10, SECONDS)).isTrue();
     AtomicInteger bRuns = new AtomicInteger();
     CompletableFuture<Integer> fb = p.submit(bRuns::incrementAndGet);
-    CompletableFuture<Void> fc = p.submit(new Runnable() {
-      @Override
-      public void run() {
-        log.add("c");
-      }
+    CompletableFuture<Void> fc =
+        p.submit(
+            new Runnable() {
+              @Override
+              public void run() {
+                log.add("c");
+              }
 
-      @Override
-      public String toString() {
-        return "job c";
-      }
-    });
+              @Override
+              public String toString() {
+                return "job c";
+              }
+            });
 
     // a never finishes by itself: the deadline (a real 200 ms wait, the feature under test) passes.
     List<Runnable> left = p.shutdown(Duration.ofMillis(200));
 
     assertThat(left).hasSize(2);
     assertThat(left.get(1).toString()).contains("'reports'").contains("job c");
-    assertThatThrownBy(() -> fa.get(10, SECONDS)).hasRootCauseInstanceOf(InterruptedException.class);
+    assertThatThrownBy(() -> fa.get(10, SECONDS))
+        .hasRootCauseInstanceOf(InterruptedException.class);
     assertThat(log).containsExactly("a", "a interrupted");
     assertThat(fb).as("handed back, not failed: nothing is dropped").isNotDone();
     assertThat(fc).isNotDone();
@@ -229,7 +243,8 @@ class WorkerPoolTest {
     assertThat(p.isTerminated()).isTrue();
     assertThat(db.allocated()).isZero();
     assertThat(p.shutdown(Duration.ZERO)).as("again").isEmpty();
-    assertThatThrownBy(() -> p.compartment().setLimit(5)).isInstanceOf(IllegalStateException.class)
+    assertThatThrownBy(() -> p.compartment().setLimit(5))
+        .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("shut down");
     assertThat(db.allocated()).as("a shut pool does not take its share back").isZero();
   }
@@ -256,13 +271,17 @@ class WorkerPoolTest {
   @Test
   void aJobThatWaitsLongerThanMaxWait_isNotRun_andItsFutureSaysWhy() throws Exception {
     List<String> log = Collections.synchronizedList(new ArrayList<>());
-    WorkerPool p = pool(WorkerPool.builder("p").workers(1).maxQueue(1).maxWait(Duration.ofMillis(20)));
+    WorkerPool p =
+        pool(WorkerPool.builder("p").workers(1).maxQueue(1).maxWait(Duration.ofMillis(20)));
     Held a = new Held("a", log);
     CompletableFuture<Void> fa = p.submit(a);
     assertThat(a.started.await(10, SECONDS)).isTrue();
     CompletableFuture<?> fb = p.submit(() -> log.add("b"));
-    assertThatThrownBy(() -> fb.get(10, SECONDS)).isInstanceOf(ExecutionException.class)
-        .cause().isInstanceOfSatisfying(BulkheadFullException.class,
+    assertThatThrownBy(() -> fb.get(10, SECONDS))
+        .isInstanceOf(ExecutionException.class)
+        .cause()
+        .isInstanceOfSatisfying(
+            BulkheadFullException.class,
             e -> assertThat(e.reason()).isEqualTo(Reason.WAIT_TIMEOUT));
     a.release.countDown();
     fa.get(10, SECONDS);
@@ -281,10 +300,12 @@ class WorkerPoolTest {
     assertThat(view.config().limit()).isEqualTo(1);
     assertThatThrownBy(() -> WorkerPool.builder("emails").workers(4).budget(db).build())
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("budget 'postgres' is over-subscribed: giving 'emails' a limit of 4 makes"
-            + " checkout 6 + exports 1 + emails 4 = 11, more than its capacity of 10");
+        .hasMessage(
+            "budget 'postgres' is over-subscribed: giving 'emails' a limit of 4 makes"
+                + " checkout 6 + exports 1 + emails 4 = 11, more than its capacity of 10");
 
-    assertThat(view).as("a worker pool's view has no admission methods to misuse")
+    assertThat(view)
+        .as("a worker pool's view has no admission methods to misuse")
         .isNotInstanceOf(Bulkhead.class);
 
     List<String> log = Collections.synchronizedList(new ArrayList<>());
@@ -300,7 +321,8 @@ class WorkerPoolTest {
     assertThat(b.started.await(10, SECONDS)).isTrue();
     assertThat(exports.workers()).isEqualTo(2);
     assertThat(db.allocated()).isEqualTo(8);
-    assertThatThrownBy(() -> view.setLimit(5)).isInstanceOf(IllegalArgumentException.class)
+    assertThatThrownBy(() -> view.setLimit(5))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("checkout 6 + exports 5 = 11");
 
     a.release.countDown();
@@ -351,7 +373,9 @@ class WorkerPoolTest {
     assertThat(jobs.get(8).started.getCount()).isEqualTo(1);
     jobs.get(5).release.countDown();
     done.get(5).get(10, SECONDS);
-    assertThat(reports.stats().waiting()).as("one below the limit: the next job starts").isEqualTo(1);
+    assertThat(reports.stats().waiting())
+        .as("one below the limit: the next job starts")
+        .isEqualTo(1);
     assertThat(reports.stats().inFlight()).isEqualTo(3);
     assertThat(jobs.get(8).started.await(10, SECONDS)).isTrue();
     assertThat(jobs.get(9).started.getCount()).isEqualTo(1);
@@ -370,7 +394,8 @@ class WorkerPoolTest {
   void virtualThreads_onJava21AndLater_orAClearErrorBefore() throws Exception {
     if (Runtime.version().feature() >= 21) {
       WorkerPool p = pool(WorkerPool.builder("vt").workers(2).maxQueue(10).virtualThreads());
-      CompletableFuture<Boolean> virtual = p.submit(() -> VirtualThreads.isVirtual(Thread.currentThread()));
+      CompletableFuture<Boolean> virtual =
+          p.submit(() -> VirtualThreads.isVirtual(Thread.currentThread()));
       CompletableFuture<String> name = p.submit(() -> Thread.currentThread().getName());
       assertThat(virtual.get(10, SECONDS)).isTrue();
       assertThat(name.get(10, SECONDS)).startsWith("vt-worker-");
@@ -387,10 +412,14 @@ class WorkerPoolTest {
 
   @Test
   void builderRejectsNonsense() {
-    assertThatThrownBy(() -> WorkerPool.builder("x").workers(0)).hasMessage("workers must be at least 1 but was 0");
-    assertThatThrownBy(() -> WorkerPool.builder("x").maxQueue(-1)).hasMessage("maxQueue must not be negative but was -1");
-    assertThatThrownBy(() -> WorkerPool.builder("x").maxWait(Duration.ZERO)).hasMessageContaining("maxWait");
-    assertThatThrownBy(() -> WorkerPool.builder("x").build()).hasMessageContaining("workers was not set");
+    assertThatThrownBy(() -> WorkerPool.builder("x").workers(0))
+        .hasMessage("workers must be at least 1 but was 0");
+    assertThatThrownBy(() -> WorkerPool.builder("x").maxQueue(-1))
+        .hasMessage("maxQueue must not be negative but was -1");
+    assertThatThrownBy(() -> WorkerPool.builder("x").maxWait(Duration.ZERO))
+        .hasMessageContaining("maxWait");
+    assertThatThrownBy(() -> WorkerPool.builder("x").build())
+        .hasMessageContaining("workers was not set");
     assertThatThrownBy(() -> WorkerPool.builder(" ")).isInstanceOf(IllegalArgumentException.class);
   }
 
@@ -421,34 +450,38 @@ class WorkerPoolTest {
       // Half the submitters pause at halfway until the shutdown has happened (so some submissions
       // surely come after it); the other half race it.
       boolean pause = s % 2 == 0;
-      producers.add(threads.submit(() -> {
-        go.await();
-        for (int i = 0; i < perSubmitter; i++) {
-          if (i == perSubmitter / 2) {
-            halfway.countDown();
-            if (pause) {
-              shutDown.await();
-            }
-          }
-          int id = base + i;
-          try {
-            accepted.add(p.submit(() -> {
-              int now = running.incrementAndGet();
-              maxRunning.accumulateAndGet(now, Math::max);
-              synchronized (runsPerJob) {
-                runsPerJob[id]++;
-              }
-              ran.incrementAndGet();
-              running.decrementAndGet();
-            }));
-          } catch (BulkheadFullException e) {
-            rejected.incrementAndGet();
-          } catch (RejectedExecutionException e) {
-            refused.incrementAndGet();
-          }
-        }
-        return null;
-      }));
+      producers.add(
+          threads.submit(
+              () -> {
+                go.await();
+                for (int i = 0; i < perSubmitter; i++) {
+                  if (i == perSubmitter / 2) {
+                    halfway.countDown();
+                    if (pause) {
+                      shutDown.await();
+                    }
+                  }
+                  int id = base + i;
+                  try {
+                    accepted.add(
+                        p.submit(
+                            () -> {
+                              int now = running.incrementAndGet();
+                              maxRunning.accumulateAndGet(now, Math::max);
+                              synchronized (runsPerJob) {
+                                runsPerJob[id]++;
+                              }
+                              ran.incrementAndGet();
+                              running.decrementAndGet();
+                            }));
+                  } catch (BulkheadFullException e) {
+                    rejected.incrementAndGet();
+                  } catch (RejectedExecutionException e) {
+                    refused.incrementAndGet();
+                  }
+                }
+                return null;
+              }));
     }
     go.countDown();
     assertThat(halfway.await(60, SECONDS)).isTrue();
@@ -462,10 +495,14 @@ class WorkerPoolTest {
     ranByPool = ran.get();
     left.forEach(Runnable::run);
 
-    assertThat(maxRunning.get()).as("never more than the workers at once").isLessThanOrEqualTo(workers);
+    assertThat(maxRunning.get())
+        .as("never more than the workers at once")
+        .isLessThanOrEqualTo(workers);
     assertThat(ran.get()).isEqualTo(ranByPool + left.size());
     assertThat(ran.get() + rejected.get() + refused.get())
-        .as("ran %d + rejected %d + refused %d (handed back %d)", ran.get(), rejected.get(), refused.get(), left.size())
+        .as(
+            "ran %d + rejected %d + refused %d (handed back %d)",
+            ran.get(), rejected.get(), refused.get(), left.size())
         .isEqualTo(submitters * perSubmitter);
     for (int runs : runsPerJob) {
       assertThat(runs).isLessThanOrEqualTo(1);

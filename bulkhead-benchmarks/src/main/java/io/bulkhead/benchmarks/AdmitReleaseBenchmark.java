@@ -20,12 +20,12 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The admitted path, uncontended: one thread takes a slot, runs a trivial task and gives the slot
- * back. {@code sync} runs a task inside the compartment, {@code permit} takes and closes a bare permit
- * without waiting ({@code tryAcquire}), {@code acquire} takes one with the call that would wait for it,
- * {@code async} runs a task whose stage is already complete. The task itself is the same for every
- * subject, and {@code none} measures it with no compartment, so the difference is the compartment's
- * own cost; {@code future} is the async baseline that allocates and completes the one future any
- * async wrapper returns. Run with {@code -prof gc} for allocation per operation.
+ * back. {@code sync} runs a task inside the compartment, {@code permit} takes and closes a bare
+ * permit without waiting ({@code tryAcquire}), {@code acquire} takes one with the call that would
+ * wait for it, {@code async} runs a task whose stage is already complete. The task itself is the
+ * same for every subject, and {@code none} measures it with no compartment, so the difference is
+ * the compartment's own cost; {@code future} is the async baseline that allocates and completes the
+ * one future any async wrapper returns. Run with {@code -prof gc} for allocation per operation.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -37,8 +37,15 @@ import org.openjdk.jmh.annotations.Warmup;
 public class AdmitReleaseBenchmark {
 
   @Param({
-    Subject.BULKHEAD, Subject.R4J, Subject.R4J_NO_STACK, Subject.FAILSAFE, Subject.NETFLIX,
-    Subject.SEMAPHORE_FAIR, Subject.SEMAPHORE, Subject.NONE, Subject.FUTURE
+    Subject.BULKHEAD,
+    Subject.R4J,
+    Subject.R4J_NO_STACK,
+    Subject.FAILSAFE,
+    Subject.NETFLIX,
+    Subject.SEMAPHORE_FAIR,
+    Subject.SEMAPHORE,
+    Subject.NONE,
+    Subject.FUTURE
   })
   public String subject;
 

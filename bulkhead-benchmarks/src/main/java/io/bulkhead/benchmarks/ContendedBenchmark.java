@@ -17,11 +17,11 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * Several threads admitting and releasing on one compartment at once (the limit is high enough that
- * every one is always admitted): the cost of contention on the shared state. {@code sync} runs a task
- * inside the compartment, {@code permit} takes a permit without waiting and closes it, {@code acquire}
- * takes one with the call that would wait for it. Two threads by default; {@code bulkhead-benchmarks/run}
- * runs it with JMH's {@code -t 1}, {@code -t 2}, {@code -t 4} and {@code -t 8}, each thread count in
- * its own JMH run with every subject side by side.
+ * every one is always admitted): the cost of contention on the shared state. {@code sync} runs a
+ * task inside the compartment, {@code permit} takes a permit without waiting and closes it, {@code
+ * acquire} takes one with the call that would wait for it. Two threads by default; {@code
+ * bulkhead-benchmarks/run} runs it with JMH's {@code -t 1}, {@code -t 2}, {@code -t 4} and {@code
+ * -t 8}, each thread count in its own JMH run with every subject side by side.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -35,7 +35,11 @@ import org.openjdk.jmh.annotations.Warmup;
 public class ContendedBenchmark {
 
   @Param({
-    Subject.BULKHEAD, Subject.R4J, Subject.FAILSAFE, Subject.NETFLIX, Subject.SEMAPHORE_FAIR,
+    Subject.BULKHEAD,
+    Subject.R4J,
+    Subject.FAILSAFE,
+    Subject.NETFLIX,
+    Subject.SEMAPHORE_FAIR,
     Subject.SEMAPHORE
   })
   public String subject;

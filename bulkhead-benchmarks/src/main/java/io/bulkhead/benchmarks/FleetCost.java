@@ -18,12 +18,12 @@ import org.HdrHistogram.Histogram;
 /**
  * What a fleet compartment costs: admit and release (take a permit, give it back at once) on a
  * {@link RedisCompartments} compartment against the Redis on loopback, next to the same on a local
- * {@link Bulkhead}, at one thread and at four. Every operation is timed on its own with
- * {@code System.nanoTime()} into a per-thread HdrHistogram, so the figures are p50 and p99 per
- * operation (JMH's average time would hide the tail of a network round trip) and the throughput of
- * all threads together. The limit is far above the thread count: no caller ever waits for a slot,
- * so the figures are the admitted path alone: for the fleet, the local gate, one script round trip
- * to take the lease and one to give it back (with its release message to every subscriber, this
+ * {@link Bulkhead}, at one thread and at four. Every operation is timed on its own with {@code
+ * System.nanoTime()} into a per-thread HdrHistogram, so the figures are p50 and p99 per operation
+ * (JMH's average time would hide the tail of a network round trip) and the throughput of all
+ * threads together. The limit is far above the thread count: no caller ever waits for a slot, so
+ * the figures are the admitted path alone: for the fleet, the local gate, one script round trip to
+ * take the lease and one to give it back (with its release message to every subscriber, this
  * process's own included).
  *
  * <p>Usage: {@code java -cp benchmarks.jar io.bulkhead.benchmarks.FleetCost [REDIS_URI [WARM_UP
@@ -35,8 +35,10 @@ public final class FleetCost {
 
   /** Far above any thread count here: nobody waits, only the admitted path is measured. */
   private static final int LIMIT = 1_000;
+
   /** A name of its own on the shared Redis, reused by every run (a run leaves no lease behind). */
   private static final String COMPARTMENT = "benchmark-fleet-cost";
+
   private static final int[] THREADS = {1, 4};
   private static final long HIGHEST_NANOS = TimeUnit.SECONDS.toNanos(10);
 
@@ -57,8 +59,11 @@ public final class FleetCost {
     try (RedisCompartments fleet = RedisCompartments.connect(redis)) {
       FleetBulkhead remote = fleet.builder(COMPARTMENT).limit(LIMIT).failClosed().build();
       if (remote.fleetStats().inFallback()) {
-        System.err.println("FleetCost: no Redis answers at " + redis + "; start one (the"
-            + " measurement needs a real round trip)");
+        System.err.println(
+            "FleetCost: no Redis answers at "
+                + redis
+                + "; start one (the"
+                + " measurement needs a real round trip)");
         System.exit(2);
       }
       Bulkhead local = Bulkhead.builder("local").limit(LIMIT).build();
@@ -68,20 +73,30 @@ public final class FleetCost {
           run(subject, threads, warmUp);
           Result r = run(subject, threads, measure);
           out.beginObject()
-              .name("subject").value(name)
-              .name("threads").value(threads)
-              .name("ops").value(r.histogram.getTotalCount())
-              .name("ops_per_s").value(Math.round(r.histogram.getTotalCount() / r.seconds))
-              .name("p50_us").value(micros(r.histogram.getValueAtPercentile(50)))
-              .name("p99_us").value(micros(r.histogram.getValueAtPercentile(99)))
-              .name("p999_us").value(micros(r.histogram.getValueAtPercentile(99.9)))
-              .name("max_us").value(micros(r.histogram.getMaxValue()))
+              .name("subject")
+              .value(name)
+              .name("threads")
+              .value(threads)
+              .name("ops")
+              .value(r.histogram.getTotalCount())
+              .name("ops_per_s")
+              .value(Math.round(r.histogram.getTotalCount() / r.seconds))
+              .name("p50_us")
+              .value(micros(r.histogram.getValueAtPercentile(50)))
+              .name("p99_us")
+              .value(micros(r.histogram.getValueAtPercentile(99)))
+              .name("p999_us")
+              .value(micros(r.histogram.getValueAtPercentile(99.9)))
+              .name("max_us")
+              .value(micros(r.histogram.getMaxValue()))
               .endObject();
         }
       }
       if (remote.fleetStats().fallbackSwitches() > 0) {
-        System.err.println("FleetCost: the fleet compartment fell back "
-            + remote.fleetStats().fallbackSwitches() + " times (Redis too slow to answer?)");
+        System.err.println(
+            "FleetCost: the fleet compartment fell back "
+                + remote.fleetStats().fallbackSwitches()
+                + " times (Redis too slow to answer?)");
       }
       out.endArray();
       out.name("fallback_switches").value(remote.fleetStats().fallbackSwitches());
@@ -106,22 +121,27 @@ public final class FleetCost {
     for (int t = 0; t < threads; t++) {
       Histogram h = new Histogram(HIGHEST_NANOS, 3);
       histograms.add(h);
-      Thread w = new Thread(() -> {
-        ready.countDown();
-        try {
-          go.await();
-        } catch (InterruptedException e) {
-          return;
-        }
-        long end = stopAt[0]; // written before go opened: the latch orders it
-        for (long before = System.nanoTime(); before - end < 0; before = System.nanoTime()) {
-          try (Permit p = subject.acquire()) {
-            // admitted and released at once: the path itself is the subject
-          }
-          long after = System.nanoTime();
-          h.recordValue(Math.min(HIGHEST_NANOS, Math.max(1, after - before)));
-        }
-      }, "fleet-cost-" + t);
+      Thread w =
+          new Thread(
+              () -> {
+                ready.countDown();
+                try {
+                  go.await();
+                } catch (InterruptedException e) {
+                  return;
+                }
+                long end = stopAt[0]; // written before go opened: the latch orders it
+                for (long before = System.nanoTime();
+                    before - end < 0;
+                    before = System.nanoTime()) {
+                  try (Permit p = subject.acquire()) {
+                    // admitted and released at once: the path itself is the subject
+                  }
+                  long after = System.nanoTime();
+                  h.recordValue(Math.min(HIGHEST_NANOS, Math.max(1, after - before)));
+                }
+              },
+              "fleet-cost-" + t);
       workers.add(w);
       w.start();
     }

@@ -30,15 +30,21 @@ import org.openjdk.jmh.annotations.Warmup;
 public class RejectionBenchmark {
 
   @Param({
-    Subject.BULKHEAD, Subject.R4J, Subject.R4J_NO_STACK, Subject.FAILSAFE, Subject.NETFLIX,
-    Subject.SEMAPHORE_FAIR, Subject.SEMAPHORE
+    Subject.BULKHEAD,
+    Subject.R4J,
+    Subject.R4J_NO_STACK,
+    Subject.FAILSAFE,
+    Subject.NETFLIX,
+    Subject.SEMAPHORE_FAIR,
+    Subject.SEMAPHORE
   })
   public String subject;
 
   private Subject s;
-  private final Callable<Object> task = () -> {
-    throw new AssertionError("a full compartment ran a task");
-  };
+  private final Callable<Object> task =
+      () -> {
+        throw new AssertionError("a full compartment ran a task");
+      };
 
   @Setup(Level.Trial)
   public void setUp() {

@@ -26,6 +26,7 @@ abstract class Subject {
 
   /** The implementations, as the benchmarks' {@code @Param} values. */
   static final String BULKHEAD = "bulkhead";
+
   static final String R4J = "resilience4j";
   static final String R4J_NO_STACK = "resilience4j-nostack";
   static final String FAILSAFE = "failsafe";
@@ -33,6 +34,7 @@ abstract class Subject {
   static final String SEMAPHORE_FAIR = "semaphore-fair";
   static final String SEMAPHORE = "semaphore-nonfair";
   static final String NONE = "none";
+
   /** Baseline for the async path: no compartment, but allocate and complete one future. */
   static final String FUTURE = "future";
 
@@ -120,16 +122,21 @@ abstract class Subject {
     }
   }
 
-  /** Resilience4j's SemaphoreBulkhead: default config (fair, stack traces on), or stack traces off. */
+  /**
+   * Resilience4j's SemaphoreBulkhead: default config (fair, stack traces on), or stack traces off.
+   */
   static final class R4j extends Subject {
     private final io.github.resilience4j.bulkhead.Bulkhead bulkhead;
 
     R4j(int limit, boolean stackTraces) {
-      bulkhead = io.github.resilience4j.bulkhead.Bulkhead.of("bench", BulkheadConfig.custom()
-          .maxConcurrentCalls(limit)
-          .maxWaitDuration(Duration.ZERO)
-          .writableStackTraceEnabled(stackTraces)
-          .build());
+      bulkhead =
+          io.github.resilience4j.bulkhead.Bulkhead.of(
+              "bench",
+              BulkheadConfig.custom()
+                  .maxConcurrentCalls(limit)
+                  .maxWaitDuration(Duration.ZERO)
+                  .writableStackTraceEnabled(stackTraces)
+                  .build());
     }
 
     @Override

@@ -17,13 +17,13 @@ import org.HdrHistogram.Histogram;
 /**
  * Scale: many asynchronous waiters parked with a timeout in one compartment.
  *
- * <p>Every slot is held, then {@code --waiters} calls are submitted; each waits without a thread until
- * its {@code maxWait} passes and it is rejected with WAIT_TIMEOUT. Reports the heap each waiter costs
- * (its future and the compartment's queue node; measured as the growth of the used heap after full
- * GCs, minus the harness's own array of references) and the timeout lateness: how long after its
- * deadline each waiter's rejection arrived, after one unmeasured round of 20,000 waiters that lets the
- * JIT compile the expiry path. Usage:
- * {@code java -cp benchmarks.jar io.bulkhead.benchmarks.WaiterScale [waiters] [maxWaitMillis]}.
+ * <p>Every slot is held, then {@code --waiters} calls are submitted; each waits without a thread
+ * until its {@code maxWait} passes and it is rejected with WAIT_TIMEOUT. Reports the heap each
+ * waiter costs (its future and the compartment's queue node; measured as the growth of the used
+ * heap after full GCs, minus the harness's own array of references) and the timeout lateness: how
+ * long after its deadline each waiter's rejection arrived, after one unmeasured round of 20,000
+ * waiters that lets the JIT compile the expiry path. Usage: {@code java -cp benchmarks.jar
+ * io.bulkhead.benchmarks.WaiterScale [waiters] [maxWaitMillis]}.
  */
 public final class WaiterScale {
 
@@ -53,21 +53,30 @@ public final class WaiterScale {
 
     /** One line of JSON: bytes to a tenth, lateness to a microsecond. */
     String toJson() {
-      return JsonWriter.compact().beginObject()
-          .name("waiters").value(waiters)
-          .name("bytes_per_waiter").value(Math.round(bytesPerWaiter * 10) / 10.0)
-          .name("lateness_p50_ms").value(Math.round(latenessP50Ms * 1000) / 1000.0)
-          .name("lateness_p99_ms").value(Math.round(latenessP99Ms * 1000) / 1000.0)
-          .name("lateness_max_ms").value(Math.round(latenessMaxMs * 1000) / 1000.0)
-          .name("enqueue_ms").value(enqueueMillis)
-          .name("timed_out").value(timedOut)
-          .endObject().toJson();
+      return JsonWriter.compact()
+          .beginObject()
+          .name("waiters")
+          .value(waiters)
+          .name("bytes_per_waiter")
+          .value(Math.round(bytesPerWaiter * 10) / 10.0)
+          .name("lateness_p50_ms")
+          .value(Math.round(latenessP50Ms * 1000) / 1000.0)
+          .name("lateness_p99_ms")
+          .value(Math.round(latenessP99Ms * 1000) / 1000.0)
+          .name("lateness_max_ms")
+          .value(Math.round(latenessMaxMs * 1000) / 1000.0)
+          .name("enqueue_ms")
+          .value(enqueueMillis)
+          .name("timed_out")
+          .value(timedOut)
+          .endObject()
+          .toJson();
     }
   }
 
   static Result run(int waiters, Duration maxWait) throws Exception {
-    Bulkhead bulkhead = Bulkhead.builder("scale").limit(1).maxQueue(waiters).maxWait(maxWait)
-        .build();
+    Bulkhead bulkhead =
+        Bulkhead.builder("scale").limit(1).maxQueue(waiters).maxWait(maxWait).build();
     Permit held = bulkhead.tryAcquire().orElseThrow();
     CompletableFuture<Object> never = new CompletableFuture<>();
     Supplier<CompletionStage<Object>> task = () -> never; // shared: measure the compartment's cost
@@ -86,24 +95,31 @@ public final class WaiterScale {
     long enqueueNanos = System.nanoTime() - start;
     long after = usedAfterGc(memory);
     if (bulkhead.stats().waiting() != waiters) {
-      throw new IllegalStateException("expected " + waiters + " waiting but "
-          + bulkhead.stats().waiting() + " wait; was the enqueueing slower than maxWait?");
+      throw new IllegalStateException(
+          "expected "
+              + waiters
+              + " waiting but "
+              + bulkhead.stats().waiting()
+              + " wait; was the enqueueing slower than maxWait?");
     }
 
     CountDownLatch done = new CountDownLatch(waiters);
     for (int i = 0; i < waiters; i++) {
       int index = i;
       // handle() sees the rejection itself; whenComplete() would make the JDK wrap it in a
-      // CompletionException with a stack trace, a cost of CompletableFuture, not of the compartment.
-      futures[i].handle((v, e) -> {
-        rejectedAt[index] = System.nanoTime();
-        if (!(e instanceof BulkheadFullException)
-            || ((BulkheadFullException) e).reason() != BulkheadFullException.Reason.WAIT_TIMEOUT) {
-          throw new IllegalStateException("waiter " + index + " ended with " + e);
-        }
-        done.countDown();
-        return null;
-      });
+      // CompletionException with a stack trace, a cost of CompletableFuture, not of the
+      // compartment.
+      futures[i].handle(
+          (v, e) -> {
+            rejectedAt[index] = System.nanoTime();
+            if (!(e instanceof BulkheadFullException)
+                || ((BulkheadFullException) e).reason()
+                    != BulkheadFullException.Reason.WAIT_TIMEOUT) {
+              throw new IllegalStateException("waiter " + index + " ended with " + e);
+            }
+            done.countDown();
+            return null;
+          });
     }
     if (!done.await(maxWait.toMillis() + 60_000, TimeUnit.MILLISECONDS)) {
       throw new IllegalStateException(done.getCount() + " waiters never timed out");

@@ -45,10 +45,9 @@ public final class BudgetUse {
 
   /**
    * One line, in the form {@link io.bulkhead.Budget} uses for its own error: every compartment with
-   * its limit, and the total against the capacity. For example
-   * {@code budget 'postgres': checkout 6 + reports 4 = 10, within its capacity of 10}, or
-   * {@code budget 'postgres' is over-subscribed: checkout 6 + reports 6 = 12, more than its capacity of
-   * 10}.
+   * its limit, and the total against the capacity. For example {@code budget 'postgres': checkout 6
+   * + reports 4 = 10, within its capacity of 10}, or {@code budget 'postgres' is over-subscribed:
+   * checkout 6 + reports 6 = 12, more than its capacity of 10}.
    */
   public String describe() {
     StringBuilder sb = new StringBuilder("budget '").append(budget.name()).append('\'');

@@ -57,22 +57,22 @@ import org.snakeyaml.engine.v2.nodes.Node;
  *     cpu-bound: true  # each job keeps a core busy (rendering, compressing), not waiting on I/O
  * </pre>
  *
- * <p>A compartment takes {@code limit}, {@code max-queue}, {@code max-wait}, {@code budget},
- * {@code criticality}, {@code rate}, {@code latency} and {@code headroom}. Its limit is either given,
- * or derived from {@code rate × latency} (its need) times its {@code headroom}, which defaults to its
+ * <p>A compartment takes {@code limit}, {@code max-queue}, {@code max-wait}, {@code budget}, {@code
+ * criticality}, {@code rate}, {@code latency} and {@code headroom}. Its limit is either given, or
+ * derived from {@code rate × latency} (its need) times its {@code headroom}, which defaults to its
  * criticality's, rounded up. A limit given alongside a rate and latency is kept, and the effective
- * headroom ({@code limit / need}) is reported. A worker pool takes the same keys, with {@code workers}
- * in place of {@code limit} and {@code threads}; its queued jobs may wait without a
- * {@code max-wait}. Either may say {@code cpu-bound: true} (the default is false): each call or job in
+ * headroom ({@code limit / need}) is reported. A worker pool takes the same keys, with {@code
+ * workers} in place of {@code limit} and {@code threads}; its queued jobs may wait without a {@code
+ * max-wait}. Either may say {@code cpu-bound: true} (the default is false): each call or job in
  * flight keeps a core busy for most of its latency, so its limit should not exceed the CPUs of the
- * container it runs in, which {@link Deployment#check} verifies. The keys are the builders' settings ({@code maxQueue}, {@code maxWait}) in the
- * file's kebab case.
+ * container it runs in, which {@link Deployment#check} verifies. The keys are the builders'
+ * settings ({@code maxQueue}, {@code maxWait}) in the file's kebab case.
  *
- * <p>{@link #load} and {@link #parse} fail with a {@link ConfigException} naming the file, the line and
- * the key for malformed YAML, unknown keys (with a "did you mean" suggestion), wrong types, missing or
- * conflicting values and unknown budgets. A budget whose compartments together exceed its capacity is
- * not a load error, so that {@code check} can show the whole table; {@link #budgetUse()} reports it and
- * {@link #build()} refuses it.
+ * <p>{@link #load} and {@link #parse} fail with a {@link ConfigException} naming the file, the line
+ * and the key for malformed YAML, unknown keys (with a "did you mean" suggestion), wrong types,
+ * missing or conflicting values and unknown budgets. A budget whose compartments together exceed
+ * its capacity is not a load error, so that {@code check} can show the whole table; {@link
+ * #budgetUse()} reports it and {@link #build()} refuses it.
  *
  * <p>This class is immutable.
  */
@@ -86,21 +86,39 @@ public final class BulkheadFile {
   public static final int MAX_FILE_BYTES = 1 << 20;
 
   /**
-   * The longest name of a budget, compartment or worker pool. Names become registry keys, metric tags
-   * and table columns; 128 is far more than a readable one needs, and keeps every message that names
-   * one to a line.
+   * The longest name of a budget, compartment or worker pool. Names become registry keys, metric
+   * tags and table columns; 128 is far more than a readable one needs, and keeps every message that
+   * names one to a line.
    */
   public static final int MAX_NAME_LENGTH = 128;
 
-  private static final Set<String> TOP_KEYS = Set.of("headroom", "budgets", "compartments", "workers");
+  private static final Set<String> TOP_KEYS =
+      Set.of("headroom", "budgets", "compartments", "workers");
   private static final Set<String> HEADROOM_KEYS = Set.of("critical", "optional");
   private static final Set<String> BUDGET_KEYS = Set.of("capacity");
   private static final Set<String> COMPARTMENT_KEYS =
-      Set.of("limit", "max-queue", "max-wait", "budget", "criticality", "rate", "latency",
-          "headroom", "cpu-bound");
+      Set.of(
+          "limit",
+          "max-queue",
+          "max-wait",
+          "budget",
+          "criticality",
+          "rate",
+          "latency",
+          "headroom",
+          "cpu-bound");
   private static final Set<String> WORKER_KEYS =
-      Set.of("workers", "max-queue", "max-wait", "budget", "criticality", "rate", "latency",
-          "headroom", "threads", "cpu-bound");
+      Set.of(
+          "workers",
+          "max-queue",
+          "max-wait",
+          "budget",
+          "criticality",
+          "rate",
+          "latency",
+          "headroom",
+          "threads",
+          "cpu-bound");
 
   private final String file;
   private final Map<Criticality, Headroom> headrooms;
@@ -108,8 +126,12 @@ public final class BulkheadFile {
   private final List<CompartmentSpec> compartments;
   private final List<String> warnings;
 
-  private BulkheadFile(String file, Map<Criticality, Headroom> headrooms, List<BudgetSpec> budgets,
-      List<CompartmentSpec> compartments, List<String> warnings) {
+  private BulkheadFile(
+      String file,
+      Map<Criticality, Headroom> headrooms,
+      List<BudgetSpec> budgets,
+      List<CompartmentSpec> compartments,
+      List<String> warnings) {
     this.file = file;
     this.headrooms = Collections.unmodifiableMap(headrooms);
     this.budgets = List.copyOf(budgets);
@@ -161,15 +183,16 @@ public final class BulkheadFile {
 
   /**
    * The compartments, in file order, with their limits derived: those of the {@code compartments}
-   * section, then the worker pools of the {@code workers} section ({@link CompartmentSpec#workerPool()}).
+   * section, then the worker pools of the {@code workers} section ({@link
+   * CompartmentSpec#workerPool()}).
    */
   public List<CompartmentSpec> compartments() {
     return compartments;
   }
 
   /**
-   * Things that are allowed but probably wrong, one line each with file, line and key: a limit given
-   * below the compartment's own need, which rejects calls even at the expected rate.
+   * Things that are allowed but probably wrong, one line each with file, line and key: a limit
+   * given below the compartment's own need, which rejects calls even at the expected rate.
    */
   public List<String> warnings() {
     return warnings;
@@ -199,8 +222,8 @@ public final class BulkheadFile {
   public Compartments build() {
     for (BudgetUse use : budgetUse()) {
       if (use.overSubscribed()) {
-        throw new ConfigException(file, use.budget().line(), "budgets." + use.budget().name(),
-            use.describe());
+        throw new ConfigException(
+            file, use.budget().line(), "budgets." + use.budget().name(), use.describe());
       }
     }
     LinkedHashMap<String, Budget> built = new LinkedHashMap<>();
@@ -252,7 +275,8 @@ public final class BulkheadFile {
    * critical headroom to compartments it does not know.
    */
   public SizingAdvisor advisor() {
-    SizingAdvisor.Builder b = SizingAdvisor.builder().headroom(headroom(Criticality.CRITICAL).factor());
+    SizingAdvisor.Builder b =
+        SizingAdvisor.builder().headroom(headroom(Criticality.CRITICAL).factor());
     for (CompartmentSpec c : compartments) {
       Optional<Headroom> h = c.headroom().or(() -> c.criticality().map(headrooms::get));
       h.ifPresent(headroom -> b.headroom(c.name(), headroom.factor()));
@@ -286,45 +310,55 @@ public final class BulkheadFile {
     BulkheadFile read(String text) {
       Optional<Node> root = yaml.compose(text);
       if (root.isEmpty()) {
-        throw new ConfigException(yaml.file, 0, null,
-            "the file is empty: expected 'budgets' and 'compartments'");
+        throw new ConfigException(
+            yaml.file, 0, null, "the file is empty: expected 'budgets' and 'compartments'");
       }
       Map<String, YamlTree.Entry> top = yaml.mapping(root.get(), null, TOP_KEYS);
       if (top.containsKey("headroom")) {
         readHeadrooms(top.get("headroom"));
       }
       if (top.containsKey("budgets")) {
-        for (YamlTree.Entry e : yaml.mapping(top.get("budgets").value(), "budgets", null).values()) {
+        for (YamlTree.Entry e :
+            yaml.mapping(top.get("budgets").value(), "budgets", null).values()) {
           readBudget(e);
         }
       }
       YamlTree.Entry section = top.get("compartments");
       if (section == null && !top.containsKey("workers")) {
-        throw new ConfigException(yaml.file, YamlTree.line(root.get()), "compartments",
+        throw new ConfigException(
+            yaml.file,
+            YamlTree.line(root.get()),
+            "compartments",
             "missing: the file declares no compartments (nor workers)");
       }
       if (section != null) {
         Map<String, YamlTree.Entry> declared = yaml.mapping(section.value(), "compartments", null);
         if (declared.isEmpty()) {
-          throw yaml.error(section.keyNode(), "compartments", "is empty: declare at least one compartment");
+          throw yaml.error(
+              section.keyNode(), "compartments", "is empty: declare at least one compartment");
         }
         for (YamlTree.Entry e : declared.values()) {
           compartments.add(readCompartment(e, false));
         }
       }
       if (top.containsKey("workers")) {
-        for (YamlTree.Entry e : yaml.mapping(top.get("workers").value(), "workers", null).values()) {
+        for (YamlTree.Entry e :
+            yaml.mapping(top.get("workers").value(), "workers", null).values()) {
           for (CompartmentSpec c : compartments) {
             if (c.name().equals(e.key())) {
-              throw yaml.error(e.keyNode(), e.path(), "the name is taken by the compartment on line "
-                  + c.line() + ": names must be unique, they are the registry's keys");
+              throw yaml.error(
+                  e.keyNode(),
+                  e.path(),
+                  "the name is taken by the compartment on line "
+                      + c.line()
+                      + ": names must be unique, they are the registry's keys");
             }
           }
           compartments.add(readCompartment(e, true));
         }
       }
-      return new BulkheadFile(yaml.file, headrooms, new ArrayList<>(budgets.values()), compartments,
-          warnings);
+      return new BulkheadFile(
+          yaml.file, headrooms, new ArrayList<>(budgets.values()), compartments, warnings);
     }
 
     private void readHeadrooms(YamlTree.Entry section) {
@@ -340,15 +374,19 @@ public final class BulkheadFile {
         Map<String, YamlTree.Entry> fields = yaml.mapping(e.value(), e.path(), BUDGET_KEYS);
         YamlTree.Entry c = fields.get("capacity");
         if (c == null) {
-          throw yaml.error(e.keyNode(), e.path(), "has no capacity: add capacity (how many connections or"
-              + " concurrent calls the resource takes)");
+          throw yaml.error(
+              e.keyNode(),
+              e.path(),
+              "has no capacity: add capacity (how many connections or"
+                  + " concurrent calls the resource takes)");
         }
         capacity = yaml.whole(c, 1);
       } else {
         capacity = yaml.whole(e, 1);
       }
       try {
-        Budget.of(e.key(), capacity); // the bounds build() will apply, by the code that applies them
+        Budget.of(
+            e.key(), capacity); // the bounds build() will apply, by the code that applies them
       } catch (IllegalArgumentException refused) {
         throw yaml.error(e.keyNode(), e.path(), refused.getMessage());
       }
@@ -357,7 +395,8 @@ public final class BulkheadFile {
 
     private CompartmentSpec readCompartment(YamlTree.Entry e, boolean pool) {
       requireName(e, pool ? "worker pool" : "compartment");
-      Map<String, YamlTree.Entry> f = yaml.mapping(e.value(), e.path(), pool ? WORKER_KEYS : COMPARTMENT_KEYS);
+      Map<String, YamlTree.Entry> f =
+          yaml.mapping(e.value(), e.path(), pool ? WORKER_KEYS : COMPARTMENT_KEYS);
       String limitKey = pool ? "workers" : "limit";
 
       Criticality criticality = null;
@@ -370,9 +409,14 @@ public final class BulkheadFile {
           }
         }
         if (criticality == null) {
-          throw yaml.error(c.value(), c.path(), "must be critical or optional but was " + Printable.quote(word)
-              + DidYouMean.closest(word, List.of("critical", "optional"))
-                  .map(s -> " (did you mean '" + s + "'?)").orElse(""));
+          throw yaml.error(
+              c.value(),
+              c.path(),
+              "must be critical or optional but was "
+                  + Printable.quote(word)
+                  + DidYouMean.closest(word, List.of("critical", "optional"))
+                      .map(s -> " (did you mean '" + s + "'?)")
+                      .orElse(""));
         }
       }
       double rate = Double.NaN;
@@ -380,16 +424,26 @@ public final class BulkheadFile {
         YamlTree.Entry r = f.get("rate");
         rate = parse(r, Quantities::parseRate);
         if (!(rate > 0)) {
-          throw yaml.error(r.value(), r.path(), "must be above zero but was " + Printable.quote(yaml.scalar(r)));
+          throw yaml.error(
+              r.value(), r.path(), "must be above zero but was " + Printable.quote(yaml.scalar(r)));
         }
       }
       Duration latency = f.containsKey("latency") ? positiveDuration(f.get("latency")) : null;
       if (f.containsKey("rate") != f.containsKey("latency")) {
         String missing = latency == null ? "latency" : "rate";
-        throw yaml.error(e.keyNode(), e.path(), "has a " + (latency == null ? "rate" : "latency")
-            + " but no " + missing + ": Little's law needs both (add " + missing
-            + (latency == null ? ", how long one call holds its slot, like 50ms" : ", like 40/s")
-            + ")");
+        throw yaml.error(
+            e.keyNode(),
+            e.path(),
+            "has a "
+                + (latency == null ? "rate" : "latency")
+                + " but no "
+                + missing
+                + ": Little's law needs both (add "
+                + missing
+                + (latency == null
+                    ? ", how long one call holds its slot, like 50ms"
+                    : ", like 40/s")
+                + ")");
       }
       Headroom headroom = f.containsKey("headroom") ? headroom(f.get("headroom")) : null;
 
@@ -398,26 +452,54 @@ public final class BulkheadFile {
       Headroom applied = null;
       if (f.containsKey(limitKey)) {
         if (headroom != null) {
-          throw yaml.error(f.get("headroom").keyNode(), f.get("headroom").path(), "give a headroom or "
-              + (pool ? "workers" : "a limit") + ", not both: " + (pool ? "workers are" : "the limit is")
-              + " either given or derived from rate x latency x headroom");
+          throw yaml.error(
+              f.get("headroom").keyNode(),
+              f.get("headroom").path(),
+              "give a headroom or "
+                  + (pool ? "workers" : "a limit")
+                  + ", not both: "
+                  + (pool ? "workers are" : "the limit is")
+                  + " either given or derived from rate x latency x headroom");
         }
         limit = yaml.whole(f.get(limitKey), 1);
         derived = false;
         if (latency != null) {
           double need = need(f.get("latency"), rate, latency);
           if (limit < need) {
-            warnings.add(yaml.file + ":" + YamlTree.line(f.get(limitKey).value()) + ": " + e.path()
-                + "." + limitKey + ": " + limit + " is below the need of " + Quantities.formatNumber(need)
-                + " (" + Quantities.formatRate(rate) + " x " + Quantities.formatDuration(latency)
-                + "): it rejects " + (pool ? "jobs" : "calls") + " even at the expected rate");
+            warnings.add(
+                yaml.file
+                    + ":"
+                    + YamlTree.line(f.get(limitKey).value())
+                    + ": "
+                    + e.path()
+                    + "."
+                    + limitKey
+                    + ": "
+                    + limit
+                    + " is below the need of "
+                    + Quantities.formatNumber(need)
+                    + " ("
+                    + Quantities.formatRate(rate)
+                    + " x "
+                    + Quantities.formatDuration(latency)
+                    + "): it rejects "
+                    + (pool ? "jobs" : "calls")
+                    + " even at the expected rate");
           }
         }
       } else if (latency != null) {
         if (headroom == null && criticality == null) {
-          throw yaml.error(e.keyNode(), e.path(), "derives its " + limitKey + " from rate and latency but has no"
-              + " criticality: add criticality: critical (headroom " + headrooms.get(Criticality.CRITICAL)
-              + ") or optional (" + headrooms.get(Criticality.OPTIONAL) + "), or a headroom");
+          throw yaml.error(
+              e.keyNode(),
+              e.path(),
+              "derives its "
+                  + limitKey
+                  + " from rate and latency but has no"
+                  + " criticality: add criticality: critical (headroom "
+                  + headrooms.get(Criticality.CRITICAL)
+                  + ") or optional ("
+                  + headrooms.get(Criticality.OPTIONAL)
+                  + "), or a headroom");
         }
         applied = headroom != null ? headroom : headrooms.get(criticality);
         double need = need(f.get("latency"), rate, latency);
@@ -428,20 +510,36 @@ public final class BulkheadFile {
         }
         derived = true;
       } else {
-        throw yaml.error(e.keyNode(), e.path(), "needs " + (pool ? "workers" : "a limit") + ", or a rate and"
-            + " a latency to derive " + (pool ? "them" : "one") + " from (Little's law: need = rate x latency)");
+        throw yaml.error(
+            e.keyNode(),
+            e.path(),
+            "needs "
+                + (pool ? "workers" : "a limit")
+                + ", or a rate and"
+                + " a latency to derive "
+                + (pool ? "them" : "one")
+                + " from (Little's law: need = rate x latency)");
       }
 
       int maxQueue = f.containsKey("max-queue") ? yaml.whole(f.get("max-queue"), 0) : 0;
       Duration maxWait = f.containsKey("max-wait") ? positiveDuration(f.get("max-wait")) : null;
       if (maxQueue > 0 && maxWait == null && !pool) {
-        throw yaml.error(f.get("max-queue").keyNode(), f.get("max-queue").path(), "lets " + maxQueue
-            + " caller" + (maxQueue == 1 ? "" : "s") + " wait but there is no max-wait: add max-wait"
-            + " (how long one may wait, like 100ms)");
+        throw yaml.error(
+            f.get("max-queue").keyNode(),
+            f.get("max-queue").path(),
+            "lets "
+                + maxQueue
+                + " caller"
+                + (maxQueue == 1 ? "" : "s")
+                + " wait but there is no max-wait: add max-wait"
+                + " (how long one may wait, like 100ms)");
       }
       if (maxQueue == 0 && maxWait != null) {
-        throw yaml.error(f.get("max-wait").keyNode(), f.get("max-wait").path(), "has no effect without a"
-            + " queue: add max-queue (how many callers may wait), or remove max-wait");
+        throw yaml.error(
+            f.get("max-wait").keyNode(),
+            f.get("max-wait").path(),
+            "has no effect without a"
+                + " queue: add max-queue (how many callers may wait), or remove max-wait");
       }
 
       String budget = null;
@@ -449,9 +547,13 @@ public final class BulkheadFile {
         YamlTree.Entry b = f.get("budget");
         budget = yaml.scalar(b).trim();
         if (!budgets.containsKey(budget)) {
-          String hint = budgets.isEmpty() ? " (the file declares no budgets)"
-              : YamlTree.suggestion(budget, budgets.keySet()).replace("expected one of", "budgets");
-          throw yaml.error(b.value(), b.path(), "no budget named " + Printable.quote(budget) + hint);
+          String hint =
+              budgets.isEmpty()
+                  ? " (the file declares no budgets)"
+                  : YamlTree.suggestion(budget, budgets.keySet())
+                      .replace("expected one of", "budgets");
+          throw yaml.error(
+              b.value(), b.path(), "no budget named " + Printable.quote(budget) + hint);
         }
       }
       boolean virtual = false;
@@ -459,26 +561,51 @@ public final class BulkheadFile {
         YamlTree.Entry t = f.get("threads");
         String word = yaml.scalar(t).trim();
         if (!word.equals("platform") && !word.equals("virtual")) {
-          throw yaml.error(t.value(), t.path(), "must be platform or virtual but was " + Printable.quote(word)
-              + DidYouMean.closest(word, List.of("platform", "virtual"))
-                  .map(x -> " (did you mean '" + x + "'?)").orElse(""));
+          throw yaml.error(
+              t.value(),
+              t.path(),
+              "must be platform or virtual but was "
+                  + Printable.quote(word)
+                  + DidYouMean.closest(word, List.of("platform", "virtual"))
+                      .map(x -> " (did you mean '" + x + "'?)")
+                      .orElse(""));
         }
         virtual = word.equals("virtual");
       }
       boolean cpuBound = f.containsKey("cpu-bound") && yaml.bool(f.get("cpu-bound"));
       checkWithBuilder(e, f, limitKey, pool, limit, maxQueue, maxWait);
-      return new CompartmentSpec(e.key(), e.path(), YamlTree.line(e.keyNode()), limit, derived, maxQueue, maxWait,
-          budget, criticality, rate, latency, applied, pool, virtual, cpuBound);
+      return new CompartmentSpec(
+          e.key(),
+          e.path(),
+          YamlTree.line(e.keyNode()),
+          limit,
+          derived,
+          maxQueue,
+          maxWait,
+          budget,
+          criticality,
+          rate,
+          latency,
+          applied,
+          pool,
+          virtual,
+          cpuBound);
     }
 
     /**
-     * Hands every value to the builder that {@link BulkheadFile#build()} will use, setter by setter, so
-     * that a value the builder refuses (a queue beyond what a compartment counts, a wait beyond what a
-     * nanosecond deadline holds) is refused here, at its own key and line, and the loader's bounds can
-     * never drift from the builders'. Nothing is built.
+     * Hands every value to the builder that {@link BulkheadFile#build()} will use, setter by
+     * setter, so that a value the builder refuses (a queue beyond what a compartment counts, a wait
+     * beyond what a nanosecond deadline holds) is refused here, at its own key and line, and the
+     * loader's bounds can never drift from the builders'. Nothing is built.
      */
-    private void checkWithBuilder(YamlTree.Entry e, Map<String, YamlTree.Entry> f, String limitKey,
-        boolean pool, int limit, int maxQueue, Duration maxWait) {
+    private void checkWithBuilder(
+        YamlTree.Entry e,
+        Map<String, YamlTree.Entry> f,
+        String limitKey,
+        boolean pool,
+        int limit,
+        int maxQueue,
+        Duration maxWait) {
       YamlTree.Entry limitAt = f.getOrDefault(limitKey, e);
       if (pool) {
         WorkerPoolBuilder b = builder(e, () -> WorkerPool.builder(e.key()));
@@ -527,13 +654,27 @@ public final class BulkheadFile {
         throw yaml.error(e.keyNode(), e.path(), "a " + what + " needs a name");
       }
       if (name.length() > MAX_NAME_LENGTH) {
-        throw yaml.error(e.keyNode(), e.path(), "a " + what + " name of " + name.length()
-            + " characters is too long: at most " + MAX_NAME_LENGTH);
+        throw yaml.error(
+            e.keyNode(),
+            e.path(),
+            "a "
+                + what
+                + " name of "
+                + name.length()
+                + " characters is too long: at most "
+                + MAX_NAME_LENGTH);
       }
       int unsafe = Printable.firstUnsafe(name);
       if (unsafe >= 0) {
-        throw yaml.error(e.keyNode(), e.path(), String.format(Locale.ROOT, "a %s name must be printable"
-            + " but holds U+%04X, a control or invisible character", what, unsafe));
+        throw yaml.error(
+            e.keyNode(),
+            e.path(),
+            String.format(
+                Locale.ROOT,
+                "a %s name must be printable"
+                    + " but holds U+%04X, a control or invisible character",
+                what,
+                unsafe));
       }
     }
 
@@ -544,7 +685,10 @@ public final class BulkheadFile {
     private Duration positiveDuration(YamlTree.Entry e) {
       Duration d = parse(e, Quantities::parseDuration);
       if (d.isZero()) {
-        throw yaml.error(e.value(), e.path(), "must be above zero but was " + Printable.quote(yaml.scalar(e).trim()));
+        throw yaml.error(
+            e.value(),
+            e.path(),
+            "must be above zero but was " + Printable.quote(yaml.scalar(e).trim()));
       }
       return d;
     }

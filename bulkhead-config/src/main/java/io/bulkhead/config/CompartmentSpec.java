@@ -7,7 +7,8 @@ import java.util.OptionalDouble;
 
 /**
  * A compartment as the file declares it, validated and sized: its limit is either given, or derived
- * from an expected rate and latency (the need, by Little's law) times the headroom of its criticality.
+ * from an expected rate and latency (the need, by Little's law) times the headroom of its
+ * criticality.
  *
  * <p>This class is immutable.
  */
@@ -19,7 +20,8 @@ public final class CompartmentSpec {
   private final int limit;
   private final boolean limitDerived;
   private final int maxQueue;
-  private final Duration maxWait; // null: no queue, or (a worker pool) queued jobs wait without limit
+  private final Duration
+      maxWait; // null: no queue, or (a worker pool) queued jobs wait without limit
   private final String budget; // null: none
   private final Criticality criticality; // null: not given
   private final double rate; // NaN: not given
@@ -29,9 +31,22 @@ public final class CompartmentSpec {
   private final boolean virtualThreads;
   private final boolean cpuBound;
 
-  CompartmentSpec(String name, String path, int line, int limit, boolean limitDerived, int maxQueue,
-      Duration maxWait, String budget, Criticality criticality, double rate, Duration latency,
-      Headroom headroom, boolean workerPool, boolean virtualThreads, boolean cpuBound) {
+  CompartmentSpec(
+      String name,
+      String path,
+      int line,
+      int limit,
+      boolean limitDerived,
+      int maxQueue,
+      Duration maxWait,
+      String budget,
+      Criticality criticality,
+      double rate,
+      Duration latency,
+      Headroom headroom,
+      boolean workerPool,
+      boolean virtualThreads,
+      boolean cpuBound) {
     this.name = name;
     this.path = path;
     this.line = line;
@@ -64,8 +79,9 @@ public final class CompartmentSpec {
   }
 
   /**
-   * Whether this is a worker pool (from the file's {@code workers} section): its limit is the number
-   * of workers, its queue holds jobs, and a queued job waits without a limit unless {@code max-wait} is set.
+   * Whether this is a worker pool (from the file's {@code workers} section): its limit is the
+   * number of workers, its queue holds jobs, and a queued job waits without a limit unless {@code
+   * max-wait} is set.
    */
   public boolean workerPool() {
     return workerPool;
@@ -77,9 +93,10 @@ public final class CompartmentSpec {
   }
 
   /**
-   * Whether each call (or job) in flight keeps a core busy for most of its latency ({@code cpu-bound:
-   * true}): rendering or compressing rather than waiting on a database or an upstream. More of them in
-   * flight than the container has CPUs only queue for a core while holding their slots.
+   * Whether each call (or job) in flight keeps a core busy for most of its latency ({@code
+   * cpu-bound: true}): rendering or compressing rather than waiting on a database or an upstream.
+   * More of them in flight than the container has CPUs only queue for a core while holding their
+   * slots.
    */
   public boolean cpuBound() {
     return cpuBound;
@@ -101,8 +118,8 @@ public final class CompartmentSpec {
   }
 
   /**
-   * How long a caller may wait ({@code max-wait}); empty when there is no queue (for a worker pool: when queued jobs wait
-   * as long as it takes).
+   * How long a caller may wait ({@code max-wait}); empty when there is no queue (for a worker pool:
+   * when queued jobs wait as long as it takes).
    */
   public Optional<Duration> maxWait() {
     return Optional.ofNullable(maxWait);
@@ -129,8 +146,7 @@ public final class CompartmentSpec {
 
   /** Rate × latency (Little's law), when both are given. */
   public OptionalDouble need() {
-    return latency == null ? OptionalDouble.empty()
-        : OptionalDouble.of(Sizing.need(rate, latency));
+    return latency == null ? OptionalDouble.empty() : OptionalDouble.of(Sizing.need(rate, latency));
   }
 
   /** The headroom the derived limit was computed with; empty when the limit was given. */
@@ -144,12 +160,22 @@ public final class CompartmentSpec {
    */
   public OptionalDouble effectiveHeadroom() {
     OptionalDouble need = need();
-    return need.isPresent() ? OptionalDouble.of(limit / need.getAsDouble()) : OptionalDouble.empty();
+    return need.isPresent()
+        ? OptionalDouble.of(limit / need.getAsDouble())
+        : OptionalDouble.empty();
   }
 
   @Override
   public String toString() {
-    return "CompartmentSpec{name=" + name + (workerPool ? ", worker pool" : "") + ", limit=" + limit + (limitDerived ? " (derived)" : "")
-        + ", maxQueue=" + maxQueue + (budget != null ? ", budget=" + budget : "") + "}";
+    return "CompartmentSpec{name="
+        + name
+        + (workerPool ? ", worker pool" : "")
+        + ", limit="
+        + limit
+        + (limitDerived ? " (derived)" : "")
+        + ", maxQueue="
+        + maxQueue
+        + (budget != null ? ", budget=" + budget : "")
+        + "}";
   }
 }

@@ -15,7 +15,9 @@ public final class Compartments {
   private final Map<String, Budget> budgets;
   private final Map<String, WorkerPool> workerPools;
 
-  Compartments(BulkheadRegistry registry, LinkedHashMap<String, Budget> budgets,
+  Compartments(
+      BulkheadRegistry registry,
+      LinkedHashMap<String, Budget> budgets,
       LinkedHashMap<String, WorkerPool> workerPools) {
     this.registry = registry;
     this.budgets = Collections.unmodifiableMap(budgets);
@@ -23,8 +25,9 @@ public final class Compartments {
   }
 
   /**
-   * The registry holding every compartment of the file, in file order; a worker pool is there as its
-   * {@linkplain WorkerPool#compartment() view}, whose {@code setLimit} changes its number of workers.
+   * The registry holding every compartment of the file, in file order; a worker pool is there as
+   * its {@linkplain WorkerPool#compartment() view}, whose {@code setLimit} changes its number of
+   * workers.
    */
   public BulkheadRegistry registry() {
     return registry;

@@ -9,6 +9,7 @@ import java.util.OptionalInt;
  * dotted path such as {@code compartments.reports.latency}) and the problem.
  *
  * <p>{@link #getMessage()} is one line in the form compilers use, so editors can jump to it:
+ *
  * <pre>
  * examples/checkout-reports.yml:14: compartments.reports.latncy: unknown key (did you mean 'latency'?)
  * </pre>

@@ -4,8 +4,8 @@ import java.util.Locale;
 
 /**
  * How much a compartment matters, which decides the headroom its limit gets above its need when the
- * limit is derived from a rate and a latency. The defaults are {@link io.bulkhead.Sizing}'s; both can
- * be overridden in the file's {@code headroom} section.
+ * limit is derived from a rate and a latency. The defaults are {@link io.bulkhead.Sizing}'s; both
+ * can be overridden in the file's {@code headroom} section.
  */
 public enum Criticality {
 

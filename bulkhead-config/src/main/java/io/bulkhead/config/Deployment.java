@@ -18,38 +18,40 @@ import org.snakeyaml.engine.v2.nodes.ScalarNode;
  * One deployment of the services a bulkhead file sizes: a Docker Compose file, or Kubernetes
  * manifests (a file of one or more documents, or a directory of them). {@link #check} holds it
  * against the file: every container has memory and CPU limits, the JVM's heap leaves room below the
- * memory limit, CPU-bound compartments do not run more calls at once than the container has CPUs, and
- * the database's {@code max_connections} holds every pool of every replica.
+ * memory limit, CPU-bound compartments do not run more calls at once than the container has CPUs,
+ * and the database's {@code max_connections} holds every pool of every replica.
  *
  * <p>What the check reads, and nothing else (other keys are the tools' business):
  *
  * <ul>
- *   <li>Compose: {@code services.NAME} with {@code deploy.replicas} (or {@code scale}),
- *       {@code deploy.resources.limits.memory} and {@code .cpus} (or the older {@code mem_limit} and
- *       {@code cpus}), {@code deploy.update_config} ({@code order: start-first} starts
- *       {@code parallelism} new containers before stopping old ones), {@code environment},
- *       {@code command}, {@code labels}.
+ *   <li>Compose: {@code services.NAME} with {@code deploy.replicas} (or {@code scale}), {@code
+ *       deploy.resources.limits.memory} and {@code .cpus} (or the older {@code mem_limit} and
+ *       {@code cpus}), {@code deploy.update_config} ({@code order: start-first} starts {@code
+ *       parallelism} new containers before stopping old ones), {@code environment}, {@code
+ *       command}, {@code labels}.
  *   <li>Kubernetes: {@code Deployment}, {@code StatefulSet}, {@code ReplicaSet} and {@code Pod}
- *       documents with their {@code replicas}, the rolling update's {@code maxSurge} (extra pods during
- *       a rollout, 25% by default), the containers' {@code resources.limits.memory} and {@code .cpu},
- *       {@code env}, {@code command} and {@code args}; a {@code HorizontalPodAutoscaler}'s
- *       {@code maxReplicas} replaces the replicas of the workload it scales.
+ *       documents with their {@code replicas}, the rolling update's {@code maxSurge} (extra pods
+ *       during a rollout, 25% by default), the containers' {@code resources.limits.memory} and
+ *       {@code .cpu}, {@code env}, {@code command} and {@code args}; a {@code
+ *       HorizontalPodAutoscaler}'s {@code maxReplicas} replaces the replicas of the workload it
+ *       scales.
  * </ul>
  *
- * <p>Two names tie the deployment to the bulkhead file, as Compose labels or Kubernetes pod-template
- * annotations: {@code bulkhead.io/compartments: checkout, search} on the container that runs those
- * compartments (a pod of several containers says which one with {@code bulkhead.io/container}), and
- * {@code bulkhead.io/budget: postgres} on the database server whose command sets
- * {@code max_connections} (and {@code superuser_reserved_connections}) with {@code -c}.
+ * <p>Two names tie the deployment to the bulkhead file, as Compose labels or Kubernetes
+ * pod-template annotations: {@code bulkhead.io/compartments: checkout, search} on the container
+ * that runs those compartments (a pod of several containers says which one with {@code
+ * bulkhead.io/container}), and {@code bulkhead.io/budget: postgres} on the database server whose
+ * command sets {@code max_connections} (and {@code superuser_reserved_connections}) with {@code
+ * -c}.
  *
- * <p>The JVM's options are read where the JVM reads them, later ones winning: the
- * {@code JAVA_TOOL_OPTIONS} and {@code JDK_JAVA_OPTIONS} environment variables, then the command.
+ * <p>The JVM's options are read where the JVM reads them, later ones winning: the {@code
+ * JAVA_TOOL_OPTIONS} and {@code JDK_JAVA_OPTIONS} environment variables, then the command.
  *
  * <p>{@link #load} fails with a {@link ConfigException} naming the file, the line and the key for a
- * file it cannot read, malformed YAML, a wrong type or a malformed quantity ({@code 512MB},
- * {@code 500m} of memory); problems of the deployment itself are {@link #check}'s answer. The same
- * bounds as the bulkhead file apply: at most {@link BulkheadFile#MAX_FILE_BYTES} a file, at most
- * {@link #MAX_FILES} files in a directory.
+ * file it cannot read, malformed YAML, a wrong type or a malformed quantity ({@code 512MB}, {@code
+ * 500m} of memory); problems of the deployment itself are {@link #check}'s answer. The same bounds
+ * as the bulkhead file apply: at most {@link BulkheadFile#MAX_FILE_BYTES} a file, at most {@link
+ * #MAX_FILES} files in a directory.
  *
  * <p>This class is immutable.
  */
@@ -70,6 +72,7 @@ public final class Deployment {
 
   /** Kubernetes' default {@code maxSurge}: a quarter of the replicas, rounded up. */
   private static final String DEFAULT_MAX_SURGE = "25%";
+
   private static final int PERCENT = 100;
 
   private final String name;
@@ -99,8 +102,13 @@ public final class Deployment {
         for (Path p : dir) {
           if (Files.isRegularFile(p)) {
             if (paths.size() == MAX_FILES) {
-              throw new ConfigException(name, 0, null, "holds more than " + MAX_FILES
-                  + " manifests: name the directory of one service's deployment");
+              throw new ConfigException(
+                  name,
+                  0,
+                  null,
+                  "holds more than "
+                      + MAX_FILES
+                      + " manifests: name the directory of one service's deployment");
             }
             paths.add(p);
           }
@@ -123,8 +131,11 @@ public final class Deployment {
     for (Path p : paths) {
       String file = p.toString();
       files.add(file);
-      YamlTree yaml = new YamlTree(file, YamlTree.MAX_MANIFEST_NESTING,
-          "a Kubernetes manifest nests about a dozen deep");
+      YamlTree yaml =
+          new YamlTree(
+              file,
+              YamlTree.MAX_MANIFEST_NESTING,
+              "a Kubernetes manifest nests about a dozen deep");
       new FileReader(yaml, containers, autoscaled).read(YamlTree.read(p, file));
     }
     List<Container> scaled = new ArrayList<>();
@@ -192,11 +203,26 @@ public final class Deployment {
     final Read<Integer> maxConnections; // null: not set
     final Read<Integer> reserved; // null: not set
 
-    Container(String file, String kind, String workload, String name, String path, int line,
-        boolean compose, int replicas, String replicasWhy, String surgeSpec, int surge,
-        String surgeWhy, Read<Long> memory,
-        Read<Double> cpu, List<Read<String>> jvmOptions, Read<List<String>> compartments,
-        Read<String> budget, Read<Integer> maxConnections, Read<Integer> reserved) {
+    Container(
+        String file,
+        String kind,
+        String workload,
+        String name,
+        String path,
+        int line,
+        boolean compose,
+        int replicas,
+        String replicasWhy,
+        String surgeSpec,
+        int surge,
+        String surgeWhy,
+        Read<Long> memory,
+        Read<Double> cpu,
+        List<Read<String>> jvmOptions,
+        Read<List<String>> compartments,
+        Read<String> budget,
+        Read<Integer> maxConnections,
+        Read<Integer> reserved) {
       this.file = file;
       this.kind = kind;
       this.workload = workload;
@@ -241,9 +267,26 @@ public final class Deployment {
      */
     Container autoscaled(int maxReplicas) {
       int scaledSurge = surgeSpec == null ? 0 : Surge.of(surgeSpec, maxReplicas);
-      return new Container(file, kind, workload, name, path, line, compose, maxReplicas,
-          "maxReplicas " + maxReplicas + " of its autoscaler", surgeSpec, scaledSurge, surgeWhy, memory,
-          cpu, jvmOptions, compartments, budget, maxConnections, reserved);
+      return new Container(
+          file,
+          kind,
+          workload,
+          name,
+          path,
+          line,
+          compose,
+          maxReplicas,
+          "maxReplicas " + maxReplicas + " of its autoscaler",
+          surgeSpec,
+          scaledSurge,
+          surgeWhy,
+          memory,
+          cpu,
+          jvmOptions,
+          compartments,
+          budget,
+          maxConnections,
+          reserved);
     }
   }
 
@@ -252,7 +295,8 @@ public final class Deployment {
     /**
      * The extra pods, at most {@link Integer#MAX_VALUE}.
      *
-     * @throws IllegalArgumentException if {@code text} is not a whole number or percentage, or is negative
+     * @throws IllegalArgumentException if {@code text} is not a whole number or percentage, or is
+     *     negative
      */
     static int of(String text, int replicas) {
       String t = text.trim();
@@ -293,11 +337,15 @@ public final class Deployment {
       }
       List<Node> documents = yaml.composeAll(text);
       if (documents.isEmpty()) {
-        throw new ConfigException(yaml.file, 0, null,
+        throw new ConfigException(
+            yaml.file,
+            0,
+            null,
             "the file is empty: expected a Compose file (services) or Kubernetes manifests (kind)");
       }
       Node first = documents.get(0);
-      if (documents.size() == 1 && first instanceof MappingNode
+      if (documents.size() == 1
+          && first instanceof MappingNode
           && yaml.mapping(first, null, null).containsKey("services")) {
         readCompose(yaml.mapping(first, null, null));
         return;
@@ -307,37 +355,64 @@ public final class Deployment {
       }
     }
 
-    // --- Compose ----------------------------------------------------------------------------------
+    // --- Compose
+    // ----------------------------------------------------------------------------------
 
     private void readCompose(Map<String, YamlTree.Entry> top) {
-      for (YamlTree.Entry s : yaml.mapping(top.get("services").value(), "services", null).values()) {
+      for (YamlTree.Entry s :
+          yaml.mapping(top.get("services").value(), "services", null).values()) {
         Map<String, YamlTree.Entry> f = yaml.mapping(s.value(), s.path(), null);
         Map<String, YamlTree.Entry> deploy = optionalMapping(f, "deploy");
-        int replicas = deploy.containsKey("replicas") ? yaml.whole(deploy.get("replicas"), 0)
-            : f.containsKey("scale") ? yaml.whole(f.get("scale"), 0) : 1;
+        int replicas =
+            deploy.containsKey("replicas")
+                ? yaml.whole(deploy.get("replicas"), 0)
+                : f.containsKey("scale") ? yaml.whole(f.get("scale"), 0) : 1;
         Map<String, YamlTree.Entry> limits =
             optionalMapping(optionalMapping(deploy, "resources"), "limits");
-        Read<Long> memory = limits.containsKey("memory")
-            ? quantity(limits.get("memory"), ResourceQuantities::dockerBytes)
-            : f.containsKey("mem_limit") ? quantity(f.get("mem_limit"), ResourceQuantities::dockerBytes)
-            : null;
-        Read<Double> cpu = limits.containsKey("cpus")
-            ? quantity(limits.get("cpus"), ResourceQuantities::dockerCpus)
-            : f.containsKey("cpus") ? quantity(f.get("cpus"), ResourceQuantities::dockerCpus) : null;
+        Read<Long> memory =
+            limits.containsKey("memory")
+                ? quantity(limits.get("memory"), ResourceQuantities::dockerBytes)
+                : f.containsKey("mem_limit")
+                    ? quantity(f.get("mem_limit"), ResourceQuantities::dockerBytes)
+                    : null;
+        Read<Double> cpu =
+            limits.containsKey("cpus")
+                ? quantity(limits.get("cpus"), ResourceQuantities::dockerCpus)
+                : f.containsKey("cpus")
+                    ? quantity(f.get("cpus"), ResourceQuantities::dockerCpus)
+                    : null;
         Map<String, YamlTree.Entry> update = optionalMapping(deploy, "update_config");
         int surge = 0;
-        if (update.containsKey("order") && yaml.scalar(update.get("order")).trim().equals("start-first")) {
-          int parallelism = update.containsKey("parallelism") ? yaml.whole(update.get("parallelism"), 0) : 1;
+        if (update.containsKey("order")
+            && yaml.scalar(update.get("order")).trim().equals("start-first")) {
+          int parallelism =
+              update.containsKey("parallelism") ? yaml.whole(update.get("parallelism"), 0) : 1;
           surge = parallelism == 0 ? replicas : Math.min(parallelism, replicas);
         }
         Map<String, Read<String>> labels = keyValues(f.get("labels"), s.path() + ".labels");
         Map<String, Read<String>> env = keyValues(f.get("environment"), s.path() + ".environment");
         List<Read<String>> command = command(f.get("command"), s.path() + ".command");
-        containers.add(new Container(yaml.file, "service", s.key(), s.key(), s.path(),
-            YamlTree.line(s.keyNode()), true, replicas, replicas(replicas), null, surge,
-            "started first in an update", memory, cpu, jvm(env, command), compartments(labels),
-            budget(labels), setting(command, "max_connections"),
-            setting(command, "superuser_reserved_connections")));
+        containers.add(
+            new Container(
+                yaml.file,
+                "service",
+                s.key(),
+                s.key(),
+                s.path(),
+                YamlTree.line(s.keyNode()),
+                true,
+                replicas,
+                replicas(replicas),
+                null,
+                surge,
+                "started first in an update",
+                memory,
+                cpu,
+                jvm(env, command),
+                compartments(labels),
+                budget(labels),
+                setting(command, "max_connections"),
+                setting(command, "superuser_reserved_connections")));
       }
     }
 
@@ -349,7 +424,8 @@ public final class Deployment {
       }
       if (e.value() instanceof MappingNode) {
         for (YamlTree.Entry kv : yaml.mapping(e.value(), path, null).values()) {
-          if (kv.value() instanceof ScalarNode && !YamlTree.describe(kv.value()).equals("nothing")) {
+          if (kv.value() instanceof ScalarNode
+              && !YamlTree.describe(kv.value()).equals("nothing")) {
             String v = yaml.scalar(kv);
             out.put(kv.key(), new Read<>(v, v, yaml.file, YamlTree.line(kv.value()), kv.path()));
           }
@@ -392,19 +468,23 @@ public final class Deployment {
 
     private String scalarItem(Node item, String path) {
       if (!(item instanceof ScalarNode) || YamlTree.describe(item).equals("nothing")) {
-        throw yaml.error(item, path, "expected a single value in the list but found " + YamlTree.describe(item));
+        throw yaml.error(
+            item, path, "expected a single value in the list but found " + YamlTree.describe(item));
       }
       return ((ScalarNode) item).getValue();
     }
 
-    // --- Kubernetes -------------------------------------------------------------------------------
+    // --- Kubernetes
+    // -------------------------------------------------------------------------------
 
     private void readManifest(Node document, String itemPath) {
       Map<String, YamlTree.Entry> top = yaml.mapping(document, itemPath, null);
       YamlTree.Entry kindEntry = top.get("kind");
       if (kindEntry == null) {
-        throw yaml.error(document, itemPath, "neither a Compose file (no 'services') nor a Kubernetes"
-            + " manifest (no 'kind')");
+        throw yaml.error(
+            document,
+            itemPath,
+            "neither a Compose file (no 'services') nor a Kubernetes" + " manifest (no 'kind')");
       }
       String kind = yaml.scalar(kindEntry).trim();
       switch (kind) {
@@ -437,15 +517,19 @@ public final class Deployment {
       Map<String, YamlTree.Entry> s = yaml.mapping(spec.value(), spec.path(), null);
       YamlTree.Entry ref = required(s, "scaleTargetRef", spec.value(), spec.path());
       Map<String, YamlTree.Entry> r = yaml.mapping(ref.value(), ref.path(), null);
-      String target = yaml.scalar(required(r, "kind", ref.value(), ref.path())).trim() + "/"
-          + yaml.scalar(required(r, "name", ref.value(), ref.path())).trim();
+      String target =
+          yaml.scalar(required(r, "kind", ref.value(), ref.path())).trim()
+              + "/"
+              + yaml.scalar(required(r, "name", ref.value(), ref.path())).trim();
       autoscaled.put(target, yaml.whole(required(s, "maxReplicas", spec.value(), spec.path()), 1));
     }
 
-    private void readWorkload(String kind, Map<String, YamlTree.Entry> top, Node document, String itemPath) {
+    private void readWorkload(
+        String kind, Map<String, YamlTree.Entry> top, Node document, String itemPath) {
       YamlTree.Entry metadata = required(top, "metadata", document, itemPath);
       Map<String, YamlTree.Entry> meta = yaml.mapping(metadata.value(), metadata.path(), null);
-      String workload = yaml.scalar(required(meta, "name", metadata.value(), metadata.path())).trim();
+      String workload =
+          yaml.scalar(required(meta, "name", metadata.value(), metadata.path())).trim();
       YamlTree.Entry specEntry = required(top, "spec", document, itemPath);
       Map<String, YamlTree.Entry> spec = yaml.mapping(specEntry.value(), specEntry.path(), null);
       int replicas = 1;
@@ -463,7 +547,10 @@ public final class Deployment {
         replicas = spec.containsKey("replicas") ? yaml.whole(spec.get("replicas"), 0) : 1;
         if (kind.equals("Deployment")) {
           Map<String, YamlTree.Entry> strategy = optionalMapping(spec, "strategy");
-          String type = strategy.containsKey("type") ? yaml.scalar(strategy.get("type")).trim() : "RollingUpdate";
+          String type =
+              strategy.containsKey("type")
+                  ? yaml.scalar(strategy.get("type")).trim()
+                  : "RollingUpdate";
           if (type.equals("RollingUpdate")) {
             Map<String, YamlTree.Entry> rolling = optionalMapping(strategy, "rollingUpdate");
             YamlTree.Entry max = rolling.get("maxSurge");
@@ -471,11 +558,19 @@ public final class Deployment {
             try {
               surge = Surge.of(text, replicas);
             } catch (IllegalArgumentException bad) {
-              throw yaml.error(max.value(), max.path(), "expected a number of pods or a percentage, like 1"
-                  + " or 25%, but was " + Printable.quote(text));
+              throw yaml.error(
+                  max.value(),
+                  max.path(),
+                  "expected a number of pods or a percentage, like 1"
+                      + " or 25%, but was "
+                      + Printable.quote(text));
             }
             surgeSpec = text;
-            surgeWhy = "during a rollout (maxSurge " + Printable.shown(text.trim()) + (max == null ? ", the default" : "") + ")";
+            surgeWhy =
+                "during a rollout (maxSurge "
+                    + Printable.shown(text.trim())
+                    + (max == null ? ", the default" : "")
+                    + ")";
           }
         }
         YamlTree.Entry template = required(spec, "template", specEntry.value(), specEntry.path());
@@ -498,8 +593,14 @@ public final class Deployment {
       Read<String> chosen = notes.get(CONTAINER);
       if (chosen == null && items.size() > 1 && notes.containsKey(COMPARTMENTS)) {
         Read<String> c = notes.get(COMPARTMENTS);
-        throw new ConfigException(yaml.file, c.line(), c.key(), "the pod has " + items.size()
-            + " containers: say which one runs the compartments with " + CONTAINER);
+        throw new ConfigException(
+            yaml.file,
+            c.line(),
+            c.key(),
+            "the pod has "
+                + items.size()
+                + " containers: say which one runs the compartments with "
+                + CONTAINER);
       }
       boolean found = false;
       for (Node item : items) {
@@ -511,10 +612,14 @@ public final class Deployment {
         found |= runsThem && chosen != null;
         Map<String, YamlTree.Entry> limits =
             optionalMapping(optionalMapping(c, "resources"), "limits");
-        Read<Long> memory = limits.containsKey("memory")
-            ? quantity(limits.get("memory"), ResourceQuantities::k8sMemory) : null;
-        Read<Double> cpu = limits.containsKey("cpu")
-            ? quantity(limits.get("cpu"), ResourceQuantities::k8sCpu) : null;
+        Read<Long> memory =
+            limits.containsKey("memory")
+                ? quantity(limits.get("memory"), ResourceQuantities::k8sMemory)
+                : null;
+        Read<Double> cpu =
+            limits.containsKey("cpu")
+                ? quantity(limits.get("cpu"), ResourceQuantities::k8sCpu)
+                : null;
         Map<String, Read<String>> env = new LinkedHashMap<>();
         if (c.containsKey("env")) {
           YamlTree.Entry e = c.get("env");
@@ -523,32 +628,60 @@ public final class Deployment {
             String key = yaml.scalar(required(v, "name", var, e.path() + "[]")).trim();
             if (v.containsKey("value") && v.get("value").value() instanceof ScalarNode) {
               String value = ((ScalarNode) v.get("value").value()).getValue();
-              env.put(key, new Read<>(value, value, yaml.file, YamlTree.line(v.get("value").value()),
-                  e.path() + "[" + key + "]"));
+              env.put(
+                  key,
+                  new Read<>(
+                      value,
+                      value,
+                      yaml.file,
+                      YamlTree.line(v.get("value").value()),
+                      e.path() + "[" + key + "]"));
             }
           }
         }
         List<Read<String>> command = command(c.get("command"), path + ".command");
         command.addAll(command(c.get("args"), path + ".args"));
         Map<String, Read<String>> labels = runsThem ? notes : Map.of();
-        containers.add(new Container(yaml.file, kind, workload, name, path, YamlTree.line(item), false,
-            replicas, kind.equals("Pod") ? "1 pod" : replicas(replicas), surgeSpec, surge, surgeWhy, memory,
-            cpu, jvm(env, command), compartments(labels), budget(labels),
-            setting(command, "max_connections"), setting(command, "superuser_reserved_connections")));
+        containers.add(
+            new Container(
+                yaml.file,
+                kind,
+                workload,
+                name,
+                path,
+                YamlTree.line(item),
+                false,
+                replicas,
+                kind.equals("Pod") ? "1 pod" : replicas(replicas),
+                surgeSpec,
+                surge,
+                surgeWhy,
+                memory,
+                cpu,
+                jvm(env, command),
+                compartments(labels),
+                budget(labels),
+                setting(command, "max_connections"),
+                setting(command, "superuser_reserved_connections")));
       }
       if (chosen != null && !found) {
-        throw new ConfigException(yaml.file, chosen.line(), chosen.key(), "no container named "
-            + Printable.quote(chosen.value().trim()) + " in the pod");
+        throw new ConfigException(
+            yaml.file,
+            chosen.line(),
+            chosen.key(),
+            "no container named " + Printable.quote(chosen.value().trim()) + " in the pod");
       }
     }
 
-    // --- both -------------------------------------------------------------------------------------
+    // --- both
+    // -------------------------------------------------------------------------------------
 
     private static String replicas(int n) {
       return n + " replica" + (n == 1 ? "" : "s");
     }
 
-    private static List<Read<String>> jvm(Map<String, Read<String>> env, List<Read<String>> command) {
+    private static List<Read<String>> jvm(
+        Map<String, Read<String>> env, List<Read<String>> command) {
       List<Read<String>> jvm = new ArrayList<>();
       for (String variable : JVM_OPTION_VARIABLES) {
         Read<String> v = env.get(variable);
@@ -580,13 +713,15 @@ public final class Deployment {
 
     private static Read<String> budget(Map<String, Read<String>> labels) {
       Read<String> budget = labels.get(BUDGET);
-      return budget == null ? null
-          : new Read<>(budget.value().trim(), budget.text(), budget.file(), budget.line(), budget.key());
+      return budget == null
+          ? null
+          : new Read<>(
+              budget.value().trim(), budget.text(), budget.file(), budget.line(), budget.key());
     }
 
     /**
-     * A PostgreSQL setting given on the server's command line: {@code -c name=value},
-     * {@code -cname=value} or {@code --name=value}.
+     * A PostgreSQL setting given on the server's command line: {@code -c name=value}, {@code
+     * -cname=value} or {@code --name=value}.
      */
     private Read<Integer> setting(List<Read<String>> command, String setting) {
       Read<Integer> found = null;
@@ -611,8 +746,13 @@ public final class Deployment {
             n = -1;
           }
           if (n < 0 || n > Integer.MAX_VALUE) {
-            throw new ConfigException(at.file(), at.line(), at.key(), setting
-                + " must be a whole number of connections but was " + Printable.quote(value));
+            throw new ConfigException(
+                at.file(),
+                at.line(),
+                at.key(),
+                setting
+                    + " must be a whole number of connections but was "
+                    + Printable.quote(value));
           }
           found = new Read<>((int) n, value, at.file(), at.line(), at.key());
         }
@@ -623,13 +763,15 @@ public final class Deployment {
     private <T> Read<T> quantity(YamlTree.Entry e, java.util.function.Function<String, T> parser) {
       String text = yaml.scalar(e);
       try {
-        return new Read<>(parser.apply(text), text.trim(), yaml.file, YamlTree.line(e.value()), e.path());
+        return new Read<>(
+            parser.apply(text), text.trim(), yaml.file, YamlTree.line(e.value()), e.path());
       } catch (IllegalArgumentException bad) {
         throw yaml.error(e.value(), e.path(), bad.getMessage());
       }
     }
 
-    private Map<String, YamlTree.Entry> optionalMapping(Map<String, YamlTree.Entry> parent, String key) {
+    private Map<String, YamlTree.Entry> optionalMapping(
+        Map<String, YamlTree.Entry> parent, String key) {
       YamlTree.Entry e = parent.get(key);
       if (e == null || YamlTree.describe(e.value()).equals("nothing")) {
         return Map.of();
@@ -637,7 +779,8 @@ public final class Deployment {
       return yaml.mapping(e.value(), e.path(), null);
     }
 
-    private YamlTree.Entry required(Map<String, YamlTree.Entry> parent, String key, Node at, String path) {
+    private YamlTree.Entry required(
+        Map<String, YamlTree.Entry> parent, String key, Node at, String path) {
       YamlTree.Entry e = parent.get(key);
       if (e == null) {
         throw yaml.error(at, child(path, key), "missing");

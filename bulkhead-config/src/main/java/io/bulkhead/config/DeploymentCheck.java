@@ -10,55 +10,59 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * What {@link Deployment#check} found: a line for each container that runs compartments or a JVM and
- * for each database, and the problems, one line each naming the file, the line and the key to change.
+ * What {@link Deployment#check} found: a line for each container that runs compartments or a JVM
+ * and for each database, and the problems, one line each naming the file, the line and the key to
+ * change.
  *
  * <p>The rules, with the thresholds they use:
  *
  * <ol>
- *   <li><b>Limits.</b> Every container has a memory limit and a CPU limit. Without a memory limit the
- *       node's memory is the ceiling and the kernel picks what to kill when it runs out; without a CPU
- *       limit a runaway thread takes every core of the node.
+ *   <li><b>Limits.</b> Every container has a memory limit and a CPU limit. Without a memory limit
+ *       the node's memory is the ceiling and the kernel picks what to kill when it runs out;
+ *       without a CPU limit a runaway thread takes every core of the node.
  *   <li><b>Room beside the heap.</b> The heap is {@code -Xmx} (or {@code -XX:MaxHeapSize}), else
- *       {@code -XX:MaxRAMPercentage} of the memory limit, else the JVM's default,
- *       {@value #JVM_DEFAULT_MAX_RAM_PERCENTAGE}%. The limit minus the heap must hold what the JVM
- *       needs outside it: at least {@link #MIN_NON_HEAP_SHARE} of the limit (garbage-collector
- *       structures and direct buffers grow with the heap), and at least {@link #NON_HEAP_BASE_BYTES}
- *       (class metadata and compiled code) plus a stack ({@code -Xss}, else
- *       {@link #DEFAULT_THREAD_STACK_BYTES}) for each of {@link #JVM_THREADS} threads of the JVM and
- *       the server and each platform thread the container's compartments hold: a compartment's limit
- *       (a call in flight holds the thread that made it) and a worker pool's workers (none for virtual
- *       threads, whose stacks live in the heap). A JVM whose heap and the rest do not fit in the limit
- *       is killed by the kernel, not by an {@code OutOfMemoryError} it could report.
- *   <li><b>CPU-bound calls and CPUs.</b> The limits of the compartments marked {@code cpu-bound: true}
- *       that a container runs add up to no more than its CPU limit rounded up (the processors the JVM
- *       sees in it): more only wait for a core while holding their slots, and the quota throttles the
- *       container's other threads with them. {@code -XX:ActiveProcessorCount} is not above it either.
+ *       {@code -XX:MaxRAMPercentage} of the memory limit, else the JVM's default, {@value
+ *       #JVM_DEFAULT_MAX_RAM_PERCENTAGE}%. The limit minus the heap must hold what the JVM needs
+ *       outside it: at least {@link #MIN_NON_HEAP_SHARE} of the limit (garbage-collector structures
+ *       and direct buffers grow with the heap), and at least {@link #NON_HEAP_BASE_BYTES} (class
+ *       metadata and compiled code) plus a stack ({@code -Xss}, else {@link
+ *       #DEFAULT_THREAD_STACK_BYTES}) for each of {@link #JVM_THREADS} threads of the JVM and the
+ *       server and each platform thread the container's compartments hold: a compartment's limit (a
+ *       call in flight holds the thread that made it) and a worker pool's workers (none for virtual
+ *       threads, whose stacks live in the heap). A JVM whose heap and the rest do not fit in the
+ *       limit is killed by the kernel, not by an {@code OutOfMemoryError} it could report.
+ *   <li><b>CPU-bound calls and CPUs.</b> The limits of the compartments marked {@code cpu-bound:
+ *       true} that a container runs add up to no more than its CPU limit rounded up (the processors
+ *       the JVM sees in it): more only wait for a core while holding their slots, and the quota
+ *       throttles the container's other threads with them. {@code -XX:ActiveProcessorCount} is not
+ *       above it either.
  *   <li><b>The fleet and the database.</b> For each database named by a budget, every instance that
  *       may run at once (replicas, an autoscaler's maximum, and the extra ones of a rolling update)
- *       times the limits of its compartments on that budget, plus the connections PostgreSQL reserves
- *       ({@code superuser_reserved_connections}, {@value #POSTGRES_DEFAULT_SUPERUSER_RESERVED} by
- *       default), is at most the database's {@code max_connections}
- *       ({@value #POSTGRES_DEFAULT_MAX_CONNECTIONS} by default). A bulkhead file's budget is one
- *       process's share; this is the sum of all of them.
+ *       times the limits of its compartments on that budget, plus the connections PostgreSQL
+ *       reserves ({@code superuser_reserved_connections}, {@value
+ *       #POSTGRES_DEFAULT_SUPERUSER_RESERVED} by default), is at most the database's {@code
+ *       max_connections} ({@value #POSTGRES_DEFAULT_MAX_CONNECTIONS} by default). A bulkhead file's
+ *       budget is one process's share; this is the sum of all of them.
  *   <li><b>Names.</b> Every compartment a container names, and every budget a database names, is in
  *       the bulkhead file.
  * </ol>
  *
- * <p>The thresholds of rule 2 are estimates for a small service, not measurements of yours; they catch
- * a heap set to the whole limit, which is the mistake that kills containers.
+ * <p>The thresholds of rule 2 are estimates for a small service, not measurements of yours; they
+ * catch a heap set to the whole limit, which is the mistake that kills containers.
  *
  * <p>This class is immutable.
  */
 public final class DeploymentCheck {
 
-  /** The heap the JVM takes in a container when no option sets it: a quarter of the memory limit. */
+  /**
+   * The heap the JVM takes in a container when no option sets it: a quarter of the memory limit.
+   */
   public static final double JVM_DEFAULT_MAX_RAM_PERCENTAGE = 25.0;
 
   /**
-   * The share of the memory limit kept outside the heap, at least: the garbage collector's remembered
-   * sets and card tables, and direct buffers, grow with the heap. It is the usual advice of a heap at
-   * 75% of the container's memory, and what {@code demo processes} gives its JVMs.
+   * The share of the memory limit kept outside the heap, at least: the garbage collector's
+   * remembered sets and card tables, and direct buffers, grow with the heap. It is the usual advice
+   * of a heap at 75% of the container's memory, and what {@code demo processes} gives its JVMs.
    */
   public static final double MIN_NON_HEAP_SHARE = 0.25;
 
@@ -82,8 +86,8 @@ public final class DeploymentCheck {
   public static final int POSTGRES_DEFAULT_MAX_CONNECTIONS = 100;
 
   /**
-   * PostgreSQL's {@code superuser_reserved_connections} when not set: slots an application's role can
-   * never take, kept for an administrator to get in when everything else is full.
+   * PostgreSQL's {@code superuser_reserved_connections} when not set: slots an application's role
+   * can never take, kept for an administrator to get in when everything else is full.
    */
   public static final int POSTGRES_DEFAULT_SUPERUSER_RESERVED = 3;
 
@@ -93,15 +97,16 @@ public final class DeploymentCheck {
   private final List<DeploymentProblem> problems;
   private final List<String> warnings;
 
-  private DeploymentCheck(List<String> summary, List<DeploymentProblem> problems, List<String> warnings) {
+  private DeploymentCheck(
+      List<String> summary, List<DeploymentProblem> problems, List<String> warnings) {
     this.summary = List.copyOf(summary);
     this.problems = List.copyOf(problems);
     this.warnings = List.copyOf(warnings);
   }
 
   /**
-   * One line for each container that runs compartments or sets a heap, and one for each database: what
-   * was read and the arithmetic the rules did with it.
+   * One line for each container that runs compartments or sets a heap, and one for each database:
+   * what was read and the arithmetic the rules did with it.
    */
   public List<String> summary() {
     return summary;
@@ -113,8 +118,9 @@ public final class DeploymentCheck {
   }
 
   /**
-   * Things the check could not hold against anything, one line each: a budget the deployed compartments
-   * draw on with no database for it in the deployment, a compartment of the file that no container runs.
+   * Things the check could not hold against anything, one line each: a budget the deployed
+   * compartments draw on with no database for it in the deployment, a compartment of the file that
+   * no container runs.
    */
   public List<String> warnings() {
     return warnings;
@@ -144,21 +150,37 @@ public final class DeploymentCheck {
 
     for (Container c : deployment.containers()) {
       if (c.memory == null) {
-        problems.add(new DeploymentProblem(c.file, c.line, c.memoryKey(), "no memory limit: the node's"
-            + " memory is the ceiling, and when it runs out the kernel picks what to kill; set one,"
-            + " with the heap below it"));
+        problems.add(
+            new DeploymentProblem(
+                c.file,
+                c.line,
+                c.memoryKey(),
+                "no memory limit: the node's"
+                    + " memory is the ceiling, and when it runs out the kernel picks what to kill; set one,"
+                    + " with the heap below it"));
       }
       if (c.cpu == null) {
-        problems.add(new DeploymentProblem(c.file, c.line, c.cpuKey(), "no CPU limit: a runaway thread"
-            + " can take every core of the node from the containers beside it"));
+        problems.add(
+            new DeploymentProblem(
+                c.file,
+                c.line,
+                c.cpuKey(),
+                "no CPU limit: a runaway thread"
+                    + " can take every core of the node from the containers beside it"));
       }
       List<CompartmentSpec> specs = new ArrayList<>();
       if (c.compartments != null) {
         for (String name : c.compartments.value()) {
           CompartmentSpec spec = byName.get(name);
           if (spec == null) {
-            problems.add(problem(c.compartments, "no compartment named " + Printable.quote(name) + " in "
-                + config.file() + YamlTree.suggestion(name, byName.keySet())));
+            problems.add(
+                problem(
+                    c.compartments,
+                    "no compartment named "
+                        + Printable.quote(name)
+                        + " in "
+                        + config.file()
+                        + YamlTree.suggestion(name, byName.keySet())));
           } else {
             specs.add(spec);
             deployed.add(name);
@@ -179,8 +201,12 @@ public final class DeploymentCheck {
       if (c.memory != null) {
         line.append("; ").append(checkMemory(c, specs, problems));
       }
-      line.append("; ").append(c.instances()).append(c.instances() == 1 ? " instance" : " instances")
-          .append(" at most (").append(c.instancesWhy).append(')');
+      line.append("; ")
+          .append(c.instances())
+          .append(c.instances() == 1 ? " instance" : " instances")
+          .append(" at most (")
+          .append(c.instancesWhy)
+          .append(')');
       summary.add(line.toString());
     }
 
@@ -191,8 +217,16 @@ public final class DeploymentCheck {
       }
       String budget = db.budget.value();
       if (!budgets.contains(budget)) {
-        problems.add(problem(db.budget, "no budget named " + Printable.quote(budget) + " in " + config.file()
-            + (budgets.isEmpty() ? " (it declares none)" : YamlTree.suggestion(budget, budgets))));
+        problems.add(
+            problem(
+                db.budget,
+                "no budget named "
+                    + Printable.quote(budget)
+                    + " in "
+                    + config.file()
+                    + (budgets.isEmpty()
+                        ? " (it declares none)"
+                        : YamlTree.suggestion(budget, budgets))));
         continue;
       }
       withDatabase.add(budget);
@@ -207,16 +241,30 @@ public final class DeploymentCheck {
     }
     for (String budget : drawnOn) {
       if (!withDatabase.contains(budget)) {
-        warnings.add(deployment.name() + ": budget '" + budget + "': no database in the deployment says "
-            + Deployment.BUDGET + ": " + budget + ", so the fleet's connections were not held against"
-            + " its max_connections");
+        warnings.add(
+            deployment.name()
+                + ": budget '"
+                + budget
+                + "': no database in the deployment says "
+                + Deployment.BUDGET
+                + ": "
+                + budget
+                + ", so the fleet's connections were not held against"
+                + " its max_connections");
       }
     }
     if (!deployed.isEmpty()) {
       for (CompartmentSpec s : config.compartments()) {
         if (!deployed.contains(s.name())) {
-          warnings.add(deployment.name() + ": compartment '" + s.name() + "' of " + config.file()
-              + " runs in no container (" + Deployment.COMPARTMENTS + ")");
+          warnings.add(
+              deployment.name()
+                  + ": compartment '"
+                  + s.name()
+                  + "' of "
+                  + config.file()
+                  + " runs in no container ("
+                  + Deployment.COMPARTMENTS
+                  + ")");
         }
       }
     }
@@ -228,21 +276,29 @@ public final class DeploymentCheck {
   }
 
   private static String describe(Container c) {
-    return c.kind + " " + Printable.shown(c.workload)
+    return c.kind
+        + " "
+        + Printable.shown(c.workload)
         + (c.compose || c.name.equals(c.workload) ? "" : ", container " + Printable.shown(c.name));
   }
 
   private static String names(List<CompartmentSpec> specs) {
     List<String> parts = new ArrayList<>();
     for (CompartmentSpec s : specs) {
-      parts.add(s.name() + " (" + (s.workerPool() ? "workers " : "limit ") + s.limit()
-          + (s.cpuBound() ? ", cpu-bound" : "") + ")");
+      parts.add(
+          s.name()
+              + " ("
+              + (s.workerPool() ? "workers " : "limit ")
+              + s.limit()
+              + (s.cpuBound() ? ", cpu-bound" : "")
+              + ")");
     }
     return String.join(", ", parts);
   }
 
   /** Rule 3: CPU-bound calls against the CPUs the JVM sees in the container. */
-  private static void checkCpu(Container c, List<CompartmentSpec> specs, List<DeploymentProblem> problems) {
+  private static void checkCpu(
+      Container c, List<CompartmentSpec> specs, List<DeploymentProblem> problems) {
     long cores = (long) Math.ceil(c.cpu.value());
     long cpuBound = 0;
     List<String> parts = new ArrayList<>();
@@ -253,21 +309,48 @@ public final class DeploymentCheck {
       }
     }
     if (cpuBound > cores) {
-      problems.add(problem(c.cpu, Printable.shown(c.cpu.text()) + " runs " + cpuBound + " cpu-bound calls at"
-          + " once (" + String.join(" + ", parts) + ") on " + cores + " processor" + (cores == 1 ? "" : "s")
-          + ": " + (cpuBound - cores) + " of them wait for a core while holding their slots, and the quota"
-          + " throttles the container's other threads with them; give it " + cpuBound
-          + " CPUs or those compartments " + cores + " slot" + (cores == 1 ? "" : "s") + " between them"));
+      problems.add(
+          problem(
+              c.cpu,
+              Printable.shown(c.cpu.text())
+                  + " runs "
+                  + cpuBound
+                  + " cpu-bound calls at"
+                  + " once ("
+                  + String.join(" + ", parts)
+                  + ") on "
+                  + cores
+                  + " processor"
+                  + (cores == 1 ? "" : "s")
+                  + ": "
+                  + (cpuBound - cores)
+                  + " of them wait for a core while holding their slots, and the quota"
+                  + " throttles the container's other threads with them; give it "
+                  + cpuBound
+                  + " CPUs or those compartments "
+                  + cores
+                  + " slot"
+                  + (cores == 1 ? "" : "s")
+                  + " between them"));
     }
     if (c.jvm.processors != null && c.jvm.processors.value() > cores) {
-      problems.add(problem(c.jvm.processors, c.jvm.processors.text() + " is above the container's CPU limit"
-          + " of " + Printable.shown(c.cpu.text()) + ": the JVM sizes its GC, JIT and common-pool threads"
-          + " for " + c.jvm.processors.value() + " processors and the quota throttles them"));
+      problems.add(
+          problem(
+              c.jvm.processors,
+              c.jvm.processors.text()
+                  + " is above the container's CPU limit"
+                  + " of "
+                  + Printable.shown(c.cpu.text())
+                  + ": the JVM sizes its GC, JIT and common-pool threads"
+                  + " for "
+                  + c.jvm.processors.value()
+                  + " processors and the quota throttles them"));
     }
   }
 
   /** Rule 2: the room the heap leaves below the memory limit. Returns the summary's part. */
-  private static String checkMemory(Container c, List<CompartmentSpec> specs, List<DeploymentProblem> problems) {
+  private static String checkMemory(
+      Container c, List<CompartmentSpec> specs, List<DeploymentProblem> problems) {
     long limit = c.memory.value();
     long heap;
     String from;
@@ -293,31 +376,69 @@ public final class DeploymentCheck {
     long room = limit - heap;
     String memory = ResourceQuantities.formatBytes(limit);
     if (room < needed) {
-      String leaves = room <= 0 ? "is at least the " + memory + " limit"
-          : "leaves " + ResourceQuantities.formatBytes(room) + " of the " + memory + " limit";
-      String fix = limit > needed ? "lower the heap to " + ResourceQuantities.formatBytes(limit - needed)
-          + " or raise the limit" : "raise the limit";
-      problems.add(problem(c.memory, "the heap of " + ResourceQuantities.formatBytes(heap) + " (" + from + ") "
-          + leaves + "; the JVM needs " + ResourceQuantities.formatBytes(needed) + " beside its heap ("
-          + needWhy(share, fixed, threads, stack) + "): " + fix));
+      String leaves =
+          room <= 0
+              ? "is at least the " + memory + " limit"
+              : "leaves " + ResourceQuantities.formatBytes(room) + " of the " + memory + " limit";
+      String fix =
+          limit > needed
+              ? "lower the heap to "
+                  + ResourceQuantities.formatBytes(limit - needed)
+                  + " or raise the limit"
+              : "raise the limit";
+      problems.add(
+          problem(
+              c.memory,
+              "the heap of "
+                  + ResourceQuantities.formatBytes(heap)
+                  + " ("
+                  + from
+                  + ") "
+                  + leaves
+                  + "; the JVM needs "
+                  + ResourceQuantities.formatBytes(needed)
+                  + " beside its heap ("
+                  + needWhy(share, fixed, threads, stack)
+                  + "): "
+                  + fix));
     }
-    String source = c.jvm.heap != null ? c.jvm.heap.text()
-        : c.jvm.ramPercentage != null ? c.jvm.ramPercentage.text() : "the JVM's default";
-    return memory + ": heap " + ResourceQuantities.formatBytes(heap) + " (" + Printable.shown(source) + "), "
-        + (room > 0 ? ResourceQuantities.formatBytes(room) : "nothing") + " beside it, "
-        + ResourceQuantities.formatBytes(needed) + " needed";
+    String source =
+        c.jvm.heap != null
+            ? c.jvm.heap.text()
+            : c.jvm.ramPercentage != null ? c.jvm.ramPercentage.text() : "the JVM's default";
+    return memory
+        + ": heap "
+        + ResourceQuantities.formatBytes(heap)
+        + " ("
+        + Printable.shown(source)
+        + "), "
+        + (room > 0 ? ResourceQuantities.formatBytes(room) : "nothing")
+        + " beside it, "
+        + ResourceQuantities.formatBytes(needed)
+        + " needed";
   }
 
   private static String needWhy(long share, long fixed, long threads, long stack) {
-    String stacks = ResourceQuantities.formatBytes(NON_HEAP_BASE_BYTES) + " of metadata and code + "
-        + threads + " thread stacks of " + ResourceQuantities.formatBytes(stack);
+    String stacks =
+        ResourceQuantities.formatBytes(NON_HEAP_BASE_BYTES)
+            + " of metadata and code + "
+            + threads
+            + " thread stacks of "
+            + ResourceQuantities.formatBytes(stack);
     return share >= fixed ? "a quarter of the limit, more than " + stacks : stacks;
   }
 
-  /** Rule 4: every instance's pools on the budget, plus the reserved connections, against max_connections. */
-  private static String checkFleet(Container db, String budget, Map<Container, List<CompartmentSpec>> runs,
+  /**
+   * Rule 4: every instance's pools on the budget, plus the reserved connections, against
+   * max_connections.
+   */
+  private static String checkFleet(
+      Container db,
+      String budget,
+      Map<Container, List<CompartmentSpec>> runs,
       List<DeploymentProblem> problems) {
-    int max = db.maxConnections != null ? db.maxConnections.value() : POSTGRES_DEFAULT_MAX_CONNECTIONS;
+    int max =
+        db.maxConnections != null ? db.maxConnections.value() : POSTGRES_DEFAULT_MAX_CONNECTIONS;
     int reserved = db.reserved != null ? db.reserved.value() : POSTGRES_DEFAULT_SUPERUSER_RESERVED;
     long total = reserved;
     List<String> parts = new ArrayList<>();
@@ -338,18 +459,44 @@ public final class DeploymentCheck {
       why.add(Printable.shown(c.workload) + ": " + c.instancesWhy);
     }
     parts.add(reserved + " reserved");
-    String maxText = "max_connections " + max + (db.maxConnections == null ? " (PostgreSQL's default)" : "");
+    String maxText =
+        "max_connections " + max + (db.maxConnections == null ? " (PostgreSQL's default)" : "");
     String sum = String.join(" + ", parts);
     if (total > max) {
-      String key = db.maxConnections != null ? db.maxConnections.key()
-          : db.compose ? db.path + ".command" : db.path + ".args";
+      String key =
+          db.maxConnections != null
+              ? db.maxConnections.key()
+              : db.compose ? db.path + ".command" : db.path + ".args";
       int line = db.maxConnections != null ? db.maxConnections.line() : db.line;
-      problems.add(new DeploymentProblem(db.file, line, key, maxText + " is below what the fleet may open"
-          + " on budget '" + budget + "': " + sum + " = " + total + " (" + String.join("; ", why) + "): raise it, or lower"
-          + " the replicas or the limits"));
+      problems.add(
+          new DeploymentProblem(
+              db.file,
+              line,
+              key,
+              maxText
+                  + " is below what the fleet may open"
+                  + " on budget '"
+                  + budget
+                  + "': "
+                  + sum
+                  + " = "
+                  + total
+                  + " ("
+                  + String.join("; ", why)
+                  + "): raise it, or lower"
+                  + " the replicas or the limits"));
     }
-    return db.file + ": " + describe(db) + ": budget '" + budget + "': " + maxText
-        + (total > max ? " < " : " >= ") + total + " the fleet may open: " + sum;
+    return db.file
+        + ": "
+        + describe(db)
+        + ": budget '"
+        + budget
+        + "': "
+        + maxText
+        + (total > max ? " < " : " >= ")
+        + total
+        + " the fleet may open: "
+        + sum;
   }
 
   private static long saturatedAdd(long a, long b) {

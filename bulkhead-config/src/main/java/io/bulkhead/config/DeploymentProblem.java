@@ -4,8 +4,8 @@ import java.util.Objects;
 import java.util.OptionalInt;
 
 /**
- * One thing wrong with a deployment, found by {@link Deployment#check}: the file, the line and the key
- * to change, and why. {@link #toString()} is one line in the form {@link ConfigException} uses:
+ * One thing wrong with a deployment, found by {@link Deployment#check}: the file, the line and the
+ * key to change, and why. {@link #toString()} is one line in the form {@link ConfigException} uses:
  *
  * <pre>
  * examples/deploy/k8s/api.yaml:31: spec.template.spec.containers[api].resources.limits.memory: ...
@@ -38,9 +38,9 @@ public final class DeploymentProblem {
   }
 
   /**
-   * The key to change, as a dotted path inside its document, with list items by name:
-   * {@code spec.template.spec.containers[api].resources.limits.memory},
-   * {@code services.reports.deploy.resources.limits.cpus}.
+   * The key to change, as a dotted path inside its document, with list items by name: {@code
+   * spec.template.spec.containers[api].resources.limits.memory}, {@code
+   * services.reports.deploy.resources.limits.cpus}.
    */
   public String key() {
     return key;

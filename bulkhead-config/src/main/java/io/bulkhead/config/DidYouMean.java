@@ -9,8 +9,8 @@ import java.util.Optional;
  *
  * <p>The work is bounded whatever the file holds: a word longer than {@link #LONGEST_WORD} is no
  * typo and gets no suggestion; a candidate whose length differs by more than the edits allowed is
- * skipped without comparing (the distance is at least the difference in length); at most
- * {@link #MOST_CANDIDATES} candidates are compared; and a comparison keeps three rows, not the whole
+ * skipped without comparing (the distance is at least the difference in length); at most {@link
+ * #MOST_CANDIDATES} candidates are compared; and a comparison keeps three rows, not the whole
  * matrix.
  */
 final class DidYouMean {
@@ -25,8 +25,8 @@ final class DidYouMean {
 
   /**
    * Returns the candidate closest to {@code word} by edit distance (insertions, deletions,
-   * substitutions and swaps of neighbours each cost 1, case is ignored), if it is close enough to be a
-   * typo: at most 1 edit for words up to 4 letters, 2 up to 8, 3 beyond.
+   * substitutions and swaps of neighbours each cost 1, case is ignored), if it is close enough to
+   * be a typo: at most 1 edit for words up to 4 letters, 2 up to 8, 3 beyond.
    */
   static Optional<String> closest(String word, Collection<String> candidates) {
     if (word.length() > LONGEST_WORD) {
@@ -57,8 +57,8 @@ final class DidYouMean {
   }
 
   /**
-   * Optimal string alignment distance: Levenshtein plus swaps of adjacent letters. Keeps the current
-   * row and the two before it (a swap looks two back), each as long as the shorter word.
+   * Optimal string alignment distance: Levenshtein plus swaps of adjacent letters. Keeps the
+   * current row and the two before it (a swap looks two back), each as long as the shorter word.
    */
   static int distance(String a, String b) {
     if (a.length() < b.length()) {
@@ -76,7 +76,10 @@ final class DidYouMean {
       for (int j = 1; j <= n; j++) {
         int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
         int d = Math.min(Math.min(previous[j] + 1, current[j - 1] + 1), previous[j - 1] + cost);
-        if (i > 1 && j > 1 && a.charAt(i - 1) == b.charAt(j - 2) && a.charAt(i - 2) == b.charAt(j - 1)) {
+        if (i > 1
+            && j > 1
+            && a.charAt(i - 1) == b.charAt(j - 2)
+            && a.charAt(i - 2) == b.charAt(j - 1)) {
           d = Math.min(d, twoBack[j - 2] + 1);
         }
         current[j] = d;

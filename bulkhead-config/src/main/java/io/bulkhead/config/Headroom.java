@@ -16,7 +16,8 @@ import org.jspecify.annotations.Nullable;
 public final class Headroom {
 
   private static final Pattern FORM =
-      Pattern.compile("\\s*[x×]?\\s*([0-9]+(?:\\.[0-9]+)?)\\s*(?:/\\s*([0-9]+(?:\\.[0-9]+)?))?\\s*");
+      Pattern.compile(
+          "\\s*[x×]?\\s*([0-9]+(?:\\.[0-9]+)?)\\s*(?:/\\s*([0-9]+(?:\\.[0-9]+)?))?\\s*");
 
   private final double factor;
   private final String text;
@@ -36,8 +37,8 @@ public final class Headroom {
     Objects.requireNonNull(text, "text");
     Matcher m = FORM.matcher(text);
     if (!m.matches()) {
-      throw new IllegalArgumentException("expected a headroom factor like 3, 1.5 or 4/3 but was "
-          + Printable.quote(text));
+      throw new IllegalArgumentException(
+          "expected a headroom factor like 3, 1.5 or 4/3 but was " + Printable.quote(text));
     }
     double numerator = Double.parseDouble(m.group(1));
     String written = m.group(1);
@@ -45,7 +46,8 @@ public final class Headroom {
     if (m.group(2) != null) {
       double denominator = Double.parseDouble(m.group(2));
       if (denominator == 0) {
-        throw new IllegalArgumentException("headroom " + Printable.quote(text) + " divides by zero");
+        throw new IllegalArgumentException(
+            "headroom " + Printable.quote(text) + " divides by zero");
       }
       factor = numerator / denominator;
       written = m.group(1) + "/" + m.group(2);
@@ -68,8 +70,8 @@ public final class Headroom {
     try {
       Sizing.requireHeadroom(factor);
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("headroom must be at least 1 (1 = exactly the need) but was "
-          + Printable.quote(text), e);
+      throw new IllegalArgumentException(
+          "headroom must be at least 1 (1 = exactly the need) but was " + Printable.quote(text), e);
     }
   }
 
@@ -91,7 +93,9 @@ public final class Headroom {
 
   @Override
   public boolean equals(@Nullable Object o) {
-    return o instanceof Headroom && ((Headroom) o).factor == factor && ((Headroom) o).text.equals(text);
+    return o instanceof Headroom
+        && ((Headroom) o).factor == factor
+        && ((Headroom) o).text.equals(text);
   }
 
   @Override

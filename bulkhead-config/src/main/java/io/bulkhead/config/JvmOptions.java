@@ -5,11 +5,11 @@ import java.util.List;
 
 /**
  * The few JVM options the deployment check needs, read from the options a container gives its JVM
- * (environment and command, in the order the JVM applies them, so a later one wins as it does in the
- * JVM): the heap ({@code -Xmx}, {@code -XX:MaxHeapSize}, or {@code -XX:MaxRAMPercentage} of the
- * container's memory), the thread stack ({@code -Xss}, {@code -XX:ThreadStackSize}) and
- * {@code -XX:ActiveProcessorCount}. A malformed value is a {@link ConfigException} naming where it
- * was given. Every other token is ignored.
+ * (environment and command, in the order the JVM applies them, so a later one wins as it does in
+ * the JVM): the heap ({@code -Xmx}, {@code -XX:MaxHeapSize}, or {@code -XX:MaxRAMPercentage} of the
+ * container's memory), the thread stack ({@code -Xss}, {@code -XX:ThreadStackSize}) and {@code
+ * -XX:ActiveProcessorCount}. A malformed value is a {@link ConfigException} naming where it was
+ * given. Every other token is ignored.
  */
 final class JvmOptions {
 
@@ -21,8 +21,8 @@ final class JvmOptions {
   final Read<Long> stack; // null: not given
   final Read<Integer> processors; // null: not given
 
-  private JvmOptions(Read<Long> heap, Read<Double> ramPercentage, Read<Long> stack,
-      Read<Integer> processors) {
+  private JvmOptions(
+      Read<Long> heap, Read<Double> ramPercentage, Read<Long> stack, Read<Integer> processors) {
     this.heap = heap;
     this.ramPercentage = ramPercentage;
     this.stack = stack;
@@ -58,7 +58,10 @@ final class JvmOptions {
           p = Double.NaN;
         }
         if (!(p > 0 && p <= ALL_OF_IT)) {
-          throw bad(t, "expected a percentage above 0 and at most 100, like 75.0, but was " + Printable.quote(v));
+          throw bad(
+              t,
+              "expected a percentage above 0 and at most 100, like 75.0, but was "
+                  + Printable.quote(v));
         }
         ramPercentage = new Read<>(p, s, t.file(), t.line(), t.key());
       } else if (s.startsWith("-XX:ActiveProcessorCount=")) {
@@ -70,7 +73,9 @@ final class JvmOptions {
           n = 0;
         }
         if (n < 1 || n > Integer.MAX_VALUE) {
-          throw bad(t, "expected a whole number of processors, at least 1, but was " + Printable.quote(v));
+          throw bad(
+              t,
+              "expected a whole number of processors, at least 1, but was " + Printable.quote(v));
         }
         processors = new Read<>((int) n, s, t.file(), t.line(), t.key());
       }
@@ -92,6 +97,7 @@ final class JvmOptions {
   }
 
   private static ConfigException bad(Read<String> t, String problem) {
-    return new ConfigException(t.file(), t.line(), t.key(), Printable.shown(t.value()) + ": " + problem);
+    return new ConfigException(
+        t.file(), t.line(), t.key(), Printable.shown(t.value()) + ": " + problem);
   }
 }

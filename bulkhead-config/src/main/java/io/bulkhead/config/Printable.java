@@ -3,9 +3,10 @@ package io.bulkhead.config;
 /**
  * What the file and the command line say, made safe to echo in a one-line message: control
  * characters (C0, DEL, C1), line and paragraph separators, invisible format characters (such as the
- * bidirectional overrides) and lone surrogates are shown as <code>&#92;uXXXX</code>, so that a key holding a
- * newline cannot split the line and a name holding an escape sequence cannot reach the terminal; and a
- * long text is cut short with an ellipsis, so that a 40,000-character name is not printed whole.
+ * bidirectional overrides) and lone surrogates are shown as <code>&#92;uXXXX</code>, so that a key
+ * holding a newline cannot split the line and a name holding an escape sequence cannot reach the
+ * terminal; and a long text is cut short with an ellipsis, so that a 40,000-character name is not
+ * printed whole.
  */
 final class Printable {
 
@@ -35,7 +36,9 @@ final class Printable {
     return shorten(text, Integer.MAX_VALUE);
   }
 
-  /** {@code text} escaped and cut to {@link #SHOWN} characters, with an ellipsis if it was longer. */
+  /**
+   * {@code text} escaped and cut to {@link #SHOWN} characters, with an ellipsis if it was longer.
+   */
   static String shown(String text) {
     return shorten(text, SHOWN);
   }

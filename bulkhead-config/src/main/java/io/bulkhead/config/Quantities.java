@@ -21,10 +21,10 @@ import java.util.regex.Pattern;
  *
  * <p>A rate is a number of calls per unit of time: {@code 40/s}, {@code 2400/min}, {@code 3/h}.
  *
- * <p>A duration must not be negative, and must fit in a {@code long} of nanoseconds (about 292 years),
- * the resolution every compartment keeps time in. The parsers throw {@link IllegalArgumentException}
- * with one line that quotes the value and shows the accepted forms; the caller puts the option or key
- * in front.
+ * <p>A duration must not be negative, and must fit in a {@code long} of nanoseconds (about 292
+ * years), the resolution every compartment keeps time in. The parsers throw {@link
+ * IllegalArgumentException} with one line that quotes the value and shows the accepted forms; the
+ * caller puts the option or key in front.
  */
 public final class Quantities {
 
@@ -43,24 +43,28 @@ public final class Quantities {
   private static final double SECONDS_PER_MINUTE = 60.0;
   private static final double SECONDS_PER_HOUR = 3600.0;
   private static final Duration LONGEST = Duration.ofNanos(Long.MAX_VALUE);
+
   /** More whole digits than {@link Long#MAX_VALUE} nanoseconds has: too long in any unit. */
   private static final int MOST_WHOLE_DIGITS = 20;
+
   /**
-   * More decimals than any unit needs to resolve a nanosecond (an hour is 3.6e12 of them). The bound
-   * keeps a value of a million digits from costing a quadratic conversion before it is refused.
+   * More decimals than any unit needs to resolve a nanosecond (an hour is 3.6e12 of them). The
+   * bound keeps a value of a million digits from costing a quadratic conversion before it is
+   * refused.
    */
   private static final int MOST_DECIMALS = 30;
+
   private static final String DURATION_FORMS = "like 250ms, 1.5s, 5m, 1h or PT30S";
 
   private Quantities() {}
 
   /**
-   * Parses a duration: a number with a unit ({@code 250ms}, {@code 1.5s}, {@code 30s}, {@code 5m} or
-   * {@code 5min}, {@code 1h}, {@code 500us}, {@code 10ns}; spaces allowed around the unit) or ISO-8601
-   * ({@code PT30S}). Fractions of a nanosecond are rounded to the nearest.
+   * Parses a duration: a number with a unit ({@code 250ms}, {@code 1.5s}, {@code 30s}, {@code 5m}
+   * or {@code 5min}, {@code 1h}, {@code 500us}, {@code 10ns}; spaces allowed around the unit) or
+   * ISO-8601 ({@code PT30S}). Fractions of a nanosecond are rounded to the nearest.
    *
-   * @throws IllegalArgumentException if {@code text} is neither form, is negative, or is longer than
-   *     {@link Long#MAX_VALUE} nanoseconds
+   * @throws IllegalArgumentException if {@code text} is neither form, is negative, or is longer
+   *     than {@link Long#MAX_VALUE} nanoseconds
    */
   public static Duration parseDuration(String text) {
     Objects.requireNonNull(text, "text");
@@ -77,11 +81,16 @@ public final class Quantities {
         throw tooLong(text);
       }
       if (number.length() - whole - 1 > MOST_DECIMALS) {
-        throw new IllegalArgumentException(Printable.quote(text) + " has more than " + MOST_DECIMALS
-            + " decimals, more than a nanosecond needs");
+        throw new IllegalArgumentException(
+            Printable.quote(text)
+                + " has more than "
+                + MOST_DECIMALS
+                + " decimals, more than a nanosecond needs");
       }
-      BigDecimal nanos = new BigDecimal(m.group(1)).multiply(BigDecimal.valueOf(unitNanos(m.group(2))))
-          .setScale(0, RoundingMode.HALF_UP);
+      BigDecimal nanos =
+          new BigDecimal(m.group(1))
+              .multiply(BigDecimal.valueOf(unitNanos(m.group(2))))
+              .setScale(0, RoundingMode.HALF_UP);
       if (nanos.compareTo(BigDecimal.valueOf(Long.MAX_VALUE)) > 0) {
         throw tooLong(text);
       }
@@ -125,13 +134,19 @@ public final class Quantities {
   }
 
   private static IllegalArgumentException notADuration(String text) {
-    return new IllegalArgumentException("expected a duration with a unit, " + DURATION_FORMS
-        + ", but was " + Printable.quote(text));
+    return new IllegalArgumentException(
+        "expected a duration with a unit, "
+            + DURATION_FORMS
+            + ", but was "
+            + Printable.quote(text));
   }
 
   private static IllegalArgumentException tooLong(String text) {
-    return new IllegalArgumentException(Printable.quote(text) + " is too long: a duration must fit in "
-        + Long.MAX_VALUE + " nanoseconds (about 292 years)");
+    return new IllegalArgumentException(
+        Printable.quote(text)
+            + " is too long: a duration must fit in "
+            + Long.MAX_VALUE
+            + " nanoseconds (about 292 years)");
   }
 
   /**
@@ -144,8 +159,10 @@ public final class Quantities {
     Objects.requireNonNull(text, "text");
     Matcher m = RATE.matcher(text);
     if (!m.matches()) {
-      throw new IllegalArgumentException("expected a rate with a unit, like 40/s, 2400/min or 3/h,"
-          + " but was " + Printable.quote(text));
+      throw new IllegalArgumentException(
+          "expected a rate with a unit, like 40/s, 2400/min or 3/h,"
+              + " but was "
+              + Printable.quote(text));
     }
     double count = Double.parseDouble(m.group(1));
     switch (m.group(2)) {
@@ -165,12 +182,14 @@ public final class Quantities {
   /** Parses a whole number. */
   static long parseWhole(String text) {
     if (!WHOLE.matcher(text).matches()) {
-      throw new IllegalArgumentException("expected a whole number but was " + Printable.quote(text));
+      throw new IllegalArgumentException(
+          "expected a whole number but was " + Printable.quote(text));
     }
     try {
       return Long.parseLong(text.trim().replace("+", ""));
     } catch (NumberFormatException e) {
-      throw new IllegalArgumentException("expected a whole number but was " + Printable.quote(text));
+      throw new IllegalArgumentException(
+          "expected a whole number but was " + Printable.quote(text));
     }
   }
 
@@ -220,7 +239,10 @@ public final class Quantities {
   }
 
   private static String decimal(long nanos, long unit) {
-    return BigDecimal.valueOf(nanos).divide(BigDecimal.valueOf(unit)).setScale(3, RoundingMode.HALF_UP)
-        .stripTrailingZeros().toPlainString();
+    return BigDecimal.valueOf(nanos)
+        .divide(BigDecimal.valueOf(unit))
+        .setScale(3, RoundingMode.HALF_UP)
+        .stripTrailingZeros()
+        .toPlainString();
   }
 }

@@ -36,18 +36,19 @@ import org.snakeyaml.engine.v2.scanner.StreamReader;
 import org.snakeyaml.engine.v2.schema.CoreSchema;
 
 /**
- * The YAML node tree of one file, read with SnakeYAML Engine's composer so that every node keeps its
- * position, and the checks every section needs: a mapping where one is expected, scalar keys, no
- * duplicates, no unknown keys (with a suggestion), a value where one is expected. Each failure is a
- * {@link ConfigException} naming the file, the line and the key.
+ * The YAML node tree of one file, read with SnakeYAML Engine's composer so that every node keeps
+ * its position, and the checks every section needs: a mapping where one is expected, scalar keys,
+ * no duplicates, no unknown keys (with a suggestion), a value where one is expected. Each failure
+ * is a {@link ConfigException} naming the file, the line and the key.
  */
 final class YamlTree {
 
   /**
-   * Keys of earlier versions of the file, too far from their new names for {@link DidYouMean}, and the
-   * names that replaced them (the builders' {@code maxQueue} and {@code maxWait}).
+   * Keys of earlier versions of the file, too far from their new names for {@link DidYouMean}, and
+   * the names that replaced them (the builders' {@code maxQueue} and {@code maxWait}).
    */
-  private static final Map<String, String> RENAMED = Map.of("queue", "max-queue", "wait", "max-wait");
+  private static final Map<String, String> RENAMED =
+      Map.of("queue", "max-queue", "wait", "max-wait");
 
   /**
    * How deep collections may nest. The file's own structure is three deep (sections, names, keys);
@@ -64,8 +65,8 @@ final class YamlTree {
 
   /**
    * How deep a deployment manifest's collections may nest. A Kubernetes Deployment's container
-   * resources are seven deep and an affinity rule about a dozen; twice that stops a hostile file long
-   * before the composer's stack would.
+   * resources are seven deep and an affinity rule about a dozen; twice that stops a hostile file
+   * long before the composer's stack would.
    */
   static final int MAX_MANIFEST_NESTING = 32;
 
@@ -79,8 +80,8 @@ final class YamlTree {
   }
 
   /**
-   * A tree whose collections nest at most {@code maxNesting} deep; {@code why} ends the message that
-   * refuses a deeper one.
+   * A tree whose collections nest at most {@code maxNesting} deep; {@code why} ends the message
+   * that refuses a deeper one.
    */
   YamlTree(String file, int maxNesting, String why) {
     this.file = file;
@@ -89,12 +90,13 @@ final class YamlTree {
   }
 
   /**
-   * Reads the file at {@code path} as UTF-8 text, at most {@link BulkheadFile#MAX_FILE_BYTES}; every
-   * failure is one line naming the file as {@code name}.
+   * Reads the file at {@code path} as UTF-8 text, at most {@link BulkheadFile#MAX_FILE_BYTES};
+   * every failure is one line naming the file as {@code name}.
    */
   static String read(Path path, String name) {
     byte[] bytes;
-    // One byte more than the cap tells a file at the cap from one beyond it, without reading the rest
+    // One byte more than the cap tells a file at the cap from one beyond it, without reading the
+    // rest
     // (a sparse 2 GB file, /dev/zero): memory and time stay bounded by the cap.
     try (InputStream in = Files.newInputStream(path)) {
       bytes = in.readNBytes(BulkheadFile.MAX_FILE_BYTES + 1);
@@ -110,7 +112,8 @@ final class YamlTree {
       throw tooLarge(name);
     }
     try {
-      return StandardCharsets.UTF_8.newDecoder()
+      return StandardCharsets.UTF_8
+          .newDecoder()
           .onMalformedInput(CodingErrorAction.REPORT)
           .onUnmappableCharacter(CodingErrorAction.REPORT)
           .decode(ByteBuffer.wrap(bytes))
@@ -121,8 +124,13 @@ final class YamlTree {
   }
 
   static ConfigException tooLarge(String name) {
-    return new ConfigException(name, 0, null, "is larger than " + BulkheadFile.MAX_FILE_BYTES
-        + " bytes (1 MiB): a configuration file is a few kilobytes");
+    return new ConfigException(
+        name,
+        0,
+        null,
+        "is larger than "
+            + BulkheadFile.MAX_FILE_BYTES
+            + " bytes (1 MiB): a configuration file is a few kilobytes");
   }
 
   /** Composes the single document in {@code text}; empty when the file holds no document. */
@@ -134,30 +142,34 @@ final class YamlTree {
    * Composes every document of a stream ({@code ---} between them), in order, skipping empty ones.
    */
   List<Node> composeAll(String text) {
-    return composeWith(text, composer -> {
-      List<Node> documents = new ArrayList<>();
-      while (composer.hasNext()) {
-        Node document = composer.next();
-        if (!(document instanceof ScalarNode) || !document.getTag().equals(Tag.NULL)) {
-          documents.add(document);
-        }
-      }
-      return documents;
-    });
+    return composeWith(
+        text,
+        composer -> {
+          List<Node> documents = new ArrayList<>();
+          while (composer.hasNext()) {
+            Node document = composer.next();
+            if (!(document instanceof ScalarNode) || !document.getTag().equals(Tag.NULL)) {
+              documents.add(document);
+            }
+          }
+          return documents;
+        });
   }
 
   private <T> T composeWith(String text, Function<Composer, T> documents) {
-    LoadSettings settings = LoadSettings.builder()
-        .setLabel(file)
-        .setSchema(new CoreSchema())
-        .setMaxAliasesForCollections(50) // a configuration file has no use for alias bombs
-        .setCodePointLimit(BulkheadFile.MAX_FILE_BYTES)
-        .build();
+    LoadSettings settings =
+        LoadSettings.builder()
+            .setLabel(file)
+            .setSchema(new CoreSchema())
+            .setMaxAliasesForCollections(50) // a configuration file has no use for alias bombs
+            .setCodePointLimit(BulkheadFile.MAX_FILE_BYTES)
+            .build();
     try {
       Parser parser = new DepthLimited(new ParserImpl(settings, new StreamReader(settings, text)));
       return documents.apply(new Composer(settings, parser));
     } catch (MarkedYamlEngineException e) {
-      Optional<Mark> mark = e.getProblemMark().isPresent() ? e.getProblemMark() : e.getContextMark();
+      Optional<Mark> mark =
+          e.getProblemMark().isPresent() ? e.getProblemMark() : e.getContextMark();
       int line = mark.map(m -> m.getLine() + 1).orElse(0);
       String problem = e.getProblem() != null ? e.getProblem() : e.getContext();
       if (e.getContext() != null && e.getProblem() != null) {
@@ -171,8 +183,8 @@ final class YamlTree {
 
   /**
    * The parser's events, counting how deep collections nest and refusing one level too many as the
-   * composer asks for it: the composer recurses only after it has taken a collection's start event, so
-   * its depth never exceeds the tree's bound. The parser itself keeps its state on the heap.
+   * composer asks for it: the composer recurses only after it has taken a collection's start event,
+   * so its depth never exceeds the tree's bound. The parser itself keeps its state on the heap.
    */
   private final class DepthLimited implements Parser {
 
@@ -206,8 +218,11 @@ final class YamlTree {
         case MappingStart:
           if (++depth > maxNesting) {
             int at = e.getStartMark().map(m -> m.getLine() + 1).orElse(0);
-            throw new ConfigException(file, at, null, "collections nested more than " + maxNesting
-                + " deep: " + nestingWhy);
+            throw new ConfigException(
+                file,
+                at,
+                null,
+                "collections nested more than " + maxNesting + " deep: " + nestingWhy);
           }
           break;
         case SequenceEnd:
@@ -236,7 +251,8 @@ final class YamlTree {
    */
   Map<String, Entry> mapping(Node node, String path, Collection<String> known) {
     if (!(node instanceof MappingNode)) {
-      throw error(node, path, "expected a mapping (indented key: value lines) but found " + describe(node));
+      throw error(
+          node, path, "expected a mapping (indented key: value lines) but found " + describe(node));
     }
     Map<String, Entry> entries = new LinkedHashMap<>();
     for (NodeTuple t : ((MappingNode) node).getValue()) {
@@ -248,13 +264,18 @@ final class YamlTree {
       String keyPath = path == null ? key : path + "." + key;
       Entry previous = entries.get(key);
       if (previous != null) {
-        throw error(k, keyPath, "duplicate key (first given on line " + line(previous.keyNode()) + ")");
+        throw error(
+            k, keyPath, "duplicate key (first given on line " + line(previous.keyNode()) + ")");
       }
       if (known != null && !known.contains(key)) {
         String renamed = RENAMED.get(key);
-        throw error(k, keyPath, "unknown key" + (renamed != null && known.contains(renamed)
-            ? " (did you mean '" + renamed + "'?)"
-            : suggestion(key, known)));
+        throw error(
+            k,
+            keyPath,
+            "unknown key"
+                + (renamed != null && known.contains(renamed)
+                    ? " (did you mean '" + renamed + "'?)"
+                    : suggestion(key, known)));
       }
       entries.put(key, new Entry(key, keyPath, k, t.getValueNode()));
     }
@@ -280,7 +301,8 @@ final class YamlTree {
   /** The items of {@code node}, which must be a list. */
   List<Node> list(Node node, String path) {
     if (!(node instanceof SequenceNode)) {
-      throw error(node, path, "expected a list (lines starting with '- ') but found " + describe(node));
+      throw error(
+          node, path, "expected a list (lines starting with '- ') but found " + describe(node));
     }
     return ((SequenceNode) node).getValue();
   }
@@ -316,8 +338,13 @@ final class YamlTree {
       throw error(e.value(), e.path(), "expected a whole number but was " + Printable.quote(text));
     }
     if (n < min || n > Integer.MAX_VALUE) {
-      throw error(e.value(), e.path(), "must be " + (min == 0 ? "zero or more" : "at least " + min)
-          + " but was " + Printable.shown(text.trim()));
+      throw error(
+          e.value(),
+          e.path(),
+          "must be "
+              + (min == 0 ? "zero or more" : "at least " + min)
+              + " but was "
+              + Printable.shown(text.trim()));
     }
     return (int) n;
   }

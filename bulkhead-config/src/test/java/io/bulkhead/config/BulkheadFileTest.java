@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.bulkhead.Bulkhead;
-import io.bulkhead.Compartment;
 import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.Compartment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -25,18 +25,21 @@ class BulkheadFileTest {
     return assertThatThrownBy(() -> parse(yaml)).isInstanceOf(ConfigException.class);
   }
 
-  private static final String TWO = String.join("\n",
-      "budgets:",
-      "  postgres: 10",
-      "compartments:",
-      "  checkout:",
-      "    budget: postgres",
-      "    criticality: critical",
-      "    rate: 40/s",
-      "    latency: 50ms",
-      "");
+  private static final String TWO =
+      String.join(
+          "\n",
+          "budgets:",
+          "  postgres: 10",
+          "compartments:",
+          "  checkout:",
+          "    budget: postgres",
+          "    criticality: critical",
+          "    rate: 40/s",
+          "    latency: 50ms",
+          "");
 
-  // --- the worked example --------------------------------------------------------------------------
+  // --- the worked example
+  // --------------------------------------------------------------------------
 
   @Test
   void workedExample_derivesSixAndFour_withinTheBudgetOfTen() {
@@ -91,26 +94,35 @@ class BulkheadFileTest {
     assertThat(f.advisor().headroom("unknown")).isEqualTo(3.0);
   }
 
-  // --- budgets ----------------------------------------------------------------------------------------
+  // --- budgets
+  // ----------------------------------------------------------------------------------------
 
   @Test
   void overSubscribedBudget_isReportedWithEveryCompartment_andRefusedByBuild() {
-    BulkheadFile f = parse(String.join("\n",
-        "budgets:",
-        "  postgres:",
-        "    capacity: 10",
-        "compartments:",
-        "  checkout: {budget: postgres, limit: 6}",
-        "  reports: {budget: postgres, limit: 6}",
-        "  exports: {budget: postgres, limit: 2}",
-        "  cache: {limit: 100}"));
+    BulkheadFile f =
+        parse(
+            String.join(
+                "\n",
+                "budgets:",
+                "  postgres:",
+                "    capacity: 10",
+                "compartments:",
+                "  checkout: {budget: postgres, limit: 6}",
+                "  reports: {budget: postgres, limit: 6}",
+                "  exports: {budget: postgres, limit: 2}",
+                "  cache: {limit: 100}"));
     BudgetUse use = f.budgetUse().get(0);
     assertThat(use.overSubscribed()).isTrue();
-    assertThat(use.shares()).containsExactly(
-        java.util.Map.entry("checkout", 6), java.util.Map.entry("reports", 6), java.util.Map.entry("exports", 2));
-    assertThatThrownBy(f::build).isInstanceOf(ConfigException.class)
-        .hasMessage("app.yml:2: budgets.postgres: budget 'postgres' is over-subscribed:"
-            + " checkout 6 + reports 6 + exports 2 = 14, more than its capacity of 10");
+    assertThat(use.shares())
+        .containsExactly(
+            java.util.Map.entry("checkout", 6),
+            java.util.Map.entry("reports", 6),
+            java.util.Map.entry("exports", 2));
+    assertThatThrownBy(f::build)
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "app.yml:2: budgets.postgres: budget 'postgres' is over-subscribed:"
+                + " checkout 6 + reports 6 + exports 2 = 14, more than its capacity of 10");
   }
 
   @Test
@@ -125,30 +137,38 @@ class BulkheadFileTest {
 
   @Test
   void aGivenLimit_isKept_andALimitBelowTheNeedIsWarnedAbout() {
-    BulkheadFile f = parse(String.join("\n",
-        "compartments:",
-        "  checkout:",
-        "    rate: 40/s",
-        "    latency: 50ms",
-        "    limit: 1",
-        "  reports:",
-        "    rate: 2/s",
-        "    latency: 1.5s",
-        "    limit: 6"));
+    BulkheadFile f =
+        parse(
+            String.join(
+                "\n",
+                "compartments:",
+                "  checkout:",
+                "    rate: 40/s",
+                "    latency: 50ms",
+                "    limit: 1",
+                "  reports:",
+                "    rate: 2/s",
+                "    latency: 1.5s",
+                "    limit: 6"));
     assertThat(f.compartments().get(0).limitDerived()).isFalse();
     assertThat(f.compartments().get(1).effectiveHeadroom()).hasValue(2.0);
-    assertThat(f.warnings()).containsExactly("app.yml:5: compartments.checkout.limit: 1 is below the"
-        + " need of 2 (40/s x 50ms): it rejects calls even at the expected rate");
+    assertThat(f.warnings())
+        .containsExactly(
+            "app.yml:5: compartments.checkout.limit: 1 is below the"
+                + " need of 2 (40/s x 50ms): it rejects calls even at the expected rate");
   }
 
-  // --- errors: YAML ----------------------------------------------------------------------------------
+  // --- errors: YAML
+  // ----------------------------------------------------------------------------------
 
   @Test
   void malformedYaml_namesTheFileAndLine() {
-    failsWith("budgets:\n  postgres: 10\ncompartments:\n  checkout:\n    limit: 6\n   max-queue: 2\n")
+    failsWith(
+            "budgets:\n  postgres: 10\ncompartments:\n  checkout:\n    limit: 6\n   max-queue: 2\n")
         .hasMessageStartingWith("app.yml:6: invalid YAML: ");
     failsWith("budgets: {postgres: 10\ncompartments: {}\n")
-        .hasMessageStartingWith("app.yml:").hasMessageContaining("invalid YAML");
+        .hasMessageStartingWith("app.yml:")
+        .hasMessageContaining("invalid YAML");
     failsWith("compartments:\n  a: {limit: 1}\n\t b: 2\n").hasMessageContaining("invalid YAML");
   }
 
@@ -156,27 +176,35 @@ class BulkheadFileTest {
   void emptyOrShapelessFiles_areRefused() {
     failsWith("").hasMessage("app.yml: the file is empty: expected 'budgets' and 'compartments'");
     failsWith("# only a comment\n").hasMessageContaining("the file is empty");
-    failsWith("just words").hasMessage("app.yml:1: expected a mapping (indented key: value lines) but"
-        + " found the value 'just words'");
-    failsWith("budgets:\n  postgres: 10\n").hasMessage("app.yml:1: compartments: missing: the file declares"
-        + " no compartments (nor workers)");
+    failsWith("just words")
+        .hasMessage(
+            "app.yml:1: expected a mapping (indented key: value lines) but"
+                + " found the value 'just words'");
+    failsWith("budgets:\n  postgres: 10\n")
+        .hasMessage(
+            "app.yml:1: compartments: missing: the file declares"
+                + " no compartments (nor workers)");
     failsWith("compartments:\n  - checkout\n  - reports\n")
-        .hasMessage("app.yml:2: compartments: expected a mapping (indented key: value lines) but found a list");
-    failsWith("compartments: {}\n").hasMessage("app.yml:1: compartments: is empty: declare at least one"
-        + " compartment");
+        .hasMessage(
+            "app.yml:2: compartments: expected a mapping (indented key: value lines) but found a list");
+    failsWith("compartments: {}\n")
+        .hasMessage("app.yml:1: compartments: is empty: declare at least one" + " compartment");
   }
 
-  // --- errors: keys -------------------------------------------------------------------------------
+  // --- errors: keys
+  // -------------------------------------------------------------------------------
 
   @Test
   void unknownKeys_areErrors_withASuggestion() {
     failsWith(TWO.replace("latency:", "latncy:"))
-        .hasMessage("app.yml:8: compartments.checkout.latncy: unknown key (did you mean 'latency'?)");
+        .hasMessage(
+            "app.yml:8: compartments.checkout.latncy: unknown key (did you mean 'latency'?)");
     failsWith(TWO.replace("compartments:", "compartment:"))
         .hasMessage("app.yml:3: compartment: unknown key (did you mean 'compartments'?)");
     failsWith(TWO + "    timeout: 2s\n")
-        .hasMessage("app.yml:9: compartments.checkout.timeout: unknown key (expected one of: budget,"
-            + " cpu-bound, criticality, headroom, latency, limit, max-queue, max-wait, rate)");
+        .hasMessage(
+            "app.yml:9: compartments.checkout.timeout: unknown key (expected one of: budget,"
+                + " cpu-bound, criticality, headroom, latency, limit, max-queue, max-wait, rate)");
     failsWith("headroom:\n  critcal: 2\n" + TWO)
         .hasMessage("app.yml:2: headroom.critcal: unknown key (did you mean 'critical'?)");
     failsWith("budgets:\n  postgres: {capacty: 10}\ncompartments: {a: {limit: 1}}\n")
@@ -189,50 +217,65 @@ class BulkheadFileTest {
         .hasMessage("app.yml:9: compartments.checkout.rate: duplicate key (first given on line 7)");
   }
 
-  // --- errors: values ------------------------------------------------------------------------------
+  // --- errors: values
+  // ------------------------------------------------------------------------------
 
   @Test
   void wrongTypes_nameTheKeyAndTheValue() {
     String base = "compartments:\n  a:\n    ";
-    failsWith(base + "limit: six\n").hasMessage("app.yml:3: compartments.a.limit: expected a whole number but was 'six'");
-    failsWith(base + "limit: 6.5\n").hasMessage("app.yml:3: compartments.a.limit: expected a whole number but was '6.5'");
-    failsWith(base + "limit: 0\n").hasMessage("app.yml:3: compartments.a.limit: must be at least 1 but was 0");
-    failsWith(base + "limit: -2\n").hasMessage("app.yml:3: compartments.a.limit: must be at least 1 but was -2");
-    failsWith(base + "limit: 99999999999\n").hasMessageContaining("must be at least 1 but was 99999999999");
-    failsWith(base + "limit: [6]\n").hasMessage("app.yml:3: compartments.a.limit: expected a single value but found a list");
+    failsWith(base + "limit: six\n")
+        .hasMessage("app.yml:3: compartments.a.limit: expected a whole number but was 'six'");
+    failsWith(base + "limit: 6.5\n")
+        .hasMessage("app.yml:3: compartments.a.limit: expected a whole number but was '6.5'");
+    failsWith(base + "limit: 0\n")
+        .hasMessage("app.yml:3: compartments.a.limit: must be at least 1 but was 0");
+    failsWith(base + "limit: -2\n")
+        .hasMessage("app.yml:3: compartments.a.limit: must be at least 1 but was -2");
+    failsWith(base + "limit: 99999999999\n")
+        .hasMessageContaining("must be at least 1 but was 99999999999");
+    failsWith(base + "limit: [6]\n")
+        .hasMessage("app.yml:3: compartments.a.limit: expected a single value but found a list");
     failsWith(base + "limit:\n").hasMessage("app.yml:3: compartments.a.limit: has no value");
     failsWith(base + "limit: 2\n    max-queue: many\n    max-wait: 1s\n")
         .hasMessage("app.yml:4: compartments.a.max-queue: expected a whole number but was 'many'");
     failsWith(base + "rate: 40\n    latency: 50ms\n    criticality: critical\n")
-        .hasMessage("app.yml:3: compartments.a.rate: expected a rate with a unit, like 40/s, 2400/min"
-            + " or 3/h, but was '40'");
+        .hasMessage(
+            "app.yml:3: compartments.a.rate: expected a rate with a unit, like 40/s, 2400/min"
+                + " or 3/h, but was '40'");
     failsWith(base + "rate: 0/s\n    latency: 50ms\n    criticality: critical\n")
         .hasMessage("app.yml:3: compartments.a.rate: must be above zero but was '0/s'");
     failsWith(base + "rate: 40/s\n    latency: fast\n    criticality: critical\n")
-        .hasMessage("app.yml:4: compartments.a.latency: expected a duration with a unit, like 250ms, 1.5s,"
-            + " 5m, 1h or PT30S, but was 'fast'");
+        .hasMessage(
+            "app.yml:4: compartments.a.latency: expected a duration with a unit, like 250ms, 1.5s,"
+                + " 5m, 1h or PT30S, but was 'fast'");
     failsWith(base + "rate: 40/s\n    latency: 0ms\n    criticality: critical\n")
         .hasMessage("app.yml:4: compartments.a.latency: must be above zero but was '0ms'");
     failsWith(base + "rate: 40/s\n    latency: 50ms\n    criticality: critcal\n")
-        .hasMessage("app.yml:5: compartments.a.criticality: must be critical or optional but was"
-            + " 'critcal' (did you mean 'critical'?)");
+        .hasMessage(
+            "app.yml:5: compartments.a.criticality: must be critical or optional but was"
+                + " 'critcal' (did you mean 'critical'?)");
     failsWith(base + "rate: 40/s\n    latency: 50ms\n    headroom: 0.5\n")
-        .hasMessage("app.yml:5: compartments.a.headroom: headroom must be at least 1 (1 = exactly the"
-            + " need) but was '0.5'");
+        .hasMessage(
+            "app.yml:5: compartments.a.headroom: headroom must be at least 1 (1 = exactly the"
+                + " need) but was '0.5'");
     failsWith("budgets:\n  postgres: ten\ncompartments: {a: {limit: 1}}\n")
         .hasMessage("app.yml:2: budgets.postgres: expected a whole number but was 'ten'");
     failsWith("budgets:\n  postgres: {}\ncompartments: {a: {limit: 1}}\n")
-        .hasMessage("app.yml:2: budgets.postgres: has no capacity: add capacity (how many connections"
-            + " or concurrent calls the resource takes)");
+        .hasMessage(
+            "app.yml:2: budgets.postgres: has no capacity: add capacity (how many connections"
+                + " or concurrent calls the resource takes)");
   }
 
   @Test
   void durations_takeTheCommandLinesGrammar_andTheirBounds() {
     String base = "compartments:\n  a:\n    criticality: critical\n    rate: 2/s\n    latency: ";
-    assertThat(parse(base + "PT1.5S\n").compartments().get(0).latency()).hasValue(Duration.ofMillis(1500));
+    assertThat(parse(base + "PT1.5S\n").compartments().get(0).latency())
+        .hasValue(Duration.ofMillis(1500));
     assertThat(parse(base + "1.5s\n").compartments().get(0).limit()).isEqualTo(9);
-    failsWith(base + "2562048h\n").hasMessage("app.yml:5: compartments.a.latency: '2562048h' is too"
-        + " long: a duration must fit in 9223372036854775807 nanoseconds (about 292 years)");
+    failsWith(base + "2562048h\n")
+        .hasMessage(
+            "app.yml:5: compartments.a.latency: '2562048h' is too"
+                + " long: a duration must fit in 9223372036854775807 nanoseconds (about 292 years)");
     failsWith(base + "PT-1S\n")
         .hasMessage("app.yml:5: compartments.a.latency: must not be negative but was 'PT-1S'");
   }
@@ -251,43 +294,59 @@ class BulkheadFileTest {
   @Test
   void missingOrConflictingValues_sayWhatToAdd() {
     String base = "compartments:\n  a:\n    ";
-    failsWith(base + "max-queue: 0\n").hasMessage("app.yml:2: compartments.a: needs a limit, or a rate and a"
-        + " latency to derive one from (Little's law: need = rate x latency)");
-    failsWith(base + "rate: 40/s\n    criticality: critical\n").hasMessage("app.yml:2: compartments.a: has a"
-        + " rate but no latency: Little's law needs both (add latency, how long one call holds its slot,"
-        + " like 50ms)");
-    failsWith(base + "rate: 40/s\n    latency: 50ms\n").hasMessage("app.yml:2: compartments.a: derives its"
-        + " limit from rate and latency but has no criticality: add criticality: critical (headroom x3)"
-        + " or optional (x4/3), or a headroom");
-    failsWith(base + "limit: 4\n    headroom: 2\n").hasMessageStartingWith("app.yml:4: compartments.a.headroom:"
-        + " give a headroom or a limit, not both");
-    failsWith(base + "limit: 4\n    max-queue: 2\n").hasMessage("app.yml:4: compartments.a.max-queue: lets 2"
-        + " callers wait but there is no max-wait: add max-wait (how long one may wait, like 100ms)");
-    failsWith(base + "limit: 4\n    max-wait: 1s\n").hasMessage("app.yml:4: compartments.a.max-wait: has no"
-        + " effect without a queue: add max-queue (how many callers may wait), or remove max-wait");
+    failsWith(base + "max-queue: 0\n")
+        .hasMessage(
+            "app.yml:2: compartments.a: needs a limit, or a rate and a"
+                + " latency to derive one from (Little's law: need = rate x latency)");
+    failsWith(base + "rate: 40/s\n    criticality: critical\n")
+        .hasMessage(
+            "app.yml:2: compartments.a: has a"
+                + " rate but no latency: Little's law needs both (add latency, how long one call holds its slot,"
+                + " like 50ms)");
+    failsWith(base + "rate: 40/s\n    latency: 50ms\n")
+        .hasMessage(
+            "app.yml:2: compartments.a: derives its"
+                + " limit from rate and latency but has no criticality: add criticality: critical (headroom x3)"
+                + " or optional (x4/3), or a headroom");
+    failsWith(base + "limit: 4\n    headroom: 2\n")
+        .hasMessageStartingWith(
+            "app.yml:4: compartments.a.headroom:" + " give a headroom or a limit, not both");
+    failsWith(base + "limit: 4\n    max-queue: 2\n")
+        .hasMessage(
+            "app.yml:4: compartments.a.max-queue: lets 2"
+                + " callers wait but there is no max-wait: add max-wait (how long one may wait, like 100ms)");
+    failsWith(base + "limit: 4\n    max-wait: 1s\n")
+        .hasMessage(
+            "app.yml:4: compartments.a.max-wait: has no"
+                + " effect without a queue: add max-queue (how many callers may wait), or remove max-wait");
     failsWith("budgets: {postgres: 10}\n" + base + "limit: 4\n    budget: postgre\n")
-        .hasMessage("app.yml:5: compartments.a.budget: no budget named 'postgre' (did you mean 'postgres'?)");
+        .hasMessage(
+            "app.yml:5: compartments.a.budget: no budget named 'postgre' (did you mean 'postgres'?)");
     failsWith(base + "limit: 4\n    budget: postgres\n")
-        .hasMessage("app.yml:4: compartments.a.budget: no budget named 'postgres' (the file declares no"
-            + " budgets)");
+        .hasMessage(
+            "app.yml:4: compartments.a.budget: no budget named 'postgres' (the file declares no"
+                + " budgets)");
   }
 
-  // --- worker pools --------------------------------------------------------------------------------
+  // --- worker pools
+  // --------------------------------------------------------------------------------
 
-  private static final String WITH_WORKERS = String.join("\n",
-      "budgets:",
-      "  postgres: 10",
-      "compartments:",
-      "  checkout: {budget: postgres, criticality: critical, rate: 40/s, latency: 50ms}",
-      "workers:",
-      "  exports:",
-      "    budget: postgres",
-      "    criticality: optional",
-      "    rate: 1/s",
-      "    latency: 2s",
-      "    max-queue: 20",
-      "  emails: {workers: 1, max-queue: 100}",
-      "");
+  private static final String WITH_WORKERS =
+      String.join(
+          "\n",
+          "budgets:",
+          "  postgres: 10",
+          "compartments:",
+          "  checkout: {budget: postgres, criticality: critical, rate: 40/s, latency: 50ms}",
+          "workers:",
+          "  exports:",
+          "    budget: postgres",
+          "    criticality: optional",
+          "    rate: 1/s",
+          "    latency: 2s",
+          "    max-queue: 20",
+          "  emails: {workers: 1, max-queue: 100}",
+          "");
 
   @Test
   void workers_areSizedLikeCompartments_drawOnBudgets_andBuildRunningPools() throws Exception {
@@ -302,46 +361,58 @@ class BulkheadFileTest {
         .isEqualTo("budget 'postgres': checkout 6 + exports 3 = 9, within its capacity of 10");
 
     Compartments built = f.build();
-    assertThat(built.registry().all()).extracting(Compartment::name).containsExactly("checkout", "exports", "emails");
+    assertThat(built.registry().all())
+        .extracting(Compartment::name)
+        .containsExactly("checkout", "exports", "emails");
     io.bulkhead.WorkerPool pool = built.workerPool("exports").orElseThrow();
     assertThat(pool.workers()).isEqualTo(3);
     assertThat(built.registry().find("exports").orElseThrow().config().maxQueue()).hasValue(20);
-    assertThat(pool.submit(() -> "exported").get(10, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo("exported");
+    assertThat(pool.submit(() -> "exported").get(10, java.util.concurrent.TimeUnit.SECONDS))
+        .isEqualTo("exported");
     assertThat(built.budget("postgres").orElseThrow().allocated()).isEqualTo(9);
     for (io.bulkhead.WorkerPool p : built.workerPools().values()) {
       assertThat(p.shutdown(Duration.ofSeconds(10))).isEmpty();
     }
-    assertThat(built.budget("postgres").orElseThrow().allocated()).as("pools gave their share back").isEqualTo(6);
+    assertThat(built.budget("postgres").orElseThrow().allocated())
+        .as("pools gave their share back")
+        .isEqualTo(6);
   }
 
   @Test
   void workers_overSubscribeTheirBudgetLikeAnyCompartment() {
     BulkheadFile f = parse(WITH_WORKERS.replace("max-queue: 20", "max-queue: 20\n    headroom: 3"));
-    assertThatThrownBy(f::build).hasMessage("app.yml:2: budgets.postgres: budget 'postgres' is"
-        + " over-subscribed: checkout 6 + exports 6 = 12, more than its capacity of 10");
+    assertThatThrownBy(f::build)
+        .hasMessage(
+            "app.yml:2: budgets.postgres: budget 'postgres' is"
+                + " over-subscribed: checkout 6 + exports 6 = 12, more than its capacity of 10");
   }
 
   @Test
   void workers_errors() {
     failsWith(WITH_WORKERS.replace("  emails:", "  checkout:"))
-        .hasMessage("app.yml:12: workers.checkout: the name is taken by the compartment on line 4: names"
-            + " must be unique, they are the registry's keys");
+        .hasMessage(
+            "app.yml:12: workers.checkout: the name is taken by the compartment on line 4: names"
+                + " must be unique, they are the registry's keys");
     failsWith(WITH_WORKERS.replace("max-queue: 20", "max-queue: 20\n    threads: virtaul"))
-        .hasMessage("app.yml:12: workers.exports.threads: must be platform or virtual but was 'virtaul'"
-            + " (did you mean 'virtual'?)");
+        .hasMessage(
+            "app.yml:12: workers.exports.threads: must be platform or virtual but was 'virtaul'"
+                + " (did you mean 'virtual'?)");
     failsWith(WITH_WORKERS.replace("{workers: 1, max-queue: 100}", "{limit: 1}"))
-        .hasMessage("app.yml:12: workers.emails.limit: unknown key (expected one of: budget, cpu-bound,"
-            + " criticality, headroom, latency, max-queue, max-wait, rate, threads, workers)");
+        .hasMessage(
+            "app.yml:12: workers.emails.limit: unknown key (expected one of: budget, cpu-bound,"
+                + " criticality, headroom, latency, max-queue, max-wait, rate, threads, workers)");
     failsWith(WITH_WORKERS.replace("{workers: 1, max-queue: 100}", "{max-queue: 100}"))
-        .hasMessage("app.yml:12: workers.emails: needs workers, or a rate and a latency to derive them"
-            + " from (Little's law: need = rate x latency)");
+        .hasMessage(
+            "app.yml:12: workers.emails: needs workers, or a rate and a latency to derive them"
+                + " from (Little's law: need = rate x latency)");
     failsWith(WITH_WORKERS.replace("{workers: 1, max-queue: 100}", "{workers: 0}"))
         .hasMessage("app.yml:12: workers.emails.workers: must be at least 1 but was 0");
   }
 
   @Test
   void virtualThreadWorkers_buildOnJava21_orFailWithTheirLineBefore() throws Exception {
-    BulkheadFile f = parse(WITH_WORKERS.replace("max-queue: 20", "max-queue: 20\n    threads: virtual"));
+    BulkheadFile f =
+        parse(WITH_WORKERS.replace("max-queue: 20", "max-queue: 20\n    threads: virtual"));
     assertThat(f.compartments().get(1).virtualThreads()).isTrue();
     if (Runtime.version().feature() >= 21) {
       Compartments built = f.build();
@@ -350,18 +421,22 @@ class BulkheadFileTest {
         p.shutdown(Duration.ZERO);
       }
     } else {
-      assertThatThrownBy(f::build).isInstanceOf(ConfigException.class)
-          .hasMessageStartingWith("app.yml:6: workers.exports: worker pool 'exports' asks for virtual"
-              + " threads, which need Java 21 or later");
+      assertThatThrownBy(f::build)
+          .isInstanceOf(ConfigException.class)
+          .hasMessageStartingWith(
+              "app.yml:6: workers.exports: worker pool 'exports' asks for virtual"
+                  + " threads, which need Java 21 or later");
     }
   }
 
   @Test
   void load_namesAMissingFile(@TempDir Path dir) throws Exception {
     Path missing = dir.resolve("nope.yml");
-    assertThatThrownBy(() -> BulkheadFile.load(missing)).isInstanceOf(ConfigException.class)
+    assertThatThrownBy(() -> BulkheadFile.load(missing))
+        .isInstanceOf(ConfigException.class)
         .hasMessage(missing + ": no such file");
-    assertThatThrownBy(() -> BulkheadFile.load(dir)).isInstanceOf(ConfigException.class)
+    assertThatThrownBy(() -> BulkheadFile.load(dir))
+        .isInstanceOf(ConfigException.class)
         .hasMessage(dir + ": is a directory, not a file");
     Path bad = dir.resolve("bad.yml");
     Files.write(bad, new byte[] {'a', ':', ' ', (byte) 0xC3, (byte) 0x28});
@@ -370,8 +445,9 @@ class BulkheadFileTest {
 
   @Test
   void configException_exposesItsParts() {
-    ConfigException e = org.junit.jupiter.api.Assertions.assertThrows(ConfigException.class,
-        () -> parse(TWO.replace("latency:", "latncy:")));
+    ConfigException e =
+        org.junit.jupiter.api.Assertions.assertThrows(
+            ConfigException.class, () -> parse(TWO.replace("latency:", "latncy:")));
     assertThat(e.file()).isEqualTo("app.yml");
     assertThat(e.line()).hasValue(8);
     assertThat(e.key()).contains("compartments.checkout.latncy");

@@ -12,10 +12,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@link Deployment#check} on the shipped examples ({@code examples/deploy}), which pass, and on copies
- * of them with one deliberate mistake each, which it catches with one problem naming the file, the
- * line and the key. Each copy is made here from the shipped file by one substitution, so that a copy
- * cannot drift from the example it breaks: if the example changes, the substitution fails loudly.
+ * {@link Deployment#check} on the shipped examples ({@code examples/deploy}), which pass, and on
+ * copies of them with one deliberate mistake each, which it catches with one problem naming the
+ * file, the line and the key. Each copy is made here from the shipped file by one substitution, so
+ * that a copy cannot drift from the example it breaks: if the example changes, the substitution
+ * fails loudly.
  */
 class DeploymentCheckTest {
 
@@ -23,8 +24,7 @@ class DeploymentCheckTest {
   static final Path K8S = EXAMPLES.resolve("deploy").resolve("k8s");
   static final Path COMPOSE = EXAMPLES.resolve("deploy").resolve("docker-compose.yml");
 
-  @TempDir
-  Path dir;
+  @TempDir Path dir;
 
   static BulkheadFile config() {
     return BulkheadFile.load(EXAMPLES.resolve("checkout-reports.yml"));
@@ -89,22 +89,29 @@ class DeploymentCheckTest {
       assertThat(check.summary()).hasSize(3);
     }
     DeploymentCheck k8s = Deployment.load(K8S).check(config());
-    assertThat(k8s.summary().get(0)).contains("Deployment api: runs checkout (limit 6) on 1 CPU;"
-        + " 512 MiB: heap 384 MiB (-XX:MaxRAMPercentage=75.0), 128 MiB beside it, 128 MiB needed;"
-        + " 5 instances at most (maxReplicas 4 of its autoscaler + 1 during a rollout (maxSurge 25%,"
-        + " the default))");
-    assertThat(k8s.summary().get(2)).endsWith("StatefulSet postgres: budget 'postgres': max_connections 40"
-        + " >= 37 the fleet may open: api 5 x 6 + report-worker 1 x 4 + 3 reserved");
+    assertThat(k8s.summary().get(0))
+        .contains(
+            "Deployment api: runs checkout (limit 6) on 1 CPU;"
+                + " 512 MiB: heap 384 MiB (-XX:MaxRAMPercentage=75.0), 128 MiB beside it, 128 MiB needed;"
+                + " 5 instances at most (maxReplicas 4 of its autoscaler + 1 during a rollout (maxSurge 25%,"
+                + " the default))");
+    assertThat(k8s.summary().get(2))
+        .endsWith(
+            "StatefulSet postgres: budget 'postgres': max_connections 40"
+                + " >= 37 the fleet may open: api 5 x 6 + report-worker 1 x 4 + 3 reserved");
     DeploymentCheck compose = Deployment.load(COMPOSE).check(config());
-    assertThat(compose.summary().get(2)).endsWith("service postgres: budget 'postgres': max_connections 40"
-        + " >= 19 the fleet may open: api 2 x 6 + report-worker 1 x 4 + 3 reserved");
+    assertThat(compose.summary().get(2))
+        .endsWith(
+            "service postgres: budget 'postgres': max_connections 40"
+                + " >= 19 the fleet may open: api 2 x 6 + report-worker 1 x 4 + 3 reserved");
   }
 
   // --- one mistake each --------------------------------------------------------------------------
 
   @Test
   void k8s_aContainerWithoutAMemoryLimit() throws IOException {
-    Path copy = k8sWith(dir, "api.yaml", "limits: {cpu: \"1\", memory: 512Mi}", "limits: {cpu: \"1\"}");
+    Path copy =
+        k8sWith(dir, "api.yaml", "limits: {cpu: \"1\", memory: 512Mi}", "limits: {cpu: \"1\"}");
     DeploymentProblem p = theOneProblem(Deployment.load(copy).check(config()));
     assertThat(p.file()).isEqualTo(copy.resolve("api.yaml").toString());
     assertThat(p.key()).isEqualTo("spec.template.spec.containers[api].resources.limits.memory");
@@ -114,13 +121,20 @@ class DeploymentCheckTest {
 
   @Test
   void k8s_aContainerWithoutACpuLimit() throws IOException {
-    Path copy = k8sWith(dir, "report-worker.yaml", "limits: {cpu: 500m, memory: 256Mi}",
-        "limits: {memory: 256Mi}");
+    Path copy =
+        k8sWith(
+            dir,
+            "report-worker.yaml",
+            "limits: {cpu: 500m, memory: 256Mi}",
+            "limits: {memory: 256Mi}");
     DeploymentProblem p = theOneProblem(Deployment.load(copy).check(config()));
-    assertThat(p.toString()).isEqualTo(copy.resolve("report-worker.yaml") + ":"
-        + lineOf(copy.resolve("report-worker.yaml"), "- name: report-worker")
-        + ": spec.template.spec.containers[report-worker].resources.limits.cpu: no CPU limit: a runaway"
-        + " thread can take every core of the node from the containers beside it");
+    assertThat(p.toString())
+        .isEqualTo(
+            copy.resolve("report-worker.yaml")
+                + ":"
+                + lineOf(copy.resolve("report-worker.yaml"), "- name: report-worker")
+                + ": spec.template.spec.containers[report-worker].resources.limits.cpu: no CPU limit: a runaway"
+                + " thread can take every core of the node from the containers beside it");
   }
 
   @Test
@@ -136,12 +150,15 @@ class DeploymentCheckTest {
     Path copy = k8sWith(dir, "api.yaml", "-XX:MaxRAMPercentage=75.0", "-XX:MaxRAMPercentage=90.0");
     DeploymentProblem p = theOneProblem(Deployment.load(copy).check(config()));
     assertThat(p.key()).isEqualTo("spec.template.spec.containers[api].resources.limits.memory");
-    assertThat(p.line()).hasValue(lineOf(copy.resolve("api.yaml"), "limits: {cpu: \"1\", memory: 512Mi}"));
-    assertThat(p.problem()).isEqualTo("the heap of 461 MiB (-XX:MaxRAMPercentage=90.0 in"
-        + " spec.template.spec.containers[api].env[JAVA_TOOL_OPTIONS]) leaves 51.2 MiB of the 512 MiB"
-        + " limit; the JVM needs 128 MiB beside its heap (a quarter of the limit, more than 64 MiB of"
-        + " metadata and code + 36 thread stacks of 1 MiB): lower the heap to 384 MiB or raise the"
-        + " limit");
+    assertThat(p.line())
+        .hasValue(lineOf(copy.resolve("api.yaml"), "limits: {cpu: \"1\", memory: 512Mi}"));
+    assertThat(p.problem())
+        .isEqualTo(
+            "the heap of 461 MiB (-XX:MaxRAMPercentage=90.0 in"
+                + " spec.template.spec.containers[api].env[JAVA_TOOL_OPTIONS]) leaves 51.2 MiB of the 512 MiB"
+                + " limit; the JVM needs 128 MiB beside its heap (a quarter of the limit, more than 64 MiB of"
+                + " metadata and code + 36 thread stacks of 1 MiB): lower the heap to 384 MiB or raise the"
+                + " limit");
   }
 
   @Test
@@ -149,37 +166,53 @@ class DeploymentCheckTest {
     Path copy = composeWith(dir, "-Xmx384m", "-Xmx512m");
     DeploymentProblem p = theOneProblem(Deployment.load(copy).check(config()));
     assertThat(p.key()).isEqualTo("services.api.deploy.resources.limits.memory");
-    assertThat(p.problem()).startsWith("the heap of 512 MiB (-Xmx512m in"
-        + " services.api.environment.JAVA_TOOL_OPTIONS) is at least the 512 MiB limit;");
+    assertThat(p.problem())
+        .startsWith(
+            "the heap of 512 MiB (-Xmx512m in"
+                + " services.api.environment.JAVA_TOOL_OPTIONS) is at least the 512 MiB limit;");
   }
 
   @Test
   void aSmallContainer_needsRoomForItsThreadStacks_notJustAQuarter() throws IOException {
     // 256 MiB at 75%: a quarter (64 MiB) is less than 64 MiB of metadata and code + 34 stacks.
-    Path copy = k8sWith(dir, "report-worker.yaml", "-XX:MaxRAMPercentage=60.0", "-XX:MaxRAMPercentage=75.0");
+    Path copy =
+        k8sWith(
+            dir, "report-worker.yaml", "-XX:MaxRAMPercentage=60.0", "-XX:MaxRAMPercentage=75.0");
     DeploymentProblem p = theOneProblem(Deployment.load(copy).check(config()));
-    assertThat(p.problem()).contains("the JVM needs 98 MiB beside its heap (64 MiB of metadata and code"
-        + " + 34 thread stacks of 1 MiB)").endsWith("lower the heap to 158 MiB or raise the limit");
+    assertThat(p.problem())
+        .contains(
+            "the JVM needs 98 MiB beside its heap (64 MiB of metadata and code"
+                + " + 34 thread stacks of 1 MiB)")
+        .endsWith("lower the heap to 158 MiB or raise the limit");
   }
 
   @Test
   void cpuBoundReports_onHalfACpu(@TempDir Path files) throws IOException {
     Path marked = files.resolve("checkout-reports.yml");
-    Files.writeString(marked, replaceOnce(Files.readString(EXAMPLES.resolve("checkout-reports.yml")),
-        "    latency: 1.5s\n", "    latency: 1.5s\n    cpu-bound: true\n"));
+    Files.writeString(
+        marked,
+        replaceOnce(
+            Files.readString(EXAMPLES.resolve("checkout-reports.yml")),
+            "    latency: 1.5s\n",
+            "    latency: 1.5s\n    cpu-bound: true\n"));
     DeploymentProblem p = theOneProblem(Deployment.load(K8S).check(BulkheadFile.load(marked)));
-    assertThat(p.key()).isEqualTo("spec.template.spec.containers[report-worker].resources.limits.cpu");
-    assertThat(p.problem()).isEqualTo("500m runs 4 cpu-bound calls at once (reports 4) on 1 processor: 3 of"
-        + " them wait for a core while holding their slots, and the quota throttles the container's other"
-        + " threads with them; give it 4 CPUs or those compartments 1 slot between them");
+    assertThat(p.key())
+        .isEqualTo("spec.template.spec.containers[report-worker].resources.limits.cpu");
+    assertThat(p.problem())
+        .isEqualTo(
+            "500m runs 4 cpu-bound calls at once (reports 4) on 1 processor: 3 of"
+                + " them wait for a core while holding their slots, and the quota throttles the container's other"
+                + " threads with them; give it 4 CPUs or those compartments 1 slot between them");
   }
 
   @Test
   void anActiveProcessorCountAboveTheCpuLimit() throws IOException {
-    Path copy = k8sWith(dir, "api.yaml", "-XX:ActiveProcessorCount=1", "-XX:ActiveProcessorCount=4");
+    Path copy =
+        k8sWith(dir, "api.yaml", "-XX:ActiveProcessorCount=1", "-XX:ActiveProcessorCount=4");
     DeploymentProblem p = theOneProblem(Deployment.load(copy).check(config()));
     assertThat(p.key()).isEqualTo("spec.template.spec.containers[api].env[JAVA_TOOL_OPTIONS]");
-    assertThat(p.problem()).startsWith("-XX:ActiveProcessorCount=4 is above the container's CPU limit of 1");
+    assertThat(p.problem())
+        .startsWith("-XX:ActiveProcessorCount=4 is above the container's CPU limit of 1");
   }
 
   @Test
@@ -189,10 +222,12 @@ class DeploymentCheckTest {
     assertThat(p.file()).isEqualTo(copy.resolve("postgres.yaml").toString());
     assertThat(p.key()).isEqualTo("spec.template.spec.containers[postgres].args[1]");
     assertThat(p.line()).hasValue(lineOf(copy.resolve("postgres.yaml"), "max_connections=40"));
-    assertThat(p.problem()).isEqualTo("max_connections 40 is below what the fleet may open on budget"
-        + " 'postgres': api 8 x 6 + report-worker 1 x 4 + 3 reserved = 55 (api: maxReplicas 6 of its"
-        + " autoscaler + 2 during a rollout (maxSurge 25%, the default); report-worker: 1 replica): raise"
-        + " it, or lower the replicas or the limits");
+    assertThat(p.problem())
+        .isEqualTo(
+            "max_connections 40 is below what the fleet may open on budget"
+                + " 'postgres': api 8 x 6 + report-worker 1 x 4 + 3 reserved = 55 (api: maxReplicas 6 of its"
+                + " autoscaler + 2 during a rollout (maxSurge 25%, the default); report-worker: 1 replica): raise"
+                + " it, or lower the replicas or the limits");
   }
 
   @Test
@@ -200,68 +235,117 @@ class DeploymentCheckTest {
     Path copy = composeWith(dir, "replicas: 2", "replicas: 6");
     DeploymentProblem p = theOneProblem(Deployment.load(copy).check(config()));
     assertThat(p.key()).isEqualTo("services.postgres.command[2]");
-    assertThat(p.problem()).startsWith("max_connections 40 is below what the fleet may open on budget"
-        + " 'postgres': api 6 x 6 + report-worker 1 x 4 + 3 reserved = 43");
+    assertThat(p.problem())
+        .startsWith(
+            "max_connections 40 is below what the fleet may open on budget"
+                + " 'postgres': api 6 x 6 + report-worker 1 x 4 + 3 reserved = 43");
   }
 
   @Test
   void aMaxSurgeGiven_isCountedAsGiven_alsoUnderTheAutoscaler() throws IOException {
-    Path copy = k8sWith(dir, "api.yaml", "  replicas: 2\n",
-        "  replicas: 2\n  strategy: {rollingUpdate: {maxSurge: 3}}\n");
+    Path copy =
+        k8sWith(
+            dir,
+            "api.yaml",
+            "  replicas: 2\n",
+            "  replicas: 2\n  strategy: {rollingUpdate: {maxSurge: 3}}\n");
     DeploymentCheck check = Deployment.load(copy).check(config());
-    assertThat(check.summary().get(2)).endsWith("max_connections 40 < 49 the fleet may open: api 7 x 6"
-        + " + report-worker 1 x 4 + 3 reserved");
-    assertThat(theOneProblem(check).problem()).contains("api: maxReplicas 4 of its autoscaler + 3 during a"
-        + " rollout (maxSurge 3)");
+    assertThat(check.summary().get(2))
+        .endsWith(
+            "max_connections 40 < 49 the fleet may open: api 7 x 6"
+                + " + report-worker 1 x 4 + 3 reserved");
+    assertThat(theOneProblem(check).problem())
+        .contains("api: maxReplicas 4 of its autoscaler + 3 during a" + " rollout (maxSurge 3)");
   }
 
   @Test
   void aMisspeltCompartment_isNamedWithASuggestion() throws IOException {
-    Path copy = k8sWith(dir, "api.yaml", "bulkhead.io/compartments: checkout", "bulkhead.io/compartments: checkuot");
+    Path copy =
+        k8sWith(
+            dir,
+            "api.yaml",
+            "bulkhead.io/compartments: checkout",
+            "bulkhead.io/compartments: checkuot");
     DeploymentCheck check = Deployment.load(copy).check(config());
     DeploymentProblem p = theOneProblem(check);
     assertThat(p.key()).isEqualTo("spec.template.metadata.annotations.bulkhead.io/compartments");
-    assertThat(p.problem()).isEqualTo("no compartment named 'checkuot' in ../examples/checkout-reports.yml"
-        + " (did you mean 'checkout'?)");
-    assertThat(check.warnings()).containsExactly(copy + ": compartment 'checkout' of"
-        + " ../examples/checkout-reports.yml runs in no container (bulkhead.io/compartments)");
+    assertThat(p.problem())
+        .isEqualTo(
+            "no compartment named 'checkuot' in ../examples/checkout-reports.yml"
+                + " (did you mean 'checkout'?)");
+    assertThat(check.warnings())
+        .containsExactly(
+            copy
+                + ": compartment 'checkout' of"
+                + " ../examples/checkout-reports.yml runs in no container (bulkhead.io/compartments)");
   }
 
   @Test
   void aDatabaseOfAnUnknownBudget_andABudgetWithoutADatabase() throws IOException {
     Path copy = composeWith(dir, "bulkhead.io/budget: postgres", "bulkhead.io/budget: postgre");
     DeploymentCheck check = Deployment.load(copy).check(config());
-    assertThat(theOneProblem(check).problem()).isEqualTo("no budget named 'postgre' in"
-        + " ../examples/checkout-reports.yml (did you mean 'postgres'?)");
-    assertThat(check.warnings()).singleElement().asString().contains("budget 'postgres': no database");
+    assertThat(theOneProblem(check).problem())
+        .isEqualTo(
+            "no budget named 'postgre' in"
+                + " ../examples/checkout-reports.yml (did you mean 'postgres'?)");
+    assertThat(check.warnings())
+        .singleElement()
+        .asString()
+        .contains("budget 'postgres': no database");
   }
 
-  /** Found by probing: a percentage surge on the largest autoscaler overflowed an int into a negative count. */
+  /**
+   * Found by probing: a percentage surge on the largest autoscaler overflowed an int into a
+   * negative count.
+   */
   @Test
   void hugeReplicasAndSurges_countWithoutOverflow_andANegativeSurgeIsRefused() throws IOException {
-    Path copy = k8sWith(dir, "api.yaml", "  replicas: 2\n",
-        "  replicas: 2\n  strategy: {rollingUpdate: {maxSurge: 999999999999%}}\n");
-    String huge = Files.readString(copy.resolve("api.yaml")).replace("maxReplicas: 4", "maxReplicas: 2147483647");
+    Path copy =
+        k8sWith(
+            dir,
+            "api.yaml",
+            "  replicas: 2\n",
+            "  replicas: 2\n  strategy: {rollingUpdate: {maxSurge: 999999999999%}}\n");
+    String huge =
+        Files.readString(copy.resolve("api.yaml"))
+            .replace("maxReplicas: 4", "maxReplicas: 2147483647");
     Files.writeString(copy.resolve("api.yaml"), huge);
     DeploymentProblem p = theOneProblem(Deployment.load(copy).check(config()));
-    assertThat(p.problem()).contains("api 4294967294 x 6 + report-worker 1 x 4 + 3 reserved = 25769803771 (api: maxReplicas 2147483647 of its autoscaler + 2147483647 during a rollout");
-    Path negative = k8sWith(dir.resolve("negative"), "api.yaml", "  replicas: 2\n",
-        "  replicas: 2\n  strategy: {rollingUpdate: {maxSurge: -1}}\n");
-    assertThat(refused(negative).problem()).isEqualTo("expected a number of pods or a percentage, like 1 or"
-        + " 25%, but was '-1'");
+    assertThat(p.problem())
+        .contains(
+            "api 4294967294 x 6 + report-worker 1 x 4 + 3 reserved = 25769803771 (api: maxReplicas 2147483647 of its autoscaler + 2147483647 during a rollout");
+    Path negative =
+        k8sWith(
+            dir.resolve("negative"),
+            "api.yaml",
+            "  replicas: 2\n",
+            "  replicas: 2\n  strategy: {rollingUpdate: {maxSurge: -1}}\n");
+    assertThat(refused(negative).problem())
+        .isEqualTo("expected a number of pods or a percentage, like 1 or" + " 25%, but was '-1'");
   }
 
   @Test
   void cpuBound_isTrueOrFalse_inTheBulkheadFile() {
-    BulkheadFile f = BulkheadFile.parse("compartments:\n  render: {limit: 2, cpu-bound: true}\n"
-        + "  lookup: {limit: 2}\nworkers:\n  zip: {workers: 1, cpu-bound: false}\n", "f.yml");
-    assertThat(f.compartments()).extracting(CompartmentSpec::cpuBound).containsExactly(true, false, false);
-    Throwable yes = catchThrowable(() -> BulkheadFile.parse("compartments:\n  render: {limit: 2, cpu-bound: yes}\n", "f.yml"));
-    assertThat(yes).isInstanceOf(ConfigException.class)
+    BulkheadFile f =
+        BulkheadFile.parse(
+            "compartments:\n  render: {limit: 2, cpu-bound: true}\n"
+                + "  lookup: {limit: 2}\nworkers:\n  zip: {workers: 1, cpu-bound: false}\n",
+            "f.yml");
+    assertThat(f.compartments())
+        .extracting(CompartmentSpec::cpuBound)
+        .containsExactly(true, false, false);
+    Throwable yes =
+        catchThrowable(
+            () ->
+                BulkheadFile.parse(
+                    "compartments:\n  render: {limit: 2, cpu-bound: yes}\n", "f.yml"));
+    assertThat(yes)
+        .isInstanceOf(ConfigException.class)
         .hasMessage("f.yml:2: compartments.render.cpu-bound: expected true or false but was 'yes'");
   }
 
-  // --- bad input: one line naming the file, the line and the key (exit 2 in check) ----------------
+  // --- bad input: one line naming the file, the line and the key (exit 2 in check)
+  // ----------------
 
   private static ConfigException refused(Path deployment) {
     Throwable t = catchThrowable(() -> Deployment.load(deployment));
@@ -272,47 +356,92 @@ class DeploymentCheckTest {
 
   @Test
   void malformedQuantities_areRefused_namingFileLineKeyAndValue() throws IOException {
-    ConfigException mb = refused(k8sWith(dir.resolve("a"), "api.yaml", "cpu: \"1\", memory: 512Mi}",
-        "cpu: \"1\", memory: 512MB}"));
-    assertThat(mb.getMessage()).endsWith("api.yaml:" + mb.line().getAsInt()
-        + ": spec.template.spec.containers[api].resources.limits.memory: expected a Kubernetes memory"
-        + " quantity, like 512Mi, 1Gi, 500M or a number of bytes, but was '512MB' (did you mean 512Mi?)");
-    ConfigException milli = refused(k8sWith(dir.resolve("b"), "api.yaml", "cpu: \"1\", memory: 512Mi}",
-        "cpu: \"1\", memory: 512m}"));
-    assertThat(milli.problem()).isEqualTo("'512m' is thousandths of a byte (m is milli): did you mean 512Mi?");
-    ConfigException cpu = refused(k8sWith(dir.resolve("c"), "report-worker.yaml", "cpu: 500m,", "cpu: half,"));
-    assertThat(cpu.key()).hasValue("spec.template.spec.containers[report-worker].resources.limits.cpu");
+    ConfigException mb =
+        refused(
+            k8sWith(
+                dir.resolve("a"),
+                "api.yaml",
+                "cpu: \"1\", memory: 512Mi}",
+                "cpu: \"1\", memory: 512MB}"));
+    assertThat(mb.getMessage())
+        .endsWith(
+            "api.yaml:"
+                + mb.line().getAsInt()
+                + ": spec.template.spec.containers[api].resources.limits.memory: expected a Kubernetes memory"
+                + " quantity, like 512Mi, 1Gi, 500M or a number of bytes, but was '512MB' (did you mean 512Mi?)");
+    ConfigException milli =
+        refused(
+            k8sWith(
+                dir.resolve("b"),
+                "api.yaml",
+                "cpu: \"1\", memory: 512Mi}",
+                "cpu: \"1\", memory: 512m}"));
+    assertThat(milli.problem())
+        .isEqualTo("'512m' is thousandths of a byte (m is milli): did you mean 512Mi?");
+    ConfigException cpu =
+        refused(k8sWith(dir.resolve("c"), "report-worker.yaml", "cpu: 500m,", "cpu: half,"));
+    assertThat(cpu.key())
+        .hasValue("spec.template.spec.containers[report-worker].resources.limits.cpu");
     assertThat(cpu.problem()).contains("but was 'half'");
     Path compose = composeWith(dir, "-Xmx384m", "-Xmx384mb");
     ConfigException xmx = refused(compose);
-    assertThat(xmx.getMessage()).contains("docker-compose.yml:" + lineOf(compose, "JAVA_TOOL_OPTIONS: -Xmx")
-        + ": services.api.environment.JAVA_TOOL_OPTIONS:"
-        + " -Xmx384mb: expected a JVM size, like 512m, 2g or a number of bytes, but was '384mb'");
-    ConfigException max = refused(k8sWith(dir.resolve("d"), "postgres.yaml", "max_connections=40", "max_connections=lots"));
-    assertThat(max.problem()).isEqualTo("max_connections must be a whole number of connections but was 'lots'");
+    assertThat(xmx.getMessage())
+        .contains(
+            "docker-compose.yml:"
+                + lineOf(compose, "JAVA_TOOL_OPTIONS: -Xmx")
+                + ": services.api.environment.JAVA_TOOL_OPTIONS:"
+                + " -Xmx384mb: expected a JVM size, like 512m, 2g or a number of bytes, but was '384mb'");
+    ConfigException max =
+        refused(
+            k8sWith(
+                dir.resolve("d"), "postgres.yaml", "max_connections=40", "max_connections=lots"));
+    assertThat(max.problem())
+        .isEqualTo("max_connections must be a whole number of connections but was 'lots'");
   }
 
   @Test
   void wrongTypes_areRefused_namingTheKey() throws IOException {
-    assertThat(refused(k8sWith(dir.resolve("a"), "api.yaml", "replicas: 2", "replicas: two")).getMessage())
+    assertThat(
+            refused(k8sWith(dir.resolve("a"), "api.yaml", "replicas: 2", "replicas: two"))
+                .getMessage())
         .contains(": spec.replicas: expected a whole number but was 'two'");
-    assertThat(refused(k8sWith(dir.resolve("b"), "api.yaml", "      containers:\n", "      containers:\n        x: 1\n      c:\n")).getMessage())
+    assertThat(
+            refused(
+                    k8sWith(
+                        dir.resolve("b"),
+                        "api.yaml",
+                        "      containers:\n",
+                        "      containers:\n        x: 1\n      c:\n"))
+                .getMessage())
         .contains(": spec.template.spec.containers: expected a list");
-    assertThat(refused(composeWith(dir, "    deploy:\n      replicas: 2", "    deploy: [2]\n    x:\n      replicas: 2")).getMessage())
+    assertThat(
+            refused(
+                    composeWith(
+                        dir,
+                        "    deploy:\n      replicas: 2",
+                        "    deploy: [2]\n    x:\n      replicas: 2"))
+                .getMessage())
         .contains(": services.api.deploy: expected a mapping");
   }
 
   @Test
   void manyContainersInAPod_mustSayWhichRunsTheCompartments() throws IOException {
-    String sidecar = "      containers:\n        - name: proxy\n          image: envoy\n"
-        + "          resources: {limits: {cpu: 100m, memory: 64Mi}}\n";
+    String sidecar =
+        "      containers:\n        - name: proxy\n          image: envoy\n"
+            + "          resources: {limits: {cpu: 100m, memory: 64Mi}}\n";
     Path copy = k8sWith(dir, "api.yaml", "      containers:\n", sidecar);
-    assertThat(refused(copy).problem()).isEqualTo("the pod has 2 containers: say which one runs the"
-        + " compartments with bulkhead.io/container");
+    assertThat(refused(copy).problem())
+        .isEqualTo(
+            "the pod has 2 containers: say which one runs the"
+                + " compartments with bulkhead.io/container");
     Path named = k8sWith(dir.resolve("named"), "api.yaml", "      containers:\n", sidecar);
     String text = Files.readString(named.resolve("api.yaml"));
-    Files.writeString(named.resolve("api.yaml"), replaceOnce(text, "        bulkhead.io/compartments: checkout",
-        "        bulkhead.io/container: api\n        bulkhead.io/compartments: checkout"));
+    Files.writeString(
+        named.resolve("api.yaml"),
+        replaceOnce(
+            text,
+            "        bulkhead.io/compartments: checkout",
+            "        bulkhead.io/container: api\n        bulkhead.io/compartments: checkout"));
     assertThat(Deployment.load(named).check(config()).problems()).isEmpty();
   }
 
@@ -326,13 +455,22 @@ class DeploymentCheckTest {
     assertThat(refused(deep).problem()).startsWith("collections nested more than 32 deep");
     Path neither = dir.resolve("neither.yaml");
     Files.writeString(neither, "name: x\n");
-    assertThat(refused(neither).getMessage()).endsWith("neither.yaml:1: neither a Compose file (no"
-        + " 'services') nor a Kubernetes manifest (no 'kind')");
+    assertThat(refused(neither).getMessage())
+        .endsWith(
+            "neither.yaml:1: neither a Compose file (no"
+                + " 'services') nor a Kubernetes manifest (no 'kind')");
     Path bomb = dir.resolve("bomb.yaml");
     StringBuilder sb = new StringBuilder("a: &a [x, x]\n");
     for (int i = 0; i < 60; i++) {
-      sb.append("b").append(i).append(": &b").append(i).append(" [*").append(i == 0 ? "a" : "b" + (i - 1))
-          .append(", *").append(i == 0 ? "a" : "b" + (i - 1)).append("]\n");
+      sb.append("b")
+          .append(i)
+          .append(": &b")
+          .append(i)
+          .append(" [*")
+          .append(i == 0 ? "a" : "b" + (i - 1))
+          .append(", *")
+          .append(i == 0 ? "a" : "b" + (i - 1))
+          .append("]\n");
     }
     Files.writeString(bomb, sb.toString());
     assertThat(refused(bomb).problem()).startsWith("invalid YAML");
@@ -366,16 +504,20 @@ class DeploymentCheckTest {
     assertThat(ResourceQuantities.dockerCpus("0.5")).isEqualTo(0.5);
     assertThat(ResourceQuantities.jvmSize("384m")).isEqualTo(384L << 20);
     assertThat(ResourceQuantities.jvmSize("2G")).isEqualTo(2L << 30);
-    for (String bad : List.of("", "Mi", "-1Gi", "0", "512 Mi", "512mi", "1e400", "0x10", "1".repeat(40))) {
-      assertThat(catchThrowable(() -> ResourceQuantities.k8sMemory(bad))).as(bad)
+    for (String bad :
+        List.of("", "Mi", "-1Gi", "0", "512 Mi", "512mi", "1e400", "0x10", "1".repeat(40))) {
+      assertThat(catchThrowable(() -> ResourceQuantities.k8sMemory(bad)))
+          .as(bad)
           .isInstanceOf(IllegalArgumentException.class);
     }
     for (String bad : List.of("", "0", "0m", "-1", "1.5m.", "one", "1 cpu", "Infinity", "NaN")) {
-      assertThat(catchThrowable(() -> ResourceQuantities.k8sCpu(bad))).as(bad)
+      assertThat(catchThrowable(() -> ResourceQuantities.k8sCpu(bad)))
+          .as(bad)
           .isInstanceOf(IllegalArgumentException.class);
     }
     for (String bad : List.of("", "0", "1.5g", "512mb", "99999999999999999999g")) {
-      assertThat(catchThrowable(() -> ResourceQuantities.jvmSize(bad))).as(bad)
+      assertThat(catchThrowable(() -> ResourceQuantities.jvmSize(bad)))
+          .as(bad)
           .isInstanceOf(IllegalArgumentException.class);
     }
   }

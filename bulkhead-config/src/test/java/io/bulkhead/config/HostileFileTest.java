@@ -13,23 +13,26 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Files written to break the loader (the config half of issue 14's D5–D8, D10, D11): each is refused
- * with one {@link ConfigException} line naming the file, the line and the key, in bounded memory and
- * time, and never with an {@link Error}.
+ * Files written to break the loader (the config half of issue 14's D5–D8, D10, D11): each is
+ * refused with one {@link ConfigException} line naming the file, the line and the key, in bounded
+ * memory and time, and never with an {@link Error}.
  */
 class HostileFileTest {
 
   /**
-   * Far longer than any of these needs on a loaded machine (each reads at most a MiB); only there so
-   * that a regression to reading a 2 GB file whole fails instead of hanging the build.
+   * Far longer than any of these needs on a loaded machine (each reads at most a MiB); only there
+   * so that a regression to reading a 2 GB file whole fails instead of hanging the build.
    */
   private static final Duration NO_HANG = Duration.ofMinutes(1);
 
-  /** The most a message may grow to from echoing what the file holds: a line a terminal can show. */
+  /**
+   * The most a message may grow to from echoing what the file holds: a line a terminal can show.
+   */
   private static final int LONGEST_MESSAGE = 400;
 
   private static ConfigException refused(String yaml) {
-    Throwable t = org.assertj.core.api.Assertions.catchThrowable(() -> BulkheadFile.parse(yaml, "app.yml"));
+    Throwable t =
+        org.assertj.core.api.Assertions.catchThrowable(() -> BulkheadFile.parse(yaml, "app.yml"));
     assertThat(t).isInstanceOf(ConfigException.class);
     assertOneLine(t.getMessage());
     return (ConfigException) t;
@@ -37,34 +40,49 @@ class HostileFileTest {
 
   private static void assertOneLine(String message) {
     assertThat(message).hasSizeLessThan(LONGEST_MESSAGE);
-    message.codePoints().forEach(c -> assertThat(Character.isISOControl(c))
-        .as("control character U+%04X in %s", c, message).isFalse());
+    message
+        .codePoints()
+        .forEach(
+            c ->
+                assertThat(Character.isISOControl(c))
+                    .as("control character U+%04X in %s", c, message)
+                    .isFalse());
   }
 
-  // --- D5: a name of 40,000 characters --------------------------------------------------------------
+  // --- D5: a name of 40,000 characters
+  // --------------------------------------------------------------
 
   @Test
   void aHugeUnknownBudgetName_isRefusedInBoundedMemory_withoutEchoingIt() {
     String declared = "a".repeat(40_000);
     String referenced = "b".repeat(40_000);
     // An explicit key ("? name"): YAML allows a plain key of at most 1,024 characters.
-    ConfigException e = refused("budgets:\n  ? " + declared + "\n  : 10\ncompartments:\n  c: {budget: "
-        + referenced + ", limit: 1}\n");
+    ConfigException e =
+        refused(
+            "budgets:\n  ? "
+                + declared
+                + "\n  : 10\ncompartments:\n  c: {budget: "
+                + referenced
+                + ", limit: 1}\n");
     assertThat(e.getMessage()).startsWith("app.yml:2: budgets.aaaa").contains("characters");
   }
 
   @Test
   void aHugeReferenceToAShortBudget_getsNoSuggestion_andIsCutShort() {
-    ConfigException e = refused("budgets:\n  postgres: 10\ncompartments:\n  c: {budget: "
-        + "p".repeat(40_000) + ", limit: 1}\n");
-    assertThat(e.getMessage()).startsWith("app.yml:4: compartments.c.budget: no budget named 'ppp")
+    ConfigException e =
+        refused(
+            "budgets:\n  postgres: 10\ncompartments:\n  c: {budget: "
+                + "p".repeat(40_000)
+                + ", limit: 1}\n");
+    assertThat(e.getMessage())
+        .startsWith("app.yml:4: compartments.c.budget: no budget named 'ppp")
         .contains("…");
   }
 
   @Test
   void aHugeUnknownKey_isCutShort() {
-    ConfigException e = refused("compartments:\n  c:\n    limit: 1\n    ? " + "x".repeat(40_000)
-        + "\n    : 1\n");
+    ConfigException e =
+        refused("compartments:\n  c:\n    limit: 1\n    ? " + "x".repeat(40_000) + "\n    : 1\n");
     assertThat(e.getMessage()).startsWith("app.yml:4: compartments.c.xxx").contains("unknown key");
   }
 
@@ -76,7 +94,8 @@ class HostileFileTest {
     assertThat(DidYouMean.distance("", "abc")).isEqualTo(3);
   }
 
-  // --- D6: nesting ----------------------------------------------------------------------------------
+  // --- D6: nesting
+  // ----------------------------------------------------------------------------------
 
   @Test
   void flowNesting200000Deep_isRefusedWithItsLine() {
@@ -95,7 +114,8 @@ class HostileFileTest {
     assertThat(e.line()).isPresent();
   }
 
-  // --- D7: huge and endless files ------------------------------------------------------------------
+  // --- D7: huge and endless files
+  // ------------------------------------------------------------------
 
   @Test
   void aSparseFileOf2GB_isRefusedBeforeItIsRead(@TempDir Path dir) throws Exception {
@@ -103,37 +123,54 @@ class HostileFileTest {
     try (RandomAccessFile f = new RandomAccessFile(huge.toFile(), "rw")) {
       f.setLength(2_200_000_000L);
     }
-    ConfigException e = assertTimeoutPreemptively(NO_HANG,
-        () -> (ConfigException) org.assertj.core.api.Assertions.catchThrowable(() -> BulkheadFile.load(huge)));
+    ConfigException e =
+        assertTimeoutPreemptively(
+            NO_HANG,
+            () ->
+                (ConfigException)
+                    org.assertj.core.api.Assertions.catchThrowable(() -> BulkheadFile.load(huge)));
     assertThat(e).isNotNull();
-    assertThat(e.getMessage()).isEqualTo(huge + ": is larger than " + BulkheadFile.MAX_FILE_BYTES
-        + " bytes (1 MiB): a configuration file is a few kilobytes");
+    assertThat(e.getMessage())
+        .isEqualTo(
+            huge
+                + ": is larger than "
+                + BulkheadFile.MAX_FILE_BYTES
+                + " bytes (1 MiB): a configuration file is a few kilobytes");
   }
 
   @Test
   void devZero_isRefusedAfterTheCap() {
     Path zero = Path.of("/dev/zero");
     assumeTrue(Files.isReadable(zero), "a Linux /dev/zero");
-    ConfigException e = assertTimeoutPreemptively(NO_HANG,
-        () -> (ConfigException) org.assertj.core.api.Assertions.catchThrowable(() -> BulkheadFile.load(zero)));
+    ConfigException e =
+        assertTimeoutPreemptively(
+            NO_HANG,
+            () ->
+                (ConfigException)
+                    org.assertj.core.api.Assertions.catchThrowable(() -> BulkheadFile.load(zero)));
     assertThat(e).isNotNull();
     assertThat(e.getMessage()).startsWith("/dev/zero: is larger than");
   }
 
   @Test
   void aTextOverTheCap_isRefusedByParseToo() {
-    String yaml = "# " + "x".repeat(BulkheadFile.MAX_FILE_BYTES) + "\ncompartments: {c: {limit: 1}}\n";
+    String yaml =
+        "# " + "x".repeat(BulkheadFile.MAX_FILE_BYTES) + "\ncompartments: {c: {limit: 1}}\n";
     ConfigException e = refused(yaml);
     assertThat(e.getMessage()).startsWith("app.yml: is larger than");
   }
 
-  // --- D8: check applies the builders' bounds ------------------------------------------------------
+  // --- D8: check applies the builders' bounds
+  // ------------------------------------------------------
 
   @Test
   void aQueueTheBuilderRefuses_isRefusedByTheLoader_withItsLineAndKey() {
-    ConfigException e = refused("compartments:\n  c:\n    limit: 1\n    max-queue: 2000000000\n"
-        + "    max-wait: 1s\n");
-    assertThat(e.getMessage()).startsWith("app.yml:4: compartments.c.max-queue: ")
+    ConfigException e =
+        refused(
+            "compartments:\n  c:\n    limit: 1\n    max-queue: 2000000000\n"
+                + "    max-wait: 1s\n");
+    assertThat(e.getMessage())
+        .startsWith("app.yml:4: compartments.c.max-queue: ")
         .contains("16777215");
   }
 
@@ -143,7 +180,8 @@ class HostileFileTest {
     assertThat(e.getMessage()).startsWith("app.yml:4: workers.w.max-queue: ").contains("16777215");
   }
 
-  // --- D10: control characters and escapes ---------------------------------------------------------
+  // --- D10: control characters and escapes
+  // ---------------------------------------------------------
 
   @Test
   void aKeyWithANewline_givesOneLine() {
@@ -161,15 +199,26 @@ class HostileFileTest {
     assertThat(c1.getMessage()).contains("\\u009B31m");
   }
 
-  // --- D11: sums beyond int ------------------------------------------------------------------------
+  // --- D11: sums beyond int
+  // ------------------------------------------------------------------------
 
   @Test
   void twoCompartmentsOfIntMax_overSubscribeABudgetOfIntMax() {
     int max = Integer.MAX_VALUE;
-    BulkheadFile f = BulkheadFile.parse("budgets:\n  b: " + max + "\ncompartments:\n  x: {budget: b, limit: "
-        + max + "}\n  y: {budget: b, limit: " + max + "}\n", "app.yml");
+    BulkheadFile f =
+        BulkheadFile.parse(
+            "budgets:\n  b: "
+                + max
+                + "\ncompartments:\n  x: {budget: b, limit: "
+                + max
+                + "}\n  y: {budget: b, limit: "
+                + max
+                + "}\n",
+            "app.yml");
     assertThat(f.budgetUse().get(0).allocated()).isEqualTo(2L * max);
     assertThat(f.budgetUse().get(0).overSubscribed()).isTrue();
-    assertThatThrownBy(f::build).isInstanceOf(ConfigException.class).hasMessageContaining("= 4294967294");
+    assertThatThrownBy(f::build)
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("= 4294967294");
   }
 }

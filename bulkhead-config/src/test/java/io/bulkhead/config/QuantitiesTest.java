@@ -20,11 +20,15 @@ class QuantitiesTest {
     assertThat(Quantities.parseDuration("1h")).isEqualTo(Duration.ofHours(1));
     assertThat(Quantities.parseDuration("250us")).isEqualTo(Duration.ofNanos(250_000));
     assertThat(Quantities.parseDuration("7ns")).isEqualTo(Duration.ofNanos(7));
-    assertThatThrownBy(() -> Quantities.parseDuration("50")).hasMessageContaining("with a unit").hasMessageContaining("'50'");
+    assertThatThrownBy(() -> Quantities.parseDuration("50"))
+        .hasMessageContaining("with a unit")
+        .hasMessageContaining("'50'");
     assertThatThrownBy(() -> Quantities.parseDuration("-5ms")).hasMessageContaining("'-5ms'");
-    assertThatThrownBy(() -> Quantities.parseDuration("99999999999h")).hasMessageContaining("too long");
+    assertThatThrownBy(() -> Quantities.parseDuration("99999999999h"))
+        .hasMessageContaining("too long");
     assertThatThrownBy(() -> Quantities.parseDuration("soon"))
-        .hasMessage("expected a duration with a unit, like 250ms, 1.5s, 5m, 1h or PT30S, but was 'soon'");
+        .hasMessage(
+            "expected a duration with a unit, like 250ms, 1.5s, 5m, 1h or PT30S, but was 'soon'");
 
     assertThat(Quantities.formatDuration(Duration.ofMillis(50))).isEqualTo("50ms");
     assertThat(Quantities.formatDuration(Duration.ofMillis(1500))).isEqualTo("1.5s");
@@ -45,7 +49,8 @@ class QuantitiesTest {
     assertThatThrownBy(() -> Quantities.parseDuration("-PT5S"))
         .hasMessage("must not be negative but was '-PT5S'");
     assertThatThrownBy(() -> Quantities.parseDuration("PT30"))
-        .hasMessageContaining("like 250ms, 1.5s, 5m, 1h or PT30S").hasMessageContaining("'PT30'");
+        .hasMessageContaining("like 250ms, 1.5s, 5m, 1h or PT30S")
+        .hasMessageContaining("'PT30'");
     assertThatThrownBy(() -> Quantities.parseDuration("PT2562048H"))
         .hasMessageStartingWith("'PT2562048H' is too long: a duration must fit in");
     assertThat(Quantities.parseDuration("PT2562047H")).isEqualTo(Duration.ofHours(2_562_047));
@@ -91,7 +96,8 @@ class QuantitiesTest {
 
   @Test
   void didYouMean_suggestsOnlyCloseWords() {
-    List<String> keys = List.of("limit", "max-queue", "max-wait", "budget", "criticality", "rate", "latency");
+    List<String> keys =
+        List.of("limit", "max-queue", "max-wait", "budget", "criticality", "rate", "latency");
     assertThat(DidYouMean.closest("latncy", keys)).contains("latency");
     assertThat(DidYouMean.closest("ltaency", keys)).as("a swap is one edit").contains("latency");
     assertThat(DidYouMean.closest("Limit", keys)).contains("limit");

@@ -5,9 +5,9 @@ import java.util.Locale;
 import java.util.Optional;
 
 /**
- * What one compartment's recent numbers say about it, with the figures that led there. Produced by an
- * {@link Insight} each time it {@linkplain Insight#sample() samples}, by its {@link Diagnostician}'s
- * rules.
+ * What one compartment's recent numbers say about it, with the figures that led there. Produced by
+ * an {@link Insight} each time it {@linkplain Insight#sample() samples}, by its {@link
+ * Diagnostician}'s rules.
  *
  * <p>The figures describe the short window (by default the last 10 seconds) unless their name says
  * otherwise; {@link #explanation()} puts the ones that decided the {@link #state()} into a sentence
@@ -17,7 +17,10 @@ import java.util.Optional;
  */
 public final class Diagnosis {
 
-  /** The conditions a compartment can be in, from harmless to the one that needs a look at the dependency. */
+  /**
+   * The conditions a compartment can be in, from harmless to the one that needs a look at the
+   * dependency.
+   */
   public enum State {
     /** Not at its limit for long and not rejecting in earnest: nothing to do. */
     HEALTHY,
@@ -27,15 +30,15 @@ public final class Diagnosis {
      */
     SATURATED,
     /**
-     * Rejecting a sustained share of calls while admitted calls take their normal time: the limit is
-     * too low for today's demand, or demand grew. Raise the limit if the dependency has room, or shed
-     * the extra load.
+     * Rejecting a sustained share of calls while admitted calls take their normal time: the limit
+     * is too low for today's demand, or demand grew. Raise the limit if the dependency has room, or
+     * shed the extra load.
      */
     LIMIT_TOO_LOW,
     /**
      * Rejecting a sustained share of calls while admitted calls take much longer than normal: the
-     * dependency itself is slowing down. Look at the dependency, not at the bulkhead; raising the limit
-     * would only let more calls wait on it.
+     * dependency itself is slowing down. Look at the dependency, not at the bulkhead; raising the
+     * limit would only let more calls wait on it.
      */
     DEPENDENCY_DEGRADING
   }
@@ -105,8 +108,8 @@ public final class Diagnosis {
 
   /**
    * Whether the samples covered enough of the short window to judge. Until they do (just after the
-   * compartment started being watched, or after a long pause in sampling) the previous state is kept,
-   * {@link State#HEALTHY} at first, and {@link #explanation()} says so.
+   * compartment started being watched, or after a long pause in sampling) the previous state is
+   * kept, {@link State#HEALTHY} at first, and {@link #explanation()} says so.
    */
   public boolean judged() {
     return judged;
@@ -118,8 +121,8 @@ public final class Diagnosis {
   }
 
   /**
-   * The share of sampling intervals in the short window that ended with the compartment at its limit
-   * (in flight reaching the limit), from 0 to 1.
+   * The share of sampling intervals in the short window that ended with the compartment at its
+   * limit (in flight reaching the limit), from 0 to 1.
    */
   public double saturation() {
     return saturation;
@@ -148,28 +151,30 @@ public final class Diagnosis {
     return rejectionSpread;
   }
 
-  /** Calls rejected per second over the long window (by default the last minute), for comparison. */
+  /**
+   * Calls rejected per second over the long window (by default the last minute), for comparison.
+   */
   public double longRejectionRate() {
     return longRejectionRate;
   }
 
   /**
    * How long admitted calls hold their slot now: the mean of the calls that finished in the last 10
-   * seconds, or, when it is higher, the estimate from calls still in flight (mean in flight divided by
-   * the completion rate, Little's law). The estimate matters when the dependency hangs: then almost
-   * nothing finishes, and the few calls that do would make latency look normal. Empty when no call
-   * finished and none was in flight.
+   * seconds, or, when it is higher, the estimate from calls still in flight (mean in flight divided
+   * by the completion rate, Little's law). The estimate matters when the dependency hangs: then
+   * almost nothing finishes, and the few calls that do would make latency look normal. Empty when
+   * no call finished and none was in flight.
    */
   public Optional<Duration> latency() {
     return latencyNanos == NONE ? Optional.empty() : Optional.of(Duration.ofNanos(latencyNanos));
   }
 
   /**
-   * The admitted latency this compartment has when it is healthy: the median of the latencies sampled
-   * while it was {@link State#HEALTHY} during the long window, leaving out the short window that led
-   * out of HEALTHY (the start of an episode). While the compartment is in another state for longer
-   * than the long window, the last learnt figure is kept, so a long incident does not become the new
-   * normal. Empty until a healthy sample with finished calls has been seen.
+   * The admitted latency this compartment has when it is healthy: the median of the latencies
+   * sampled while it was {@link State#HEALTHY} during the long window, leaving out the short window
+   * that led out of HEALTHY (the start of an episode). While the compartment is in another state
+   * for longer than the long window, the last learnt figure is kept, so a long incident does not
+   * become the new normal. Empty until a healthy sample with finished calls has been seen.
    */
   public Optional<Duration> normalLatency() {
     return normalLatencyNanos == NONE
@@ -177,7 +182,9 @@ public final class Diagnosis {
         : Optional.of(Duration.ofNanos(normalLatencyNanos));
   }
 
-  /** {@link #latency()} divided by {@link #normalLatency()}; empty when either is unknown or zero. */
+  /**
+   * {@link #latency()} divided by {@link #normalLatency()}; empty when either is unknown or zero.
+   */
   public Optional<Double> latencyRatio() {
     if (latencyNanos == NONE || normalLatencyNanos == NONE || normalLatencyNanos == 0) {
       return Optional.empty();
@@ -200,11 +207,19 @@ public final class Diagnosis {
 
   @Override
   public String toString() {
-    return String.format(Locale.ROOT,
+    return String.format(
+        Locale.ROOT,
         "Diagnosis{name=%s, state=%s, for=%s, saturation=%.2f, admitted=%.2f/s, rejected=%.2f/s"
             + " (ratio %.3f, spread %.2f, long %.2f/s), latency=%s, normal=%s: %s}",
-        name, state, Durations.format(inStateForNanos), saturation, admittedRate, rejectionRate,
-        rejectionRatio, rejectionSpread, longRejectionRate,
+        name,
+        state,
+        Durations.format(inStateForNanos),
+        saturation,
+        admittedRate,
+        rejectionRate,
+        rejectionRatio,
+        rejectionSpread,
+        longRejectionRate,
         latencyNanos == NONE ? "unknown" : Durations.format(latencyNanos),
         normalLatencyNanos == NONE ? "unknown" : Durations.format(normalLatencyNanos),
         explanation);

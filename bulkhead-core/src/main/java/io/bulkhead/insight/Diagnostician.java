@@ -17,28 +17,31 @@ import java.time.Duration;
  * Diagnosis d = insight.diagnosis("llm").orElseThrow();           // cheap: the last verdict
  * }</pre>
  *
- * <p>It is sample-based: each {@link Insight#sample()} reads every watched compartment's
- * {@link io.bulkhead.Compartment#stats()} once, and the diagnosis keeps the samples of the last {@linkplain
- * DiagnosticianBuilder#longWindow long window} (a minute by default). From them it works out, over
- * the {@linkplain DiagnosticianBuilder#shortWindow short window} (10 seconds):
+ * <p>It is sample-based: each {@link Insight#sample()} reads every watched compartment's {@link
+ * io.bulkhead.Compartment#stats()} once, and the diagnosis keeps the samples of the last
+ * {@linkplain DiagnosticianBuilder#longWindow long window} (a minute by default). From them it
+ * works out, over the {@linkplain DiagnosticianBuilder#shortWindow short window} (10 seconds):
+ *
  * <ul>
- *   <li><b>saturation</b>: the share of sampling intervals that ended with the compartment at its limit;
+ *   <li><b>saturation</b>: the share of sampling intervals that ended with the compartment at its
+ *       limit;
  *   <li><b>rejection ratio and spread</b>: the share of calls rejected, and the share of intervals
  *       with a rejection, so that one burst (one interval) does not read as a sustained problem;
  *   <li><b>admitted latency</b> against its <b>normal latency</b>, learnt while the compartment was
  *       healthy (see {@link Diagnosis#latency()} and {@link Diagnosis#normalLatency()}).
  * </ul>
- * Rejecting in earnest (ratio and spread both at their enter levels) with latency at least
- * {@link #DEFAULT_LATENCY_RISE_ENTER} times normal is {@link Diagnosis.State#DEPENDENCY_DEGRADING};
- * with latency near normal it is {@link Diagnosis.State#LIMIT_TOO_LOW}; at the limit most of the time
- * without rejecting is {@link Diagnosis.State#SATURATED}; otherwise {@link Diagnosis.State#HEALTHY}.
- * Every condition has a lower exit level than its enter level, so a compartment hovering at a
- * threshold does not flap; a condition must also fill the short window, so one spike never changes
- * the state.
  *
- * <p>Call {@link Insight#sample()} about once a second, and at least three times per short window: with fewer
- * intervals the figures cannot tell a burst from a trend, and the previous state is kept. Until
- * samples cover half the short window the state is {@link Diagnosis.State#HEALTHY} and
+ * Rejecting in earnest (ratio and spread both at their enter levels) with latency at least {@link
+ * #DEFAULT_LATENCY_RISE_ENTER} times normal is {@link Diagnosis.State#DEPENDENCY_DEGRADING}; with
+ * latency near normal it is {@link Diagnosis.State#LIMIT_TOO_LOW}; at the limit most of the time
+ * without rejecting is {@link Diagnosis.State#SATURATED}; otherwise {@link
+ * Diagnosis.State#HEALTHY}. Every condition has a lower exit level than its enter level, so a
+ * compartment hovering at a threshold does not flap; a condition must also fill the short window,
+ * so one spike never changes the state.
+ *
+ * <p>Call {@link Insight#sample()} about once a second, and at least three times per short window:
+ * with fewer intervals the figures cannot tell a burst from a trend, and the previous state is
+ * kept. Until samples cover half the short window the state is {@link Diagnosis.State#HEALTHY} and
  * {@link Diagnosis#judged()} is false.
  *
  * <p>This class is immutable: one diagnostician may serve several {@link Insight}s.
@@ -47,24 +50,34 @@ public final class Diagnostician {
 
   /** Default {@linkplain DiagnosticianBuilder#shortWindow short window}: 10 seconds. */
   public static final Duration DEFAULT_SHORT_WINDOW = Duration.ofSeconds(10);
+
   /** Default {@linkplain DiagnosticianBuilder#longWindow long window}: 1 minute. */
   public static final Duration DEFAULT_LONG_WINDOW = Duration.ofMinutes(1);
+
   /** Saturated from 80% of the short window's intervals at the limit. */
   public static final double DEFAULT_SATURATION_ENTER = 0.8;
+
   /** Saturation ends below 50% of intervals at the limit. */
   public static final double DEFAULT_SATURATION_EXIT = 0.5;
+
   /** Rejections count from 5% of calls rejected. */
   public static final double DEFAULT_REJECTION_RATIO_ENTER = 0.05;
+
   /** Rejections stop counting below 1% of calls rejected. */
   public static final double DEFAULT_REJECTION_RATIO_EXIT = 0.01;
+
   /** Rejections count once half the short window's intervals contain one. */
   public static final double DEFAULT_REJECTION_SPREAD_ENTER = 0.5;
+
   /** Rejections stop counting once fewer than 20% of intervals contain one. */
   public static final double DEFAULT_REJECTION_SPREAD_EXIT = 0.2;
+
   /** The dependency is degrading from twice its normal latency (while rejecting). */
   public static final double DEFAULT_LATENCY_RISE_ENTER = 2.0;
+
   /** ... and stops being so below one and a half times. */
   public static final double DEFAULT_LATENCY_RISE_EXIT = 1.5;
+
   /** A rise of latency under 5 ms never counts as degrading. */
   public static final Duration DEFAULT_LATENCY_FLOOR = Duration.ofMillis(5);
 

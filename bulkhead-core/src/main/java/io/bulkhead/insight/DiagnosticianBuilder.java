@@ -14,14 +14,14 @@ import java.util.Objects;
  *     .build();
  * }</pre>
  *
- * <p>Each threshold comes as a pair: the level at which a condition starts and a lower one below which
- * it ends. The gap between them is the hysteresis that keeps a compartment hovering around one level
- * from flapping between two states. Defaults are the {@code DEFAULT_*} constants of
+ * <p>Each threshold comes as a pair: the level at which a condition starts and a lower one below
+ * which it ends. The gap between them is the hysteresis that keeps a compartment hovering around
+ * one level from flapping between two states. Defaults are the {@code DEFAULT_*} constants of
  * {@link Diagnostician}; the README lists them with their reasons.
  *
- * <p>Each setter checks its arguments and throws {@link IllegalArgumentException} naming the field and
- * the value; {@link #build()} checks the combination. {@code build()} copies the settings. This class is
- * <em>not</em> thread-safe.
+ * <p>Each setter checks its arguments and throws {@link IllegalArgumentException} naming the field
+ * and the value; {@link #build()} checks the combination. {@code build()} copies the settings. This
+ * class is <em>not</em> thread-safe.
  */
 public final class DiagnosticianBuilder {
 
@@ -41,8 +41,8 @@ public final class DiagnosticianBuilder {
 
   /**
    * Sets the window that the current figures cover: rates, saturation and the spread of rejections.
-   * A condition must fill a good part of it before it counts, so this is also how long a problem must
-   * last before it is reported.
+   * A condition must fill a good part of it before it counts, so this is also how long a problem
+   * must last before it is reported.
    *
    * @throws IllegalArgumentException if {@code window} is not positive
    */
@@ -63,9 +63,8 @@ public final class DiagnosticianBuilder {
   }
 
   /**
-   * Sets the share of sampling intervals at the limit at which a compartment becomes
-   * {@link Diagnosis.State#SATURATED} ({@code enter}), and below which it stops being so
-   * ({@code exit}).
+   * Sets the share of sampling intervals at the limit at which a compartment becomes {@link
+   * Diagnosis.State#SATURATED} ({@code enter}), and below which it stops being so ({@code exit}).
    *
    * @throws IllegalArgumentException unless {@code 0 < exit <= enter <= 1}
    */
@@ -77,9 +76,9 @@ public final class DiagnosticianBuilder {
   }
 
   /**
-   * Sets the share of calls rejected (rejected over admitted plus rejected) at which rejections count
-   * ({@code enter}), and below which they stop counting ({@code exit}). Both this and
-   * {@link #rejectionSpread} must be met for a compartment to be diagnosed as rejecting.
+   * Sets the share of calls rejected (rejected over admitted plus rejected) at which rejections
+   * count ({@code enter}), and below which they stop counting ({@code exit}). Both this and {@link
+   * #rejectionSpread} must be met for a compartment to be diagnosed as rejecting.
    *
    * @throws IllegalArgumentException unless {@code 0 < exit <= enter <= 1}
    */
@@ -92,8 +91,8 @@ public final class DiagnosticianBuilder {
 
   /**
    * Sets the share of sampling intervals that must contain a rejection for rejections to count
-   * ({@code enter}), and below which they stop counting ({@code exit}). This is what tells a sustained
-   * rejection rate from a single burst.
+   * ({@code enter}), and below which they stop counting ({@code exit}). This is what tells a
+   * sustained rejection rate from a single burst.
    *
    * @throws IllegalArgumentException unless {@code 0 < exit <= enter <= 1}
    */
@@ -113,8 +112,12 @@ public final class DiagnosticianBuilder {
    */
   public DiagnosticianBuilder latencyRise(double enter, double exit) {
     if (!(exit >= 1.0 && exit <= enter && Double.isFinite(enter))) {
-      throw new IllegalArgumentException("latencyRise must satisfy 1 <= exit <= enter (finite) but was"
-          + " enter=" + enter + ", exit=" + exit);
+      throw new IllegalArgumentException(
+          "latencyRise must satisfy 1 <= exit <= enter (finite) but was"
+              + " enter="
+              + enter
+              + ", exit="
+              + exit);
     }
     this.latencyRiseEnter = enter;
     this.latencyRiseExit = exit;
@@ -122,8 +125,8 @@ public final class DiagnosticianBuilder {
   }
 
   /**
-   * Sets the least absolute rise over normal latency that can count as degrading, so that a call going
-   * from 40 µs to 120 µs does not read as a failing dependency.
+   * Sets the least absolute rise over normal latency that can count as degrading, so that a call
+   * going from 40 µs to 120 µs does not read as a failing dependency.
    *
    * @throws IllegalArgumentException if {@code floor} is negative
    */
@@ -143,8 +146,8 @@ public final class DiagnosticianBuilder {
    */
   public Diagnostician build() {
     if (longWindow.compareTo(shortWindow) <= 0) {
-      throw new IllegalArgumentException("longWindow " + longWindow
-          + " must be longer than shortWindow " + shortWindow);
+      throw new IllegalArgumentException(
+          "longWindow " + longWindow + " must be longer than shortWindow " + shortWindow);
     }
     return new Diagnostician(this);
   }
@@ -203,8 +206,13 @@ public final class DiagnosticianBuilder {
 
   private static void checkShares(String field, double enter, double exit) {
     if (!(exit > 0.0 && exit <= enter && enter <= 1.0)) {
-      throw new IllegalArgumentException(field + " must satisfy 0 < exit <= enter <= 1 but was"
-          + " enter=" + enter + ", exit=" + exit);
+      throw new IllegalArgumentException(
+          field
+              + " must satisfy 0 < exit <= enter <= 1 but was"
+              + " enter="
+              + enter
+              + ", exit="
+              + exit);
     }
   }
 }

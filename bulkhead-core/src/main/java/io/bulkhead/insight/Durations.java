@@ -4,8 +4,8 @@ import java.time.Duration;
 
 /**
  * The duration arithmetic and the short human form of core's own {@code io.bulkhead.Durations},
- * which is package-private there: an explanation here reads like a rejection message there
- * ("waited 1.5s"), and neither package exports a helper that is not part of its API.
+ * which is package-private there: an explanation here reads like a rejection message there ("waited
+ * 1.5s"), and neither package exports a helper that is not part of its API.
  */
 final class Durations {
 

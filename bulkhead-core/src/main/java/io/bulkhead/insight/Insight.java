@@ -70,12 +70,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * second: the diagnosis needs at least three samples per short window, and the advice measures its
  * rates between samples at least {@linkplain SizingAdvisor.Builder#interval an interval} apart.
  *
- * <p>A compartment removed from a watched registry, or {@linkplain #unwatch unwatched}, is forgotten
- * by both at once; one registered again under the same name starts afresh.
+ * <p>A compartment removed from a watched registry, or {@linkplain #unwatch unwatched}, is
+ * forgotten by both at once; one registered again under the same name starts afresh.
  *
  * <p>This class is thread-safe. Reading a diagnosis, an advice or the list of them is lock-free and
- * costs no stats read, so a dashboard may ask as often as it likes; a {@link #snapshot()} reads each
- * compartment's stats once more, for numbers as fresh as the request.
+ * costs no stats read, so a dashboard may ask as often as it likes; a {@link #snapshot()} reads
+ * each compartment's stats once more, for numbers as fresh as the request.
  */
 public final class Insight {
 
@@ -94,7 +94,9 @@ public final class Insight {
     this.ticker = b.ticker;
   }
 
-  /** Returns an insight with the default diagnosis thresholds, sizing headrooms and system ticker. */
+  /**
+   * Returns an insight with the default diagnosis thresholds, sizing headrooms and system ticker.
+   */
   public static Insight create() {
     return builder().build();
   }
@@ -105,8 +107,8 @@ public final class Insight {
   }
 
   /**
-   * Starts watching {@code compartment}. One already watched is left as it is; one with the same name
-   * but a different identity replaces it, and its history starts afresh.
+   * Starts watching {@code compartment}. One already watched is left as it is; one with the same
+   * name but a different identity replaces it, and its history starts afresh.
    */
   public void watch(Compartment compartment) {
     Objects.requireNonNull(compartment, "compartment");
@@ -119,17 +121,18 @@ public final class Insight {
    */
   public void watch(BulkheadRegistry registry) {
     Objects.requireNonNull(registry, "registry");
-    registry.addListener(new BulkheadRegistry.Listener() {
-      @Override
-      public void onAdded(Compartment compartment) {
-        add(compartment, registry);
-      }
+    registry.addListener(
+        new BulkheadRegistry.Listener() {
+          @Override
+          public void onAdded(Compartment compartment) {
+            add(compartment, registry);
+          }
 
-      @Override
-      public void onRemoved(Compartment compartment) {
-        unwatch(compartment);
-      }
-    });
+          @Override
+          public void onRemoved(Compartment compartment) {
+            unwatch(compartment);
+          }
+        });
   }
 
   private void add(Compartment compartment, BulkheadRegistry source) {
@@ -145,7 +148,8 @@ public final class Insight {
         }
         if (current[i].compartment.name().equals(compartment.name())) {
           Watched[] next = current.clone();
-          next[i] = new Watched(compartment, diagnostician.history(compartment.name(), ticker.read()));
+          next[i] =
+              new Watched(compartment, diagnostician.history(compartment.name(), ticker.read()));
           watched = next;
           return;
         }
@@ -159,7 +163,10 @@ public final class Insight {
     }
   }
 
-  /** Stops watching {@code compartment} and forgets what was seen of it; returns whether it was watched. */
+  /**
+   * Stops watching {@code compartment} and forgets what was seen of it; returns whether it was
+   * watched.
+   */
   public boolean unwatch(Compartment compartment) {
     Objects.requireNonNull(compartment, "compartment");
     membership.lock();
@@ -181,11 +188,11 @@ public final class Insight {
   }
 
   /**
-   * Reads the stats of every watched compartment once and updates its diagnosis and its advice. Meant
-   * to be called by one scheduler thread about once a second; concurrent calls are safe (a sample
-   * older than the newest one a compartment has is dropped). A compartment whose {@code stats()}
-   * throws is skipped this round and logged, so one faulty compartment neither stops the others nor
-   * ends a {@code scheduleAtFixedRate} schedule.
+   * Reads the stats of every watched compartment once and updates its diagnosis and its advice.
+   * Meant to be called by one scheduler thread about once a second; concurrent calls are safe (a
+   * sample older than the newest one a compartment has is dropped). A compartment whose {@code
+   * stats()} throws is skipped this round and logged, so one faulty compartment neither stops the
+   * others nor ends a {@code scheduleAtFixedRate} schedule.
    */
   public void sample() {
     Watched[] current = watched;
@@ -195,8 +202,10 @@ public final class Insight {
       try {
         stats = w.compartment.stats();
       } catch (RuntimeException e) {
-        LOG.log(System.Logger.Level.WARNING,
-            "compartment '" + w.compartment.name() + "' threw from stats(); not sampled", e);
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "compartment '" + w.compartment.name() + "' threw from stats(); not sampled",
+            e);
         continue;
       }
       w.history.record(now, stats);
@@ -232,7 +241,9 @@ public final class Insight {
     return w == null ? Optional.empty() : Optional.ofNullable(w.advice());
   }
 
-  /** The latest advice on every watched compartment sampled so far, in the order they were watched. */
+  /**
+   * The latest advice on every watched compartment sampled so far, in the order they were watched.
+   */
   public List<SizingAdvice> advice() {
     Watched[] current = watched;
     List<SizingAdvice> all = new ArrayList<>(current.length);
@@ -252,8 +263,8 @@ public final class Insight {
 
   /**
    * A snapshot of every watched compartment, in the order they were watched: its settings and stats
-   * read now, its latest diagnosis and advice, and what {@code resources} knows of the resource behind
-   * it. {@code resources} is called on this thread, once per compartment.
+   * read now, its latest diagnosis and advice, and what {@code resources} knows of the resource
+   * behind it. {@code resources} is called on this thread, once per compartment.
    */
   public Snapshot snapshot(ResourceView resources) {
     Objects.requireNonNull(resources, "resources");
@@ -261,8 +272,14 @@ public final class Insight {
     List<Snapshot.Row> rows = new ArrayList<>(current.length);
     for (Watched w : current) {
       Compartment c = w.compartment;
-      rows.add(new Snapshot.Row(c.name(), c.config(), c.stats(), w.history.latest(), w.advice(),
-          resources.of(c).orElse(null)));
+      rows.add(
+          new Snapshot.Row(
+              c.name(),
+              c.config(),
+              c.stats(),
+              w.history.latest(),
+              w.advice(),
+              resources.of(c).orElse(null)));
     }
     return new Snapshot(rows);
   }
@@ -285,7 +302,8 @@ public final class Insight {
   private static final class Watched {
     final Compartment compartment;
     final SampleHistory history;
-    final AtomicReference<SizingAdvisor.Track> sizing = new AtomicReference<>(); // null: not sampled
+    final AtomicReference<SizingAdvisor.Track> sizing =
+        new AtomicReference<>(); // null: not sampled
 
     Watched(Compartment compartment, SampleHistory history) {
       this.compartment = compartment;
@@ -299,8 +317,8 @@ public final class Insight {
   }
 
   /**
-   * Builds an {@link Insight}. Obtain one from {@link Insight#builder()}. This class is <em>not</em>
-   * thread-safe.
+   * Builds an {@link Insight}. Obtain one from {@link Insight#builder()}. This class is
+   * <em>not</em> thread-safe.
    */
   public static final class Builder {
 
@@ -316,7 +334,10 @@ public final class Insight {
       return this;
     }
 
-    /** Sets the headrooms and interval of the sizing advice; the default is {@link SizingAdvisor#create()}. */
+    /**
+     * Sets the headrooms and interval of the sizing advice; the default is {@link
+     * SizingAdvisor#create()}.
+     */
     public Builder advisor(SizingAdvisor advisor) {
       this.advisor = Objects.requireNonNull(advisor, "advisor");
       return this;

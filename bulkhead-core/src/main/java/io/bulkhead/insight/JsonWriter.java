@@ -36,8 +36,10 @@ public final class JsonWriter {
 
   /** An array; its next value needs a comma unless it is the first. */
   private static final byte ARRAY = 1;
+
   /** An object whose next token must be a name (or the end). */
   private static final byte OBJECT = 2;
+
   /** An object that has been given a name and waits for its value. */
   private static final byte MEMBER_VALUE = 3;
 
@@ -80,8 +82,10 @@ public final class JsonWriter {
    */
   public JsonWriter endObject() {
     if (depth == 0 || scopes[depth - 1] != OBJECT) {
-      throw new IllegalStateException(depth > 0 && scopes[depth - 1] == MEMBER_VALUE
-          ? "endObject() after a name with no value" : "endObject() with no object open");
+      throw new IllegalStateException(
+          depth > 0 && scopes[depth - 1] == MEMBER_VALUE
+              ? "endObject() after a name with no value"
+              : "endObject() with no object open");
     }
     return close('}');
   }
@@ -109,7 +113,8 @@ public final class JsonWriter {
   /**
    * Writes the name of the next member of the current object; its value comes next.
    *
-   * @throws IllegalStateException if no object is open, or the previous name still waits for a value
+   * @throws IllegalStateException if no object is open, or the previous name still waits for a
+   *     value
    */
   public JsonWriter name(String name) {
     Objects.requireNonNull(name, "name");
@@ -141,8 +146,8 @@ public final class JsonWriter {
   }
 
   /**
-   * Writes a number: whole values without a fraction, others in the shortest form that reads back as
-   * the same double; NaN and the infinities as {@code null}.
+   * Writes a number: whole values without a fraction, others in the shortest form that reads back
+   * as the same double; NaN and the infinities as {@code null}.
    */
   public JsonWriter value(double value) {
     if (!Double.isFinite(value)) {
@@ -178,8 +183,8 @@ public final class JsonWriter {
    */
   public String toJson() {
     if (!written || depth > 0) {
-      throw new IllegalStateException(written
-          ? depth + " object(s) or array(s) still open" : "nothing written");
+      throw new IllegalStateException(
+          written ? depth + " object(s) or array(s) still open" : "nothing written");
     }
     return out.toString();
   }
@@ -260,9 +265,14 @@ public final class JsonWriter {
         case '\b' -> out.append("\\b");
         case '\f' -> out.append("\\f");
         default -> {
-          if (Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(s.charAt(i + 1))) {
+          if (Character.isHighSurrogate(c)
+              && i + 1 < n
+              && Character.isLowSurrogate(s.charAt(i + 1))) {
             out.append(c).append(s.charAt(++i)); // a well-formed pair: one code point, kept as is
-          } else if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == '\u2028' || c == '\u2029'
+          } else if (c < 0x20
+              || (c >= 0x7f && c <= 0x9f)
+              || c == '\u2028'
+              || c == '\u2029'
               || Character.isSurrogate(c)) {
             unicodeEscape(c);
           } else {
@@ -275,7 +285,10 @@ public final class JsonWriter {
   }
 
   private void unicodeEscape(char c) {
-    out.append("\\u").append(HEX[(c >> 12) & 0xf]).append(HEX[(c >> 8) & 0xf])
-        .append(HEX[(c >> 4) & 0xf]).append(HEX[c & 0xf]);
+    out.append("\\u")
+        .append(HEX[(c >> 12) & 0xf])
+        .append(HEX[(c >> 8) & 0xf])
+        .append(HEX[(c >> 4) & 0xf])
+        .append(HEX[c & 0xf]);
   }
 }

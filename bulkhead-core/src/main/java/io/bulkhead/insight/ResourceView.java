@@ -33,7 +33,10 @@ public interface ResourceView {
     return compartment -> Optional.empty();
   }
 
-  /** A view that asks this one first, then {@code other} for the compartments this one does not know. */
+  /**
+   * A view that asks this one first, then {@code other} for the compartments this one does not
+   * know.
+   */
   default ResourceView or(ResourceView other) {
     Objects.requireNonNull(other, "other");
     return compartment -> {
@@ -44,8 +47,8 @@ public interface ResourceView {
 
   /**
    * What a compartment guards, in its own units: {@code kind} says what it is ({@code "pool"}),
-   * {@code figures} are whole numbers by name in the order to show them ({@code "active"},
-   * {@code "idle"}, ...), and {@code summary} says them in a sentence. The figures are copied.
+   * {@code figures} are whole numbers by name in the order to show them ({@code "active"}, {@code
+   * "idle"}, ...), and {@code summary} says them in a sentence. The figures are copied.
    */
   record Resource(String kind, Map<String, Long> figures, String summary) {
     /** Checks that nothing is null and copies the figures, keeping their order. */
@@ -54,8 +57,11 @@ public interface ResourceView {
       Objects.requireNonNull(summary, "summary");
       Objects.requireNonNull(figures, "figures");
       LinkedHashMap<String, Long> copy = new LinkedHashMap<>();
-      figures.forEach((name, value) -> copy.put(Objects.requireNonNull(name, "figure name"),
-          Objects.requireNonNull(value, () -> "figure " + name)));
+      figures.forEach(
+          (name, value) ->
+              copy.put(
+                  Objects.requireNonNull(name, "figure name"),
+                  Objects.requireNonNull(value, () -> "figure " + name)));
       figures = Collections.unmodifiableMap(copy);
     }
   }

@@ -80,8 +80,9 @@ final class SampleHistory {
     this.rules = rules;
     this.name = name;
     this.stateSince = now;
-    this.latest = new Diagnosis(name, State.HEALTHY, 0, false, 0, 0, 0, 0, 0, 0, 0, NONE,
-        NONE, "not sampled yet");
+    this.latest =
+        new Diagnosis(
+            name, State.HEALTHY, 0, false, 0, 0, 0, 0, 0, 0, 0, NONE, NONE, "not sampled yet");
   }
 
   Diagnosis latest() {
@@ -158,22 +159,24 @@ final class SampleHistory {
         normalLatency = learnt;
       }
 
-      boolean judged = intervals >= Diagnostician.MIN_INTERVALS && span * 2 >= rules.shortWindowNanos;
+      boolean judged =
+          intervals >= Diagnostician.MIN_INTERVALS && span * 2 >= rules.shortWindowNanos;
       State prev = state;
       State next = prev;
       if (judged) {
-        boolean wasRejecting =
-            prev == State.LIMIT_TOO_LOW || prev == State.DEPENDENCY_DEGRADING;
-        boolean rejecting = wasRejecting
-            ? ratio >= rules.rejectionRatioExit && spread >= rules.rejectionSpreadExit
-            : ratio >= rules.rejectionRatioEnter && spread >= rules.rejectionSpreadEnter;
+        boolean wasRejecting = prev == State.LIMIT_TOO_LOW || prev == State.DEPENDENCY_DEGRADING;
+        boolean rejecting =
+            wasRejecting
+                ? ratio >= rules.rejectionRatioExit && spread >= rules.rejectionSpreadExit
+                : ratio >= rules.rejectionRatioEnter && spread >= rules.rejectionSpreadEnter;
         if (rejecting) {
-          double rise = prev == State.DEPENDENCY_DEGRADING
-              ? rules.latencyRiseExit
-              : rules.latencyRiseEnter;
-          boolean rising = latency != NONE && normalLatency != NONE
-              && latency - normalLatency >= rules.latencyFloorNanos
-              && latency >= rise * normalLatency;
+          double rise =
+              prev == State.DEPENDENCY_DEGRADING ? rules.latencyRiseExit : rules.latencyRiseEnter;
+          boolean rising =
+              latency != NONE
+                  && normalLatency != NONE
+                  && latency - normalLatency >= rules.latencyFloorNanos
+                  && latency >= rise * normalLatency;
           next = rising ? State.DEPENDENCY_DEGRADING : State.LIMIT_TOO_LOW;
         } else {
           double level = prev == State.HEALTHY ? rules.saturationEnter : rules.saturationExit;
@@ -184,7 +187,8 @@ final class SampleHistory {
         state = next;
         stateSince = now;
         if (prev == State.HEALTHY) {
-          // The window that made us leave HEALTHY is the start of the episode, not normal behaviour:
+          // The window that made us leave HEALTHY is the start of the episode, not normal
+          // behaviour:
           // without this, those few samples would be the only "healthy" ones left a minute into a
           // long incident, and the incident's latency would become the normal one.
           for (int i = first; i < n - 1; i++) {
@@ -194,16 +198,44 @@ final class SampleHistory {
       }
       cur.learnable = state == State.HEALTHY && cur.latencyMean != NONE;
 
-      String explanation = judged
-          ? explain(state, span, intervals, rejectingIntervals, saturation, ratio, rejectionRate,
-              latency, normalLatency)
-          : String.format(Locale.ROOT, "warming up: %s sampled in %d interval%s; judging needs %s"
-              + " in at least %d; keeping %s", Durations.format(span), intervals,
-              intervals == 1 ? "" : "s",
-              Durations.format(rules.shortWindowNanos / 2), Diagnostician.MIN_INTERVALS, state);
-      Diagnosis d = new Diagnosis(name, state, now - stateSince, judged, span, saturation,
-          admittedRate, rejectionRate, ratio, spread, longRejectionRate, latency, normalLatency,
-          explanation);
+      String explanation =
+          judged
+              ? explain(
+                  state,
+                  span,
+                  intervals,
+                  rejectingIntervals,
+                  saturation,
+                  ratio,
+                  rejectionRate,
+                  latency,
+                  normalLatency)
+              : String.format(
+                  Locale.ROOT,
+                  "warming up: %s sampled in %d interval%s; judging needs %s"
+                      + " in at least %d; keeping %s",
+                  Durations.format(span),
+                  intervals,
+                  intervals == 1 ? "" : "s",
+                  Durations.format(rules.shortWindowNanos / 2),
+                  Diagnostician.MIN_INTERVALS,
+                  state);
+      Diagnosis d =
+          new Diagnosis(
+              name,
+              state,
+              now - stateSince,
+              judged,
+              span,
+              saturation,
+              admittedRate,
+              rejectionRate,
+              ratio,
+              spread,
+              longRejectionRate,
+              latency,
+              normalLatency,
+              explanation);
       latest = d;
       return d;
     } finally {
@@ -211,7 +243,9 @@ final class SampleHistory {
     }
   }
 
-  /** The median latency of the healthy samples before index {@code end}, or NONE if there are none. */
+  /**
+   * The median latency of the healthy samples before index {@code end}, or NONE if there are none.
+   */
   private long medianHealthyLatency(int end) {
     long[] values = new long[end];
     int count = 0;
@@ -228,25 +262,54 @@ final class SampleHistory {
     return values[count / 2];
   }
 
-  private static String explain(State state, long span, int intervals, int rejectingIntervals,
-      double saturation, double ratio, double rejectionRate, long latency, long normal) {
+  private static String explain(
+      State state,
+      long span,
+      int intervals,
+      int rejectingIntervals,
+      double saturation,
+      double ratio,
+      double rejectionRate,
+      long latency,
+      long normal) {
     String window = Durations.format(span);
-    String rejecting = String.format(Locale.ROOT, "rejecting %s of calls (%.1f/s, in %d of %d"
-        + " intervals)", percent(ratio), rejectionRate, rejectingIntervals, intervals);
+    String rejecting =
+        String.format(
+            Locale.ROOT,
+            "rejecting %s of calls (%.1f/s, in %d of %d" + " intervals)",
+            percent(ratio),
+            rejectionRate,
+            rejectingIntervals,
+            intervals);
     switch (state) {
       case HEALTHY:
-        return String.format(Locale.ROOT, "healthy: at the limit in %s of the last %s, %s",
-            percent(saturation), window, rejectedPhrase(ratio, rejectingIntervals, intervals));
+        return String.format(
+            Locale.ROOT,
+            "healthy: at the limit in %s of the last %s, %s",
+            percent(saturation),
+            window,
+            rejectedPhrase(ratio, rejectingIntervals, intervals));
       case SATURATED:
-        return String.format(Locale.ROOT, "saturated: at the limit in %s of the last %s, %s%s",
-            percent(saturation), window, rejectedPhrase(ratio, rejectingIntervals, intervals),
-            rejectingIntervals == 0 ? ": working as designed; rejections come next if demand stays"
+        return String.format(
+            Locale.ROOT,
+            "saturated: at the limit in %s of the last %s, %s%s",
+            percent(saturation),
+            window,
+            rejectedPhrase(ratio, rejectingIntervals, intervals),
+            rejectingIntervals == 0
+                ? ": working as designed; rejections come next if demand stays"
                 : "");
       case LIMIT_TOO_LOW:
-        return "limit too low: " + rejecting + " while " + latencyPhrase(latency, normal)
+        return "limit too low: "
+            + rejecting
+            + " while "
+            + latencyPhrase(latency, normal)
             + ": the limit is too low for the demand, or demand grew";
       case DEPENDENCY_DEGRADING:
-        return "dependency degrading: " + rejecting + " while " + latencyPhrase(latency, normal)
+        return "dependency degrading: "
+            + rejecting
+            + " while "
+            + latencyPhrase(latency, normal)
             + ": look at the dependency, not at the limit";
       default:
         throw new AssertionError(state);
@@ -259,8 +322,12 @@ final class SampleHistory {
     if (rejectingIntervals == 0) {
       return share;
     }
-    return String.format(Locale.ROOT, "%s, in only %d of %d intervals (a burst, not a trend)", share,
-        rejectingIntervals, intervals);
+    return String.format(
+        Locale.ROOT,
+        "%s, in only %d of %d intervals (a burst, not a trend)",
+        share,
+        rejectingIntervals,
+        intervals);
   }
 
   private static String latencyPhrase(long latency, long normal) {
@@ -272,13 +339,15 @@ final class SampleHistory {
       return now + ", with no healthy period seen yet to learn their normal latency";
     }
     String against = " against a normal " + Durations.format(normal);
-    return normal == 0 ? now + against
+    return normal == 0
+        ? now + against
         : now + against + String.format(Locale.ROOT, " (%.1fx)", (double) latency / normal);
   }
 
   private static String percent(double share) {
     double p = share * 100;
-    return p > 0 && p < 1 ? String.format(Locale.ROOT, "%.1f%%", p)
+    return p > 0 && p < 1
+        ? String.format(Locale.ROOT, "%.1f%%", p)
         : String.format(Locale.ROOT, "%.0f%%", p);
   }
 }

@@ -10,13 +10,14 @@ import java.util.OptionalDouble;
 import java.util.OptionalInt;
 
 /**
- * What a {@link SizingAdvisor} concluded about one compartment: the observed arrival rate and latency,
- * the need they imply (Little's law), and the limit it recommends with the compartment's headroom.
+ * What a {@link SizingAdvisor} concluded about one compartment: the observed arrival rate and
+ * latency, the need they imply (Little's law), and the limit it recommends with the compartment's
+ * headroom.
  *
  * <p>Figures that could not be measured are empty rather than zero: there is no rate on the first
  * look at a compartment, no latency when no call finished within the stats window, and no need or
- * recommendation without both (or when nothing arrived). A JSON endpoint can write each empty value as
- * {@code null}; {@link #summary()} says in one line what a dashboard should show.
+ * recommendation without both (or when nothing arrived). A JSON endpoint can write each empty value
+ * as {@code null}; {@link #summary()} says in one line what a dashboard should show.
  *
  * <p>This class is immutable.
  */
@@ -34,7 +35,11 @@ public final class SizingAdvice {
   private final double need; // NaN: unknown
   private final int recommendedLimit; // 0: none
 
-  SizingAdvice(BulkheadStats stats, double headroom, long spanNanos, double arrivalRate,
+  SizingAdvice(
+      BulkheadStats stats,
+      double headroom,
+      long spanNanos,
+      double arrivalRate,
       double rejectionRate) {
     LatencySummary latency = stats.latency();
     this.name = stats.name();
@@ -48,9 +53,8 @@ public final class SizingAdvice {
     this.latencyNanos = latency.count() == 0 ? 0 : Math.max(1, latency.mean().toNanos());
     if (spanNanos > 0 && arrivalRate > 0 && latencyNanos > 0) {
       this.need = arrivalRate * latencyNanos / 1e9;
-      this.recommendedLimit = need > Integer.MAX_VALUE / headroom
-          ? Integer.MAX_VALUE
-          : Sizing.limit(need, headroom);
+      this.recommendedLimit =
+          need > Integer.MAX_VALUE / headroom ? Integer.MAX_VALUE : Sizing.limit(need, headroom);
     } else {
       this.need = Double.NaN;
       this.recommendedLimit = 0;
@@ -106,8 +110,8 @@ public final class SizingAdvice {
   }
 
   /**
-   * One line for a person: the arithmetic and how the current limit compares, for example
-   * {@code "40/s × 50ms = need 2, ×3 → limit 6; the limit is 6: it fits"}.
+   * One line for a person: the arithmetic and how the current limit compares, for example {@code
+   * "40/s × 50ms = need 2, ×3 → limit 6; the limit is 6: it fits"}.
    */
   public String summary() {
     if (spanNanos == 0) {
@@ -117,14 +121,24 @@ public final class SizingAdvice {
       return "no calls arrived in the last " + Durations.format(spanNanos) + ": nothing to size";
     }
     if (latencyNanos == 0) {
-      return number(arrivalRate) + "/s arrived but no call finished in the stats window ("
-          + inFlight + " in flight): the latency is unknown, and longer than the window";
+      return number(arrivalRate)
+          + "/s arrived but no call finished in the stats window ("
+          + inFlight
+          + " in flight): the latency is unknown, and longer than the window";
     }
-    StringBuilder sb = new StringBuilder()
-        .append(number(arrivalRate)).append("/s × ").append(Durations.format(latencyNanos))
-        .append(" = need ").append(number(need))
-        .append(", ×").append(number(headroom)).append(" → limit ").append(recommendedLimit)
-        .append("; the limit is ").append(limit);
+    StringBuilder sb =
+        new StringBuilder()
+            .append(number(arrivalRate))
+            .append("/s × ")
+            .append(Durations.format(latencyNanos))
+            .append(" = need ")
+            .append(number(need))
+            .append(", ×")
+            .append(number(headroom))
+            .append(" → limit ")
+            .append(recommendedLimit)
+            .append("; the limit is ")
+            .append(limit);
     if (recommendedLimit > limit) {
       sb.append(": below the recommendation");
       if (rejectionRate > 0) {

@@ -8,13 +8,13 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * Sizes compartments from what they have seen: Little's law applied to observed traffic. An
- * {@link Insight} applies it to every compartment it watches, at each {@linkplain Insight#sample()
+ * Sizes compartments from what they have seen: Little's law applied to observed traffic. An {@link
+ * Insight} applies it to every compartment it watches, at each {@linkplain Insight#sample()
  * sample}, and keeps the latest {@link SizingAdvice} for each.
  *
- * <p>At each sample the arrival rate is the calls that arrived (admitted, rejected or withdrawn) per
- * second since an earlier sample, the latency is the mean time admitted calls held their slot over the
- * stats window, and the need is their product. The recommended limit is the need times the
+ * <p>At each sample the arrival rate is the calls that arrived (admitted, rejected or withdrawn)
+ * per second since an earlier sample, the latency is the mean time admitted calls held their slot
+ * over the stats window, and the need is their product. The recommended limit is the need times the
  * compartment's headroom, rounded up, as {@link Sizing#limit} computes it.
  *
  * <pre>{@code
@@ -28,15 +28,15 @@ import java.util.Objects;
  * insight.advice("reports").ifPresent(a -> log.info(a.summary()));
  * }</pre>
  *
- * <p>For each compartment two samples at least {@link Builder#interval} apart are kept, and the rate
- * is measured from the older, so however often the insight samples, the rate covers between one and
- * two intervals and does not jump with the sampling. The first sample of a compartment has nothing to
- * compare with and reports no rate yet. The figures are estimates for a person to act on; nothing
- * here ever changes a limit.
+ * <p>For each compartment two samples at least {@link Builder#interval} apart are kept, and the
+ * rate is measured from the older, so however often the insight samples, the rate covers between
+ * one and two intervals and does not jump with the sampling. The first sample of a compartment has
+ * nothing to compare with and reports no rate yet. The figures are estimates for a person to act
+ * on; nothing here ever changes a limit.
  *
  * <p>Read the advice with the rejections in mind: rising rejections with a steady latency mean the
- * demand grew and the limit may be low; rising rejections with a rising latency mean the dependency is
- * slowing down, and a larger limit would only let it hold more of your threads.
+ * demand grew and the limit may be low; rising rejections with a rising latency mean the dependency
+ * is slowing down, and a larger limit would only let it hold more of your threads.
  *
  * <p>This class is immutable: one advisor may serve several {@link Insight}s.
  */
@@ -80,8 +80,8 @@ public final class SizingAdvisor {
    * loop.
    */
   Track next(Track previous, long now, BulkheadStats stats) {
-    Sample current = new Sample(now, stats.admitted() + stats.rejected() + stats.cancelled(),
-        stats.rejected());
+    Sample current =
+        new Sample(now, stats.admitted() + stats.rejected() + stats.cancelled(), stats.rejected());
     Sample older;
     Sample newer;
     if (previous == null) {
@@ -159,8 +159,8 @@ public final class SizingAdvisor {
     private Builder() {}
 
     /**
-     * Sets the headroom for compartments without one of their own; the default is
-     * {@link Sizing#CRITICAL_HEADROOM}.
+     * Sets the headroom for compartments without one of their own; the default is {@link
+     * Sizing#CRITICAL_HEADROOM}.
      *
      * @throws IllegalArgumentException if {@code headroom} is below 1, NaN or infinite
      */
@@ -181,14 +181,16 @@ public final class SizingAdvisor {
     }
 
     /**
-     * Sets the shortest span the arrival rate is measured over; the default is
-     * {@link #DEFAULT_INTERVAL}.
+     * Sets the shortest span the arrival rate is measured over; the default is {@link
+     * #DEFAULT_INTERVAL}.
      *
      * @throws IllegalArgumentException if {@code interval} is zero, negative, or longer than a day
      */
     public Builder interval(Duration interval) {
       Objects.requireNonNull(interval, "interval");
-      if (interval.isNegative() || interval.isZero() || interval.compareTo(Duration.ofDays(1)) > 0) {
+      if (interval.isNegative()
+          || interval.isZero()
+          || interval.compareTo(Duration.ofDays(1)) > 0) {
         throw new IllegalArgumentException(
             "interval must be above zero and at most a day but was " + interval);
       }

@@ -13,11 +13,13 @@ import java.util.Optional;
 import java.util.OptionalInt;
 
 /**
- * What an {@link Insight} knows of every compartment it watches, at one moment, as the JSON document a
- * {@code /bulkheads} endpoint or a dashboard serves. Take one with {@link Insight#snapshot()}.
+ * What an {@link Insight} knows of every compartment it watches, at one moment, as the JSON
+ * document a {@code /bulkheads} endpoint or a dashboard serves. Take one with {@link
+ * Insight#snapshot()}.
  *
  * <p>{@link #toJson()} writes {@code {"compartments": [...]}}, one object per compartment, in the
  * order they were watched:
+ *
  * <pre>
  * name                      the compartment's name
  * config                    {limit, maxQueue, maxWaitMs}: its settings (null: unbounded or none)
@@ -34,19 +36,25 @@ import java.util.OptionalInt;
  *                           recommendedLimit}: see {@link SizingAdvice}; null until first sampled
  * resource                  {kind, figures, summary} from a {@link ResourceView}, or null
  * </pre>
- * Durations are in milliseconds (fractions kept), rates per second, shares from 0 to 1; a figure that
- * is not known is {@code null}, never a made-up zero. {@link #writeCompartments} writes the array into
- * a larger document, for an endpoint that adds fields of its own.
+ *
+ * Durations are in milliseconds (fractions kept), rates per second, shares from 0 to 1; a figure
+ * that is not known is {@code null}, never a made-up zero. {@link #writeCompartments} writes the
+ * array into a larger document, for an endpoint that adds fields of its own.
  *
  * <p>The stats are read when the snapshot is taken; the diagnosis and the advice are those of the
- * insight's latest sample. Each compartment's stats are read once, so its numbers hang together; two
- * compartments are read a few microseconds apart. This class is immutable.
+ * insight's latest sample. Each compartment's stats are read once, so its numbers hang together;
+ * two compartments are read a few microseconds apart. This class is immutable.
  */
 public final class Snapshot {
 
   /** One compartment as the snapshot saw it; advice and resource are null when unknown. */
-  record Row(String name, BulkheadConfig config, BulkheadStats stats, Diagnosis diagnosis,
-      SizingAdvice advice, ResourceView.Resource resource) {}
+  record Row(
+      String name,
+      BulkheadConfig config,
+      BulkheadStats stats,
+      Diagnosis diagnosis,
+      SizingAdvice advice,
+      ResourceView.Resource resource) {}
 
   private final List<Row> rows;
 

@@ -1,7 +1,7 @@
 /**
- * Insight into running compartments: what state each is in, what limit its traffic needs, and a JSON
- * snapshot of both for an endpoint or a dashboard. Nothing here changes a compartment; it reads their
- * {@linkplain io.bulkhead.Compartment#stats() stats} and tells a person what they mean.
+ * Insight into running compartments: what state each is in, what limit its traffic needs, and a
+ * JSON snapshot of both for an endpoint or a dashboard. Nothing here changes a compartment; it
+ * reads their {@linkplain io.bulkhead.Compartment#stats() stats} and tells a person what they mean.
  *
  * <h2>Wiring</h2>
  *
@@ -23,16 +23,16 @@
  *
  * <ul>
  *   <li>{@link io.bulkhead.insight.Diagnosis}: healthy, saturated, limit too low, or dependency
- *       degrading, with the figures that decided it; the thresholds are a
- *       {@link io.bulkhead.insight.Diagnostician}'s.
+ *       degrading, with the figures that decided it; the thresholds are a {@link
+ *       io.bulkhead.insight.Diagnostician}'s.
  *   <li>{@link io.bulkhead.insight.SizingAdvice}: the observed arrival rate and latency, the need
  *       they imply (Little's law) and the limit a {@link io.bulkhead.insight.SizingAdvisor}
- *       recommends with the compartment's headroom. The arithmetic alone, for sizing before there is
- *       traffic, is {@link io.bulkhead.Sizing} in the core package.
+ *       recommends with the compartment's headroom. The arithmetic alone, for sizing before there
+ *       is traffic, is {@link io.bulkhead.Sizing} in the core package.
  *   <li>{@link io.bulkhead.insight.Snapshot}: settings, the four numbers, counters, latency,
- *       diagnosis, advice and the resource behind each compartment (through a
- *       {@link io.bulkhead.insight.ResourceView}), as one JSON document written with
- *       {@link io.bulkhead.insight.JsonWriter}.
+ *       diagnosis, advice and the resource behind each compartment (through a {@link
+ *       io.bulkhead.insight.ResourceView}), as one JSON document written with {@link
+ *       io.bulkhead.insight.JsonWriter}.
  * </ul>
  *
  * <p>Everything here is advisory and costs the compartments nothing between samples: a compartment

@@ -9,17 +9,17 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Admission in two steps, for an integration whose calls need something besides a slot before they
- * may run (a lease from a fleet, say). <strong>Not for applications</strong>: see the
- * description of package {@code io.bulkhead.spi}.
+ * may run (a lease from a fleet, say). <strong>Not for applications</strong>: see the description
+ * of package {@code io.bulkhead.spi}.
  *
  * <p>Each method takes a slot exactly as its counterpart on {@link Bulkhead} does (same FIFO queue,
  * same {@code maxQueue} and {@code maxWait}, the same rejections counted when no slot comes) but
  * counts nothing as admitted: the slot is {@linkplain ProvisionalSlot provisional}. The integration
  * then either {@linkplain ProvisionalSlot#confirm() confirms} it, and the call is counted admitted
  * as if the compartment had admitted it at that moment, or {@linkplain ProvisionalSlot#abandon
- * abandons} it with a rejection reason, and the call is counted rejected, its slot going to the next
- * waiter in line. So the compartment's stats, listeners and meters count what they would have counted
- * had the whole wait happened in its own queue.
+ * abandons} it with a rejection reason, and the call is counted rejected, its slot going to the
+ * next waiter in line. So the compartment's stats, listeners and meters count what they would have
+ * counted had the whole wait happened in its own queue.
  *
  * <pre>{@code
  * ProvisionalAdmission admission = ProvisionalAdmission.of(gate).orElseThrow();
@@ -42,17 +42,18 @@ import org.jspecify.annotations.Nullable;
 public interface ProvisionalAdmission {
 
   /**
-   * The two-step admission of {@code bulkhead}, if it offers one: compartments built by
-   * {@link Bulkhead#builder(String)} do.
+   * The two-step admission of {@code bulkhead}, if it offers one: compartments built by {@link
+   * Bulkhead#builder(String)} do.
    */
   static Optional<ProvisionalAdmission> of(Bulkhead bulkhead) {
     return bulkhead instanceof ProvisionalAdmission
-        ? Optional.of((ProvisionalAdmission) bulkhead) : Optional.empty();
+        ? Optional.of((ProvisionalAdmission) bulkhead)
+        : Optional.empty();
   }
 
   /**
-   * Takes a slot as {@link Bulkhead#acquire()} does, waiting in the compartment's queue if necessary,
-   * and returns it provisional.
+   * Takes a slot as {@link Bulkhead#acquire()} does, waiting in the compartment's queue if
+   * necessary, and returns it provisional.
    *
    * @throws io.bulkhead.BulkheadFullException if no slot was obtained; counted as {@code acquire}
    *     counts it
@@ -60,22 +61,22 @@ public interface ProvisionalAdmission {
   ProvisionalSlot acquireProvisionally();
 
   /**
-   * Takes a slot if one is free and nobody waits, as {@link Bulkhead#tryAcquire()} does; never waits.
-   * An empty result counts as a rejection with reason {@code QUEUE_FULL}.
+   * Takes a slot if one is free and nobody waits, as {@link Bulkhead#tryAcquire()} does; never
+   * waits. An empty result counts as a rejection with reason {@code QUEUE_FULL}.
    */
   Optional<ProvisionalSlot> tryAcquireProvisionally();
 
   /**
    * Like {@link Bulkhead#submit}: when a slot is free, runs {@code task} with it, provisional, and
-   * holds the slot until the stage {@code task} returns completes. The task runs on the caller's thread
-   * when a slot was free at once, on one of the compartment's own threads when the call waited for
-   * one. The task confirms the slot before it starts the real work, or abandons it and returns a stage
-   * failed with the exception {@link ProvisionalSlot#abandon} returned.
+   * holds the slot until the stage {@code task} returns completes. The task runs on the caller's
+   * thread when a slot was free at once, on one of the compartment's own threads when the call
+   * waited for one. The task confirms the slot before it starts the real work, or abandons it and
+   * returns a stage failed with the exception {@link ProvisionalSlot#abandon} returned.
    *
-   * <p>Cancelling the returned future while the call waits for a slot withdraws it, as for
-   * {@code submit}; once {@code task} has run it is forwarded to the stage {@code task} returned. When
-   * that stage completes, the slot is {@linkplain ProvisionalSlot#close() closed}: released if it was
-   * confirmed, counted cancelled if it was still provisional, nothing more if it was abandoned.
+   * <p>Cancelling the returned future while the call waits for a slot withdraws it, as for {@code
+   * submit}; once {@code task} has run it is forwarded to the stage {@code task} returned. When
+   * that stage completes, the slot is {@linkplain ProvisionalSlot#close() closed}: released if it
+   * was confirmed, counted cancelled if it was still provisional, nothing more if it was abandoned.
    */
   <T extends @Nullable Object> CompletableFuture<T> submitProvisionally(
       Function<? super ProvisionalSlot, ? extends CompletionStage<T>> task);

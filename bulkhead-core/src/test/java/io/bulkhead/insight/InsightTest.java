@@ -41,7 +41,8 @@ class InsightTest {
     Observed checkout = new Observed(bulkhead("checkout"));
     Insight insight = Insight.builder().ticker(ticker).build();
     insight.watch(checkout);
-    assertThat(insight.diagnosis("checkout").orElseThrow().explanation()).isEqualTo("not sampled yet");
+    assertThat(insight.diagnosis("checkout").orElseThrow().explanation())
+        .isEqualTo("not sampled yet");
     assertThat(insight.advice("checkout")).as("no sample, no advice").isEmpty();
     assertThat(checkout.statsReads.get()).isZero();
 
@@ -88,13 +89,16 @@ class InsightTest {
 
     registry.register(bulkhead("a"));
     assertThat(insight.diagnosis("a").orElseThrow().explanation()).isEqualTo("not sampled yet");
-    assertThat(insight.advice("a")).as("a new compartment under an old name starts afresh").isEmpty();
+    assertThat(insight.advice("a"))
+        .as("a new compartment under an old name starts afresh")
+        .isEmpty();
   }
 
   /**
    * The race the class comment describes: a sample has read the membership and is inside one
    * compartment's stats() when that compartment is removed and another added. The late sample must
-   * not resurrect the removed one, and the added one must be there, unsampled, without waiting for it.
+   * not resurrect the removed one, and the added one must be there, unsampled, without waiting for
+   * it.
    */
   @Test
   void removeAndAdd_whileASampleIsInProgress_neitherResurrectsNorLosesACompartment()
@@ -123,7 +127,9 @@ class InsightTest {
     release.countDown();
     sampler.join(TimeUnit.SECONDS.toMillis(30));
     assertThat(sampler.isAlive()).isFalse();
-    assertThat(insight.diagnosis("slow")).as("the late sample recorded into a forgotten entry").isEmpty();
+    assertThat(insight.diagnosis("slow"))
+        .as("the late sample recorded into a forgotten entry")
+        .isEmpty();
     assertThat(insight.advice("slow")).isEmpty();
     assertThat(insight.advice("fresh")).as("not in the array the sample had read").isEmpty();
     assertThat(insight.snapshot().names()).containsExactly("fresh");
@@ -151,12 +157,17 @@ class InsightTest {
     Insight insight = Insight.builder().ticker(ticker).build();
     insight.watch(bulkhead("db"));
     insight.watch(bulkhead("llm"));
-    ResourceView pools = c -> c.name().equals("db")
-        ? Optional.of(new ResourceView.Resource("pool", java.util.Map.of("active", 1L), "one"))
-        : Optional.empty();
+    ResourceView pools =
+        c ->
+            c.name().equals("db")
+                ? Optional.of(
+                    new ResourceView.Resource("pool", java.util.Map.of("active", 1L), "one"))
+                : Optional.empty();
     String json = insight.snapshot(pools).toJson();
-    assertThat(json).startsWith("{\"compartments\":[{\"name\":\"db\",")
-        .contains("\"resource\":{\"kind\":\"pool\",\"figures\":{\"active\":1},\"summary\":\"one\"}}")
+    assertThat(json)
+        .startsWith("{\"compartments\":[{\"name\":\"db\",")
+        .contains(
+            "\"resource\":{\"kind\":\"pool\",\"figures\":{\"active\":1},\"summary\":\"one\"}}")
         .endsWith("\"advice\":null,\"resource\":null}]}");
   }
 
@@ -171,8 +182,10 @@ class InsightTest {
 
     assertThat(llm.names()).containsExactly("llm");
     assertThat(llm.toJson()).startsWith("{\"compartments\":[{\"name\":\"llm\",");
-    assertThat(all.toJson()).contains(llm.toJson().substring("{\"compartments\":[".length(),
-        llm.toJson().length() - "]}".length()));
+    assertThat(all.toJson())
+        .contains(
+            llm.toJson()
+                .substring("{\"compartments\":[".length(), llm.toJson().length() - "]}".length()));
     assertThat(all.only("nope").names()).isEmpty();
     assertThat(all.names()).containsExactly("db", "llm");
   }

@@ -23,15 +23,18 @@ class JsonWriterTest {
     assertThat(string("\n\r\t\b\f")).isEqualTo("\"\\n\\r\\t\\b\\f\"");
     assertThat(string("\u0000\u0001\u001f")).isEqualTo("\"\\u0000\\u0001\\u001f\"");
     for (char c = 0; c < 0x20; c++) {
-      assertThat(string(String.valueOf(c))).as("U+%04X", (int) c).startsWith("\"\\").hasSizeBetween(4, 8);
+      assertThat(string(String.valueOf(c)))
+          .as("U+%04X", (int) c)
+          .startsWith("\"\\")
+          .hasSizeBetween(4, 8);
     }
   }
 
   @Test
   void terminalEscapes_reachNoTerminalRaw() {
     // ESC [ 2 J clears a screen; U+009B is the one-character CSI; DEL and the C1 range likewise.
-    assertThat(string("\u001b[2J\u009b31m\u007f\u0085")).isEqualTo(
-        "\"\\u001b[2J\\u009b31m\\u007f\\u0085\"");
+    assertThat(string("\u001b[2J\u009b31m\u007f\u0085"))
+        .isEqualTo("\"\\u001b[2J\\u009b31m\\u007f\\u0085\"");
   }
 
   @Test
@@ -43,7 +46,8 @@ class JsonWriterTest {
   void loneSurrogates_areEscaped_whilePairsAndOtherTextPassAsTheyAre() {
     assertThat(string("\ud83d\ude00")).as("a pair: one emoji").isEqualTo("\"\ud83d\ude00\"");
     assertThat(string("x\ud83dy")).isEqualTo("\"x\\ud83dy\"");
-    assertThat(string("\ude00\ud83d")).as("low before high is two lone halves")
+    assertThat(string("\ude00\ud83d"))
+        .as("low before high is two lone halves")
         .isEqualTo("\"\\ude00\\ud83d\"");
     assertThat(string("end\ud83d")).isEqualTo("\"end\\ud83d\"");
     assertThat(string("µs → ü </script> é")).isEqualTo("\"µs → ü </script> é\"");
@@ -57,24 +61,59 @@ class JsonWriterTest {
 
   @Test
   void numbers_wholeWithoutFraction_nonFiniteAsNull() {
-    String json = JsonWriter.compact().beginArray()
-        .value(3.0).value(-0.0).value(0.25).value(1e-7).value(1e20).value(Long.MIN_VALUE)
-        .value(Double.NaN).value(Double.POSITIVE_INFINITY).value(Double.NEGATIVE_INFINITY)
-        .value((String) null).value(true).nullValue()
-        .endArray().toJson();
-    assertThat(json).isEqualTo("[3,0,0.25,1.0E-7,1.0E20,-9223372036854775808,null,null,null,null,"
-        + "true,null]");
+    String json =
+        JsonWriter.compact()
+            .beginArray()
+            .value(3.0)
+            .value(-0.0)
+            .value(0.25)
+            .value(1e-7)
+            .value(1e20)
+            .value(Long.MIN_VALUE)
+            .value(Double.NaN)
+            .value(Double.POSITIVE_INFINITY)
+            .value(Double.NEGATIVE_INFINITY)
+            .value((String) null)
+            .value(true)
+            .nullValue()
+            .endArray()
+            .toJson();
+    assertThat(json)
+        .isEqualTo(
+            "[3,0,0.25,1.0E-7,1.0E20,-9223372036854775808,null,null,null,null," + "true,null]");
   }
 
   @Test
   void nesting_andPrettyPrinting() {
-    JsonWriter w = JsonWriter.pretty().beginObject()
-        .name("a").beginArray().value(1).beginObject().endObject().beginArray().endArray().endArray()
-        .name("b").value("x")
-        .endObject();
-    assertThat(w.toJson()).isEqualTo("{\n  \"a\": [\n    1,\n    {},\n    []\n  ],\n  \"b\": \"x\"\n}");
-    assertThat(JsonWriter.compact().beginObject().name("a").beginArray().value(1).value(2).endArray()
-        .name("b").beginObject().endObject().endObject().toJson())
+    JsonWriter w =
+        JsonWriter.pretty()
+            .beginObject()
+            .name("a")
+            .beginArray()
+            .value(1)
+            .beginObject()
+            .endObject()
+            .beginArray()
+            .endArray()
+            .endArray()
+            .name("b")
+            .value("x")
+            .endObject();
+    assertThat(w.toJson())
+        .isEqualTo("{\n  \"a\": [\n    1,\n    {},\n    []\n  ],\n  \"b\": \"x\"\n}");
+    assertThat(
+            JsonWriter.compact()
+                .beginObject()
+                .name("a")
+                .beginArray()
+                .value(1)
+                .value(2)
+                .endArray()
+                .name("b")
+                .beginObject()
+                .endObject()
+                .endObject()
+                .toJson())
         .isEqualTo("{\"a\":[1,2],\"b\":{}}");
   }
 
@@ -102,15 +141,19 @@ class JsonWriterTest {
         .isInstanceOf(IllegalStateException.class)
         .hasMessage("endObject() after a name with no value");
     assertThatThrownBy(() -> JsonWriter.compact().beginArray().endObject())
-        .isInstanceOf(IllegalStateException.class).hasMessage("endObject() with no object open");
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("endObject() with no object open");
     assertThatThrownBy(() -> JsonWriter.compact().beginObject().endArray())
-        .isInstanceOf(IllegalStateException.class).hasMessage("endArray() with no array open");
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("endArray() with no array open");
     assertThatThrownBy(() -> JsonWriter.compact().value(1).value(2))
         .isInstanceOf(IllegalStateException.class)
         .hasMessage("a JSON document holds one top-level value");
     assertThatThrownBy(() -> JsonWriter.compact().beginArray().toJson())
-        .isInstanceOf(IllegalStateException.class).hasMessage("1 object(s) or array(s) still open");
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("1 object(s) or array(s) still open");
     assertThatThrownBy(() -> JsonWriter.compact().toJson())
-        .isInstanceOf(IllegalStateException.class).hasMessage("nothing written");
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("nothing written");
   }
 }

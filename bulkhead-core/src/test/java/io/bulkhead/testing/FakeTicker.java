@@ -6,8 +6,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A ticker the test moves by hand. Starts near the top of the long range to exercise wrap-around.
- * Shared with the other modules' tests through bulkhead-core's test-jar, in a package of its own
- * so that it is readable beside the io.bulkhead.core module.
+ * Shared with the other modules' tests through bulkhead-core's test-jar, in a package of its own so
+ * that it is readable beside the io.bulkhead.core module.
  */
 public final class FakeTicker implements Ticker {
 

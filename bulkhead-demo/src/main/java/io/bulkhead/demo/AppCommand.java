@@ -22,43 +22,59 @@ import picocli.CommandLine.Spec;
     name = "app",
     mixinStandardHelpOptions = true,
     header = "The app: /login and /chat behind a server-wide cap.",
-    description = "The app: /login answers at once, /chat calls the upstream. Every route is behind a "
-        + "server-wide cap with an unbounded queue; in bulkhead mode /chat also goes through "
-        + "the llm compartment and its own capped client. Outside the cap it serves /dashboard "
-        + "(live page), /bulkheads (JSON) and /metrics (Prometheus). Runs until Ctrl-C.")
+    description =
+        "The app: /login answers at once, /chat calls the upstream. Every route is behind a "
+            + "server-wide cap with an unbounded queue; in bulkhead mode /chat also goes through "
+            + "the llm compartment and its own capped client. Outside the cap it serves /dashboard "
+            + "(live page), /bulkheads (JSON) and /metrics (Prometheus). Runs until Ctrl-C.")
 final class AppCommand implements Callable<Integer> {
 
-  @Spec
-  private CommandSpec spec;
+  @Spec private CommandSpec spec;
 
-  @Mixin
-  private CompartmentOptions compartments;
+  @Mixin private CompartmentOptions compartments;
 
-  @Option(names = "--port", defaultValue = "3000", paramLabel = "PORT",
+  @Option(
+      names = "--port",
+      defaultValue = "3000",
+      paramLabel = "PORT",
       description = "Loopback port to listen on (0: any free port). Default: ${DEFAULT-VALUE}.")
   int port;
 
-  @Option(names = "--mode", defaultValue = "shared", paramLabel = "shared|bulkhead",
-      description = "shared: /chat uses a plain client with no cap; bulkhead: /chat goes through"
-          + " the llm compartment. Default: ${DEFAULT-VALUE}.")
+  @Option(
+      names = "--mode",
+      defaultValue = "shared",
+      paramLabel = "shared|bulkhead",
+      description =
+          "shared: /chat uses a plain client with no cap; bulkhead: /chat goes through"
+              + " the llm compartment. Default: ${DEFAULT-VALUE}.")
   Mode mode;
 
-  @Option(names = "--upstream", defaultValue = "http://127.0.0.1:4001", paramLabel = "URL",
+  @Option(
+      names = "--upstream",
+      defaultValue = "http://127.0.0.1:4001",
+      paramLabel = "URL",
       description = "The slow upstream, a loopback URL. Default: ${DEFAULT-VALUE}.")
   URI upstream;
 
   /** More bursts teach the JIT nothing new; a mistyped large count would only delay the start. */
   private static final int MAX_WARM_UP_ROUNDS = 20;
 
-  @Option(names = "--warm-up", defaultValue = "0", paramLabel = "ROUNDS",
-      description = "Before listening, serve ROUNDS bursts of the slow-upstream experiment to a"
-          + " throwaway copy of the app (same mode and compartments, an in-process upstream), then"
-          + " wait for the JIT compiler to settle: a readiness warm-up, so that the first real burst"
-          + " meets loaded classes and compiled code. The app's own compartments and meters start"
-          + " from zero. 0 (none) to 20. Default: ${DEFAULT-VALUE}.")
+  @Option(
+      names = "--warm-up",
+      defaultValue = "0",
+      paramLabel = "ROUNDS",
+      description =
+          "Before listening, serve ROUNDS bursts of the slow-upstream experiment to a"
+              + " throwaway copy of the app (same mode and compartments, an in-process upstream), then"
+              + " wait for the JIT compiler to settle: a readiness warm-up, so that the first real burst"
+              + " meets loaded classes and compiled code. The app's own compartments and meters start"
+              + " from zero. 0 (none) to 20. Default: ${DEFAULT-VALUE}.")
   int warmUp;
 
-  @Option(names = "--upstream-deadline", defaultValue = "60s", paramLabel = "DURATION",
+  @Option(
+      names = "--upstream-deadline",
+      defaultValue = "60s",
+      paramLabel = "DURATION",
       description = "How long one upstream call may take. Default: ${DEFAULT-VALUE}.")
   Duration upstreamDeadline;
 
@@ -66,27 +82,44 @@ final class AppCommand implements Callable<Integer> {
   public Integer call() {
     Main.checkPort(spec, port);
     if (warmUp < 0 || warmUp > MAX_WARM_UP_ROUNDS) {
-      throw new ParameterException(spec.commandLine(), "--warm-up must be between 0 and "
-          + MAX_WARM_UP_ROUNDS + " but was " + warmUp);
+      throw new ParameterException(
+          spec.commandLine(),
+          "--warm-up must be between 0 and " + MAX_WARM_UP_ROUNDS + " but was " + warmUp);
     }
-    AppSettings settings = Main.checked(spec, () -> new AppSettings(mode, upstream,
-        compartments.serverLimit, compartments.llmLimit, compartments.llmQueue,
-        compartments.llmWait, upstreamDeadline));
+    AppSettings settings =
+        Main.checked(
+            spec,
+            () ->
+                new AppSettings(
+                    mode,
+                    upstream,
+                    compartments.serverLimit,
+                    compartments.llmLimit,
+                    compartments.llmQueue,
+                    compartments.llmWait,
+                    upstreamDeadline));
     // A service starts whatever its dependencies do: /login needs no upstream, and /chat answers a
     // fast 502 until the upstream is back, then works again with no restart.
     String problem = LoadGenerator.unreachable(upstream);
     if (problem != null) {
       PrintWriter err = spec.commandLine().getErr();
-      err.println("warning: the upstream at " + upstream + " does not answer (" + problem
-          + "); /chat answers 502 until it does (start it with 'upstream', or point --upstream at"
-          + " it)");
+      err.println(
+          "warning: the upstream at "
+              + upstream
+              + " does not answer ("
+              + problem
+              + "); /chat answers 502 until it does (start it with 'upstream', or point --upstream at"
+              + " it)");
       err.flush();
     }
     PrintWriter out = spec.commandLine().getOut();
     if (warmUp > 0) {
       Duration took = WarmUp.run(settings, warmUp);
-      out.println("warmed up: " + warmUp + " bursts to a throwaway copy of the app in "
-          + Durations.format(took));
+      out.println(
+          "warmed up: "
+              + warmUp
+              + " bursts to a throwaway copy of the app in "
+              + Durations.format(took));
       out.flush();
     }
     boolean interrupted = false;
@@ -99,10 +132,24 @@ final class AppCommand implements Callable<Integer> {
       app.start(port);
       Thread hook = new Thread(app::close, "app-shutdown");
       Runtime.getRuntime().addShutdownHook(hook);
-      out.println("app (" + mode.label() + " mode) listening on " + app.uri() + ", upstream "
-          + upstream + "; compartments: " + app.describeCompartments() + "; Ctrl-C stops it");
-      out.println("watch it: dashboard " + app.uri() + "/dashboard, JSON " + app.uri()
-          + "/bulkheads, Prometheus " + app.uri() + "/metrics");
+      out.println(
+          "app ("
+              + mode.label()
+              + " mode) listening on "
+              + app.uri()
+              + ", upstream "
+              + upstream
+              + "; compartments: "
+              + app.describeCompartments()
+              + "; Ctrl-C stops it");
+      out.println(
+          "watch it: dashboard "
+              + app.uri()
+              + "/dashboard, JSON "
+              + app.uri()
+              + "/bulkheads, Prometheus "
+              + app.uri()
+              + "/metrics");
       out.flush();
       try {
         app.server().join();

@@ -23,7 +23,8 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code check FILE}: loads a configuration file with bulkhead-config, prints the sizing of every
- * compartment and how each budget is used, and says by its exit code whether the file can be deployed.
+ * compartment and how each budget is used, and says by its exit code whether the file can be
+ * deployed.
  *
  * <pre>
  * compartment  budget    rate  latency  need  headroom  limit  share
@@ -33,17 +34,18 @@ import picocli.CommandLine.Spec;
  * budget 'postgres': checkout 6 + reports 4 = 10, within its capacity of 10
  * </pre>
  *
- * <p>With {@code --deploy PATH} (a Compose file, a file of Kubernetes manifests or a directory of them;
- * each one deployment, repeatable) it holds the deployments against the file with
- * {@link Deployment#check}: a line per container and database, then one line per problem naming the
- * file, the line and the key. The rules live in bulkhead-config, next to the budgets they extend; this
+ * <p>With {@code --deploy PATH} (a Compose file, a file of Kubernetes manifests or a directory of
+ * them; each one deployment, repeatable) it holds the deployments against the file with {@link
+ * Deployment#check}: a line per container and database, then one line per problem naming the file,
+ * the line and the key. The rules live in bulkhead-config, next to the budgets they extend; this
  * command only prints them and picks the exit code.
  */
 @Command(
     name = "check",
     mixinStandardHelpOptions = true,
-    header = "Check a file of budgets and compartments before deploying it (the sizing of the "
-        + "checkout-vs-reports outage, as a file).",
+    header =
+        "Check a file of budgets and compartments before deploying it (the sizing of the "
+            + "checkout-vs-reports outage, as a file).",
     description = {
       "Prints every compartment's budget, expected rate, latency, need (rate x latency), headroom, "
           + "limit and share of its budget, and whether each budget holds its compartments.",
@@ -59,23 +61,29 @@ final class CheckCommand implements Callable<Integer> {
 
   /** Every budget holds its compartments. */
   static final int OK = 0;
+
   /** At least one budget is over-subscribed; the table is still printed. */
   static final int OVER_SUBSCRIBED = 1;
+
   /** The file could not be read or is not a valid configuration. */
   static final int INVALID = 2;
 
-  @Spec
-  private CommandSpec spec;
+  @Spec private CommandSpec spec;
 
-  @Parameters(index = "0", paramLabel = "FILE",
+  @Parameters(
+      index = "0",
+      paramLabel = "FILE",
       description = "A YAML file of budgets and compartments, e.g. examples/checkout-reports.yml.")
   Path file;
 
-  @Option(names = "--deploy", paramLabel = "PATH",
-      description = "A deployment to hold against FILE: a docker-compose.yml, a file of Kubernetes "
-          + "manifests, or a directory of them (its .yaml and .yml files). Repeat for several "
-          + "deployments; each is checked on its own, e.g. --deploy examples/deploy/docker-compose.yml "
-          + "--deploy examples/deploy/k8s/.")
+  @Option(
+      names = "--deploy",
+      paramLabel = "PATH",
+      description =
+          "A deployment to hold against FILE: a docker-compose.yml, a file of Kubernetes "
+              + "manifests, or a directory of them (its .yaml and .yml files). Repeat for several "
+              + "deployments; each is checked on its own, e.g. --deploy examples/deploy/docker-compose.yml "
+              + "--deploy examples/deploy/k8s/.")
   List<Path> deployments = new ArrayList<>();
 
   @Override
@@ -116,8 +124,10 @@ final class CheckCommand implements Callable<Integer> {
   /** The report: the table, then one line per budget, then any warnings. */
   static String render(BulkheadFile file) {
     List<String[]> rows = new ArrayList<>();
-    rows.add(new String[] {"compartment", "budget", "rate", "latency", "need", "headroom", "limit",
-        "share"});
+    rows.add(
+        new String[] {
+          "compartment", "budget", "rate", "latency", "need", "headroom", "limit", "share"
+        });
     boolean givenWithNeed = false;
     for (CompartmentSpec c : file.compartments()) {
       String headroom;
@@ -130,15 +140,17 @@ final class CheckCommand implements Callable<Integer> {
         headroom = "-";
       }
       OptionalDouble need = c.need();
-      rows.add(new String[] {
-          c.workerPool() ? c.name() + " (workers)" : c.name(),
-          c.budget().orElse("-"),
-          c.rate().isPresent() ? Quantities.formatRate(c.rate().getAsDouble()) : "-",
-          c.latency().map(Quantities::formatDuration).orElse("-"),
-          need.isPresent() ? Quantities.formatNumber(need.getAsDouble()) : "-",
-          headroom,
-          Integer.toString(c.limit()),
-          share(file, c)});
+      rows.add(
+          new String[] {
+            c.workerPool() ? c.name() + " (workers)" : c.name(),
+            c.budget().orElse("-"),
+            c.rate().isPresent() ? Quantities.formatRate(c.rate().getAsDouble()) : "-",
+            c.latency().map(Quantities::formatDuration).orElse("-"),
+            need.isPresent() ? Quantities.formatNumber(need.getAsDouble()) : "-",
+            headroom,
+            Integer.toString(c.limit()),
+            share(file, c)
+          });
     }
     StringBuilder sb = new StringBuilder();
     long pools = file.compartments().stream().filter(CompartmentSpec::workerPool).count();
@@ -191,8 +203,12 @@ final class CheckCommand implements Callable<Integer> {
     if (c.budget().isEmpty()) {
       return "-";
     }
-    int capacity = file.budgets().stream().filter(b -> b.name().equals(c.budget().get()))
-        .findFirst().map(BudgetSpec::capacity).orElseThrow();
+    int capacity =
+        file.budgets().stream()
+            .filter(b -> b.name().equals(c.budget().get()))
+            .findFirst()
+            .map(BudgetSpec::capacity)
+            .orElseThrow();
     return Math.round(100.0 * c.limit() / capacity) + "%";
   }
 

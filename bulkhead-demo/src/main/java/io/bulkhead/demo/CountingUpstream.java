@@ -88,7 +88,8 @@ final class CountingUpstream implements AutoCloseable {
     http.setSendServerVersion(false);
     http.setIdleTimeout(delay.plusSeconds(60).toMillis()); // an answer pending for the whole delay
     for (int i = 0; i < apps; i++) {
-      ServerConnector connector = new ServerConnector(server, 1, 1, new HttpConnectionFactory(http));
+      ServerConnector connector =
+          new ServerConnector(server, 1, 1, new HttpConnectionFactory(http));
       connector.setHost("127.0.0.1");
       connector.setPort(0);
       connector.setAcceptQueueSize(1024);
@@ -96,23 +97,38 @@ final class CountingUpstream implements AutoCloseable {
       connectors.add(connector);
     }
     long delayNanos = delay.toNanos();
-    server.setHandler(new Handler.Abstract.NonBlocking() {
-      @Override
-      public boolean handle(Request request, Response response, Callback callback) {
-        int app = connectors.indexOf((ServerConnector) request.getConnectionMetaData().getConnector());
-        arrived(app);
-        request.getComponents().getScheduler().schedule(() -> {
-          // The work on this call ends when its answer is due: count it down before writing. Counting
-          // until the write's callback ran would count a call the app was already answered for: the
-          // callback can run after the app read the answer, gave its lease back and another app's
-          // next call arrived here, which showed 11 calls against a limit of 10 on a busy machine.
-          done(app);
-          response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain;charset=utf-8");
-          Content.Sink.write(response, true, ANSWER, callback);
-        }, delayNanos, TimeUnit.NANOSECONDS);
-        return true;
-      }
-    });
+    server.setHandler(
+        new Handler.Abstract.NonBlocking() {
+          @Override
+          public boolean handle(Request request, Response response, Callback callback) {
+            int app =
+                connectors.indexOf(
+                    (ServerConnector) request.getConnectionMetaData().getConnector());
+            arrived(app);
+            request
+                .getComponents()
+                .getScheduler()
+                .schedule(
+                    () -> {
+                      // The work on this call ends when its answer is due: count it down before
+                      // writing. Counting
+                      // until the write's callback ran would count a call the app was already
+                      // answered for: the
+                      // callback can run after the app read the answer, gave its lease back and
+                      // another app's
+                      // next call arrived here, which showed 11 calls against a limit of 10 on a
+                      // busy machine.
+                      done(app);
+                      response
+                          .getHeaders()
+                          .put(HttpHeader.CONTENT_TYPE, "text/plain;charset=utf-8");
+                      Content.Sink.write(response, true, ANSWER, callback);
+                    },
+                    delayNanos,
+                    TimeUnit.NANOSECONDS);
+            return true;
+          }
+        });
     server.setStopTimeout(0);
     try {
       server.start();
@@ -234,7 +250,8 @@ final class CountingUpstream implements AutoCloseable {
     try {
       server.stop();
     } catch (Exception e) {
-      System.getLogger("io.bulkhead.demo").log(System.Logger.Level.DEBUG, "stopping the upstream", e);
+      System.getLogger("io.bulkhead.demo")
+          .log(System.Logger.Level.DEBUG, "stopping the upstream", e);
     }
   }
 }

@@ -25,19 +25,30 @@ final class DbReport {
   private static final int RIGHT = 24;
   private static final int TOP = 34;
   private static final int BOTTOM = 44;
+
   /** The chart's floor: a database call takes a few milliseconds at best. */
   private static final double LOWEST_MS = 10;
 
   private DbReport() {}
 
   /** One {@code demo db} run and the conditions it ran in. */
-  record Run(CheckoutVsReports.Result result, Instant startedAt, double loadAverageBefore,
-      double loadAverageAfter, int processors, String javaVersion) {}
+  record Run(
+      CheckoutVsReports.Result result,
+      Instant startedAt,
+      double loadAverageBefore,
+      double loadAverageAfter,
+      int processors,
+      String javaVersion) {}
 
   static String machine(Run run) {
-    return "machine: " + run.processors() + " processors, load average "
-        + load(run.loadAverageBefore()) + " before and " + load(run.loadAverageAfter())
-        + " after; Java " + run.javaVersion();
+    return "machine: "
+        + run.processors()
+        + " processors, load average "
+        + load(run.loadAverageBefore())
+        + " before and "
+        + load(run.loadAverageAfter())
+        + " after; Java "
+        + run.javaVersion();
   }
 
   private static String load(double average) {
@@ -78,7 +89,8 @@ final class DbReport {
         + ".note{color:#57606a;font-size:.9em}svg{display:block;margin:.5em 0 1.5em}\n"
         + "code{background:#f6f8fa;padding:.1em .3em;border-radius:4px}\n"
         + "</style>\n</head>\n<body>\n<h1>Bulkhead demo</h1>\n"
-        + section + "\n</body>\n</html>\n";
+        + section
+        + "\n</body>\n</html>\n";
   }
 
   /** The section, markers included. */
@@ -86,51 +98,90 @@ final class DbReport {
     CheckoutVsReports.Result r = run.result();
     CheckoutVsReports.Settings s = r.settings();
     StringBuilder h = new StringBuilder(256 * 1024);
-    h.append(BEGIN).append('\n').append("<section id=\"demo-db\">\n")
+    h.append(BEGIN)
+        .append('\n')
+        .append("<section id=\"demo-db\">\n")
         .append("<h2>One database, two workloads: a shared pool versus split pools</h2>\n");
-    h.append("<p class=\"note\">").append(Report.esc(r.setup()).replace("\n", "<br>"))
-        .append("<br>Run at ").append(DateTimeFormatter.ISO_LOCAL_DATE_TIME.format(
-            run.startedAt().atOffset(ZoneOffset.UTC).withNano(0))).append(" UTC; ")
-        .append(Report.esc(machine(run))).append(".</p>\n");
-    h.append("<p>Checkout never runs a report, yet with <b>one shared pool</b> of 10 connections "
-        + "it waits in the same line as the degraded reports, which hold every connection. With "
-        + "<b>split pools</b> drawing on the same budget of 10, reports exhaust only their own 4 "
-        + "connections and are turned away at once when those are busy; checkout keeps its 6 and "
-        + "its healthy latency.</p>\n");
+    h.append("<p class=\"note\">")
+        .append(Report.esc(r.setup()).replace("\n", "<br>"))
+        .append("<br>Run at ")
+        .append(
+            DateTimeFormatter.ISO_LOCAL_DATE_TIME.format(
+                run.startedAt().atOffset(ZoneOffset.UTC).withNano(0)))
+        .append(" UTC; ")
+        .append(Report.esc(machine(run)))
+        .append(".</p>\n");
+    h.append(
+        "<p>Checkout never runs a report, yet with <b>one shared pool</b> of 10 connections "
+            + "it waits in the same line as the degraded reports, which hold every connection. With "
+            + "<b>split pools</b> drawing on the same budget of 10, reports exhaust only their own 4 "
+            + "connections and are turned away at once when those are busy; checkout keeps its 6 and "
+            + "its healthy latency.</p>\n");
     List<String> headings = r.headings();
-    h.append("<table>\n<tr><th></th><th>").append(Report.esc(headings.get(0))).append("</th><th>")
-        .append(Report.esc(headings.get(1))).append("</th></tr>\n");
+    h.append("<table>\n<tr><th></th><th>")
+        .append(Report.esc(headings.get(0)))
+        .append("</th><th>")
+        .append(Report.esc(headings.get(1)))
+        .append("</th></tr>\n");
     for (List<String> row : r.rows()) {
       boolean key = CheckoutVsReports.Result.KEY_ROWS.contains(row.get(0));
-      h.append(key ? "<tr class=\"key\">" : "<tr>").append("<td>").append(Report.esc(row.get(0)))
-          .append("</td><td>").append(Report.esc(row.get(1))).append("</td><td>")
-          .append(Report.esc(row.get(2))).append("</td></tr>\n");
+      h.append(key ? "<tr class=\"key\">" : "<tr>")
+          .append("<td>")
+          .append(Report.esc(row.get(0)))
+          .append("</td><td>")
+          .append(Report.esc(row.get(1)))
+          .append("</td><td>")
+          .append(Report.esc(row.get(2)))
+          .append("</td></tr>\n");
     }
     h.append("</table>\n");
     h.append("<h3>Every checkout call: when it was due, and how long it took</h3>\n")
-        .append("<p class=\"note\">One dot per call; green succeeded, red failed. Horizontal: "
-            + "seconds since the start; the dashed line is where the report query degrades. "
-            + "Vertical: latency from when the call was due, logarithmic. Both charts share their "
-            + "axes.</p>\n");
+        .append(
+            "<p class=\"note\">One dot per call; green succeeded, red failed. Horizontal: "
+                + "seconds since the start; the dashed line is where the report query degrades. "
+                + "Vertical: latency from when the call was due, logarithmic. Both charts share their "
+                + "axes.</p>\n");
     double xMax = Math.ceil(seconds(s.healthyPhase().plus(s.degradedPhase())) / 10) * 10;
-    double yMaxMs = Math.max(1000, Math.pow(10, Math.ceil(Math.log10(Math.max(
-        maxLatencyMs(r.shared()), maxLatencyMs(r.split()))))));
+    double yMaxMs =
+        Math.max(
+            1000,
+            Math.pow(
+                10,
+                Math.ceil(
+                    Math.log10(Math.max(maxLatencyMs(r.shared()), maxLatencyMs(r.split()))))));
     String degrade = "reports degrade to " + Durations.format(s.degradedReportQuery());
-    chart(h, r.headings().get(0), points(r.shared()), seconds(s.healthyPhase()), degrade, xMax,
-        LOWEST_MS, yMaxMs);
-    chart(h, r.headings().get(1), points(r.split()), seconds(s.healthyPhase()), degrade, xMax,
-        LOWEST_MS, yMaxMs);
-    h.append("<p class=\"note\">Calls arrive on a fixed schedule whatever the pool does (an open "
-        + "loop), and a call's latency counts from when it was due, failed calls included. When the "
-        + "degraded phase ends the report queries still running are cancelled, so checkout calls "
-        + "still waiting then get a connection sooner than they would have. "
-        + "<code>java -jar bulkhead-demo.jar demo db --json</code> prints the same figures as JSON."
-        + "</p>\n");
+    chart(
+        h,
+        r.headings().get(0),
+        points(r.shared()),
+        seconds(s.healthyPhase()),
+        degrade,
+        xMax,
+        LOWEST_MS,
+        yMaxMs);
+    chart(
+        h,
+        r.headings().get(1),
+        points(r.split()),
+        seconds(s.healthyPhase()),
+        degrade,
+        xMax,
+        LOWEST_MS,
+        yMaxMs);
+    h.append(
+        "<p class=\"note\">Calls arrive on a fixed schedule whatever the pool does (an open "
+            + "loop), and a call's latency counts from when it was due, failed calls included. When the "
+            + "degraded phase ends the report queries still running are cancelled, so checkout calls "
+            + "still waiting then get a connection sooner than they would have. "
+            + "<code>java -jar bulkhead-demo.jar demo db --json</code> prints the same figures as JSON."
+            + "</p>\n");
     h.append("</section>\n").append(END);
     return h.toString();
   }
 
-  /** One dot of a chart: when the call was due and how long it took, in seconds and milliseconds. */
+  /**
+   * One dot of a chart: when the call was due and how long it took, in seconds and milliseconds.
+   */
   record Point(double dueSeconds, double latencyMs, boolean ok) {}
 
   private static List<Point> points(CheckoutVsReports.Outcome o) {
@@ -143,15 +194,30 @@ final class DbReport {
    * A chart of every call: a dot per call (green succeeded, red failed) at when it was due and its
    * latency (logarithmic), with a dashed line and {@code markerLabel} at {@code markerSeconds}.
    */
-  static void chart(StringBuilder h, String title, List<Point> points, double markerSeconds,
-      String markerLabel, double xMax, double yMinMs, double yMaxMs) {
+  static void chart(
+      StringBuilder h,
+      String title,
+      List<Point> points,
+      double markerSeconds,
+      String markerLabel,
+      double xMax,
+      double yMinMs,
+      double yMaxMs) {
     int plotW = WIDTH - LEFT - RIGHT;
     int plotH = HEIGHT - TOP - BOTTOM;
-    h.append("<svg width=\"").append(WIDTH).append("\" height=\"").append(HEIGHT)
-        .append("\" viewBox=\"0 0 ").append(WIDTH).append(' ').append(HEIGHT)
-        .append("\" role=\"img\" aria-label=\"").append(Report.esc(title)).append("\">\n");
-    h.append(text(LEFT, 20, "start", "<tspan font-weight=\"600\">" + Report.esc(title)
-        + "</tspan>"));
+    h.append("<svg width=\"")
+        .append(WIDTH)
+        .append("\" height=\"")
+        .append(HEIGHT)
+        .append("\" viewBox=\"0 0 ")
+        .append(WIDTH)
+        .append(' ')
+        .append(HEIGHT)
+        .append("\" role=\"img\" aria-label=\"")
+        .append(Report.esc(title))
+        .append("\">\n");
+    h.append(
+        text(LEFT, 20, "start", "<tspan font-weight=\"600\">" + Report.esc(title) + "</tspan>"));
     // Vertical grid: decades of latency.
     for (double ms = yMinMs; ms <= yMaxMs * 1.0001; ms *= 10) {
       double y = TOP + yFor(ms, yMinMs, yMaxMs, plotH);
@@ -165,8 +231,14 @@ final class DbReport {
       h.append(text(x, TOP + plotH + 20, "middle", sec + " s"));
     }
     double degradeAt = LEFT + markerSeconds / xMax * plotW;
-    h.append("<line x1=\"").append(f(degradeAt)).append("\" y1=\"").append(TOP)
-        .append("\" x2=\"").append(f(degradeAt)).append("\" y2=\"").append(TOP + plotH)
+    h.append("<line x1=\"")
+        .append(f(degradeAt))
+        .append("\" y1=\"")
+        .append(TOP)
+        .append("\" x2=\"")
+        .append(f(degradeAt))
+        .append("\" y2=\"")
+        .append(TOP + plotH)
         .append("\" stroke=\"#57606a\" stroke-dasharray=\"4 4\"/>\n");
     h.append(text(degradeAt + 6, TOP + 12, "start", Report.esc(markerLabel)));
     h.append(line(LEFT, TOP, LEFT, TOP + plotH, "#57606a"));
@@ -175,11 +247,20 @@ final class DbReport {
       double ms = Math.max(yMinMs, c.latencyMs());
       double x = LEFT + Math.min(xMax, c.dueSeconds()) / xMax * plotW;
       double y = TOP + yFor(ms, yMinMs, yMaxMs, plotH);
-      h.append("<circle cx=\"").append(f(x)).append("\" cy=\"").append(f(y))
-          .append("\" r=\"2\" fill=\"").append(c.ok() ? "#1a7f37" : "#cf222e")
-          .append("\" fill-opacity=\"0.6\"><title>").append(String.format(Locale.ROOT,
-              "due at %.2f s: %s%s", c.dueSeconds(), Report.ms(c.latencyMs()),
-              c.ok() ? "" : ", failed"))
+      h.append("<circle cx=\"")
+          .append(f(x))
+          .append("\" cy=\"")
+          .append(f(y))
+          .append("\" r=\"2\" fill=\"")
+          .append(c.ok() ? "#1a7f37" : "#cf222e")
+          .append("\" fill-opacity=\"0.6\"><title>")
+          .append(
+              String.format(
+                  Locale.ROOT,
+                  "due at %.2f s: %s%s",
+                  c.dueSeconds(),
+                  Report.ms(c.latencyMs()),
+                  c.ok() ? "" : ", failed"))
           .append("</title></circle>\n");
     }
     h.append(text(LEFT + plotW / 2.0, HEIGHT - 6, "middle", "seconds since the start"));
@@ -200,18 +281,35 @@ final class DbReport {
   }
 
   private static String decade(double ms) {
-    return ms >= 1000 ? String.format(Locale.ROOT, "%.0f s", ms / 1000)
+    return ms >= 1000
+        ? String.format(Locale.ROOT, "%.0f s", ms / 1000)
         : String.format(Locale.ROOT, "%.0f ms", ms);
   }
 
   private static String line(double x1, double y1, double x2, double y2, String stroke) {
-    return "<line x1=\"" + f(x1) + "\" y1=\"" + f(y1) + "\" x2=\"" + f(x2) + "\" y2=\"" + f(y2)
-        + "\" stroke=\"" + stroke + "\"/>\n";
+    return "<line x1=\""
+        + f(x1)
+        + "\" y1=\""
+        + f(y1)
+        + "\" x2=\""
+        + f(x2)
+        + "\" y2=\""
+        + f(y2)
+        + "\" stroke=\""
+        + stroke
+        + "\"/>\n";
   }
 
   private static String text(double x, double y, String anchor, String content) {
-    return "<text x=\"" + f(x) + "\" y=\"" + f(y) + "\" text-anchor=\"" + anchor
-        + "\" font-size=\"12\" fill=\"#57606a\">" + content + "</text>\n";
+    return "<text x=\""
+        + f(x)
+        + "\" y=\""
+        + f(y)
+        + "\" text-anchor=\""
+        + anchor
+        + "\" font-size=\"12\" fill=\"#57606a\">"
+        + content
+        + "</text>\n";
   }
 
   private static double seconds(Duration d) {

@@ -29,65 +29,87 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     subcommands = {DbCommand.class, ProcessesCommand.class, FleetCommand.class},
     header = "Runs the whole experiment, both modes, and reports them side by side.",
-    description = "Runs the slow-upstream experiment in this process: upstream and app on loopback, the load "
-        + "against shared mode then bulkhead mode; prints a side-by-side table and writes an "
-        + "HTML report and a JSON result. The defaults are its original figures (a 30 s upstream, "
-        + "about 90 s).")
+    description =
+        "Runs the slow-upstream experiment in this process: upstream and app on loopback, the load "
+            + "against shared mode then bulkhead mode; prints a side-by-side table and writes an "
+            + "HTML report and a JSON result. The defaults are its original figures (a 30 s upstream, "
+            + "about 90 s).")
 final class DemoCommand implements Callable<Integer> {
 
-  @Spec
-  private CommandSpec spec;
+  @Spec private CommandSpec spec;
 
-  @Mixin
-  private LoadShapeOptions load;
+  @Mixin private LoadShapeOptions load;
 
-  @Mixin
-  private CompartmentOptions compartments;
+  @Mixin private CompartmentOptions compartments;
 
-  @Option(names = "--delay", defaultValue = "30s", paramLabel = "DURATION",
+  @Option(
+      names = "--delay",
+      defaultValue = "30s",
+      paramLabel = "DURATION",
       description = "How long the upstream takes to answer. Default: ${DEFAULT-VALUE}.")
   Duration delay;
 
-
-
-
-
-
-
-
-  @Option(names = "--upstream-deadline", paramLabel = "DURATION",
-      description = "How long one upstream call may take. Default: 60s, or twice --delay if longer.")
+  @Option(
+      names = "--upstream-deadline",
+      paramLabel = "DURATION",
+      description =
+          "How long one upstream call may take. Default: 60s, or twice --delay if longer.")
   Duration upstreamDeadline;
 
-  @Option(names = "--dashboard",
-      description = "Watch it live: both apps listen on --port, one after the other, so the page at"
-          + " /dashboard follows the whole run; afterwards the bulkhead-mode app stays up (with its"
-          + " upstream) until Ctrl-C, for a look at its numbers or another 'load'.")
+  @Option(
+      names = "--dashboard",
+      description =
+          "Watch it live: both apps listen on --port, one after the other, so the page at"
+              + " /dashboard follows the whole run; afterwards the bulkhead-mode app stays up (with its"
+              + " upstream) until Ctrl-C, for a look at its numbers or another 'load'.")
   boolean dashboard;
 
-  @Option(names = "--port", defaultValue = "3000", paramLabel = "PORT",
-      description = "With --dashboard: the loopback port the apps listen on (0: any free port)."
-          + " Default: ${DEFAULT-VALUE}.")
+  @Option(
+      names = "--port",
+      defaultValue = "3000",
+      paramLabel = "PORT",
+      description =
+          "With --dashboard: the loopback port the apps listen on (0: any free port)."
+              + " Default: ${DEFAULT-VALUE}.")
   int port;
 
-  @Option(names = "--json",
+  @Option(
+      names = "--json",
       description = "Print the JSON result on standard output instead of the table.")
   boolean json;
 
-  @Option(names = "--report", defaultValue = "bulkhead-demo-report.html", paramLabel = "FILE",
+  @Option(
+      names = "--report",
+      defaultValue = "bulkhead-demo-report.html",
+      paramLabel = "FILE",
       description = "Where to write the HTML report. Default: ${DEFAULT-VALUE}.")
   Path report;
 
-  @Option(names = "--result", defaultValue = "bulkhead-demo-result.json", paramLabel = "FILE",
+  @Option(
+      names = "--result",
+      defaultValue = "bulkhead-demo-result.json",
+      paramLabel = "FILE",
       description = "Where to write the JSON result. Default: ${DEFAULT-VALUE}.")
   Path result;
 
   @Override
   public Integer call() {
-    DemoSettings settings = Main.checked(spec, () -> new DemoSettings(delay, load.chats,
-        load.logins, load.loginsAfter, compartments.serverLimit, compartments.llmLimit,
-        compartments.llmQueue, compartments.llmWait,
-        upstreamDeadline != null ? upstreamDeadline : DemoSettings.defaultDeadline(delay)));
+    DemoSettings settings =
+        Main.checked(
+            spec,
+            () ->
+                new DemoSettings(
+                    delay,
+                    load.chats,
+                    load.logins,
+                    load.loginsAfter,
+                    compartments.serverLimit,
+                    compartments.llmLimit,
+                    compartments.llmQueue,
+                    compartments.llmWait,
+                    upstreamDeadline != null
+                        ? upstreamDeadline
+                        : DemoSettings.defaultDeadline(delay)));
     if (dashboard) {
       Main.checkPort(spec, port);
     }
@@ -95,17 +117,21 @@ final class DemoCommand implements Callable<Integer> {
     PrintWriter err = spec.commandLine().getErr();
     err.println(Report.setup(settings));
     if (dashboard && port != 0) {
-      err.println("dashboard: http://127.0.0.1:" + port + "/dashboard (open it now: it follows both"
-          + " runs)");
+      err.println(
+          "dashboard: http://127.0.0.1:"
+              + port
+              + "/dashboard (open it now: it follows both"
+              + " runs)");
     }
     err.flush();
 
     Experiment experiment = new Experiment(settings);
     Experiment.Progress progress = new ProgressLine(err, interactive());
     AtomicReference<Experiment.Kept> kept = new AtomicReference<>();
-    ExperimentResult r = dashboard
-        ? experiment.run(announcing(progress, err), port, kept::set)
-        : experiment.run(progress);
+    ExperimentResult r =
+        dashboard
+            ? experiment.run(announcing(progress, err), port, kept::set)
+            : experiment.run(progress);
 
     write(report, Report.html(r), "--report");
     write(result, Report.json(r), "--result");
@@ -152,9 +178,19 @@ final class DemoCommand implements Callable<Integer> {
     URI app = kept.app().uri();
     Thread hook = new Thread(kept::close, "demo-dashboard-shutdown");
     Runtime.getRuntime().addShutdownHook(hook);
-    out.println("the bulkhead-mode app stays up at " + app + ": dashboard " + app + "/dashboard,"
-        + " JSON " + app + "/bulkheads, Prometheus " + app + "/metrics; more load with 'load --target "
-        + app + "'; Ctrl-C stops it");
+    out.println(
+        "the bulkhead-mode app stays up at "
+            + app
+            + ": dashboard "
+            + app
+            + "/dashboard,"
+            + " JSON "
+            + app
+            + "/bulkheads, Prometheus "
+            + app
+            + "/metrics; more load with 'load --target "
+            + app
+            + "'; Ctrl-C stops it");
     out.flush();
     boolean interrupted = false;
     try {
@@ -171,8 +207,8 @@ final class DemoCommand implements Callable<Integer> {
   }
 
   /**
-   * Whether a person watches: then the progress line is rewritten in place. Java 22 and later return
-   * a console even when the output is redirected and say whether it is a terminal with
+   * Whether a person watches: then the progress line is rewritten in place. Java 22 and later
+   * return a console even when the output is redirected and say whether it is a terminal with
    * {@code Console.isTerminal()}; Java 17 returns none.
    */
   private static boolean interactive() {

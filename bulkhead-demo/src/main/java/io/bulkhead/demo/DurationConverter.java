@@ -5,7 +5,10 @@ import java.time.Duration;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 
-/** Reads a duration option with {@link Quantities#parseDuration, the YAML file's grammar}; a malformed one is a usage error. */
+/**
+ * Reads a duration option with {@link Quantities#parseDuration, the YAML file's grammar}; a
+ * malformed one is a usage error.
+ */
 final class DurationConverter implements ITypeConverter<Duration> {
 
   @Override

@@ -17,9 +17,9 @@ import java.time.Duration;
  * io.bulkhead.demo.FleetApp REDIS_URI LIMIT QUEUE WAIT_MS LEASE_TTL_MS UPSTREAM_URL}: the
  * slow-upstream experiment's app in bulkhead mode whose {@code llm} compartment is a fleet
  * compartment on Redis, shared by every process that runs it. It prints {@code ready PORT} once it
- * listens on a loopback port, or {@code not connected} and exits 3 when Redis does not answer
- * (the demo's oracle needs every process on leases). It exits when its standard input ends: the
- * parent closed it, or died.
+ * listens on a loopback port, or {@code not connected} and exits 3 when Redis does not answer (the
+ * demo's oracle needs every process on leases). It exits when its standard input ends: the parent
+ * closed it, or died.
  *
  * <p>The compartment fails closed while Redis is unreachable: a local share would let the fleet run
  * past the limit the upstream's count is checked against.
@@ -45,21 +45,29 @@ public final class FleetApp {
     Duration leaseTtl = Duration.ofMillis(Long.parseLong(args[4]));
     URI upstream = URI.create(args[5]);
     RedisCompartments fleet = RedisCompartments.settings().leaseTtl(leaseTtl).connect(args[0]);
-    FleetBulkhead llm = fleet.builder("llm").limit(limit).maxQueue(queue).maxWait(wait)
-        .failClosed().build();
+    FleetBulkhead llm =
+        fleet.builder("llm").limit(limit).maxQueue(queue).maxWait(wait).failClosed().build();
     if (llm.fleetStats().inFallback()) {
       System.out.println(NOT_CONNECTED);
       System.out.flush();
       fleet.close();
       System.exit(EXIT_NOT_CONNECTED);
     }
-    AppSettings settings = new AppSettings(Mode.BULKHEAD, upstream, AppSettings.SERVER_LIMIT, limit,
-        queue, wait, AppSettings.UPSTREAM_DEADLINE);
+    AppSettings settings =
+        new AppSettings(
+            Mode.BULKHEAD,
+            upstream,
+            AppSettings.SERVER_LIMIT,
+            limit,
+            queue,
+            wait,
+            AppSettings.UPSTREAM_DEADLINE);
     DemoApp app = new DemoApp(settings, llm);
     int port = app.start(0);
     System.out.println(READY + port);
     System.out.flush();
-    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    BufferedReader in =
+        new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     while (in.readLine() != null) {
       // no commands: the parent only ever closes our standard input
     }

@@ -53,11 +53,15 @@ final class FleetRun {
   private static final int VICTIM = APPS - 1;
   private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(1);
   private static final Duration REDIS_START_PATIENCE = Duration.ofSeconds(10);
+
   /** A ceiling, not an expectation: three JVMs starting at once on a busy 2-core host. */
   private static final Duration READY_PATIENCE = Duration.ofSeconds(120);
+
   private static final Duration EXIT_PATIENCE = Duration.ofSeconds(10);
+
   /** How long the kill may wait for the victim to hold calls at the upstream. */
   private static final Duration VICTIM_BUSY_PATIENCE = Duration.ofSeconds(10);
+
   private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
   private static final int WARM_UP_LOGINS = 50;
   private static final int KEPT_OUTPUT_LINES = 20;
@@ -77,8 +81,16 @@ final class FleetRun {
    * @param chatsPerSecond chats over all apps
    * @param loginsPerSecond logins over all apps
    */
-  record Settings(String redis, int limit, int queue, Duration maxWait, Duration leaseTtl,
-      Duration delay, Duration duration, Duration killAfter, int chatsPerSecond,
+  record Settings(
+      String redis,
+      int limit,
+      int queue,
+      Duration maxWait,
+      Duration leaseTtl,
+      Duration delay,
+      Duration duration,
+      Duration killAfter,
+      int chatsPerSecond,
       int loginsPerSecond) {}
 
   /**
@@ -107,11 +119,28 @@ final class FleetRun {
    *     once, or -1 if not within the run
    * @param appPids the process ids of the apps
    */
-  record Result(Settings settings, String redis, boolean ownRedis, int upstreamMax,
-      long upstreamCalls, int chatsAnswered, int chatsRefused, int chatsFailed, int chatsLost,
-      int logins, int loginsFailed, int loginsLost, double loginP50Ms, double loginP99Ms,
-      long killedPid, double killedAtMs, int killedCalls, double firstBackMs, double allBackMs,
-      List<String> failures, List<Long> appPids) {
+  record Result(
+      Settings settings,
+      String redis,
+      boolean ownRedis,
+      int upstreamMax,
+      long upstreamCalls,
+      int chatsAnswered,
+      int chatsRefused,
+      int chatsFailed,
+      int chatsLost,
+      int logins,
+      int loginsFailed,
+      int loginsLost,
+      double loginP50Ms,
+      double loginP99Ms,
+      long killedPid,
+      double killedAtMs,
+      int killedCalls,
+      double firstBackMs,
+      double allBackMs,
+      List<String> failures,
+      List<Long> appPids) {
     Result {
       failures = List.copyOf(failures);
       appPids = List.copyOf(appPids);
@@ -150,27 +179,44 @@ final class FleetRun {
     if (!answersPing(given.getHost(), given.getPort())) {
       Path server = onPath("redis-server");
       if (server == null) {
-        throw new NoRedisException("no Redis answers at " + where + " and redis-server is not on"
-            + " the PATH to start one: start Redis or point --redis at one");
+        throw new NoRedisException(
+            "no Redis answers at "
+                + where
+                + " and redis-server is not on"
+                + " the PATH to start one: start Redis or point --redis at one");
       }
       int port = freePort();
       startRedis(server, port, leftovers);
       redisUri = "redis://127.0.0.1:" + port;
       where = "127.0.0.1:" + port;
       own = true;
-      log.accept("no Redis answers at " + given.getHost() + ":" + given.getPort()
-          + "; started redis-server on " + where + " for this run");
+      log.accept(
+          "no Redis answers at "
+              + given.getHost()
+              + ":"
+              + given.getPort()
+              + "; started redis-server on "
+              + where
+              + " for this run");
     } else {
       log.accept("Redis at " + where);
     }
 
-    CountingUpstream upstream = leftovers.upstream(
-        new CountingUpstream(APPS, settings.delay(), settings.limit()));
+    CountingUpstream upstream =
+        leftovers.upstream(new CountingUpstream(APPS, settings.delay(), settings.limit()));
     List<Child> apps = new ArrayList<>();
     for (int i = 0; i < APPS; i++) { // all at once: a JVM's start is mostly waiting for the CPU
-      apps.add(Child.start(i, List.of(redisUri, Integer.toString(settings.limit()),
-          Integer.toString(settings.queue()), Long.toString(settings.maxWait().toMillis()),
-          Long.toString(settings.leaseTtl().toMillis()), upstream.uri(i).toString()), leftovers));
+      apps.add(
+          Child.start(
+              i,
+              List.of(
+                  redisUri,
+                  Integer.toString(settings.limit()),
+                  Integer.toString(settings.queue()),
+                  Long.toString(settings.maxWait().toMillis()),
+                  Long.toString(settings.leaseTtl().toMillis()),
+                  upstream.uri(i).toString()),
+              leftovers));
     }
     for (int i = 0; i < APPS; i++) {
       apps.get(i).awaitReady("app " + (i + 1));
@@ -179,16 +225,30 @@ final class FleetRun {
     for (Child app : apps) {
       targets.add(app.uri());
     }
-    log.accept("upstream answering after " + Durations.format(settings.delay()) + "; apps "
-        + apps.stream().map(c -> "pid " + c.process.pid() + " at " + c.uri()).toList()
-        + "; one llm compartment of limit " + settings.limit() + " on Redis, lease TTL "
-        + Durations.format(settings.leaseTtl()));
+    log.accept(
+        "upstream answering after "
+            + Durations.format(settings.delay())
+            + "; apps "
+            + apps.stream().map(c -> "pid " + c.process.pid() + " at " + c.uri()).toList()
+            + "; one llm compartment of limit "
+            + settings.limit()
+            + " on Redis, lease TTL "
+            + Durations.format(settings.leaseTtl()));
 
     Load load = new Load(targets, settings, leftovers);
     load.warmUp();
-    log.accept("load for " + Durations.format(settings.duration()) + ": " + settings.chatsPerSecond()
-        + " chats/s and " + settings.loginsPerSecond() + " logins/s over the live apps; kill -9 of"
-        + " app " + (VICTIM + 1) + " after " + Durations.format(settings.killAfter()));
+    log.accept(
+        "load for "
+            + Durations.format(settings.duration())
+            + ": "
+            + settings.chatsPerSecond()
+            + " chats/s and "
+            + settings.loginsPerSecond()
+            + " logins/s over the live apps; kill -9 of"
+            + " app "
+            + (VICTIM + 1)
+            + " after "
+            + Durations.format(settings.killAfter()));
     long start = load.begin();
     sleepUntil(start + settings.killAfter().toNanos());
     long busyBy = System.nanoTime() + VICTIM_BUSY_PATIENCE.toNanos();
@@ -200,9 +260,14 @@ final class FleetRun {
     int held = upstream.markKill(VICTIM);
     long killedAt = System.nanoTime();
     victim.process.destroyForcibly(); // SIGKILL on Linux and macOS: kill -9
-    log.accept(String.format(java.util.Locale.ROOT,
-        "kill -9 app %d (pid %d) at %.1f s, while the upstream worked on %d of its calls",
-        VICTIM + 1, victim.process.pid(), (killedAt - start) / 1e9, held));
+    log.accept(
+        String.format(
+            java.util.Locale.ROOT,
+            "kill -9 app %d (pid %d) at %.1f s, while the upstream worked on %d of its calls",
+            VICTIM + 1,
+            victim.process.pid(),
+            (killedAt - start) / 1e9,
+            held));
     sleepUntil(start + settings.duration().toNanos());
     List<Call> calls = load.stop();
     OptionalLong firstBack = upstream.firstBackNanos();
@@ -230,8 +295,8 @@ final class FleetRun {
           failures.merge("chat " + c.outcome(), 1, Integer::sum);
         }
       } else if (c.status() == 200) {
-        logins.recordValue(Math.min(HIGHEST_MICROS,
-            Math.max(1, TimeUnit.NANOSECONDS.toMicros(c.latencyNanos()))));
+        logins.recordValue(
+            Math.min(HIGHEST_MICROS, Math.max(1, TimeUnit.NANOSECONDS.toMicros(c.latencyNanos()))));
       } else if (lost) {
         loginsLost++;
       } else {
@@ -239,10 +304,24 @@ final class FleetRun {
         failures.merge("login " + c.outcome(), 1, Integer::sum);
       }
     }
-    return new Result(settings, where, own, upstream.maxConcurrency(), upstream.calls(),
-        chatsAnswered, chatsRefused, chatsFailed, chatsLost, (int) logins.getTotalCount(),
-        loginsFailed, loginsLost, millis(logins, 50), millis(logins, 99), victim.process.pid(),
-        (killedAt - start) / 1e6, held,
+    return new Result(
+        settings,
+        where,
+        own,
+        upstream.maxConcurrency(),
+        upstream.calls(),
+        chatsAnswered,
+        chatsRefused,
+        chatsFailed,
+        chatsLost,
+        (int) logins.getTotalCount(),
+        loginsFailed,
+        loginsLost,
+        millis(logins, 50),
+        millis(logins, 99),
+        victim.process.pid(),
+        (killedAt - start) / 1e6,
+        held,
         firstBack.isPresent() ? firstBack.getAsLong() / 1e6 : -1,
         allBack.isPresent() ? allBack.getAsLong() / 1e6 : -1,
         failures.entrySet().stream().map(e -> e.getKey() + " x" + e.getValue()).toList(),
@@ -268,12 +347,15 @@ final class FleetRun {
     try {
       uri = URI.create(redis);
     } catch (IllegalArgumentException e) {
-      throw new CliException("--redis must be a Redis URI like redis://127.0.0.1:6379 but was '"
-          + redis + "'");
+      throw new CliException(
+          "--redis must be a Redis URI like redis://127.0.0.1:6379 but was '" + redis + "'");
     }
     if (!"redis".equals(uri.getScheme()) || uri.getHost() == null || uri.getPort() < 1) {
-      throw new CliException("--redis must be a Redis URI with a host and a port, like"
-          + " redis://127.0.0.1:6379, but was '" + redis + "'");
+      throw new CliException(
+          "--redis must be a Redis URI with a host and a port, like"
+              + " redis://127.0.0.1:6379, but was '"
+              + redis
+              + "'");
     }
     return uri;
   }
@@ -320,11 +402,21 @@ final class FleetRun {
 
   private static void startRedis(Path server, int port, Leftovers leftovers) {
     // No persistence: the run's leases are worth nothing after it. noeviction, as the fleet needs.
-    ProcessBuilder builder = new ProcessBuilder(server.toString(), "--port", Integer.toString(port),
-        "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-        "--maxmemory-policy", "noeviction")
-        .redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.DISCARD);
+    ProcessBuilder builder =
+        new ProcessBuilder(
+                server.toString(),
+                "--port",
+                Integer.toString(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--maxmemory-policy",
+                "noeviction")
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.DISCARD);
     Process redis;
     try {
       redis = leftovers.start(builder);
@@ -334,12 +426,19 @@ final class FleetRun {
     long by = System.nanoTime() + REDIS_START_PATIENCE.toNanos();
     while (!answersPing("127.0.0.1", port)) {
       if (!redis.isAlive()) {
-        throw new CliException("redis-server on port " + port + " exited with "
-            + redis.exitValue() + " before it answered");
+        throw new CliException(
+            "redis-server on port "
+                + port
+                + " exited with "
+                + redis.exitValue()
+                + " before it answered");
       }
       if (System.nanoTime() - by > 0) {
-        throw new CliException("redis-server on port " + port + " did not answer within "
-            + Durations.format(REDIS_START_PATIENCE));
+        throw new CliException(
+            "redis-server on port "
+                + port
+                + " did not answer within "
+                + Durations.format(REDIS_START_PATIENCE));
       }
       LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50)); // polling a starting server
     }
@@ -387,7 +486,10 @@ final class FleetRun {
       }
     }
 
-    /** Ends every process (SIGKILL: nothing of the run is worth a graceful stop) and closes the rest. */
+    /**
+     * Ends every process (SIGKILL: nothing of the run is worth a graceful stop) and closes the
+     * rest.
+     */
     void close() {
       List<Process> toKill;
       List<AutoCloseable> toClose;
@@ -408,8 +510,8 @@ final class FleetRun {
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
         } catch (ExecutionException | TimeoutException e) {
-          System.getLogger("io.bulkhead.demo").log(System.Logger.Level.WARNING,
-              "process " + p.pid() + " did not end: " + e);
+          System.getLogger("io.bulkhead.demo")
+              .log(System.Logger.Level.WARNING, "process " + p.pid() + " did not end: " + e);
         }
       }
       for (AutoCloseable c : toClose) {
@@ -427,8 +529,8 @@ final class FleetRun {
   }
 
   /**
-   * An app JVM and a thread that reads what it prints: the reader is the only writer of
-   * {@code ready} (completed once) and of the kept lines (under their lock).
+   * An app JVM and a thread that reads what it prints: the reader is the only writer of {@code
+   * ready} (completed once) and of the kept lines (under their lock).
    */
   private static final class Child {
     final Process process;
@@ -445,7 +547,8 @@ final class FleetRun {
       command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
       command.add("-Xmx256m");
       command.add("-XX:+UseSerialGC");
-      // C1 only: the apps start sooner and leave the CPU to each other; a demo's load does not need C2.
+      // C1 only: the apps start sooner and leave the CPU to each other; a demo's load does not need
+      // C2.
       command.add("-XX:TieredStopAtLevel=1");
       command.add("-cp");
       command.add(System.getProperty("java.class.path"));
@@ -474,8 +577,13 @@ final class FleetRun {
       } catch (ExecutionException e) {
         throw new CliException("the " + name + " JVM did not start: " + lastLines());
       } catch (TimeoutException e) {
-        throw new CliException("the " + name + " JVM did not start within "
-            + Durations.format(READY_PATIENCE) + ": " + lastLines());
+        throw new CliException(
+            "the "
+                + name
+                + " JVM did not start within "
+                + Durations.format(READY_PATIENCE)
+                + ": "
+                + lastLines());
       }
     }
 
@@ -484,8 +592,9 @@ final class FleetRun {
     }
 
     private void read() {
-      try (BufferedReader in = new BufferedReader(
-          new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+      try (BufferedReader in =
+          new BufferedReader(
+              new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
         for (String line; (line = in.readLine()) != null; ) {
           if (line.startsWith(FleetApp.READY)) {
             ready.complete(Integer.parseInt(line.substring(FleetApp.READY.length()).trim()));
@@ -526,8 +635,8 @@ final class FleetRun {
   // Load
 
   /**
-   * One request: chat or login, which app, how long from when it was due, its status (-1: none, then
-   * {@code failure} names the exception).
+   * One request: chat or login, which app, how long from when it was due, its status (-1: none,
+   * then {@code failure} names the exception).
    */
   record Call(boolean chat, int app, long latencyNanos, int status, String failure) {
     String outcome() {
@@ -547,11 +656,12 @@ final class FleetRun {
     private final ReentrantLock liveLock = new ReentrantLock();
     private final Settings settings;
     private final ExecutorService executor =
-        Executors.newCachedThreadPool(r -> {
-          Thread t = new Thread(r, "fleet-load");
-          t.setDaemon(true);
-          return t;
-        });
+        Executors.newCachedThreadPool(
+            r -> {
+              Thread t = new Thread(r, "fleet-load");
+              t.setDaemon(true);
+              return t;
+            });
     private final HttpClient client;
     private final ConcurrentLinkedQueue<Call> calls = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<CompletableFuture<?>> sent = new ConcurrentLinkedQueue<>();
@@ -564,17 +674,23 @@ final class FleetRun {
       this.live = new boolean[targets.size()];
       java.util.Arrays.fill(live, true);
       this.settings = settings;
-      this.client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-          .connectTimeout(Duration.ofSeconds(2)).executor(executor).build();
+      this.client =
+          HttpClient.newBuilder()
+              .version(HttpClient.Version.HTTP_1_1)
+              .connectTimeout(Duration.ofSeconds(2))
+              .executor(executor)
+              .build();
       // The client's own threads end with its executor (HttpClient.shutdownNow is Java 21).
       leftovers.upstream(executor::shutdownNow);
     }
 
-    /** Logins to every app, one at a time, forgotten: the JIT's first compilations are not measured. */
+    /**
+     * Logins to every app, one at a time, forgotten: the JIT's first compilations are not measured.
+     */
     void warmUp() {
       for (URI target : targets) {
-        HttpRequest login = HttpRequest.newBuilder(target.resolve("/login"))
-            .timeout(REQUEST_TIMEOUT).build();
+        HttpRequest login =
+            HttpRequest.newBuilder(target.resolve("/login")).timeout(REQUEST_TIMEOUT).build();
         for (int i = 0; i < WARM_UP_LOGINS; i++) {
           try {
             client.send(login, HttpResponse.BodyHandlers.discarding());
@@ -623,32 +739,47 @@ final class FleetRun {
 
     private Thread pacer(boolean chat, int perSecond, long start) {
       long interval = TimeUnit.SECONDS.toNanos(1) / perSecond;
-      Thread t = new Thread(() -> {
-        for (long due = start; !stopping; due += interval) {
-          sleepUntil(due);
-          if (stopping) {
-            return;
-          }
-          send(chat, nextLive(), due);
-        }
-      }, chat ? "fleet-pace-chat" : "fleet-pace-login");
+      Thread t =
+          new Thread(
+              () -> {
+                for (long due = start; !stopping; due += interval) {
+                  sleepUntil(due);
+                  if (stopping) {
+                    return;
+                  }
+                  send(chat, nextLive(), due);
+                }
+              },
+              chat ? "fleet-pace-chat" : "fleet-pace-login");
       t.setDaemon(true);
       t.start();
       return t;
     }
 
     private void send(boolean chat, int app, long due) {
-      HttpRequest request = HttpRequest.newBuilder(targets.get(app).resolve(chat ? "/chat" : "/login"))
-          .timeout(REQUEST_TIMEOUT).build();
-      sent.add(client.sendAsync(request, HttpResponse.BodyHandlers.discarding())
-          .whenComplete((response, failure) -> calls.add(new Call(chat, app,
-              System.nanoTime() - due, failure == null ? response.statusCode() : -1,
-              failure == null ? "" : cause(failure).getClass().getSimpleName()))));
+      HttpRequest request =
+          HttpRequest.newBuilder(targets.get(app).resolve(chat ? "/chat" : "/login"))
+              .timeout(REQUEST_TIMEOUT)
+              .build();
+      sent.add(
+          client
+              .sendAsync(request, HttpResponse.BodyHandlers.discarding())
+              .whenComplete(
+                  (response, failure) ->
+                      calls.add(
+                          new Call(
+                              chat,
+                              app,
+                              System.nanoTime() - due,
+                              failure == null ? response.statusCode() : -1,
+                              failure == null ? "" : cause(failure).getClass().getSimpleName()))));
     }
 
     private static Throwable cause(Throwable failure) {
-      return failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
-          ? failure.getCause() : failure;
+      return failure instanceof java.util.concurrent.CompletionException
+              && failure.getCause() != null
+          ? failure.getCause()
+          : failure;
     }
 
     /** Stops sending, waits (bounded) for every request sent, and returns every outcome. */

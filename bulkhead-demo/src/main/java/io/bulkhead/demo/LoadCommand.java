@@ -20,27 +20,30 @@ import picocli.CommandLine.Spec;
     name = "load",
     mixinStandardHelpOptions = true,
     header = "The slow-upstream experiment's load against a running app.",
-    description = "Fires --chats requests to /chat at once and, --logins-after later, --logins requests "
-        + "to /login at once; reports login latency, chat outcomes, how fast the 503s came, "
-        + "wall time.")
+    description =
+        "Fires --chats requests to /chat at once and, --logins-after later, --logins requests "
+            + "to /login at once; reports login latency, chat outcomes, how fast the 503s came, "
+            + "wall time.")
 final class LoadCommand implements Callable<Integer> {
 
-  @Spec
-  private CommandSpec spec;
+  @Spec private CommandSpec spec;
 
-  @Mixin
-  private LoadShapeOptions shape;
+  @Mixin private LoadShapeOptions shape;
 
-  @Option(names = "--target", defaultValue = "http://127.0.0.1:3000", paramLabel = "URL",
+  @Option(
+      names = "--target",
+      defaultValue = "http://127.0.0.1:3000",
+      paramLabel = "URL",
       description = "The app, a loopback URL. Default: ${DEFAULT-VALUE}.")
   URI target;
 
-
-
-
-  @Option(names = "--timeout", defaultValue = "5m", paramLabel = "DURATION",
-      description = "How long one request may take before it counts as 'other'."
-          + " Default: ${DEFAULT-VALUE}.")
+  @Option(
+      names = "--timeout",
+      defaultValue = "5m",
+      paramLabel = "DURATION",
+      description =
+          "How long one request may take before it counts as 'other'."
+              + " Default: ${DEFAULT-VALUE}.")
   Duration timeout;
 
   @Option(names = "--json", description = "Print the result as JSON instead of text.")
@@ -48,12 +51,17 @@ final class LoadCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    LoadGenerator load = Main.checked(spec, () -> {
-      if (timeout.isNegative() || timeout.isZero()) {
-        throw new CliException("--timeout must be above zero but was " + Durations.format(timeout));
-      }
-      return new LoadGenerator(target, shape.chats, shape.logins, shape.loginsAfter, timeout);
-    });
+    LoadGenerator load =
+        Main.checked(
+            spec,
+            () -> {
+              if (timeout.isNegative() || timeout.isZero()) {
+                throw new CliException(
+                    "--timeout must be above zero but was " + Durations.format(timeout));
+              }
+              return new LoadGenerator(
+                  target, shape.chats, shape.logins, shape.loginsAfter, timeout);
+            });
     LoadResult result = load.run();
     PrintWriter out = spec.commandLine().getOut();
     if (json) {
@@ -61,14 +69,35 @@ final class LoadCommand implements Callable<Integer> {
       Report.mode(doc, result);
       out.println(doc.toJson());
     } else {
-      out.println("load against " + target + ": " + shape.chats + " /chat at once, "
-          + shape.logins + " /login " + Durations.format(shape.loginsAfter) + " later");
-      out.println("login p50 / p99 / max   " + Report.ms(result.login().p50Ms()) + " / "
-          + Report.ms(result.login().p99Ms()) + " / " + Report.ms(result.login().maxMs()));
-      out.println("chat 200 / 503 / other  " + result.chatOk() + " / " + result.chatRejected()
-          + " / " + result.chatOther());
-      out.println("503 p50 / p99           " + Report.ms(result.rejected().p50Ms()) + " / "
-          + Report.ms(result.rejected().p99Ms()));
+      out.println(
+          "load against "
+              + target
+              + ": "
+              + shape.chats
+              + " /chat at once, "
+              + shape.logins
+              + " /login "
+              + Durations.format(shape.loginsAfter)
+              + " later");
+      out.println(
+          "login p50 / p99 / max   "
+              + Report.ms(result.login().p50Ms())
+              + " / "
+              + Report.ms(result.login().p99Ms())
+              + " / "
+              + Report.ms(result.login().maxMs()));
+      out.println(
+          "chat 200 / 503 / other  "
+              + result.chatOk()
+              + " / "
+              + result.chatRejected()
+              + " / "
+              + result.chatOther());
+      out.println(
+          "503 p50 / p99           "
+              + Report.ms(result.rejected().p50Ms())
+              + " / "
+              + Report.ms(result.rejected().p99Ms()));
       out.println("wall time               " + Report.ms(result.wallMs()));
     }
     out.flush();

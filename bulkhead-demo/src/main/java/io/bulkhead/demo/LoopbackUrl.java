@@ -9,8 +9,8 @@ import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 
 /**
- * An {@code http://} URL on this machine's loopback interface, with an explicit port: the demo never
- * sends its load anywhere else.
+ * An {@code http://} URL on this machine's loopback interface, with an explicit port: the demo
+ * never sends its load anywhere else.
  */
 final class LoopbackUrl implements ITypeConverter<URI> {
 
@@ -26,15 +26,23 @@ final class LoopbackUrl implements ITypeConverter<URI> {
     } catch (URISyntaxException e) {
       throw notLoopback(value);
     }
-    if (!"http".equalsIgnoreCase(uri.getScheme()) || uri.getHost() == null || uri.getPort() < 0
-        || uri.getRawUserInfo() != null || uri.getRawQuery() != null
-        || (uri.getRawPath() != null && !uri.getRawPath().isEmpty() && !uri.getRawPath().equals("/"))) {
+    if (!"http".equalsIgnoreCase(uri.getScheme())
+        || uri.getHost() == null
+        || uri.getPort() < 0
+        || uri.getRawUserInfo() != null
+        || uri.getRawQuery() != null
+        || (uri.getRawPath() != null
+            && !uri.getRawPath().isEmpty()
+            && !uri.getRawPath().equals("/"))) {
       throw notLoopback(value);
     }
     String host = uri.getHost();
     if (!isLoopback(host)) {
-      throw new TypeConversionException("'" + value + "' is not on this machine: only loopback"
-          + " addresses (127.0.0.1, localhost, [::1]) are used");
+      throw new TypeConversionException(
+          "'"
+              + value
+              + "' is not on this machine: only loopback"
+              + " addresses (127.0.0.1, localhost, [::1]) are used");
     }
     return URI.create("http://" + uri.getHost() + ":" + uri.getPort());
   }
@@ -43,8 +51,8 @@ final class LoopbackUrl implements ITypeConverter<URI> {
     if (host.toLowerCase(Locale.ROOT).equals("localhost")) {
       return true;
     }
-    String literal = host.startsWith("[") && host.endsWith("]")
-        ? host.substring(1, host.length() - 1) : host;
+    String literal =
+        host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
     // Only literals are resolved here, so no name lookup ever leaves the machine.
     if (!literal.matches("[0-9.]+") && !literal.contains(":")) {
       return false;
@@ -57,7 +65,7 @@ final class LoopbackUrl implements ITypeConverter<URI> {
   }
 
   private static TypeConversionException notLoopback(String value) {
-    return new TypeConversionException("'" + value
-        + "' is not an http URL with a host and a port, like http://127.0.0.1:4001");
+    return new TypeConversionException(
+        "'" + value + "' is not an http URL with a host and a port, like http://127.0.0.1:4001");
   }
 }

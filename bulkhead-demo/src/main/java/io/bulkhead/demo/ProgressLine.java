@@ -18,7 +18,8 @@ final class ProgressLine implements Experiment.Progress {
 
   private final PrintWriter err;
   private final boolean terminal;
-  private final ReentrantLock lock = new ReentrantLock(); // the ticker and the main thread both print
+  private final ReentrantLock lock =
+      new ReentrantLock(); // the ticker and the main thread both print
   private long lastPrinted = Long.MIN_VALUE;
   private int lastLength;
 
@@ -38,14 +39,21 @@ final class ProgressLine implements Experiment.Progress {
   }
 
   private void printTick(Mode mode, long elapsedNanos, LoadGenerator load) {
-    String line = String.format(Locale.ROOT,
-        "%s mode: %5.1f s, chats answered %d/%d, logins answered %d/%d",
-        mode.label(), elapsedNanos / 1e9, load.chatsAnswered(), load.chats(),
-        load.loginsAnswered(), load.logins());
+    String line =
+        String.format(
+            Locale.ROOT,
+            "%s mode: %5.1f s, chats answered %d/%d, logins answered %d/%d",
+            mode.label(),
+            elapsedNanos / 1e9,
+            load.chatsAnswered(),
+            load.chats(),
+            load.loginsAnswered(),
+            load.logins());
     if (terminal) {
       err.print("\r" + pad(line));
       err.flush();
-    } else if (lastPrinted == Long.MIN_VALUE || elapsedNanos - lastPrinted >= QUIET_INTERVAL_NANOS
+    } else if (lastPrinted == Long.MIN_VALUE
+        || elapsedNanos - lastPrinted >= QUIET_INTERVAL_NANOS
         || elapsedNanos < lastPrinted) {
       lastPrinted = elapsedNanos;
       err.println(line);
@@ -64,10 +72,16 @@ final class ProgressLine implements Experiment.Progress {
   }
 
   private void printDone(Mode mode, LoadResult result) {
-    String line = String.format(Locale.ROOT,
-        "%s mode: done in %.1f s (login p99 %s; chats %d x 200, %d x 503, %d other)",
-        mode.label(), result.wallMs() / 1000, Report.ms(result.login().p99Ms()), result.chatOk(),
-        result.chatRejected(), result.chatOther());
+    String line =
+        String.format(
+            Locale.ROOT,
+            "%s mode: done in %.1f s (login p99 %s; chats %d x 200, %d x 503, %d other)",
+            mode.label(),
+            result.wallMs() / 1000,
+            Report.ms(result.login().p99Ms()),
+            result.chatOk(),
+            result.chatRejected(),
+            result.chatOther());
     if (terminal) {
       err.print("\r" + pad(line) + "\n");
       lastLength = 0;
@@ -79,7 +93,8 @@ final class ProgressLine implements Experiment.Progress {
   }
 
   private String pad(String line) {
-    String padded = line.length() < lastLength ? line + " ".repeat(lastLength - line.length()) : line;
+    String padded =
+        line.length() < lastLength ? line + " ".repeat(lastLength - line.length()) : line;
     lastLength = line.length();
     return padded;
   }

@@ -15,9 +15,9 @@ import java.time.format.DateTimeFormatter;
 import java.util.Locale;
 
 /**
- * The experiment's result in three forms: a side-by-side table for the terminal, the JSON of
- * {@code bulkhead-demo-result.json}, and the self-contained HTML page of
- * {@code bulkhead-demo-report.html} with a chart of every request.
+ * The experiment's result in three forms: a side-by-side table for the terminal, the JSON of {@code
+ * bulkhead-demo-result.json}, and the self-contained HTML page of {@code bulkhead-demo-report.html}
+ * with a chart of every request.
  */
 final class Report {
 
@@ -41,7 +41,10 @@ final class Report {
     row(out, "503 p50", ms(s.rejected().p50Ms()), ms(b.rejected().p50Ms()));
     row(out, "503 p99", ms(s.rejected().p99Ms()), ms(b.rejected().p99Ms()));
     row(out, "wall time", ms(s.wallMs()), ms(b.wallMs()));
-    row(out, "upstream connections (max open)", count(r.shared().upstreamMaxConnections()),
+    row(
+        out,
+        "upstream connections (max open)",
+        count(r.shared().upstreamMaxConnections()),
         count(r.bulkhead().upstreamMaxConnections()));
     out.append('\n').append(machine(r)).append('\n');
     return out.toString();
@@ -49,17 +52,35 @@ final class Report {
 
   static String setup(DemoSettings s) {
     return "The slow-upstream experiment in one process, on loopback: an upstream that answers after "
-        + Durations.format(s.delay()) + "; " + s.chats() + " /chat at once, " + s.logins()
-        + " /login " + Durations.format(s.loginsAfter()) + " later; a server cap of "
-        + s.serverLimit() + " (unbounded queue).\nBulkhead mode adds the llm compartment: "
-        + s.llmLimit() + " in flight (and " + s.llmLimit() + " connections), " + s.llmQueue()
-        + " waiting, " + Durations.format(s.llmWait()) + " wait.";
+        + Durations.format(s.delay())
+        + "; "
+        + s.chats()
+        + " /chat at once, "
+        + s.logins()
+        + " /login "
+        + Durations.format(s.loginsAfter())
+        + " later; a server cap of "
+        + s.serverLimit()
+        + " (unbounded queue).\nBulkhead mode adds the llm compartment: "
+        + s.llmLimit()
+        + " in flight (and "
+        + s.llmLimit()
+        + " connections), "
+        + s.llmQueue()
+        + " waiting, "
+        + Durations.format(s.llmWait())
+        + " wait.";
   }
 
   static String machine(ExperimentResult r) {
-    return "machine: " + r.processors() + " processors, load average "
-        + load(r.loadAverageBefore()) + " before and " + load(r.loadAverageAfter())
-        + " after; Java " + r.javaVersion();
+    return "machine: "
+        + r.processors()
+        + " processors, load average "
+        + load(r.loadAverageBefore())
+        + " before and "
+        + load(r.loadAverageAfter())
+        + " after; Java "
+        + r.javaVersion();
   }
 
   private static void row(StringBuilder out, String label, String shared, String bulkhead) {
@@ -109,10 +130,14 @@ final class Report {
     num(out.name("p99_ms"), login.p99Ms());
     num(out.name("max_ms"), login.maxMs());
     out.endObject();
-    out.name("chat").beginObject()
-        .name("200").value(m.chatOk())
-        .name("503").value(m.chatRejected())
-        .name("other").value(m.chatOther())
+    out.name("chat")
+        .beginObject()
+        .name("200")
+        .value(m.chatOk())
+        .name("503")
+        .value(m.chatRejected())
+        .name("other")
+        .value(m.chatOther())
         .endObject();
     out.name("rejected").beginObject();
     num(out.name("p50_ms"), rejected.p50Ms());
@@ -143,10 +168,19 @@ final class Report {
 
   static String html(ExperimentResult r) {
     DemoSettings s = r.settings();
-    double xMax = niceCeiling(Math.max(seconds(r.shared().load().wallNanos()),
-        seconds(r.bulkhead().load().wallNanos())));
-    double yMaxMs = Math.max(1000, Math.pow(10, Math.ceil(Math.log10(Math.max(
-        maxLatencyMs(r.shared().load()), maxLatencyMs(r.bulkhead().load()))))));
+    double xMax =
+        niceCeiling(
+            Math.max(
+                seconds(r.shared().load().wallNanos()), seconds(r.bulkhead().load().wallNanos())));
+    double yMaxMs =
+        Math.max(
+            1000,
+            Math.pow(
+                10,
+                Math.ceil(
+                    Math.log10(
+                        Math.max(
+                            maxLatencyMs(r.shared().load()), maxLatencyMs(r.bulkhead().load()))))));
     StringBuilder h = new StringBuilder(64 * 1024);
     h.append("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
         .append("<title>Bulkhead demo: login latency, shared vs bulkhead</title>\n")
@@ -162,27 +196,41 @@ final class Report {
         .append("code{background:#f6f8fa;padding:.1em .3em;border-radius:4px}\n")
         .append("</style>\n</head>\n<body>\n");
     h.append("<h1>One slow upstream, two ways to hold it</h1>\n");
-    h.append("<p class=\"note\">").append(esc(setup(s)).replace("\n", "<br>")).append("<br>")
-        .append("Run at ").append(DateTimeFormatter.ISO_LOCAL_DATE_TIME.format(
-            r.startedAt().atOffset(ZoneOffset.UTC).withNano(0))).append(" UTC; ")
-        .append(esc(machine(r))).append(".</p>\n");
-    h.append("<p><code>/login</code> never calls the upstream, yet in <b>shared</b> mode it waits "
-        + "behind the chats for the server's slots. In <b>bulkhead</b> mode the upstream has its own "
-        + "compartment: ").append(s.llmLimit()).append(" calls run, ").append(s.llmQueue())
-        .append(" wait at most ").append(esc(Durations.format(s.llmWait())))
-        .append(", the rest get a fast <code>503</code> with <code>Retry-After</code>, so the "
-            + "flood stays in one compartment and logins walk straight in.</p>\n");
+    h.append("<p class=\"note\">")
+        .append(esc(setup(s)).replace("\n", "<br>"))
+        .append("<br>")
+        .append("Run at ")
+        .append(
+            DateTimeFormatter.ISO_LOCAL_DATE_TIME.format(
+                r.startedAt().atOffset(ZoneOffset.UTC).withNano(0)))
+        .append(" UTC; ")
+        .append(esc(machine(r)))
+        .append(".</p>\n");
+    h.append(
+            "<p><code>/login</code> never calls the upstream, yet in <b>shared</b> mode it waits "
+                + "behind the chats for the server's slots. In <b>bulkhead</b> mode the upstream has its own "
+                + "compartment: ")
+        .append(s.llmLimit())
+        .append(" calls run, ")
+        .append(s.llmQueue())
+        .append(" wait at most ")
+        .append(esc(Durations.format(s.llmWait())))
+        .append(
+            ", the rest get a fast <code>503</code> with <code>Retry-After</code>, so the "
+                + "flood stays in one compartment and logins walk straight in.</p>\n");
     htmlTable(h, r);
     h.append("<h2>Every request: when it was answered, and how long it took</h2>\n")
-        .append("<p class=\"note\">One dot per request. Horizontal: seconds since the chats were "
-            + "sent; vertical: latency, logarithmic. Both charts share their axes. Hover a dot "
-            + "for its numbers.</p>\n");
+        .append(
+            "<p class=\"note\">One dot per request. Horizontal: seconds since the chats were "
+                + "sent; vertical: latency, logarithmic. Both charts share their axes. Hover a dot "
+                + "for its numbers.</p>\n");
     chart(h, r.shared(), s, xMax, yMaxMs);
     chart(h, r.bulkhead(), s, xMax, yMaxMs);
-    h.append("<p class=\"note\">Latencies are recorded per request from sending to the last byte "
-        + "of the answer and summarised with HdrHistogram (3 significant digits). "
-        + "<code>java -jar bulkhead-demo.jar demo --json</code> prints the same numbers as JSON."
-        + "</p>\n</body>\n</html>\n");
+    h.append(
+        "<p class=\"note\">Latencies are recorded per request from sending to the last byte "
+            + "of the answer and summarised with HdrHistogram (3 significant digits). "
+            + "<code>java -jar bulkhead-demo.jar demo --json</code> prints the same numbers as JSON."
+            + "</p>\n</body>\n</html>\n");
     return h.toString();
   }
 
@@ -199,32 +247,58 @@ final class Report {
     tr(h, "503 p50", ms(s.rejected().p50Ms()), ms(b.rejected().p50Ms()), false);
     tr(h, "503 p99", ms(s.rejected().p99Ms()), ms(b.rejected().p99Ms()), false);
     tr(h, "wall time", ms(s.wallMs()), ms(b.wallMs()), false);
-    tr(h, "upstream connections (max open)", count(r.shared().upstreamMaxConnections()),
-        count(r.bulkhead().upstreamMaxConnections()), false);
+    tr(
+        h,
+        "upstream connections (max open)",
+        count(r.shared().upstreamMaxConnections()),
+        count(r.bulkhead().upstreamMaxConnections()),
+        false);
     h.append("</table>\n");
   }
 
   private static void tr(StringBuilder h, String label, String a, String b, boolean key) {
-    h.append(key ? "<tr class=\"key\">" : "<tr>").append("<td>").append(esc(label))
-        .append("</td><td>").append(esc(a)).append("</td><td>").append(esc(b))
+    h.append(key ? "<tr class=\"key\">" : "<tr>")
+        .append("<td>")
+        .append(esc(label))
+        .append("</td><td>")
+        .append(esc(a))
+        .append("</td><td>")
+        .append(esc(b))
         .append("</td></tr>\n");
   }
 
-  private static void chart(StringBuilder h, ModeResult m, DemoSettings s, double xMax,
-      double yMaxMs) {
+  private static void chart(
+      StringBuilder h, ModeResult m, DemoSettings s, double xMax, double yMaxMs) {
     double yMinMs = 0.1;
     int plotW = WIDTH - LEFT - RIGHT;
     int plotH = HEIGHT - TOP - BOTTOM;
     LoadResult load = m.load();
-    h.append("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"").append(WIDTH)
-        .append("\" height=\"").append(HEIGHT).append("\" viewBox=\"0 0 ").append(WIDTH)
-        .append(' ').append(HEIGHT).append("\" role=\"img\" aria-label=\"").append(m.mode().label())
+    h.append("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"")
+        .append(WIDTH)
+        .append("\" height=\"")
+        .append(HEIGHT)
+        .append("\" viewBox=\"0 0 ")
+        .append(WIDTH)
+        .append(' ')
+        .append(HEIGHT)
+        .append("\" role=\"img\" aria-label=\"")
+        .append(m.mode().label())
         .append(" mode latency chart\" font-family=\"system-ui,sans-serif\" font-size=\"12\">\n");
-    h.append("<text x=\"").append(LEFT).append("\" y=\"20\" font-size=\"14\" font-weight=\"600\">")
-        .append(m.mode().label()).append(" mode: login p99 ").append(esc(ms(load.login().p99Ms())))
+    h.append("<text x=\"")
+        .append(LEFT)
+        .append("\" y=\"20\" font-size=\"14\" font-weight=\"600\">")
+        .append(m.mode().label())
+        .append(" mode: login p99 ")
+        .append(esc(ms(load.login().p99Ms())))
         .append("</text>\n");
-    h.append("<rect x=\"").append(LEFT).append("\" y=\"").append(TOP).append("\" width=\"")
-        .append(plotW).append("\" height=\"").append(plotH)
+    h.append("<rect x=\"")
+        .append(LEFT)
+        .append("\" y=\"")
+        .append(TOP)
+        .append("\" width=\"")
+        .append(plotW)
+        .append("\" height=\"")
+        .append(plotH)
         .append("\" fill=\"#fbfbfc\" stroke=\"#d0d7de\"/>\n");
     // Y grid: decades.
     for (double ms = 1; ms <= yMaxMs; ms *= 10) {
@@ -232,8 +306,9 @@ final class Report {
       h.append(line(LEFT, y, LEFT + plotW, y, "#e5e7eb"))
           .append(text(LEFT - 8, y + 4, "end", decade(ms)));
     }
-    h.append(text(16, TOP + plotH / 2.0, "middle", "latency")
-        .replace("<text ", "<text transform=\"rotate(-90 16 " + (TOP + plotH / 2.0) + ")\" "));
+    h.append(
+        text(16, TOP + plotH / 2.0, "middle", "latency")
+            .replace("<text ", "<text transform=\"rotate(-90 16 " + (TOP + plotH / 2.0) + ")\" "));
     // X grid.
     double step = xMax <= 10 ? 1 : xMax <= 30 ? 5 : 10;
     for (double t = 0; t <= xMax + 1e-9; t += step) {
@@ -241,20 +316,36 @@ final class Report {
       h.append(line(x, TOP, x, TOP + plotH, "#eef0f3"))
           .append(text(x, TOP + plotH + 16, "middle", fmt(t) + " s"));
     }
-    h.append(text(LEFT + plotW / 2.0, HEIGHT - 6, "middle",
-        "answered at (seconds since the chats were sent)"));
+    h.append(
+        text(
+            LEFT + plotW / 2.0,
+            HEIGHT - 6,
+            "middle",
+            "answered at (seconds since the chats were sent)"));
     // Markers: the upstream delay and the login wave.
     double delayMs = s.delay().toNanos() / 1e6;
     if (delayMs >= yMinMs && delayMs <= yMaxMs) {
       double y = yFor(delayMs, yMinMs, yMaxMs, plotH);
-      h.append("<line x1=\"").append(LEFT).append("\" y1=\"").append(f(y)).append("\" x2=\"")
-          .append(LEFT + plotW).append("\" y2=\"").append(f(y))
+      h.append("<line x1=\"")
+          .append(LEFT)
+          .append("\" y1=\"")
+          .append(f(y))
+          .append("\" x2=\"")
+          .append(LEFT + plotW)
+          .append("\" y2=\"")
+          .append(f(y))
           .append("\" stroke=\"#8b949e\" stroke-dasharray=\"4 4\"/>\n")
           .append(text(LEFT + 6, y - 5, "start", "upstream delay"));
     }
     double loginX = LEFT + seconds(s.loginsAfter().toNanos()) / xMax * plotW;
-    h.append("<line x1=\"").append(f(loginX)).append("\" y1=\"").append(TOP).append("\" x2=\"")
-        .append(f(loginX)).append("\" y2=\"").append(TOP + plotH)
+    h.append("<line x1=\"")
+        .append(f(loginX))
+        .append("\" y1=\"")
+        .append(TOP)
+        .append("\" x2=\"")
+        .append(f(loginX))
+        .append("\" y2=\"")
+        .append(TOP + plotH)
         .append("\" stroke=\"#2563eb\" stroke-opacity=\".35\" stroke-dasharray=\"2 3\"/>\n")
         .append(text(loginX + 4, HEIGHT - BOTTOM - 6, "start", "logins sent"));
     // Points.
@@ -263,11 +354,19 @@ final class Report {
       double latencyMs = sample.latencyNanos() / 1e6;
       double y = yFor(Math.max(latencyMs, yMinMs), yMinMs, yMaxMs, plotH);
       String kind = kind(sample);
-      h.append("<circle cx=\"").append(f(x)).append("\" cy=\"").append(f(y))
-          .append("\" r=\"3.5\" fill=\"").append(color(kind))
-          .append("\" fill-opacity=\".65\"><title>").append(esc(kind)).append(", sent at ")
-          .append(fmt(seconds(sample.sentAtNanos()))).append(" s, ")
-          .append(esc(ms(latencyMs))).append("</title></circle>\n");
+      h.append("<circle cx=\"")
+          .append(f(x))
+          .append("\" cy=\"")
+          .append(f(y))
+          .append("\" r=\"3.5\" fill=\"")
+          .append(color(kind))
+          .append("\" fill-opacity=\".65\"><title>")
+          .append(esc(kind))
+          .append(", sent at ")
+          .append(fmt(seconds(sample.sentAtNanos())))
+          .append(" s, ")
+          .append(esc(ms(latencyMs)))
+          .append("</title></circle>\n");
     }
     legend(h, WIDTH - RIGHT - 316, 20);
     h.append("</svg>\n");
@@ -279,8 +378,13 @@ final class Report {
     int[] widths = {62, 82, 82, 90};
     int at = x;
     for (int i = 0; i < kinds.length; i++) {
-      h.append("<circle cx=\"").append(at + 4).append("\" cy=\"").append(y - 4)
-          .append("\" r=\"4\" fill=\"").append(color(kinds[i])).append("\"/>")
+      h.append("<circle cx=\"")
+          .append(at + 4)
+          .append("\" cy=\"")
+          .append(y - 4)
+          .append("\" r=\"4\" fill=\"")
+          .append(color(kinds[i]))
+          .append("\"/>")
           .append(text(at + 12, y, "start", kinds[i]));
       at += widths[i];
     }
@@ -319,13 +423,29 @@ final class Report {
   }
 
   private static String line(double x1, double y1, double x2, double y2, String stroke) {
-    return "<line x1=\"" + f(x1) + "\" y1=\"" + f(y1) + "\" x2=\"" + f(x2) + "\" y2=\"" + f(y2)
-        + "\" stroke=\"" + stroke + "\"/>\n";
+    return "<line x1=\""
+        + f(x1)
+        + "\" y1=\""
+        + f(y1)
+        + "\" x2=\""
+        + f(x2)
+        + "\" y2=\""
+        + f(y2)
+        + "\" stroke=\""
+        + stroke
+        + "\"/>\n";
   }
 
   private static String text(double x, double y, String anchor, String content) {
-    return "<text x=\"" + f(x) + "\" y=\"" + f(y) + "\" text-anchor=\"" + anchor
-        + "\" fill=\"#57606a\">" + esc(content) + "</text>\n";
+    return "<text x=\""
+        + f(x)
+        + "\" y=\""
+        + f(y)
+        + "\" text-anchor=\""
+        + anchor
+        + "\" fill=\"#57606a\">"
+        + esc(content)
+        + "</text>\n";
   }
 
   private static double seconds(long nanos) {
@@ -351,11 +471,16 @@ final class Report {
   }
 
   private static String fmt(double v) {
-    return BigDecimal.valueOf(v).setScale(v < 10 ? 2 : 0, java.math.RoundingMode.HALF_UP)
-        .stripTrailingZeros().toPlainString();
+    return BigDecimal.valueOf(v)
+        .setScale(v < 10 ? 2 : 0, java.math.RoundingMode.HALF_UP)
+        .stripTrailingZeros()
+        .toPlainString();
   }
 
   static String esc(String s) {
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
+    return s.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace("\"", "&quot;");
   }
 }

@@ -19,14 +19,19 @@ import picocli.CommandLine.Spec;
     description = "The slow provider: answers every request after --delay. Runs until Ctrl-C.")
 final class UpstreamCommand implements Callable<Integer> {
 
-  @Spec
-  private CommandSpec spec;
+  @Spec private CommandSpec spec;
 
-  @Option(names = "--port", defaultValue = "4001", paramLabel = "PORT",
+  @Option(
+      names = "--port",
+      defaultValue = "4001",
+      paramLabel = "PORT",
       description = "Loopback port to listen on (0: any free port). Default: ${DEFAULT-VALUE}.")
   int port;
 
-  @Option(names = "--delay", defaultValue = "30s", paramLabel = "DURATION",
+  @Option(
+      names = "--delay",
+      defaultValue = "30s",
+      paramLabel = "DURATION",
       description = "How long every answer takes, e.g. 30s or 500ms. Default: ${DEFAULT-VALUE}.")
   Duration delay;
 
@@ -34,16 +39,20 @@ final class UpstreamCommand implements Callable<Integer> {
   public Integer call() {
     Main.checkPort(spec, port);
     if (delay.isNegative()) {
-      throw new ParameterException(spec.commandLine(),
-          "--delay must not be negative but was " + Durations.format(delay));
+      throw new ParameterException(
+          spec.commandLine(), "--delay must not be negative but was " + Durations.format(delay));
     }
     PrintWriter out = spec.commandLine().getOut();
     boolean interrupted = false;
     try (FakeUpstream upstream = FakeUpstream.start(port, delay)) {
       Thread hook = new Thread(upstream::close, "upstream-shutdown");
       Runtime.getRuntime().addShutdownHook(hook);
-      out.println("upstream listening on " + upstream.uri() + ", answering every request after "
-          + Durations.format(delay) + "; Ctrl-C stops it");
+      out.println(
+          "upstream listening on "
+              + upstream.uri()
+              + ", answering every request after "
+              + Durations.format(delay)
+              + "; Ctrl-C stops it");
       out.flush();
       try {
         upstream.join();

@@ -45,9 +45,13 @@ class CliTest {
   static Run run(String... args) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();
-    int exit = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
-        new PrintStream(err, true, StandardCharsets.UTF_8));
-    return new Run(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    int exit =
+        Main.run(
+            args,
+            new PrintStream(out, true, StandardCharsets.UTF_8),
+            new PrintStream(err, true, StandardCharsets.UTF_8));
+    return new Run(
+        exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
   }
 
   /** Exactly one line on stderr, nothing on stdout, no stack trace. */
@@ -55,8 +59,11 @@ class CliTest {
     assertThat(r.exit()).as(r.err()).isEqualTo(exit);
     assertThat(r.out()).isEmpty();
     assertThat(r.err()).endsWith("\n");
-    assertThat(r.err().strip()).doesNotContain("\n").doesNotContain("\tat ")
-        .doesNotContain("Exception").contains(fragments);
+    assertThat(r.err().strip())
+        .doesNotContain("\n")
+        .doesNotContain("\tat ")
+        .doesNotContain("Exception")
+        .contains(fragments);
   }
 
   private static int closedPort() throws IOException {
@@ -68,7 +75,9 @@ class CliTest {
   @ParameterizedTest
   @ValueSource(strings = {"demo", "upstream", "app", "load", "partition"})
   void unknownOption_isOneLine_exit2(String command) {
-    assertOneLineError(run(command, "--no-such-option"), 2,
+    assertOneLineError(
+        run(command, "--no-such-option"),
+        2,
         "bulkhead-demo " + command + ": Unknown option: '--no-such-option'");
   }
 
@@ -78,8 +87,16 @@ class CliTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"htp:/x", "http://127.0.0.1", "127.0.0.1:4001", "http://127.0.0.1:4001/x",
-      "http://[::1", "http://10.0.0.1:4001", "http://example.com:80"})
+  @ValueSource(
+      strings = {
+        "htp:/x",
+        "http://127.0.0.1",
+        "127.0.0.1:4001",
+        "http://127.0.0.1:4001/x",
+        "http://[::1",
+        "http://10.0.0.1:4001",
+        "http://example.com:80"
+      })
   void malformedOrNonLoopbackUpstream_isOneLine_exit2(String url) {
     assertOneLineError(run("app", "--upstream", url), 2, "--upstream", "'" + url + "'");
   }
@@ -92,10 +109,12 @@ class CliTest {
   @Test
   void badDurationModeOrNumber_isOneLine_exit2() {
     assertOneLineError(run("upstream", "--delay", "soon"), 2, "--delay", "'soon'");
-    assertOneLineError(run("app", "--mode", "isolated"), 2, "--mode", "'isolated'",
-        "shared or bulkhead");
+    assertOneLineError(
+        run("app", "--mode", "isolated"), 2, "--mode", "'isolated'", "shared or bulkhead");
     assertOneLineError(run("demo", "--llm-limit", "0"), 2, "--llm-limit must be at least 1");
-    assertOneLineError(run("demo", "--delay", "90s", "--upstream-deadline", "60s"), 2,
+    assertOneLineError(
+        run("demo", "--delay", "90s", "--upstream-deadline", "60s"),
+        2,
         "--upstream-deadline (60 s) must be longer than --delay (90 s)");
     assertOneLineError(run("app", "--port", "70000"), 2, "--port", "70000");
     assertOneLineError(run("partition", "--reports-share", "7"), 2, "--reports-share");
@@ -103,13 +122,21 @@ class CliTest {
 
   @Test
   void everyDurationOption_readsTheFilesGrammar_shortFormAndIso8601_withOneBound() {
-    assertOneLineError(run("demo", "--delay", "1h", "--upstream-deadline", "PT30M"), 2,
+    assertOneLineError(
+        run("demo", "--delay", "1h", "--upstream-deadline", "PT30M"),
+        2,
         "--upstream-deadline (1800 s) must be longer than --delay (3600 s)");
-    assertOneLineError(run("demo", "--delay", "PT1.5S", "--upstream-deadline", "1.5s"), 2,
+    assertOneLineError(
+        run("demo", "--delay", "PT1.5S", "--upstream-deadline", "1.5s"),
+        2,
         "--upstream-deadline (1.5 s) must be longer than --delay (1.5 s)");
-    assertOneLineError(run("upstream", "--delay", "2562048h"), 2,
+    assertOneLineError(
+        run("upstream", "--delay", "2562048h"),
+        2,
         "Invalid value for option '--delay': '2562048h' is too long: a duration must fit in");
-    assertOneLineError(run("load", "--logins-after", "PT-1S"), 2,
+    assertOneLineError(
+        run("load", "--logins-after", "PT-1S"),
+        2,
         "Invalid value for option '--logins-after': must not be negative but was 'PT-1S'");
   }
 
@@ -119,9 +146,13 @@ class CliTest {
         FakeUpstream upstream = FakeUpstream.start(0, Duration.ofMillis(10))) {
       String port = Integer.toString(held.getLocalPort());
 
-      assertOneLineError(run("upstream", "--port", port), 1,
+      assertOneLineError(
+          run("upstream", "--port", port),
+          1,
           "port " + port + " on 127.0.0.1 is already in use (--port)");
-      assertOneLineError(run("app", "--port", port, "--upstream", upstream.uri().toString()), 1,
+      assertOneLineError(
+          run("app", "--port", port, "--upstream", upstream.uri().toString()),
+          1,
           "port " + port + " on 127.0.0.1 is already in use (--port)");
     }
   }
@@ -131,14 +162,16 @@ class CliTest {
       throws Exception {
     int downPort = closedPort();
     String down = "http://127.0.0.1:" + downPort;
-    CommandThread app = CommandThread.start("app", "--port", "0", "--mode", "bulkhead",
-        "--upstream", down);
+    CommandThread app =
+        CommandThread.start("app", "--port", "0", "--mode", "bulkhead", "--upstream", down);
     URI appUri = app.awaitUri();
     try {
       HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
       HttpRequest chat = HttpRequest.newBuilder(appUri.resolve("/chat")).build();
-      HttpResponse<String> login = client.send(HttpRequest.newBuilder(appUri.resolve("/login"))
-          .build(), HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> login =
+          client.send(
+              HttpRequest.newBuilder(appUri.resolve("/login")).build(),
+              HttpResponse.BodyHandlers.ofString());
       HttpResponse<String> refused = client.send(chat, HttpResponse.BodyHandlers.ofString());
 
       assertThat(login.statusCode()).isEqualTo(200);
@@ -161,26 +194,43 @@ class CliTest {
   void app_warmUp_runsBeforeListening_andLeavesTheAppsCompartmentsAndItsUpstreamUntouched()
       throws Exception {
     try (FakeUpstream upstream = FakeUpstream.start(0, Duration.ofMillis(10))) {
-      CommandThread app = CommandThread.start("app", "--port", "0", "--mode", "bulkhead",
-          "--upstream", upstream.uri().toString(), "--warm-up", "1");
+      CommandThread app =
+          CommandThread.start(
+              "app",
+              "--port",
+              "0",
+              "--mode",
+              "bulkhead",
+              "--upstream",
+              upstream.uri().toString(),
+              "--warm-up",
+              "1");
       // The warm-up's bursts and the compiler's settling come first; the bound is a hang's only.
       URI appUri = app.awaitUri(120);
       try {
         HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-        HttpResponse<String> chat = client.send(HttpRequest.newBuilder(appUri.resolve("/chat"))
-            .build(), HttpResponse.BodyHandlers.ofString());
-        HttpResponse<String> metrics = client.send(HttpRequest.newBuilder(
-            appUri.resolve("/metrics")).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> chat =
+            client.send(
+                HttpRequest.newBuilder(appUri.resolve("/chat")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> metrics =
+            client.send(
+                HttpRequest.newBuilder(appUri.resolve("/metrics")).build(),
+                HttpResponse.BodyHandlers.ofString());
 
-        assertThat(app.out()).containsPattern("warmed up: 1 bursts to a throwaway copy of the app"
-            + " in [0-9.]+ m?s\\n").contains("listening on");
+        assertThat(app.out())
+            .containsPattern(
+                "warmed up: 1 bursts to a throwaway copy of the app" + " in [0-9.]+ m?s\\n")
+            .contains("listening on");
         assertThat(app.out().indexOf("warmed up")).isLessThan(app.out().indexOf("listening on"));
         assertThat(chat.statusCode()).isEqualTo(200);
-        // The warm-up's 80 chats went to its own upstream, its 50 rejections to its own compartment.
+        // The warm-up's 80 chats went to its own upstream, its 50 rejections to its own
+        // compartment.
         assertThat(upstream.requests()).isEqualTo(1);
-        assertThat(metrics.body()).contains(
-            "bulkhead_admitted_total{name=\"llm\"} 1.0",
-            "bulkhead_rejected_total{name=\"llm\",reason=\"queue_full\"} 0.0");
+        assertThat(metrics.body())
+            .contains(
+                "bulkhead_admitted_total{name=\"llm\"} 1.0",
+                "bulkhead_rejected_total{name=\"llm\",reason=\"queue_full\"} 0.0");
       } finally {
         assertThat(app.stop()).isZero();
       }
@@ -193,8 +243,9 @@ class CliTest {
     // else in these tests asks for one.
     long before = fullCollections();
     try (FakeUpstream upstream = FakeUpstream.start(0, Duration.ofMillis(10))) {
-      CommandThread app = CommandThread.start("app", "--port", "0", "--mode", "bulkhead",
-          "--upstream", upstream.uri().toString());
+      CommandThread app =
+          CommandThread.start(
+              "app", "--port", "0", "--mode", "bulkhead", "--upstream", upstream.uri().toString());
       try {
         app.awaitUri();
 
@@ -218,13 +269,15 @@ class CliTest {
 
   @Test
   void app_negativeWarmUp_isOneLine_exit2() {
-    assertOneLineError(run("app", "--warm-up", "-1"), 2,
-        "--warm-up must be between 0 and 20 but was -1");
+    assertOneLineError(
+        run("app", "--warm-up", "-1"), 2, "--warm-up must be between 0 and 20 but was -1");
   }
 
   @Test
   void app_warmUpBeyondItsBound_isOneLine_exit2_ratherThanAStartThatNeverEnds() {
-    assertOneLineError(run("app", "--warm-up", "1000000"), 2,
+    assertOneLineError(
+        run("app", "--warm-up", "1000000"),
+        2,
         "--warm-up must be between 0 and 20 but was 1000000");
   }
 
@@ -232,16 +285,18 @@ class CliTest {
   void loadAgainstNothing_isOneLine_exit1() throws Exception {
     String down = "http://127.0.0.1:" + closedPort();
 
-    assertOneLineError(run("load", "--target", down), 1,
-        "nothing answers at " + down, "start the app first");
+    assertOneLineError(
+        run("load", "--target", down), 1, "nothing answers at " + down, "start the app first");
   }
 
   @Test
   void noCommand_showsUsage_exit2() {
     Run r = run();
     assertThat(r.exit()).isEqualTo(2);
-    assertThat(r.err()).contains("Usage: bulkhead-demo", "demo", "partition")
-        .contains("a command is required").doesNotContain("\tat ");
+    assertThat(r.err())
+        .contains("Usage: bulkhead-demo", "demo", "partition")
+        .contains("a command is required")
+        .doesNotContain("\tat ");
   }
 
   @Test
@@ -256,36 +311,47 @@ class CliTest {
     Run r = run("partition");
 
     assertThat(r.exit()).isZero();
-    assertThat(r.out()).isEqualTo(String.join(System.lineSeparator(),
-        "One shared compartment of 7",
-        "  reports : sent 10, accepted 7, rejected 3",
-        "  payments: sent 4, accepted 0, rejected 4",
-        "Two compartments: reports 3, payments 4",
-        "  reports : sent 10, accepted 3, rejected 7",
-        "  payments: sent 4, accepted 4, rejected 0",
-        ""));
+    assertThat(r.out())
+        .isEqualTo(
+            String.join(
+                System.lineSeparator(),
+                "One shared compartment of 7",
+                "  reports : sent 10, accepted 7, rejected 3",
+                "  payments: sent 4, accepted 0, rejected 4",
+                "Two compartments: reports 3, payments 4",
+                "  reports : sent 10, accepted 3, rejected 7",
+                "  payments: sent 4, accepted 4, rejected 0",
+                ""));
   }
 
   @Test
   void upstreamAndApp_serveUntilInterrupted() throws Exception {
     CommandThread upstream = CommandThread.start("upstream", "--port", "0", "--delay", "200ms");
     URI upstreamUri = upstream.awaitUri();
-    CommandThread app = CommandThread.start("app", "--port", "0", "--mode", "bulkhead",
-        "--upstream", upstreamUri.toString());
+    CommandThread app =
+        CommandThread.start(
+            "app", "--port", "0", "--mode", "bulkhead", "--upstream", upstreamUri.toString());
     URI appUri = app.awaitUri();
     try {
       HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-      HttpResponse<String> login = client.send(HttpRequest.newBuilder(appUri.resolve("/login"))
-          .build(), HttpResponse.BodyHandlers.ofString());
-      HttpResponse<String> chat = client.send(HttpRequest.newBuilder(appUri.resolve("/chat"))
-          .build(), HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> login =
+          client.send(
+              HttpRequest.newBuilder(appUri.resolve("/login")).build(),
+              HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> chat =
+          client.send(
+              HttpRequest.newBuilder(appUri.resolve("/chat")).build(),
+              HttpResponse.BodyHandlers.ofString());
 
       assertThat(login.statusCode()).isEqualTo(200);
       assertThat(login.body()).isEqualTo("ok\n");
       assertThat(chat.statusCode()).isEqualTo(200);
       assertThat(chat.body()).isEqualTo(FakeUpstream.ANSWER);
-      assertThat(app.out()).contains("bulkhead mode", "server (50 in flight, unbounded queue)",
-          "llm (10 in flight, 20 waiting, 1 s wait)");
+      assertThat(app.out())
+          .contains(
+              "bulkhead mode",
+              "server (50 in flight, unbounded queue)",
+              "llm (10 in flight, 20 waiting, 1 s wait)");
     } finally {
       assertThat(app.stop()).isZero();
       assertThat(upstream.stop()).isZero();
@@ -298,8 +364,18 @@ class CliTest {
         DemoApp app = new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream.uri()))) {
       app.start(0);
 
-      Run r = run("load", "--target", app.uri().toString(), "--chats", "15", "--logins", "5",
-          "--logins-after", "200ms", "--json");
+      Run r =
+          run(
+              "load",
+              "--target",
+              app.uri().toString(),
+              "--chats",
+              "15",
+              "--logins",
+              "5",
+              "--logins-after",
+              "200ms",
+              "--json");
 
       assertThat(r.exit()).as(r.err()).isZero();
       JsonNode m = new ObjectMapper().readTree(r.out());
@@ -315,10 +391,30 @@ class CliTest {
     Path report = dir.resolve("report.html");
     Path result = dir.resolve("result.json");
 
-    Run r = run("demo", "--delay", "1s", "--chats", "12", "--logins", "6",
-        "--logins-after", "300ms", "--server-limit", "8", "--llm-limit", "2", "--llm-queue", "2",
-        "--llm-wait", "400ms", "--json", "--report", report.toString(), "--result",
-        result.toString());
+    Run r =
+        run(
+            "demo",
+            "--delay",
+            "1s",
+            "--chats",
+            "12",
+            "--logins",
+            "6",
+            "--logins-after",
+            "300ms",
+            "--server-limit",
+            "8",
+            "--llm-limit",
+            "2",
+            "--llm-queue",
+            "2",
+            "--llm-wait",
+            "400ms",
+            "--json",
+            "--report",
+            report.toString(),
+            "--result",
+            result.toString());
 
     assertThat(r.exit()).as(r.err()).isZero();
     JsonNode both = new ObjectMapper().readTree(r.out());
@@ -331,7 +427,9 @@ class CliTest {
     assertThat(both.get("bulkhead").get("chat").get("503").asInt()).isEqualTo(10);
     assertThat(Files.readString(result)).isEqualTo(r.out());
     String html = Files.readString(report);
-    assertThat(html).startsWith("<!DOCTYPE html>").contains("<svg", "</html>")
+    assertThat(html)
+        .startsWith("<!DOCTYPE html>")
+        .contains("<svg", "</html>")
         // self-contained: nothing to fetch (the only URL is the SVG namespace, which is a name)
         .doesNotContain("<script", "<link", "src=", "@import", "url(", "https://");
     assertThat(r.err()).contains("shared mode: done", "bulkhead mode: done", "wrote ");
@@ -340,14 +438,34 @@ class CliTest {
   @Test
   void demo_table_isPrintedOnStdout() throws Exception {
     Path dir = Files.createTempDirectory("demo-table");
-    Run r = run("demo", "--delay", "500ms", "--chats", "6", "--logins", "3",
-        "--logins-after", "100ms", "--server-limit", "4", "--llm-limit", "1", "--llm-queue", "1",
-        "--llm-wait", "200ms", "--report", dir.resolve("r.html").toString(), "--result",
-        dir.resolve("r.json").toString());
+    Run r =
+        run(
+            "demo",
+            "--delay",
+            "500ms",
+            "--chats",
+            "6",
+            "--logins",
+            "3",
+            "--logins-after",
+            "100ms",
+            "--server-limit",
+            "4",
+            "--llm-limit",
+            "1",
+            "--llm-queue",
+            "1",
+            "--llm-wait",
+            "200ms",
+            "--report",
+            dir.resolve("r.html").toString(),
+            "--result",
+            dir.resolve("r.json").toString());
 
     assertThat(r.exit()).as(r.err()).isZero();
-    assertThat(r.out()).contains("shared", "bulkhead", "login p99", "chat 503", "wall time",
-        "machine: ", "wrote ");
+    assertThat(r.out())
+        .contains(
+            "shared", "bulkhead", "login p99", "chat 503", "wall time", "machine: ", "wrote ");
   }
 
   private static void assertModeShape(JsonNode m) {
@@ -369,7 +487,8 @@ class CliTest {
 
   /** A long-running command (upstream, app) on its own thread, stopped by interrupting it. */
   static final class CommandThread {
-    private static final Pattern URL = Pattern.compile("listening on (http://127\\.0\\.0\\.1:\\d+)");
+    private static final Pattern URL =
+        Pattern.compile("listening on (http://127\\.0\\.0\\.1:\\d+)");
 
     private final ByteArrayOutputStream out = new ByteArrayOutputStream();
     private final ByteArrayOutputStream err = new ByteArrayOutputStream();
@@ -377,9 +496,15 @@ class CliTest {
     private final Thread thread;
 
     private CommandThread(String... args) {
-      thread = new Thread(() -> exit.complete(Main.run(args,
-          new PrintStream(out, true, StandardCharsets.UTF_8),
-          new PrintStream(err, true, StandardCharsets.UTF_8))), "cli-" + args[0]);
+      thread =
+          new Thread(
+              () ->
+                  exit.complete(
+                      Main.run(
+                          args,
+                          new PrintStream(out, true, StandardCharsets.UTF_8),
+                          new PrintStream(err, true, StandardCharsets.UTF_8))),
+              "cli-" + args[0]);
       thread.start();
     }
 
@@ -407,8 +532,8 @@ class CliTest {
       await().atMost(seconds, SECONDS).until(() -> URL.matcher(out()).find() || exit.isDone());
       Matcher m = URL.matcher(out());
       if (!m.find()) {
-        throw new AssertionError("the command ended without listening: "
-            + err.toString(StandardCharsets.UTF_8));
+        throw new AssertionError(
+            "the command ended without listening: " + err.toString(StandardCharsets.UTF_8));
       }
       return URI.create(m.group(1));
     }

@@ -24,15 +24,25 @@ import org.junit.jupiter.api.io.TempDir;
 /** {@code demo --dashboard}: one address for both runs, and the bulkhead-mode app kept up after. */
 class DashboardCommandTest {
 
-  private static final Pattern KEPT = Pattern.compile("stays up at (http://127\\.0\\.0\\.1:(\\d+))");
+  private static final Pattern KEPT =
+      Pattern.compile("stays up at (http://127\\.0\\.0\\.1:(\\d+))");
 
   @Test
   void demoDashboard_runsBothModesOnOnePort_thenKeepsTheBulkheadAppUpUntilStopped(@TempDir Path dir)
       throws Exception {
     int port = freePort();
-    CliTest.CommandThread demo = CliTest.CommandThread.start("demo", "--dashboard", "--port",
-        String.valueOf(port), "--delay", "3s", "--report", dir.resolve("r.html").toString(),
-        "--result", dir.resolve("r.json").toString());
+    CliTest.CommandThread demo =
+        CliTest.CommandThread.start(
+            "demo",
+            "--dashboard",
+            "--port",
+            String.valueOf(port),
+            "--delay",
+            "3s",
+            "--report",
+            dir.resolve("r.html").toString(),
+            "--result",
+            dir.resolve("r.json").toString());
     await().atMost(120, SECONDS).until(() -> KEPT.matcher(demo.out()).find());
     Matcher m = KEPT.matcher(demo.out());
     assertThat(m.find()).isTrue();
@@ -41,22 +51,30 @@ class DashboardCommandTest {
     assertThat(demo.out()).contains("login p99", "/dashboard", "/bulkheads", "/metrics");
 
     HttpClient http = HttpClient.newHttpClient();
-    HttpResponse<String> snapshot = http.send(HttpRequest.newBuilder(app.resolve("/bulkheads"))
-        .build(), HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> snapshot =
+        http.send(
+            HttpRequest.newBuilder(app.resolve("/bulkheads")).build(),
+            HttpResponse.BodyHandlers.ofString());
     JsonNode llm = new ObjectMapper().readTree(snapshot.body()).get("compartments").get(1);
     assertThat(llm.get("name").asText()).isEqualTo("llm");
-    assertThat(llm.get("admitted").asLong()).as("the experiment's numbers are still there")
+    assertThat(llm.get("admitted").asLong())
+        .as("the experiment's numbers are still there")
         .isEqualTo(10);
     assertThat(llm.get("rejected").asLong()).isEqualTo(70);
-    assertThat(http.send(HttpRequest.newBuilder(app.resolve("/dashboard")).build(),
-        HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
+    assertThat(
+            http.send(
+                    HttpRequest.newBuilder(app.resolve("/dashboard")).build(),
+                    HttpResponse.BodyHandlers.ofString())
+                .statusCode())
+        .isEqualTo(200);
 
     assertThat(demo.stop()).isZero();
     try (ServerSocket again = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
       assertThat(again.getLocalPort()).as("the kept app let its port go").isEqualTo(port);
     }
     try {
-      http.send(HttpRequest.newBuilder(app.resolve("/login")).build(),
+      http.send(
+          HttpRequest.newBuilder(app.resolve("/login")).build(),
           HttpResponse.BodyHandlers.discarding());
       throw new AssertionError("the app still answers after Ctrl-C");
     } catch (ConnectException expected) {
@@ -75,12 +93,16 @@ class DashboardCommandTest {
   @Test
   void app_saysWhereItsDashboardIs() throws Exception {
     try (FakeUpstream upstream = FakeUpstream.start(0, java.time.Duration.ofMillis(10))) {
-      CliTest.CommandThread app = CliTest.CommandThread.start("app", "--port", "0", "--mode",
-          "bulkhead", "--upstream", upstream.uri().toString());
+      CliTest.CommandThread app =
+          CliTest.CommandThread.start(
+              "app", "--port", "0", "--mode", "bulkhead", "--upstream", upstream.uri().toString());
       URI uri = app.awaitUri();
       try {
-        assertThat(app.out()).contains("dashboard " + uri + "/dashboard",
-            "JSON " + uri + "/bulkheads", "Prometheus " + uri + "/metrics");
+        assertThat(app.out())
+            .contains(
+                "dashboard " + uri + "/dashboard",
+                "JSON " + uri + "/bulkheads",
+                "Prometheus " + uri + "/metrics");
       } finally {
         assertThat(app.stop()).isZero();
       }

@@ -26,33 +26,52 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code demo db} through the command line: one-line errors, the JSON on stdout, and the figures added
- * to the HTML report (into {@code demo}'s page when there is one, replacing an earlier run's).
+ * {@code demo db} through the command line: one-line errors, the JSON on stdout, and the figures
+ * added to the HTML report (into {@code demo}'s page when there is one, replacing an earlier
+ * run's).
  */
 class DbCommandTest {
 
   /** A figure to a tenth: whole ones without a fraction, as the JSON writer writes them. */
   private static final String TENTHS = "\\d+(\\.\\d)?";
+
   /** {"shared": D, "split": D}, key for key. */
-  private static final String D = "\\{\"checkout\":\\{\"p50_ms\":" + TENTHS + ",\"p99_ms\":" + TENTHS
-      + ",\"errors\":\\d+,\"per_s\":" + TENTHS + "\\},\"reports\":\\{\"ok\":\\d+,"
-      + "\"rejected\":\\d+,\"errors\":\\d+\\}\\}";
+  private static final String D =
+      "\\{\"checkout\":\\{\"p50_ms\":"
+          + TENTHS
+          + ",\"p99_ms\":"
+          + TENTHS
+          + ",\"errors\":\\d+,\"per_s\":"
+          + TENTHS
+          + "\\},\"reports\":\\{\"ok\":\\d+,"
+          + "\"rejected\":\\d+,\"errors\":\\d+\\}\\}";
+
   private static final String JSON = "\\{\"shared\":" + D + ",\"split\":" + D + "\\}";
 
   private static void assertOneLineError(CliTest.Run r, int exit, String... fragments) {
     assertThat(r.exit()).as(r.err()).isEqualTo(exit);
     assertThat(r.out()).isEmpty();
-    assertThat(r.err().strip()).doesNotContain("\n").doesNotContain("\tat ")
-        .doesNotContain("Exception").contains(fragments);
+    assertThat(r.err().strip())
+        .doesNotContain("\n")
+        .doesNotContain("\tat ")
+        .doesNotContain("Exception")
+        .contains(fragments);
   }
 
   @Test
   void badOptionsAreOneLineAndExit2() {
-    assertOneLineError(CliTest.run("demo", "db", "--degraded", "30x"), 2,
-        "bulkhead-demo demo db: Invalid value for option '--degraded'", "'30x'");
-    assertOneLineError(CliTest.run("demo", "db", "--duration", "0s"), 2,
+    assertOneLineError(
+        CliTest.run("demo", "db", "--degraded", "30x"),
+        2,
+        "bulkhead-demo demo db: Invalid value for option '--degraded'",
+        "'30x'");
+    assertOneLineError(
+        CliTest.run("demo", "db", "--duration", "0s"),
+        2,
         "bulkhead-demo demo db: degraded phase must be positive but was PT0S");
-    assertOneLineError(CliTest.run("demo", "db", "--no-such-option"), 2,
+    assertOneLineError(
+        CliTest.run("demo", "db", "--no-such-option"),
+        2,
         "bulkhead-demo demo db: Unknown option: '--no-such-option'");
   }
 
@@ -63,34 +82,60 @@ class DbCommandTest {
       closedPort = s.getLocalPort();
     }
     String url = "jdbc:postgresql://127.0.0.1:" + closedPort + "/test";
-    assertOneLineError(CliTest.run("demo", "db", "--jdbc-url", url), 1,
-        "bulkhead-demo demo db: cannot use the PostgreSQL server at " + url, "refused");
-    assertOneLineError(CliTest.run("demo", "db", "--jdbc-url", "jdbc:mysql://127.0.0.1/test"), 1,
+    assertOneLineError(
+        CliTest.run("demo", "db", "--jdbc-url", url),
+        1,
+        "bulkhead-demo demo db: cannot use the PostgreSQL server at " + url,
+        "refused");
+    assertOneLineError(
+        CliTest.run("demo", "db", "--jdbc-url", "jdbc:mysql://127.0.0.1/test"),
+        1,
         "must be a PostgreSQL JDBC URL");
   }
 
   @Test
   void printsTheJsonAndAddsTheFiguresToTheReportOnce(@TempDir Path dir) throws Exception {
     Path report = dir.resolve("report.html");
-    Files.writeString(report, "<!DOCTYPE html>\n<html><body>\n<h1>demo's own page</h1>\n</body>"
-        + "</html>\n", StandardCharsets.UTF_8);
-    String[] shortRun = {"demo", "db", "--healthy", "1s", "--duration", "2s", "--degraded", "1.5s",
-        "--report", report.toString()};
+    Files.writeString(
+        report,
+        "<!DOCTYPE html>\n<html><body>\n<h1>demo's own page</h1>\n</body>" + "</html>\n",
+        StandardCharsets.UTF_8);
+    String[] shortRun = {
+      "demo",
+      "db",
+      "--healthy",
+      "1s",
+      "--duration",
+      "2s",
+      "--degraded",
+      "1.5s",
+      "--report",
+      report.toString()
+    };
 
     CliTest.Run json = CliTest.run(concat(shortRun, "--json"));
     assertThat(json.exit()).as(json.err()).isZero();
     assertThat(json.out().strip()).matches(JSON);
     String page = Files.readString(report, StandardCharsets.UTF_8);
-    assertThat(page).contains("<h1>demo's own page</h1>").contains(DbReport.BEGIN)
-        .contains("<svg").containsSubsequence(DbReport.END, "</body>");
+    assertThat(page)
+        .contains("<h1>demo's own page</h1>")
+        .contains(DbReport.BEGIN)
+        .contains("<svg")
+        .containsSubsequence(DbReport.END, "</body>");
     assertNoConnectionLeft(json.err());
 
     CliTest.Run table = CliTest.run(shortRun);
     assertThat(table.exit()).as(table.err()).isZero();
-    assertThat(table.out()).contains("shared pool of 10").contains("split: checkout 6, reports 4")
-        .contains("checkout p99").contains("machine: ").contains("added the figures to " + report);
+    assertThat(table.out())
+        .contains("shared pool of 10")
+        .contains("split: checkout 6, reports 4")
+        .contains("checkout p99")
+        .contains("machine: ")
+        .contains("added the figures to " + report);
     page = Files.readString(report, StandardCharsets.UTF_8);
-    assertThat(page.split(Pattern.quote(DbReport.BEGIN), -1)).as("one section, replaced").hasSize(2);
+    assertThat(page.split(Pattern.quote(DbReport.BEGIN), -1))
+        .as("one section, replaced")
+        .hasSize(2);
     assertThat(page).contains("<h1>demo's own page</h1>");
     assertNoConnectionLeft(table.err());
   }
@@ -104,34 +149,54 @@ class DbCommandTest {
   @Test
   void dashboard_servesEachRunsPools_withTheirConnections_thenStaysUpUntilStopped(@TempDir Path dir)
       throws Exception {
-    CliTest.CommandThread demo = CliTest.CommandThread.start("demo", "db", "--dashboard", "--port",
-        "0", "--healthy", "2s", "--duration", "4s", "--degraded", "3s",
-        "--report", dir.resolve("r.html").toString());
+    CliTest.CommandThread demo =
+        CliTest.CommandThread.start(
+            "demo",
+            "db",
+            "--dashboard",
+            "--port",
+            "0",
+            "--healthy",
+            "2s",
+            "--duration",
+            "4s",
+            "--degraded",
+            "3s",
+            "--report",
+            dir.resolve("r.html").toString());
     try {
-      await().atMost(Duration.ofSeconds(60))
+      await()
+          .atMost(Duration.ofSeconds(60))
           .until(() -> DASHBOARD.matcher(demo.err()).find() || demo.isDone());
       Matcher m = DASHBOARD.matcher(demo.err());
       assertThat(m.find()).as(demo.err()).isTrue();
       URI base = URI.create(m.group(1));
 
       // The shared run: one pool of 10 for both workloads.
-      JsonNode shared = await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(100))
-          .until(() -> pool(base, ".shared"), java.util.Objects::nonNull);
+      JsonNode shared =
+          await()
+              .atMost(Duration.ofSeconds(90))
+              .pollInterval(Duration.ofMillis(100))
+              .until(() -> pool(base, ".shared"), java.util.Objects::nonNull);
       String sharedName = shared.get("name").asText();
       assertThat(shared.get("limit").asInt()).isEqualTo(10);
       assertPoolFigures(shared.get("resource"), 10);
-      assertThat(get(base, "/metrics")).contains(
-          "bulkhead_pool_connections_open{name=\"" + sharedName + "\"} 10.0",
-          "bulkhead_limit{name=\"" + sharedName + "\"} 10.0");
+      assertThat(get(base, "/metrics"))
+          .contains(
+              "bulkhead_pool_connections_open{name=\"" + sharedName + "\"} 10.0",
+              "bulkhead_limit{name=\"" + sharedName + "\"} 10.0");
 
       // The split run: checkout 6 and reports 4; the shared pool has gone.
-      JsonNode checkout = await().atMost(Duration.ofSeconds(90))
-          .pollInterval(Duration.ofMillis(100))
-          .until(() -> pool(base, ".checkout"), java.util.Objects::nonNull);
+      JsonNode checkout =
+          await()
+              .atMost(Duration.ofSeconds(90))
+              .pollInterval(Duration.ofMillis(100))
+              .until(() -> pool(base, ".checkout"), java.util.Objects::nonNull);
       JsonNode doc = bulkheads(base);
       JsonNode reports = null;
       for (JsonNode c : doc.get("compartments")) {
-        assertThat(c.get("name").asText()).as("only the split run's compartments")
+        assertThat(c.get("name").asText())
+            .as("only the split run's compartments")
             .doesNotEndWith(".shared");
         if (c.get("name").asText().endsWith(".reports")) {
           reports = c;
@@ -148,8 +213,11 @@ class DbCommandTest {
 
       await().atMost(Duration.ofSeconds(90)).until(() -> demo.out().contains("stays up at"));
       assertThat(demo.out()).contains("checkout p99", base + "/dashboard", "Ctrl-C");
-      assertThat(bulkheads(base).get("compartments")).as("both runs over: no compartment").isEmpty();
-      assertThat(get(base, "/metrics")).doesNotContain("bulkhead_pool_")
+      assertThat(bulkheads(base).get("compartments"))
+          .as("both runs over: no compartment")
+          .isEmpty();
+      assertThat(get(base, "/metrics"))
+          .doesNotContain("bulkhead_pool_")
           .doesNotContain("name=\"demo-db-");
       assertThat(get(base, "/dashboard")).contains("<title>Bulkhead dashboard</title>");
     } finally {
@@ -160,25 +228,33 @@ class DbCommandTest {
 
   @Test
   void dashboard_badPort_isOneLine() throws IOException {
-    assertOneLineError(CliTest.run("demo", "db", "--dashboard", "--port", "70000"), 2,
-        "bulkhead-demo demo db: --port must be a TCP port", "70000");
+    assertOneLineError(
+        CliTest.run("demo", "db", "--dashboard", "--port", "70000"),
+        2,
+        "bulkhead-demo demo db: --port must be a TCP port",
+        "70000");
     try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       int port = taken.getLocalPort();
       // Checked before the database is touched: the line says which port and which option.
-      assertOneLineError(CliTest.run("demo", "db", "--dashboard", "--port", String.valueOf(port)),
-          1, "bulkhead-demo demo db: cannot start the dashboard: port " + port
+      assertOneLineError(
+          CliTest.run("demo", "db", "--dashboard", "--port", String.valueOf(port)),
+          1,
+          "bulkhead-demo demo db: cannot start the dashboard: port "
+              + port
               + " on 127.0.0.1 is already in use (--port)");
     }
   }
 
   private static final Pattern DASHBOARD =
       Pattern.compile("dashboard: (http://127\\.0\\.0\\.1:\\d+)/dashboard");
-  private static final HttpClient HTTP = HttpClient.newBuilder()
-      .version(HttpClient.Version.HTTP_1_1).build();
+  private static final HttpClient HTTP =
+      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
   private static String get(URI base, String path) throws Exception {
-    HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(base.resolve(path))
-        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> r =
+        HTTP.send(
+            HttpRequest.newBuilder(base.resolve(path)).timeout(Duration.ofSeconds(30)).build(),
+            HttpResponse.BodyHandlers.ofString());
     assertThat(r.statusCode()).as(path).isEqualTo(200);
     return r.body();
   }
@@ -214,10 +290,14 @@ class DbCommandTest {
   @Test
   void writesAPageOfItsOwnWhenThereIsNone() {
     String page = DbReport.mergeInto(null, DbReport.BEGIN + "x" + DbReport.END);
-    assertThat(page).startsWith("<!DOCTYPE html>").contains("<style>")
+    assertThat(page)
+        .startsWith("<!DOCTYPE html>")
+        .contains("<style>")
         .containsSubsequence(DbReport.BEGIN, "x", DbReport.END, "</body>");
     String replaced = DbReport.mergeInto(page, DbReport.BEGIN + "y" + DbReport.END);
-    assertThat(replaced).contains(DbReport.BEGIN + "y" + DbReport.END).doesNotContain("x" + DbReport.END);
+    assertThat(replaced)
+        .contains(DbReport.BEGIN + "y" + DbReport.END)
+        .doesNotContain("x" + DbReport.END);
   }
 
   private static String[] concat(String[] a, String b) {
@@ -237,8 +317,10 @@ class DbCommandTest {
   }
 
   private static int backends(LocalPostgres db, String prefix) throws Exception {
-    try (Connection c = db.connect(); PreparedStatement ps = c.prepareStatement(
-        "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE ?")) {
+    try (Connection c = db.connect();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE ?")) {
       ps.setString(1, prefix + "%");
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();

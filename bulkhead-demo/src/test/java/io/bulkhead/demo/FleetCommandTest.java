@@ -26,6 +26,7 @@ class FleetCommandTest {
 
   private static final int LIMIT = 10;
   private static final Duration LEASE_TTL = Duration.ofSeconds(3);
+
   /**
    * A dead app's leases expire at most one TTL after the kill; a survivor's next admission then
    * purges and takes one, and its call reaches the upstream. That second part is bounded by the
@@ -40,37 +41,56 @@ class FleetCommandTest {
 
   @Test
   void theUpstreamNeverSeesMoreThanTheLimitAndTheKilledAppsSlotsComeBack() throws IOException {
-    CliTest.Run r = CliTest.run("demo", "fleet", "--json",
-        "--redis", "redis://127.0.0.1:" + portWhereNothingListens(),
-        "--lease-ttl", LEASE_TTL.toSeconds() + "s", "--delay", "1s",
-        "--kill-after", "3s", "--duration", "9s", "--limit", Integer.toString(LIMIT));
+    CliTest.Run r =
+        CliTest.run(
+            "demo",
+            "fleet",
+            "--json",
+            "--redis",
+            "redis://127.0.0.1:" + portWhereNothingListens(),
+            "--lease-ttl",
+            LEASE_TTL.toSeconds() + "s",
+            "--delay",
+            "1s",
+            "--kill-after",
+            "3s",
+            "--duration",
+            "9s",
+            "--limit",
+            Integer.toString(LIMIT));
     assertThat(r.exit()).as(r.err()).isZero();
     JsonNode result = new ObjectMapper().readTree(r.out());
 
     assertThat(result.get("own_redis").asBoolean()).as(r.err()).isTrue();
     int maxConcurrency = result.get("upstream").get("max_concurrency").asInt();
-    assertThat(maxConcurrency).as("the upstream's own maximum, " + r.err())
-        .isPositive().isLessThanOrEqualTo(LIMIT);
+    assertThat(maxConcurrency)
+        .as("the upstream's own maximum, " + r.err())
+        .isPositive()
+        .isLessThanOrEqualTo(LIMIT);
 
     JsonNode kill = result.get("kill");
     List<Long> pids = new ArrayList<>();
     result.get("app_pids").forEach(p -> pids.add(p.asLong()));
     assertThat(pids).hasSize(FleetRun.APPS).contains(kill.get("pid").asLong());
-    assertThat(kill.get("calls_at_upstream").asInt()).as("the killed app held calls, " + r.err())
+    assertThat(kill.get("calls_at_upstream").asInt())
+        .as("the killed app held calls, " + r.err())
         .isPositive();
 
     JsonNode reclaim = result.get("reclaim");
     assertThat(reclaim.get("measured_by").asText()).isEqualTo("upstream");
     assertThat(reclaim.get("first_slot_ms").isNumber()).as(r.out()).isTrue();
-    assertThat(reclaim.get("first_slot_ms").asDouble()).as(r.out())
-        .isPositive().isLessThanOrEqualTo(RECLAIM_BOUND.toMillis());
+    assertThat(reclaim.get("first_slot_ms").asDouble())
+        .as(r.out())
+        .isPositive()
+        .isLessThanOrEqualTo(RECLAIM_BOUND.toMillis());
 
     assertThat(result.get("chats").get("answered").asInt()).isPositive();
     assertThat(result.get("login").get("answered").asInt()).isPositive();
 
     for (long pid : pids) {
       assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false))
-          .as("app pid " + pid + " still alive").isFalse();
+          .as("app pid " + pid + " still alive")
+          .isFalse();
     }
     String[] redis = result.get("redis").asText().split(":");
     assertThat(FleetRun.answersPing(redis[0], Integer.parseInt(redis[1])))
@@ -88,8 +108,9 @@ class FleetCommandTest {
 
   @Test
   void tooLittleRunAfterTheKillIsRefusedInOneLineNamingTheOption() {
-    CliTest.Run r = CliTest.run("demo", "fleet", "--lease-ttl", "5s", "--kill-after", "8s",
-        "--duration", "12s");
+    CliTest.Run r =
+        CliTest.run(
+            "demo", "fleet", "--lease-ttl", "5s", "--kill-after", "8s", "--duration", "12s");
     assertThat(r.exit()).isEqualTo(Main.USAGE);
     assertThat(r.err().strip()).doesNotContain("\n").contains("--duration", "12 s");
   }
@@ -108,7 +129,8 @@ class FleetCommandTest {
   }
 
   private static List<String> childJvms() {
-    return ProcessHandle.current().descendants()
+    return ProcessHandle.current()
+        .descendants()
         .filter(ProcessHandle::isAlive)
         .map(p -> p.pid() + " " + p.info().commandLine().orElse("?"))
         .filter(line -> line.contains(FleetApp.class.getName()) || line.contains("redis-server"))

@@ -12,13 +12,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Option values written to break the commands (issue 14's D9 and D10): each is a usage error, exit 2,
- * one line naming the option, before anything starts; and nothing the user typed reaches the terminal
- * as a control sequence.
+ * Option values written to break the commands (issue 14's D9 and D10): each is a usage error, exit
+ * 2, one line naming the option, before anything starts; and nothing the user typed reaches the
+ * terminal as a control sequence.
  */
 class HostileOptionsTest {
 
-  /** An upstream nobody listens at: if validation let a value through, app would fail with exit 1. */
+  /**
+   * An upstream nobody listens at: if validation let a value through, app would fail with exit 1.
+   */
   private static String closedUpstream() throws IOException {
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       return "http://127.0.0.1:" + s.getLocalPort();
@@ -33,37 +35,52 @@ class HostileOptionsTest {
 
   @Test
   void app_aQueueBeyondWhatACompartmentCounts_isAUsageError() throws IOException {
-    usageError(CliTest.run("app", "--upstream", closedUpstream(), "--llm-queue", "20000000"),
+    usageError(
+        CliTest.run("app", "--upstream", closedUpstream(), "--llm-queue", "20000000"),
         "--llm-queue");
   }
 
   @Test
   void app_aWaitBeyondANanosecondDeadline_isAUsageError() throws IOException {
-    usageError(CliTest.run("app", "--upstream", closedUpstream(), "--llm-wait", "PT999999999H"),
+    usageError(
+        CliTest.run("app", "--upstream", closedUpstream(), "--llm-wait", "PT999999999H"),
         "--llm-wait");
   }
 
   @Test
   void app_anUpstreamDeadlineBeyondWhatTheClientTakes_isAUsageError() throws IOException {
-    usageError(CliTest.run("app", "--upstream", closedUpstream(), "--upstream-deadline", "PT48H"),
+    usageError(
+        CliTest.run("app", "--upstream", closedUpstream(), "--upstream-deadline", "PT48H"),
         "--upstream-deadline");
-    usageError(CliTest.run("app", "--upstream", closedUpstream(), "--upstream-deadline",
-        "PT2000000000000000H"), "--upstream-deadline");
+    usageError(
+        CliTest.run(
+            "app", "--upstream", closedUpstream(), "--upstream-deadline", "PT2000000000000000H"),
+        "--upstream-deadline");
   }
 
   @Test
   void load_countsBeyondTheBound_areAUsageError() throws IOException {
-    usageError(CliTest.run("load", "--target", closedUpstream(), "--chats", "2000000000", "--logins",
-        "2000000000"), "--chats");
-    usageError(CliTest.run("load", "--target", closedUpstream(), "--logins", "2000000000"),
-        "--logins");
+    usageError(
+        CliTest.run(
+            "load",
+            "--target",
+            closedUpstream(),
+            "--chats",
+            "2000000000",
+            "--logins",
+            "2000000000"),
+        "--chats");
+    usageError(
+        CliTest.run("load", "--target", closedUpstream(), "--logins", "2000000000"), "--logins");
   }
 
   @Test
   void demo_countsAndServerLimitsAtTheEdge_areAUsageErrorOrValid() {
-    usageError(CliTest.run("demo", "--chats", "2000000000", "--dashboard", "--port", "-1"), "--chats");
+    usageError(
+        CliTest.run("demo", "--chats", "2000000000", "--dashboard", "--port", "-1"), "--chats");
     // The biggest server limit is valid: the load's timeout arithmetic must not overflow on it.
-    usageError(CliTest.run("demo", "--server-limit", "2147483647", "--dashboard", "--port", "-1"),
+    usageError(
+        CliTest.run("demo", "--server-limit", "2147483647", "--dashboard", "--port", "-1"),
         "--port");
   }
 

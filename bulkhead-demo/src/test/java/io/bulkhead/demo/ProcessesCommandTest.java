@@ -29,12 +29,15 @@ import org.junit.jupiter.api.io.TempDir;
 class ProcessesCommandTest {
 
   private static final String SHORT_BEFORE = "2s";
+
   /**
    * Long enough for a worker held to half a CPU, sharing it with two spinning threads, to leak past
    * its 192 MiB several times over on a busy machine (the leak is paced to cross it in a quarter).
    */
   private static final String SHORT_DURING = "6s";
+
   private static final Path CGROUP_ROOT = Path.of("/sys/fs/cgroup");
+
   /** Deep enough for the groups made inside this JVM's own (v1: controller/parent.../group). */
   private static final int CGROUP_DEPTH = 6;
 
@@ -44,14 +47,22 @@ class ProcessesCommandTest {
     assertThat(ourGroups()).as("control groups left behind").isEmpty();
   }
 
-  @TempDir
-  Path dir;
+  @TempDir Path dir;
 
   @Test
   void theSeparateWorkerDiesAtItsCeilingAndIsRestartedWhileTheApiSurvives() throws IOException {
     Path report = dir.resolve("report.html");
-    CliTest.Run r = CliTest.run("demo", "processes", "--before", SHORT_BEFORE, "--during",
-        SHORT_DURING, "--json", "--report", report.toString());
+    CliTest.Run r =
+        CliTest.run(
+            "demo",
+            "processes",
+            "--before",
+            SHORT_BEFORE,
+            "--during",
+            SHORT_DURING,
+            "--json",
+            "--report",
+            report.toString());
     assertThat(r.exit()).as(r.err()).isZero();
     JsonNode both = new ObjectMapper().readTree(r.out());
     assertThat(both.fieldNames()).toIterable().containsExactly("inside", "separate");
@@ -63,27 +74,51 @@ class ProcessesCommandTest {
     assertWorkerDiedAndCameBack(separate.get("worker"), r.err());
     String ceilings = separate.get("ceilings").asText();
     if (ceilings.equals("cgroup")) {
-      // How often the kernel throttled depends on how much CPU the neighbours left (a machine busier
+      // How often the kernel throttled depends on how much CPU the neighbours left (a machine
+      // busier
       // than the quota never lets the worker reach it); that the fate says which does not.
-      assertThat(separate.get("worker").get("fate").asText()).contains(
-          separate.get("worker").get("throttled_periods").asLong() > 0
-              ? "throttled to its 0.5 CPU share in " : "never throttled");
+      assertThat(separate.get("worker").get("fate").asText())
+          .contains(
+              separate.get("worker").get("throttled_periods").asLong() > 0
+                  ? "throttled to its 0.5 CPU share in "
+                  : "never throttled");
     }
     assertThat(both.get("inside").get("ceilings").asText()).isEqualTo(ceilings);
     String page = Files.readString(report);
-    assertThat(page).contains(ProcessesCommand.BEGIN, ProcessesCommand.END, "inside: API",
-        "separate: API survived", "the report goes rogue", "<svg");
+    assertThat(page)
+        .contains(
+            ProcessesCommand.BEGIN,
+            ProcessesCommand.END,
+            "inside: API",
+            "separate: API survived",
+            "the report goes rogue",
+            "<svg");
     assertP99BarsMatchTheJson(page, both);
     // The cards: the API of each case, and the worker beside it when separate.
-    assertThat(page).contains("separate: report worker", "separate: API", "inside: API",
-        "memory up to", "of 192 MiB", "restarts " + separate.get("worker").get("restarts").asInt());
+    assertThat(page)
+        .contains(
+            "separate: report worker",
+            "separate: API",
+            "inside: API",
+            "memory up to",
+            "of 192 MiB",
+            "restarts " + separate.get("worker").get("restarts").asInt());
   }
 
   @Test
   void jvmCeilingsAreUsedWhenAskedAndNamed() throws IOException {
-    CliTest.Run r = CliTest.run("demo", "processes", "--before", SHORT_BEFORE, "--during",
-        SHORT_DURING, "--jvm-ceilings", "--json", "--report",
-        dir.resolve("report.html").toString());
+    CliTest.Run r =
+        CliTest.run(
+            "demo",
+            "processes",
+            "--before",
+            SHORT_BEFORE,
+            "--during",
+            SHORT_DURING,
+            "--jvm-ceilings",
+            "--json",
+            "--report",
+            dir.resolve("report.html").toString());
     assertThat(r.exit()).as(r.err()).isZero();
     JsonNode both = new ObjectMapper().readTree(r.out());
     assertThat(both.get("inside").get("ceilings").asText()).isEqualTo("jvm");
@@ -106,25 +141,37 @@ class ProcessesCommandTest {
 
   /** One bar per case, phase and route; the "during" bars are the p99s the JSON reports. */
   private static void assertP99BarsMatchTheJson(String page, JsonNode both) {
-    Matcher bar = Pattern.compile("<rect data-case=\"(\\w+)\" data-phase=\"(\\w+)\" "
-        + "data-route=\"(\\w+)\" data-p99-ms=\"([0-9.]+)\"").matcher(page);
+    Matcher bar =
+        Pattern.compile(
+                "<rect data-case=\"(\\w+)\" data-phase=\"(\\w+)\" "
+                    + "data-route=\"(\\w+)\" data-p99-ms=\"([0-9.]+)\"")
+            .matcher(page);
     List<String> seen = new ArrayList<>();
     while (bar.find()) {
       seen.add(bar.group(1) + " " + bar.group(2) + " " + bar.group(3));
       if (bar.group(2).equals("during")) {
         double json = both.get(bar.group(1)).get(bar.group(3)).get("p99_ms").asDouble();
-        assertThat(Double.parseDouble(bar.group(4))).as(seen.get(seen.size() - 1))
+        assertThat(Double.parseDouble(bar.group(4)))
+            .as(seen.get(seen.size() - 1))
             .isCloseTo(json, within(0.001));
       }
     }
-    assertThat(seen).containsExactly("inside before login", "inside before checkout",
-        "inside during login", "inside during checkout", "separate before login",
-        "separate before checkout", "separate during login", "separate during checkout");
+    assertThat(seen)
+        .containsExactly(
+            "inside before login",
+            "inside before checkout",
+            "inside during login",
+            "inside during checkout",
+            "separate before login",
+            "separate before checkout",
+            "separate during login",
+            "separate during checkout");
   }
 
   private static void assertShape(JsonNode side) {
     assertThat(side.get("login").fieldNames()).toIterable().containsExactly("p50_ms", "p99_ms");
-    assertThat(side.get("checkout").fieldNames()).toIterable()
+    assertThat(side.get("checkout").fieldNames())
+        .toIterable()
         .containsExactly("p50_ms", "p99_ms", "errors");
     assertThat(side.get("login").get("p50_ms").isNumber()).isTrue();
     assertThat(side.get("checkout").get("p99_ms").isNumber()).isTrue();
@@ -142,7 +189,8 @@ class ProcessesCommandTest {
 
   /** This JVM's descendants that are child JVMs of the experiment. */
   private static List<String> childJvms() {
-    return ProcessHandle.current().descendants()
+    return ProcessHandle.current()
+        .descendants()
         .filter(ProcessHandle::isAlive)
         .map(p -> p.pid() + " " + p.info().commandLine().orElse("?"))
         .filter(line -> line.contains("io.bulkhead.scenarios.ProcessChild"))

@@ -14,14 +14,14 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The slow-upstream experiment, run in this process with a 3-second upstream instead of 30: the shape
- * it predicts must show, whatever the machine's speed. The bounds are the issue's, stated loosely
- * enough for a loaded two-core machine: they separate "stuck behind the upstream" (seconds) from "not
- * affected by it" (milliseconds) by more than an order of magnitude.
+ * The slow-upstream experiment, run in this process with a 3-second upstream instead of 30: the
+ * shape it predicts must show, whatever the machine's speed. The bounds are the issue's, stated
+ * loosely enough for a loaded two-core machine: they separate "stuck behind the upstream" (seconds)
+ * from "not affected by it" (milliseconds) by more than an order of magnitude.
  *
- * <p>A short run goes first and is thrown away, as in any latency measurement: the first few hundred
- * requests of a fresh JVM run interpreted code and load classes, which on a busy two-core machine
- * costs a login tens of milliseconds that have nothing to do with compartments.
+ * <p>A short run goes first and is thrown away, as in any latency measurement: the first few
+ * hundred requests of a fresh JVM run interpreted code and load classes, which on a busy two-core
+ * machine costs a login tens of milliseconds that have nothing to do with compartments.
  */
 class SlowUpstreamExperimentTest {
 
@@ -30,8 +30,18 @@ class SlowUpstreamExperimentTest {
 
   @BeforeAll
   static void runTheExperiment() {
-    new Experiment(new DemoSettings(Duration.ofMillis(300), 80, 50, Duration.ofMillis(100), 50, 10,
-        20, Duration.ofMillis(200), Duration.ofSeconds(60))).run(new Experiment.Progress() {});
+    new Experiment(
+            new DemoSettings(
+                Duration.ofMillis(300),
+                80,
+                50,
+                Duration.ofMillis(100),
+                50,
+                10,
+                20,
+                Duration.ofMillis(200),
+                Duration.ofSeconds(60)))
+        .run(new Experiment.Progress() {});
     result = new Experiment(DemoSettings.slowUpstream(DELAY)).run(new Experiment.Progress() {});
     System.out.print(Report.table(result)); // the figures, for whoever reads the build log
   }
@@ -56,24 +66,35 @@ class SlowUpstreamExperimentTest {
   void bulkheadMode_loginIsUnaffected_andTheFloodStaysInItsCompartment() {
     LoadResult bulkhead = result.bulkhead().load();
 
-    // Unaffected: every login was answered before the upstream answered any chat, so no login waited
+    // Unaffected: every login was answered before the upstream answered any chat, so no login
+    // waited
     // for the slow dependency (an ordering of the run's own events, not a latency window).
-    long firstChatAnswer = bulkhead.samples().stream()
-        .filter(s -> s.route() == Route.CHAT && s.status() == 200)
-        .mapToLong(Sample::answeredAtNanos).min().orElseThrow();
-    assertThat(bulkhead.samples()).filteredOn(s -> s.route() == Route.LOGIN).hasSize(50)
-        .allSatisfy(login -> assertThat(login.answeredAtNanos())
-            .as("login answered before the upstream's first answer").isLessThan(firstChatAnswer));
+    long firstChatAnswer =
+        bulkhead.samples().stream()
+            .filter(s -> s.route() == Route.CHAT && s.status() == 200)
+            .mapToLong(Sample::answeredAtNanos)
+            .min()
+            .orElseThrow();
+    assertThat(bulkhead.samples())
+        .filteredOn(s -> s.route() == Route.LOGIN)
+        .hasSize(50)
+        .allSatisfy(
+            login ->
+                assertThat(login.answeredAtNanos())
+                    .as("login answered before the upstream's first answer")
+                    .isLessThan(firstChatAnswer));
     assertThat(bulkhead.loginFailures()).isZero();
     assertThat(bulkhead.chatOk()).isEqualTo(10);
     assertThat(bulkhead.chatRejected()).isEqualTo(70);
     assertThat(bulkhead.chatOther()).isZero();
     // The 20 that queued waited the compartment's full second before their 503; most were refused
     // at once, so the median 503 came well before that.
-    List<Sample> refused = bulkhead.samples().stream()
-        .filter(s -> s.route() == Route.CHAT && s.status() == 503).toList();
-    long waitedTheSecond = refused.stream()
-        .filter(s -> s.latencyNanos() >= Duration.ofSeconds(1).toNanos()).count();
+    List<Sample> refused =
+        bulkhead.samples().stream()
+            .filter(s -> s.route() == Route.CHAT && s.status() == 503)
+            .toList();
+    long waitedTheSecond =
+        refused.stream().filter(s -> s.latencyNanos() >= Duration.ofSeconds(1).toNanos()).count();
     assertThat(waitedTheSecond).isGreaterThanOrEqualTo(20);
     assertThat(bulkhead.rejected().p50Ms()).isLessThan(1000.0);
     // The llm client never held more connections than its compartment's limit.
@@ -89,7 +110,8 @@ class SlowUpstreamExperimentTest {
 
     assertThat(table).contains("login p99", "chat 503", "upstream connections (max open)");
     assertThat(json).contains("\"bulkhead\"", "\"503\": 70", "\"200\": 10");
-    assertThat(html).contains("<svg", "shared mode", "bulkhead mode")
+    assertThat(html)
+        .contains("<svg", "shared mode", "bulkhead mode")
         .contains(Report.ms(result.bulkhead().load().login().p99Ms()));
     // One dot per request, in each chart.
     assertThat(html.split("</circle>", -1).length - 1).isEqualTo(2 * 130);

@@ -105,8 +105,8 @@ final class UpstreamCall<T> {
   }
 
   /** The compartment admitted this call: send it and return the stage the slot is held on. */
-  CompletionStage<HttpResponse<T>> start(HttpClient http, ScheduledExecutorService timer,
-      Executor callbacks, long deadlineNanos) {
+  CompletionStage<HttpResponse<T>> start(
+      HttpClient http, ScheduledExecutorService timer, Executor callbacks, long deadlineNanos) {
     this.timer = timer;
     this.callbacks = callbacks;
     if (!client.track(this)) {
@@ -129,14 +129,15 @@ final class UpstreamCall<T> {
       abort(new CancellationException("upstream client '" + client.name() + "' is closed"));
       return stage;
     }
-    sent.whenComplete((response, failure) -> {
-      Runnable end = () -> exchangeEnded(response, failure);
-      try {
-        callbacks.execute(end);
-      } catch (RejectedExecutionException refused) {
-        end.run(); // R5: on the JDK's thread, where the exchange ended
-      }
-    });
+    sent.whenComplete(
+        (response, failure) -> {
+          Runnable end = () -> exchangeEnded(response, failure);
+          try {
+            callbacks.execute(end);
+          } catch (RejectedExecutionException refused) {
+            end.run(); // R5: on the JDK's thread, where the exchange ended
+          }
+        });
     return stage;
   }
 
@@ -155,8 +156,8 @@ final class UpstreamCall<T> {
       FALLBACK.execute(abort);
     } catch (RejectedExecutionException alsoRefused) {
       try {
-        deadline = timer.schedule(this::deadlinePassed, UpstreamClient.RETRY_NANOS,
-            TimeUnit.NANOSECONDS);
+        deadline =
+            timer.schedule(this::deadlinePassed, UpstreamClient.RETRY_NANOS, TimeUnit.NANOSECONDS);
       } catch (RejectedExecutionException closed) {
         // close() aborted the call before it shut the timer down (R5)
       }
@@ -230,9 +231,17 @@ final class UpstreamCall<T> {
   }
 
   private UpstreamTimeoutException timeout() {
-    return new UpstreamTimeoutException(client.name(), "upstream '" + client.name()
-        + "' did not answer " + request.method() + " " + request.uri() + " within its "
-        + UpstreamClient.format(client.deadline()) + " deadline");
+    return new UpstreamTimeoutException(
+        client.name(),
+        "upstream '"
+            + client.name()
+            + "' did not answer "
+            + request.method()
+            + " "
+            + request.uri()
+            + " within its "
+            + UpstreamClient.format(client.deadline())
+            + " deadline");
   }
 
   private Throwable translate(Throwable failure) {
@@ -247,16 +256,25 @@ final class UpstreamCall<T> {
       return timeout();
     }
     if (cause instanceof IOException) {
-      return new UpstreamException(client.name(), "upstream '" + client.name() + "' failed on "
-          + request.method() + " " + request.uri() + ": " + cause, cause);
+      return new UpstreamException(
+          client.name(),
+          "upstream '"
+              + client.name()
+              + "' failed on "
+              + request.method()
+              + " "
+              + request.uri()
+              + ": "
+              + cause,
+          cause);
     }
     return cause; // not the upstream's doing (a bad body handler, say): passed through as it is
   }
 
   /**
-   * The stage the compartment holds the slot on. The compartment cancels it to forward a cancellation
-   * of the caller's future; that aborts the exchange, and the stage completes once the connection is
-   * closed, never earlier.
+   * The stage the compartment holds the slot on. The compartment cancels it to forward a
+   * cancellation of the caller's future; that aborts the exchange, and the stage completes once the
+   * connection is closed, never earlier.
    */
   private final class Stage extends CompletableFuture<HttpResponse<T>> {
 
@@ -270,7 +288,8 @@ final class UpstreamCall<T> {
 
     @Override
     public boolean cancel(boolean mayInterruptIfRunning) {
-      abort(new CancellationException("the call to upstream '" + client.name() + "' was cancelled"));
+      abort(
+          new CancellationException("the call to upstream '" + client.name() + "' was cancelled"));
       return isCancelled() || isCompletedExceptionally();
     }
 

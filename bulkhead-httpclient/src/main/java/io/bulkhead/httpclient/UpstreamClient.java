@@ -26,8 +26,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A client for one upstream dependency: its own compartment, its own {@link HttpClient} with its own
- * connections, and a deadline on every call.
+ * A client for one upstream dependency: its own compartment, its own {@link HttpClient} with its
+ * own connections, and a deadline on every call.
  *
  * <pre>{@code
  * Bulkhead llm = Bulkhead.builder("llm").limit(10).maxQueue(20).maxWait(Duration.ofSeconds(1)).build();
@@ -42,29 +42,30 @@ import org.jspecify.annotations.Nullable;
  *
  * <p><b>The compartment caps the connections.</b> Every call holds a slot of the compartment from
  * before its request is sent until its connection is back in the client's pool or closed, and the
- * client speaks HTTP/1.1, where an exchange uses one connection. A new connection is opened only when
- * every pooled one is busy, so the client never holds more connections to the upstream than the
- * compartment's limit, the way an agent's {@code maxSockets} equal to the limit would: nothing queues
- * out of sight inside the client, and a slow upstream cannot make the client open connection after
- * connection. This holds after a deadline too, because an aborted call's connection is closed before
- * its slot is freed, and after an answer the JDK cannot parse (an invalid status line, headers over
- * its limit), whose connection the JDK would leave open and the client closes before freeing the
- * slot. (A streaming body handler such as {@code ofInputStream()} completes at the
- * headers, before the body has been read: use one that reads the whole body, such as
- * {@code ofString()}, or the connection outlives the slot.)
+ * client speaks HTTP/1.1, where an exchange uses one connection. A new connection is opened only
+ * when every pooled one is busy, so the client never holds more connections to the upstream than
+ * the compartment's limit, the way an agent's {@code maxSockets} equal to the limit would: nothing
+ * queues out of sight inside the client, and a slow upstream cannot make the client open connection
+ * after connection. This holds after a deadline too, because an aborted call's connection is closed
+ * before its slot is freed, and after an answer the JDK cannot parse (an invalid status line,
+ * headers over its limit), whose connection the JDK would leave open and the client closes before
+ * freeing the slot. (A streaming body handler such as {@code ofInputStream()} completes at the
+ * headers, before the body has been read: use one that reads the whole body, such as {@code
+ * ofString()}, or the connection outlives the slot.)
  *
- * <p><b>The deadline</b> bounds how long one call may hold its slot: it counts from admission (the wait
- * for a slot is bounded by the compartment's {@code maxWait}) to the last byte of the response body.
- * When it passes, the exchange is aborted and the call fails with {@link UpstreamTimeoutException}.
+ * <p><b>The deadline</b> bounds how long one call may hold its slot: it counts from admission (the
+ * wait for a slot is bounded by the compartment's {@code maxWait}) to the last byte of the response
+ * body. When it passes, the exchange is aborted and the call fails with {@link
+ * UpstreamTimeoutException}.
  *
  * <p><b>Threads.</b> The {@link HttpClient} runs its work on the client's executor, and the future
- * of an admitted call completes there, so your dependents of it run there too: handed to the executor
- * by the thread that saw the exchange end, or by the deadline's timer, which hands the abort over
- * ({@code upstream-<name>-deadlines-<n>} runs no code of yours, so a dependent that blocks holds up
- * only its own call, never another call's deadline). By default the executor is the client's own:
- * daemon threads {@code upstream-<name>-<n>}, a pool that starts a thread whenever none is idle,
- * shut down by {@link #close()}. {@link Builder#executor} supplies yours instead; {@link #close()}
- * leaves it running, as you own it. On Java 21 and later, virtual threads:
+ * of an admitted call completes there, so your dependents of it run there too: handed to the
+ * executor by the thread that saw the exchange end, or by the deadline's timer, which hands the
+ * abort over ({@code upstream-<name>-deadlines-<n>} runs no code of yours, so a dependent that
+ * blocks holds up only its own call, never another call's deadline). By default the executor is the
+ * client's own: daemon threads {@code upstream-<name>-<n>}, a pool that starts a thread whenever
+ * none is idle, shut down by {@link #close()}. {@link Builder#executor} supplies yours instead;
+ * {@link #close()} leaves it running, as you own it. On Java 21 and later, virtual threads:
  *
  * <pre>{@code
  * ExecutorService virtual = Executors.newVirtualThreadPerTaskExecutor();  // yours to close
@@ -74,19 +75,19 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>A task handed to your executor waits for a thread like any other, so one that queues tasks
  * behind busy threads delays answers and aborts; and the JDK's {@link HttpClient} stops working for
- * good when its executor refuses a task in mid-exchange (on Java 17 its exchanges in flight then never
- * end by themselves; later versions fail them and every later call). So supply one that never refuses
- * (a thread per task, or one started whenever none is idle) and keep it running while the client is
- * open. A refusal still loses no call and leaks no slot: a call your executor refuses to send fails
- * with that {@link java.util.concurrent.RejectedExecutionException}; an answer it refuses completes on
- * the JDK's thread that delivered it; and a deadline's abort it refuses runs on
- * {@link CompletableFuture#defaultExecutor() CompletableFuture's default executor} instead (never on
- * the timer), so every call in flight still ends at its deadline, its connection closed and its slot
- * freed. A call the compartment refuses fails as {@link Bulkhead#submit} says.
+ * good when its executor refuses a task in mid-exchange (on Java 17 its exchanges in flight then
+ * never end by themselves; later versions fail them and every later call). So supply one that never
+ * refuses (a thread per task, or one started whenever none is idle) and keep it running while the
+ * client is open. A refusal still loses no call and leaks no slot: a call your executor refuses to
+ * send fails with that {@link java.util.concurrent.RejectedExecutionException}; an answer it
+ * refuses completes on the JDK's thread that delivered it; and a deadline's abort it refuses runs
+ * on {@link CompletableFuture#defaultExecutor() CompletableFuture's default executor} instead
+ * (never on the timer), so every call in flight still ends at its deadline, its connection closed
+ * and its slot freed. A call the compartment refuses fails as {@link Bulkhead#submit} says.
  *
- * <p>Cancelling the returned future withdraws a waiting call from the queue, or aborts a running one
- * (closing its connection, then freeing its slot). {@link #close()} aborts the calls in flight and
- * releases the client's threads (not those of an executor you supplied).
+ * <p>Cancelling the returned future withdraws a waiting call from the queue, or aborts a running
+ * one (closing its connection, then freeing its slot). {@link #close()} aborts the calls in flight
+ * and releases the client's threads (not those of an executor you supplied).
  *
  * <p>This class is thread-safe.
  */
@@ -94,6 +95,7 @@ public final class UpstreamClient implements AutoCloseable {
 
   private static final System.Logger LOG = System.getLogger("io.bulkhead.http");
   private static final Method SHUTDOWN_NOW = findShutdownNow();
+
   /**
    * How soon a deadline is tried again when neither the client's executor nor CompletableFuture's
    * default one took its abort.
@@ -104,8 +106,10 @@ public final class UpstreamClient implements AutoCloseable {
   private final Duration deadline;
   private final long deadlineNanos;
   private final Executor executor;
+
   /** The client's own pool, which close() shuts down; null when the executor is the user's. */
   private final @Nullable ExecutorService ownExecutor;
+
   private final ScheduledThreadPoolExecutor timer;
   private final HttpClient http;
   private final Set<UpstreamCall<?>> inFlight = ConcurrentHashMap.newKeySet();
@@ -116,20 +120,23 @@ public final class UpstreamClient implements AutoCloseable {
     this.deadline = deadline;
     this.deadlineNanos = deadline.toNanos();
     String name = compartment.name();
-    this.ownExecutor = supplied == null
-        ? Executors.newCachedThreadPool(daemonThreads("upstream-" + name + "-"))
-        : null;
+    this.ownExecutor =
+        supplied == null
+            ? Executors.newCachedThreadPool(daemonThreads("upstream-" + name + "-"))
+            : null;
     this.executor = supplied == null ? ownExecutor : supplied;
-    this.timer = new ScheduledThreadPoolExecutor(1, daemonThreads("upstream-" + name + "-deadlines-"));
+    this.timer =
+        new ScheduledThreadPoolExecutor(1, daemonThreads("upstream-" + name + "-deadlines-"));
     // No thread lingers while no deadline is pending.
     timer.setKeepAliveTime(1, TimeUnit.SECONDS);
     timer.allowCoreThreadTimeOut(true);
     timer.setRemoveOnCancelPolicy(true);
-    this.http = HttpClient.newBuilder()
-        .version(HttpClient.Version.HTTP_1_1) // one connection per exchange: the cap holds
-        .followRedirects(HttpClient.Redirect.NEVER)
-        .executor(executor)
-        .build();
+    this.http =
+        HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1) // one connection per exchange: the cap holds
+            .followRedirects(HttpClient.Redirect.NEVER)
+            .executor(executor)
+            .build();
   }
 
   /** Starts building a client whose calls go through {@code compartment}. */
@@ -161,14 +168,14 @@ public final class UpstreamClient implements AutoCloseable {
    * Sends {@code request} when the compartment has a slot for it, without holding a thread while it
    * waits or while the upstream answers.
    *
-   * <p>The future fails with {@link io.bulkhead.BulkheadFullException} if the compartment refused the
-   * call, {@link UpstreamTimeoutException} if the deadline passed, {@link UpstreamException} if the
-   * exchange failed, and {@link CancellationException} if it was cancelled or the client closed. An
-   * answer with any status code completes it normally.
+   * <p>The future fails with {@link io.bulkhead.BulkheadFullException} if the compartment refused
+   * the call, {@link UpstreamTimeoutException} if the deadline passed, {@link UpstreamException} if
+   * the exchange failed, and {@link CancellationException} if it was cancelled or the client
+   * closed. An answer with any status code completes it normally.
    *
    * @throws IllegalArgumentException if {@code request} carries its own {@code timeout()}: the JDK
-   *     would end such an exchange on its own thread, possibly freeing the slot before the connection
-   *     is closed; the client's deadline bounds every call instead
+   *     would end such an exchange on its own thread, possibly freeing the slot before the
+   *     connection is closed; the client's deadline bounds every call instead
    * @throws IllegalStateException if the client is closed
    */
   public <T extends @Nullable Object> CompletableFuture<HttpResponse<T>> sendAsync(
@@ -176,22 +183,29 @@ public final class UpstreamClient implements AutoCloseable {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(bodyHandler, "bodyHandler");
     if (request.timeout().isPresent()) {
-      throw new IllegalArgumentException("the request to upstream '" + name() + "' carries its own"
-          + " timeout (" + request.timeout().get() + "); build it without timeout(): the client's "
-          + format(deadline) + " deadline bounds every call and aborts it safely");
+      throw new IllegalArgumentException(
+          "the request to upstream '"
+              + name()
+              + "' carries its own"
+              + " timeout ("
+              + request.timeout().get()
+              + "); build it without timeout(): the client's "
+              + format(deadline)
+              + " deadline bounds every call and aborts it safely");
     }
     if (closed) {
       throw new IllegalStateException("upstream client '" + name() + "' is closed");
     }
     return compartment.submit(
-        () -> new UpstreamCall<>(this, request, bodyHandler)
-            .start(http, timer, executor, deadlineNanos));
+        () ->
+            new UpstreamCall<>(this, request, bodyHandler)
+                .start(http, timer, executor, deadlineNanos));
   }
 
   /**
-   * Sends {@code request} like {@link #sendAsync} and waits for the answer. If the waiting thread is
-   * interrupted, the call is cancelled (its connection closed and its slot freed) and
-   * {@link InterruptedException} is thrown.
+   * Sends {@code request} like {@link #sendAsync} and waits for the answer. If the waiting thread
+   * is interrupted, the call is cancelled (its connection closed and its slot freed) and {@link
+   * InterruptedException} is thrown.
    *
    * @throws io.bulkhead.BulkheadFullException if the compartment refused the call
    * @throws UpstreamTimeoutException if the deadline passed
@@ -242,12 +256,12 @@ public final class UpstreamClient implements AutoCloseable {
   }
 
   /**
-   * Aborts the calls in flight (each connection closed, each slot freed), refuses new ones, and lets
-   * the client's threads end; an executor given to {@link Builder#executor} is left running. Calls
-   * still waiting in the compartment fail with {@link CancellationException} when they are admitted.
-   * On Java 21 and later the {@link HttpClient} is shut down as well; on Java 17 its idle connections
-   * and selector thread end when the client is garbage collected, as the JDK provides no way to close
-   * it.
+   * Aborts the calls in flight (each connection closed, each slot freed), refuses new ones, and
+   * lets the client's threads end; an executor given to {@link Builder#executor} is left running.
+   * Calls still waiting in the compartment fail with {@link CancellationException} when they are
+   * admitted. On Java 21 and later the {@link HttpClient} is shut down as well; on Java 17 its idle
+   * connections and selector thread end when the client is garbage collected, as the JDK provides
+   * no way to close it.
    */
   @Override
   public void close() {
@@ -274,8 +288,13 @@ public final class UpstreamClient implements AutoCloseable {
 
   @Override
   public String toString() {
-    return "UpstreamClient{name=" + name() + ", deadline=" + format(deadline) + ", compartment="
-        + compartment + "}";
+    return "UpstreamClient{name="
+        + name()
+        + ", deadline="
+        + format(deadline)
+        + ", compartment="
+        + compartment
+        + "}";
   }
 
   static String format(Duration d) {
@@ -302,8 +321,8 @@ public final class UpstreamClient implements AutoCloseable {
   }
 
   /**
-   * Builds an {@link UpstreamClient}. The deadline has no default: how long a call may hold its slot
-   * is a decision about the upstream, not something to inherit.
+   * Builds an {@link UpstreamClient}. The deadline has no default: how long a call may hold its
+   * slot is a decision about the upstream, not something to inherit.
    *
    * <p>This class is <em>not</em> thread-safe.
    */
@@ -328,8 +347,10 @@ public final class UpstreamClient implements AutoCloseable {
         throw new IllegalArgumentException("deadline must be positive but was " + deadline);
       }
       if (deadline.compareTo(Duration.ofDays(1)) > 0) {
-        throw new IllegalArgumentException("deadline must be at most a day (PT24H) but was "
-            + deadline + ": a call that may hold its slot that long holds it forever");
+        throw new IllegalArgumentException(
+            "deadline must be at most a day (PT24H) but was "
+                + deadline
+                + ": a call that may hold its slot that long holds it forever");
       }
       this.deadline = deadline;
       return this;
@@ -339,8 +360,8 @@ public final class UpstreamClient implements AutoCloseable {
      * Sets the executor the client's {@link HttpClient} runs its work on, where the futures of
      * admitted calls complete (your dependents run there) and deadlines hand their aborts. The
      * client never shuts it down: keep it running while the client is open and close it yourself
-     * after. Without one, the client starts its own pool and shuts it down on
-     * {@link UpstreamClient#close()}. See "Threads" in the class description for what a refusal does.
+     * after. Without one, the client starts its own pool and shuts it down on {@link
+     * UpstreamClient#close()}. See "Threads" in the class description for what a refusal does.
      *
      * @throws NullPointerException if {@code executor} is null
      */
@@ -356,9 +377,11 @@ public final class UpstreamClient implements AutoCloseable {
      */
     public UpstreamClient build() {
       if (deadline == null) {
-        throw new IllegalArgumentException("deadline was not set for upstream client '"
-            + compartment.name() + "': call deadline(Duration) with how long one call may hold its"
-            + " slot");
+        throw new IllegalArgumentException(
+            "deadline was not set for upstream client '"
+                + compartment.name()
+                + "': call deadline(Duration) with how long one call may hold its"
+                + " slot");
       }
       return new UpstreamClient(compartment, deadline, executor);
     }

@@ -6,13 +6,13 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A call through an {@link UpstreamClient} reached the upstream but did not get an answer: the
- * connection could not be made, was reset, or the exchange failed. An HTTP edge usually answers it with
- * {@code 502 Bad Gateway}.
+ * connection could not be made, was reset, or the exchange failed. An HTTP edge usually answers it
+ * with {@code 502 Bad Gateway}.
  *
  * <p>Distinct from {@link io.bulkhead.BulkheadFullException}, where the upstream was never called
- * because its compartment was full ({@code 503}), and from its subclass
- * {@link UpstreamTimeoutException}, where the call's deadline passed ({@code 504}). An answer the
- * upstream did give, whatever its status code, is a response and not an exception.
+ * because its compartment was full ({@code 503}), and from its subclass {@link
+ * UpstreamTimeoutException}, where the call's deadline passed ({@code 504}). An answer the upstream
+ * did give, whatever its status code, is a response and not an exception.
  */
 public class UpstreamException extends IOException {
 

@@ -1,10 +1,10 @@
 package io.bulkhead.httpclient;
 
 /**
- * A call through an {@link UpstreamClient} did not finish within the client's deadline. The exchange
- * was aborted and its connection closed before this was reported, so the call's slot is free and the
- * connection no longer counts against the upstream. An HTTP edge usually answers it with
- * {@code 504 Gateway Timeout}.
+ * A call through an {@link UpstreamClient} did not finish within the client's deadline. The
+ * exchange was aborted and its connection closed before this was reported, so the call's slot is
+ * free and the connection no longer counts against the upstream. An HTTP edge usually answers it
+ * with {@code 504 Gateway Timeout}.
  */
 public class UpstreamTimeoutException extends UpstreamException {
 

@@ -121,8 +121,8 @@ final class CountingUpstream implements AutoCloseable {
   }
 
   /**
-   * Reads every open connection now, on the server's thread, and returns how many are still open:
-   * a connection its client has closed is no longer counted.
+   * Reads every open connection now, on the server's thread, and returns how many are still open: a
+   * connection its client has closed is no longer counted.
    */
   int probe() throws Exception {
     CompletableFuture<Integer> result = new CompletableFuture<>();
@@ -178,7 +178,9 @@ final class CountingUpstream implements AutoCloseable {
     }
   }
 
-  /** Reads every open connection once: a client that closed one is seen before the next is counted. */
+  /**
+   * Reads every open connection once: a client that closed one is seen before the next is counted.
+   */
   private void probeAll(ByteBuffer buffer) {
     for (Conn conn : new ArrayList<>(open.values())) {
       read(conn, buffer);
@@ -217,8 +219,11 @@ final class CountingUpstream implements AutoCloseable {
       if (!open.containsKey(conn.channel)) {
         continue; // the client left before its answer
       }
-      String answer = "HTTP/1.1 " + status + " Test\r\nContent-Type: text/plain\r\n"
-          + "Content-Length: 3\r\n\r\nok\n";
+      String answer =
+          "HTTP/1.1 "
+              + status
+              + " Test\r\nContent-Type: text/plain\r\n"
+              + "Content-Length: 3\r\n\r\nok\n";
       try {
         conn.channel.write(ByteBuffer.wrap(answer.getBytes(StandardCharsets.US_ASCII)));
       } catch (IOException e) {

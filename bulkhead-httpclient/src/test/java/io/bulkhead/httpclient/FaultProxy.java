@@ -27,7 +27,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class FaultProxy implements AutoCloseable {
 
-  enum Mode { DELAY, BLACKHOLE }
+  enum Mode {
+    DELAY,
+    BLACKHOLE
+  }
 
   private final Mode mode;
   private final URI target;
@@ -64,7 +67,7 @@ final class FaultProxy implements AutoCloseable {
 
   private void accept() {
     try {
-      for (;;) {
+      for (; ; ) {
         Socket client = server.accept();
         open.incrementAndGet();
         sockets.add(client);

@@ -47,6 +47,7 @@ final class FaultyUpstream implements AutoCloseable {
 
   /** How often the trickling upstream sends one more byte: a body that never ends in time. */
   static final Duration TRICKLE_INTERVAL = Duration.ofMillis(20);
+
   private static final int TRICKLE_LENGTH = 100_000;
   private static final int MID_BODY_ANNOUNCED = 1_000;
   private static final int MID_BODY_SENT = 10;
@@ -104,7 +105,7 @@ final class FaultyUpstream implements AutoCloseable {
 
   private void accept() {
     try {
-      for (;;) {
+      for (; ; ) {
         Socket socket = server.accept();
         accepted.incrementAndGet();
         maxOpen.accumulateAndGet(open.incrementAndGet(), Math::max);
@@ -120,11 +121,12 @@ final class FaultyUpstream implements AutoCloseable {
 
   private void serve(Socket socket) {
     AtomicBoolean counted = new AtomicBoolean(true);
-    Runnable letGo = () -> {
-      if (counted.getAndSet(false)) {
-        open.decrementAndGet();
-      }
-    };
+    Runnable letGo =
+        () -> {
+          if (counted.getAndSet(false)) {
+            open.decrementAndGet();
+          }
+        };
     try {
       InputStream in = socket.getInputStream();
       OutputStream out = socket.getOutputStream();
@@ -158,13 +160,19 @@ final class FaultyUpstream implements AutoCloseable {
         socket.close();
         return false;
       case SERVER_ERROR:
-        out.write(ascii("HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
-            + "Content-Length: 5\r\n\r\ndown\n"));
+        out.write(
+            ascii(
+                "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
+                    + "Content-Length: 5\r\n\r\ndown\n"));
         out.flush();
         return true;
       case CLOSE_MID_BODY:
-        out.write(ascii("HTTP/1.1 200 OK\r\nContent-Length: " + MID_BODY_ANNOUNCED + "\r\n\r\n"
-            + "x".repeat(MID_BODY_SENT)));
+        out.write(
+            ascii(
+                "HTTP/1.1 200 OK\r\nContent-Length: "
+                    + MID_BODY_ANNOUNCED
+                    + "\r\n\r\n"
+                    + "x".repeat(MID_BODY_SENT)));
         out.flush();
         letGo.run();
         socket.close();
@@ -176,7 +184,8 @@ final class FaultyUpstream implements AutoCloseable {
         for (int i = 0; i < TRICKLE_LENGTH; i++) {
           out.write('x');
           out.flush();
-          Thread.sleep(TRICKLE_INTERVAL.toMillis()); // the fault itself, a slow sender; not ordering
+          Thread.sleep(
+              TRICKLE_INTERVAL.toMillis()); // the fault itself, a slow sender; not ordering
         }
         return true;
       case NEVER_ANSWER:

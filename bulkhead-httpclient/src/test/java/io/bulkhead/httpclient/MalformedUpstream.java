@@ -72,7 +72,7 @@ final class MalformedUpstream implements AutoCloseable {
 
   private void accept() {
     try {
-      for (;;) {
+      for (; ; ) {
         Socket socket = server.accept();
         accepted.incrementAndGet();
         open.incrementAndGet();

@@ -23,25 +23,30 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** An executor given to the builder: where calls complete, who shuts it down, what a refusal does. */
+/**
+ * An executor given to the builder: where calls complete, who shuts it down, what a refusal does.
+ */
 class UpstreamClientExecutorTest {
 
-  @RegisterExtension
-  final Closer closer = new Closer();
+  @RegisterExtension final Closer closer = new Closer();
 
   private final AtomicInteger started = new AtomicInteger();
-  private final ExecutorService mine = Executors.newCachedThreadPool(task -> {
-    Thread t = new Thread(task, "mine-" + started.incrementAndGet());
-    t.setDaemon(true);
-    return t;
-  });
+  private final ExecutorService mine =
+      Executors.newCachedThreadPool(
+          task -> {
+            Thread t = new Thread(task, "mine-" + started.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+          });
 
   @AfterEach
   void shutDownMine() {
     mine.shutdownNow();
   }
 
-  /** Refuses the tasks {@code refuse} picks, counting them, and runs the others on {@link #mine}. */
+  /**
+   * Refuses the tasks {@code refuse} picks, counting them, and runs the others on {@link #mine}.
+   */
   private Executor refusing(Predicate<Runnable> refuse, AtomicInteger refused) {
     return task -> {
       if (refuse.test(task)) {
@@ -62,8 +67,9 @@ class UpstreamClientExecutorTest {
     FaultyUpstream upstream =
         closer.closeLater(new FaultyUpstream(FaultyUpstream.Fault.SERVER_ERROR, 1, true));
     Bulkhead llm = Bulkhead.builder("llm").limit(1).build();
-    UpstreamClient client = closer.closeLater(UpstreamClient.builder(llm)
-        .deadline(Duration.ofSeconds(30)).executor(mine).build());
+    UpstreamClient client =
+        closer.closeLater(
+            UpstreamClient.builder(llm).deadline(Duration.ofSeconds(30)).executor(mine).build());
 
     CompletableFuture<HttpResponse<String>> call =
         client.sendAsync(HttpRequest.newBuilder(upstream.uri()).build(), BodyHandlers.ofString());
@@ -79,19 +85,23 @@ class UpstreamClientExecutorTest {
   @Test
   void aDeadline_completesTheCall_onTheSuppliedExecutor() throws Exception {
     CountingUpstream upstream = closer.closeLater(CountingUpstream.silent());
-    Bulkhead llm = Bulkhead.builder("llm").limit(1).maxQueue(1)
-        .maxWait(Duration.ofSeconds(60)).build();
-    UpstreamClient client = closer.closeLater(UpstreamClient.builder(llm)
-        .deadline(Duration.ofMillis(200)).executor(mine).build());
+    Bulkhead llm =
+        Bulkhead.builder("llm").limit(1).maxQueue(1).maxWait(Duration.ofSeconds(60)).build();
+    UpstreamClient client =
+        closer.closeLater(
+            UpstreamClient.builder(llm).deadline(Duration.ofMillis(200)).executor(mine).build());
 
-    // The slot is held so the call waits: its deadline cannot start before the dependent is attached.
+    // The slot is held so the call waits: its deadline cannot start before the dependent is
+    // attached.
     Permit held = llm.tryAcquire().orElseThrow();
     CompletableFuture<HttpResponse<String>> call =
-        client.sendAsync(HttpRequest.newBuilder(upstream.uri("/a")).build(), BodyHandlers.ofString());
+        client.sendAsync(
+            HttpRequest.newBuilder(upstream.uri("/a")).build(), BodyHandlers.ofString());
     CompletableFuture<String> where = call.handle(UpstreamClientExecutorTest::threadAndOutcome);
     held.close();
 
-    assertThat(where.get(30, SECONDS)).startsWith("mine-")
+    assertThat(where.get(30, SECONDS))
+        .startsWith("mine-")
         .contains(UpstreamTimeoutException.class.getName());
     assertThat(llm.stats().inFlight()).isZero();
   }
@@ -118,26 +128,36 @@ class UpstreamClientExecutorTest {
   void builder_refusesANullExecutor_namingIt() {
     Bulkhead llm = Bulkhead.builder("llm").limit(1).build();
     assertThatThrownBy(() -> UpstreamClient.builder(llm).executor(null))
-        .isInstanceOf(NullPointerException.class).hasMessageContaining("executor");
+        .isInstanceOf(NullPointerException.class)
+        .hasMessageContaining("executor");
   }
 
   @Test
   void aRefusedDeadlineAbort_stillEndsTheCall_closesItsConnection_andFreesTheSlot()
       throws Exception {
-    // Refuses only the client's own hand-offs (the HttpClient's tasks go through, so the exchange is
+    // Refuses only the client's own hand-offs (the HttpClient's tasks go through, so the exchange
+    // is
     // sent and stays healthy); the upstream never answers, so the deadline's abort is the first.
     CountingUpstream upstream = closer.closeLater(CountingUpstream.silent());
     AtomicInteger refused = new AtomicInteger();
-    Executor executor = refusing(
-        task -> task.getClass().getName().startsWith(UpstreamCall.class.getName()), refused);
+    Executor executor =
+        refusing(
+            task -> task.getClass().getName().startsWith(UpstreamCall.class.getName()), refused);
     Bulkhead llm = Bulkhead.builder("llm").limit(1).build();
-    UpstreamClient client = closer.closeLater(UpstreamClient.builder(llm)
-        .deadline(Duration.ofMillis(200)).executor(executor).build());
+    UpstreamClient client =
+        closer.closeLater(
+            UpstreamClient.builder(llm)
+                .deadline(Duration.ofMillis(200))
+                .executor(executor)
+                .build());
 
     CompletableFuture<HttpResponse<String>> call =
-        client.sendAsync(HttpRequest.newBuilder(upstream.uri("/a")).build(), BodyHandlers.ofString());
+        client.sendAsync(
+            HttpRequest.newBuilder(upstream.uri("/a")).build(), BodyHandlers.ofString());
 
-    assertThat(call).failsWithin(Duration.ofSeconds(30)).withThrowableOfType(Exception.class)
+    assertThat(call)
+        .failsWithin(Duration.ofSeconds(30))
+        .withThrowableOfType(Exception.class)
         .withCauseInstanceOf(UpstreamTimeoutException.class);
     assertThat(refused.get()).as("the deadline's hand-off was refused").isPositive();
     assertThat(llm.stats().inFlight()).isZero();
@@ -149,13 +169,20 @@ class UpstreamClientExecutorTest {
     CountingUpstream upstream = closer.closeLater(CountingUpstream.silent());
     AtomicInteger refused = new AtomicInteger();
     Bulkhead llm = Bulkhead.builder("llm").limit(1).build();
-    UpstreamClient client = closer.closeLater(UpstreamClient.builder(llm)
-        .deadline(Duration.ofSeconds(30)).executor(refusing(task -> true, refused)).build());
+    UpstreamClient client =
+        closer.closeLater(
+            UpstreamClient.builder(llm)
+                .deadline(Duration.ofSeconds(30))
+                .executor(refusing(task -> true, refused))
+                .build());
 
     CompletableFuture<HttpResponse<String>> call =
-        client.sendAsync(HttpRequest.newBuilder(upstream.uri("/a")).build(), BodyHandlers.ofString());
+        client.sendAsync(
+            HttpRequest.newBuilder(upstream.uri("/a")).build(), BodyHandlers.ofString());
 
-    assertThat(call).failsWithin(Duration.ofSeconds(30)).withThrowableOfType(Exception.class)
+    assertThat(call)
+        .failsWithin(Duration.ofSeconds(30))
+        .withThrowableOfType(Exception.class)
         .withCauseInstanceOf(RejectedExecutionException.class);
     assertThat(refused.get()).isPositive();
     assertThat(llm.stats().inFlight()).isZero();

@@ -5,10 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.bulkhead.Compartment;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.BulkheadListener;
+import io.bulkhead.Compartment;
 import io.bulkhead.testing.Closer;
 import java.net.ConnectException;
 import java.net.InetAddress;
@@ -29,8 +29,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 class UpstreamClientTest {
 
-  @RegisterExtension
-  final Closer closer = new Closer();
+  @RegisterExtension final Closer closer = new Closer();
 
   private static HttpRequest get(URI uri) {
     return HttpRequest.newBuilder(uri).build();
@@ -53,8 +52,8 @@ class UpstreamClientTest {
   void deadline_abortsTheCall_freesTheSlot_andReportsATimeout() throws Exception {
     CountingUpstream upstream = closer.closeLater(CountingUpstream.silent());
     Bulkhead llm = Bulkhead.builder("llm").limit(1).build();
-    UpstreamClient client = closer.closeLater(
-        UpstreamClient.builder(llm).deadline(Duration.ofMillis(300)).build());
+    UpstreamClient client =
+        closer.closeLater(UpstreamClient.builder(llm).deadline(Duration.ofMillis(300)).build());
 
     long before = System.nanoTime();
     CompletableFuture<HttpResponse<String>> call =
@@ -63,10 +62,13 @@ class UpstreamClientTest {
     Throwable failure = failureOf(call);
     long tookMillis = (System.nanoTime() - before) / 1_000_000;
 
-    assertThat(failure).isInstanceOf(UpstreamTimeoutException.class)
-        .hasMessageContaining("'llm'").hasMessageContaining("300 ms deadline");
+    assertThat(failure)
+        .isInstanceOf(UpstreamTimeoutException.class)
+        .hasMessageContaining("'llm'")
+        .hasMessageContaining("300 ms deadline");
     assertThat(((UpstreamTimeoutException) failure).upstream()).isEqualTo("llm");
-    // Not before the deadline, less the HttpClient timer's rounding (a loaded machine only delays it).
+    // Not before the deadline, less the HttpClient timer's rounding (a loaded machine only delays
+    // it).
     assertThat(tookMillis).isGreaterThanOrEqualTo(250L);
     assertThat(llm.stats().inFlight()).isZero(); // freed by the time the caller hears of it
     // The connection was closed before the slot was freed: the upstream sees it gone.
@@ -79,32 +81,37 @@ class UpstreamClientTest {
     CountingUpstream upstream = closer.closeLater(CountingUpstream.silent());
     Bulkhead llm = Bulkhead.builder("llm").limit(2).build();
     Duration deadline = Duration.ofMillis(200);
-    UpstreamClient client = closer.closeLater(UpstreamClient.builder(llm).deadline(deadline).build());
+    UpstreamClient client =
+        closer.closeLater(UpstreamClient.builder(llm).deadline(deadline).build());
     java.util.concurrent.CountDownLatch blocker = new java.util.concurrent.CountDownLatch(1);
     java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
     java.util.concurrent.atomic.AtomicReference<String> where =
         new java.util.concurrent.atomic.AtomicReference<>();
     try {
-      client.sendAsync(get(upstream.uri("/first")), BodyHandlers.ofString())
-          .whenComplete((answer, failure) -> {
-            where.set(Thread.currentThread().getName());
-            entered.countDown();
-            try {
-              blocker.await(); // held until the test ends
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-            }
-          });
+      client
+          .sendAsync(get(upstream.uri("/first")), BodyHandlers.ofString())
+          .whenComplete(
+              (answer, failure) -> {
+                where.set(Thread.currentThread().getName());
+                entered.countDown();
+                try {
+                  blocker.await(); // held until the test ends
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              });
       assertThat(entered.await(30, SECONDS)).as("the first call's deadline passed").isTrue();
 
       long before = System.nanoTime();
       CompletableFuture<HttpResponse<String>> second =
           client.sendAsync(get(upstream.uri("/second")), BodyHandlers.ofString());
       assertThat(failureOf(second)).isInstanceOf(UpstreamTimeoutException.class);
-      System.out.printf("D4: the second call's %d ms deadline fired after %d ms while the first"
-          + " call's whenComplete was blocked%n", deadline.toMillis(),
-          (System.nanoTime() - before) / 1_000_000);
-      assertThat(where.get()).as("the thread that ran the caller's dependent")
+      System.out.printf(
+          "D4: the second call's %d ms deadline fired after %d ms while the first"
+              + " call's whenComplete was blocked%n",
+          deadline.toMillis(), (System.nanoTime() - before) / 1_000_000);
+      assertThat(where.get())
+          .as("the thread that ran the caller's dependent")
           .doesNotContain("deadlines");
     } finally {
       blocker.countDown();
@@ -113,20 +120,21 @@ class UpstreamClientTest {
 
   @org.junit.jupiter.params.ParameterizedTest
   @org.junit.jupiter.params.provider.EnumSource(MalformedUpstream.Garbage.class)
-  void aMalformedResponse_closesItsConnection_beforeTheSlotIsFreed(MalformedUpstream.Garbage garbage)
-      throws Exception {
+  void aMalformedResponse_closesItsConnection_beforeTheSlotIsFreed(
+      MalformedUpstream.Garbage garbage) throws Exception {
     MalformedUpstream upstream = closer.closeLater(new MalformedUpstream(garbage));
-    Bulkhead llm = Bulkhead.builder("llm").limit(2).maxQueue(20)
-        .maxWait(Duration.ofSeconds(60)).build();
-    UpstreamClient client = closer.closeLater(
-        UpstreamClient.builder(llm).deadline(Duration.ofSeconds(30)).build());
+    Bulkhead llm =
+        Bulkhead.builder("llm").limit(2).maxQueue(20).maxWait(Duration.ofSeconds(60)).build();
+    UpstreamClient client =
+        closer.closeLater(UpstreamClient.builder(llm).deadline(Duration.ofSeconds(30)).build());
 
     List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
     for (int i = 0; i < 20; i++) {
       calls.add(client.sendAsync(get(upstream.uri()), BodyHandlers.ofString()));
     }
     for (CompletableFuture<HttpResponse<String>> call : calls) {
-      assertThat(failureOf(call)).isInstanceOf(UpstreamException.class)
+      assertThat(failureOf(call))
+          .isInstanceOf(UpstreamException.class)
           .hasMessageContaining("'llm'");
     }
     assertThat(llm.stats().inFlight()).isZero();
@@ -137,12 +145,12 @@ class UpstreamClientTest {
 
   @Test
   void connectionsNeverExceedTheLimit_answersReuseThem() throws Exception {
-    CountingUpstream upstream = closer.closeLater(
-        CountingUpstream.answeringAfter(Duration.ofMillis(20), 200));
-    Bulkhead llm = Bulkhead.builder("llm").limit(4).maxQueue(200)
-        .maxWait(Duration.ofSeconds(60)).build();
-    UpstreamClient client = closer.closeLater(
-        UpstreamClient.builder(llm).deadline(Duration.ofSeconds(30)).build());
+    CountingUpstream upstream =
+        closer.closeLater(CountingUpstream.answeringAfter(Duration.ofMillis(20), 200));
+    Bulkhead llm =
+        Bulkhead.builder("llm").limit(4).maxQueue(200).maxWait(Duration.ofSeconds(60)).build();
+    UpstreamClient client =
+        closer.closeLater(UpstreamClient.builder(llm).deadline(Duration.ofSeconds(30)).build());
 
     List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
     for (int i = 0; i < 60; i++) {
@@ -161,29 +169,36 @@ class UpstreamClientTest {
   @Test
   void connectionsNeverExceedTheLimit_evenWhenEveryCallTimesOut() throws Exception {
     // The upstream never answers: every call hits its deadline, its connection is closed, and the
-    // next waiter opens a new one. Two checks that a slot is freed only after its connection closed:
-    // at the upstream, no accept ever finds more than the limit open; and at the very moment a waiter
-    // is handed a slot (before its request is sent), the upstream finds at most limit - 1 connections
+    // next waiter opens a new one. Two checks that a slot is freed only after its connection
+    // closed:
+    // at the upstream, no accept ever finds more than the limit open; and at the very moment a
+    // waiter
+    // is handed a slot (before its request is sent), the upstream finds at most limit - 1
+    // connections
     // open, because the one whose slot it took is already closed.
     CountingUpstream upstream = closer.closeLater(CountingUpstream.silent());
     List<Integer> openAtHandOff = new CopyOnWriteArrayList<>();
-    Bulkhead llm = Bulkhead.builder("llm").limit(3).maxQueue(100)
-        .maxWait(Duration.ofSeconds(60))
-        .listener(new BulkheadListener() {
-          @Override
-          public void onAdmitted(Compartment bulkhead, long waitedNanos) {
-            if (waitedNanos > 0) {
-              try {
-                openAtHandOff.add(upstream.probe());
-              } catch (Exception e) {
-                throw new IllegalStateException(e);
-              }
-            }
-          }
-        })
-        .build();
-    UpstreamClient client = closer.closeLater(
-        UpstreamClient.builder(llm).deadline(Duration.ofMillis(150)).build());
+    Bulkhead llm =
+        Bulkhead.builder("llm")
+            .limit(3)
+            .maxQueue(100)
+            .maxWait(Duration.ofSeconds(60))
+            .listener(
+                new BulkheadListener() {
+                  @Override
+                  public void onAdmitted(Compartment bulkhead, long waitedNanos) {
+                    if (waitedNanos > 0) {
+                      try {
+                        openAtHandOff.add(upstream.probe());
+                      } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                      }
+                    }
+                  }
+                })
+            .build();
+    UpstreamClient client =
+        closer.closeLater(UpstreamClient.builder(llm).deadline(Duration.ofMillis(150)).build());
 
     List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
     for (int i = 0; i < 18; i++) {
@@ -195,7 +210,9 @@ class UpstreamClientTest {
 
     assertThat(upstream.totalOpened()).isEqualTo(18); // each aborted call's connection was closed
     assertThat(upstream.maxOpen()).isLessThanOrEqualTo(3);
-    assertThat(openAtHandOff).hasSize(15).allSatisfy(open -> assertThat(open).isLessThanOrEqualTo(2));
+    assertThat(openAtHandOff)
+        .hasSize(15)
+        .allSatisfy(open -> assertThat(open).isLessThanOrEqualTo(2));
     assertThat(llm.stats().listenerFailures()).isZero();
     await().atMost(5, SECONDS).until(() -> upstream.openNow() == 0);
     assertThat(llm.stats().inFlight()).isZero();
@@ -204,14 +221,15 @@ class UpstreamClientTest {
   @Test
   void connectionsNeverExceedTheLimit_withAnswersAndTimeoutsMixed() throws Exception {
     // Answers after 60 ms; every third caller gives up at once, some while running (connection
-    // aborted), some while waiting (withdrawn). The answered ones reuse connections, the aborted ones
+    // aborted), some while waiting (withdrawn). The answered ones reuse connections, the aborted
+    // ones
     // are replaced: the count at the upstream must still never pass the limit.
-    CountingUpstream upstream = closer.closeLater(
-        CountingUpstream.answeringAfter(Duration.ofMillis(60), 200));
-    Bulkhead llm = Bulkhead.builder("llm").limit(2).maxQueue(100)
-        .maxWait(Duration.ofSeconds(60)).build();
-    UpstreamClient fast = closer.closeLater(
-        UpstreamClient.builder(llm).deadline(Duration.ofSeconds(20)).build());
+    CountingUpstream upstream =
+        closer.closeLater(CountingUpstream.answeringAfter(Duration.ofMillis(60), 200));
+    Bulkhead llm =
+        Bulkhead.builder("llm").limit(2).maxQueue(100).maxWait(Duration.ofSeconds(60)).build();
+    UpstreamClient fast =
+        closer.closeLater(UpstreamClient.builder(llm).deadline(Duration.ofSeconds(20)).build());
 
     List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
     for (int i = 0; i < 30; i++) {
@@ -242,13 +260,14 @@ class UpstreamClientTest {
       throws Exception {
     CountingUpstream upstream = closer.closeLater(CountingUpstream.silent());
     Bulkhead llm = Bulkhead.builder("llm").limit(1).build();
-    UpstreamClient client = closer.closeLater(
-        UpstreamClient.builder(llm).deadline(Duration.ofSeconds(30)).build());
+    UpstreamClient client =
+        closer.closeLater(UpstreamClient.builder(llm).deadline(Duration.ofSeconds(30)).build());
     CompletableFuture<HttpResponse<String>> holding =
         client.sendAsync(get(upstream.uri("/a")), BodyHandlers.ofString());
     await().atMost(5, SECONDS).until(() -> upstream.requests() == 1);
 
-    Throwable refused = failureOf(client.sendAsync(get(upstream.uri("/b")), BodyHandlers.ofString()));
+    Throwable refused =
+        failureOf(client.sendAsync(get(upstream.uri("/b")), BodyHandlers.ofString()));
 
     assertThat(refused).isInstanceOf(BulkheadFullException.class);
     assertThat(((BulkheadFullException) refused).bulkheadName()).isEqualTo("llm");
@@ -264,13 +283,17 @@ class UpstreamClientTest {
       closedPort = s.getLocalPort();
     }
     Bulkhead llm = Bulkhead.builder("llm").limit(2).build();
-    UpstreamClient client = closer.closeLater(
-        UpstreamClient.builder(llm).deadline(Duration.ofSeconds(30)).build());
+    UpstreamClient client =
+        closer.closeLater(UpstreamClient.builder(llm).deadline(Duration.ofSeconds(30)).build());
 
-    Throwable failure = failureOf(client.sendAsync(
-        get(URI.create("http://127.0.0.1:" + closedPort + "/complete")), BodyHandlers.ofString()));
+    Throwable failure =
+        failureOf(
+            client.sendAsync(
+                get(URI.create("http://127.0.0.1:" + closedPort + "/complete")),
+                BodyHandlers.ofString()));
 
-    assertThat(failure).isExactlyInstanceOf(UpstreamException.class)
+    assertThat(failure)
+        .isExactlyInstanceOf(UpstreamException.class)
         .hasMessageContaining("'llm' failed on GET http://127.0.0.1:" + closedPort);
     assertThat(failure).hasCauseInstanceOf(ConnectException.class);
     assertThat(llm.stats().inFlight()).isZero();
@@ -278,9 +301,13 @@ class UpstreamClientTest {
 
   @Test
   void anErrorStatus_isAResponse_notAnException() throws Exception {
-    CountingUpstream upstream = closer.closeLater(CountingUpstream.answeringAfter(Duration.ZERO, 500));
-    UpstreamClient client = closer.closeLater(UpstreamClient.builder(
-        Bulkhead.builder("llm").limit(1).build()).deadline(Duration.ofSeconds(30)).build());
+    CountingUpstream upstream =
+        closer.closeLater(CountingUpstream.answeringAfter(Duration.ZERO, 500));
+    UpstreamClient client =
+        closer.closeLater(
+            UpstreamClient.builder(Bulkhead.builder("llm").limit(1).build())
+                .deadline(Duration.ofSeconds(30))
+                .build());
 
     HttpResponse<String> answer = client.send(get(upstream.uri("/x")), BodyHandlers.ofString());
 
@@ -292,8 +319,8 @@ class UpstreamClientTest {
   void send_throwsTheTypedExceptions() throws Exception {
     CountingUpstream upstream = closer.closeLater(CountingUpstream.silent());
     Bulkhead llm = Bulkhead.builder("llm").limit(1).build();
-    UpstreamClient client = closer.closeLater(
-        UpstreamClient.builder(llm).deadline(Duration.ofMillis(200)).build());
+    UpstreamClient client =
+        closer.closeLater(UpstreamClient.builder(llm).deadline(Duration.ofMillis(200)).build());
 
     assertThatThrownBy(() -> client.send(get(upstream.uri("/a")), BodyHandlers.ofString()))
         .isInstanceOf(UpstreamTimeoutException.class);
@@ -308,10 +335,10 @@ class UpstreamClientTest {
   @Test
   void cancellingARunningCall_closesItsConnection_thenFreesTheSlot() throws Exception {
     CountingUpstream upstream = closer.closeLater(CountingUpstream.silent());
-    Bulkhead llm = Bulkhead.builder("llm").limit(1).maxQueue(1)
-        .maxWait(Duration.ofSeconds(30)).build();
-    UpstreamClient client = closer.closeLater(
-        UpstreamClient.builder(llm).deadline(Duration.ofSeconds(30)).build());
+    Bulkhead llm =
+        Bulkhead.builder("llm").limit(1).maxQueue(1).maxWait(Duration.ofSeconds(30)).build();
+    UpstreamClient client =
+        closer.closeLater(UpstreamClient.builder(llm).deadline(Duration.ofSeconds(30)).build());
     CompletableFuture<HttpResponse<String>> running =
         client.sendAsync(get(upstream.uri("/a")), BodyHandlers.ofString());
     await().atMost(5, SECONDS).until(() -> upstream.requests() == 1);
@@ -332,10 +359,10 @@ class UpstreamClientTest {
   @Test
   void cancellingAWaitingCall_withdrawsIt_andTheUpstreamNeverSeesIt() throws Exception {
     CountingUpstream upstream = closer.closeLater(CountingUpstream.silent());
-    Bulkhead llm = Bulkhead.builder("llm").limit(1).maxQueue(1)
-        .maxWait(Duration.ofSeconds(30)).build();
-    UpstreamClient client = closer.closeLater(
-        UpstreamClient.builder(llm).deadline(Duration.ofMillis(500)).build());
+    Bulkhead llm =
+        Bulkhead.builder("llm").limit(1).maxQueue(1).maxWait(Duration.ofSeconds(30)).build();
+    UpstreamClient client =
+        closer.closeLater(UpstreamClient.builder(llm).deadline(Duration.ofMillis(500)).build());
     CompletableFuture<HttpResponse<String>> running =
         client.sendAsync(get(upstream.uri("/a")), BodyHandlers.ofString());
     CompletableFuture<HttpResponse<String>> waiting =
@@ -364,22 +391,26 @@ class UpstreamClientTest {
     assertThat(llm.stats().inFlight()).isZero();
     await().atMost(5, SECONDS).until(() -> upstream.openNow() == 0);
     assertThatThrownBy(() -> client.sendAsync(get(upstream.uri("/b")), BodyHandlers.ofString()))
-        .isInstanceOf(IllegalStateException.class).hasMessageContaining("'llm' is closed");
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("'llm' is closed");
   }
 
   @Test
   void aFailingBodyHandler_isTheCallersMistake_reportedAsIs_andFreesTheSlot() throws Exception {
-    CountingUpstream upstream = closer.closeLater(CountingUpstream.answeringAfter(Duration.ZERO, 200));
+    CountingUpstream upstream =
+        closer.closeLater(CountingUpstream.answeringAfter(Duration.ZERO, 200));
     Bulkhead llm = Bulkhead.builder("llm").limit(1).build();
-    UpstreamClient client = closer.closeLater(
-        UpstreamClient.builder(llm).deadline(Duration.ofSeconds(30)).build());
-    HttpResponse.BodyHandler<String> broken = info -> {
-      throw new IllegalStateException("the body handler failed on purpose");
-    };
+    UpstreamClient client =
+        closer.closeLater(UpstreamClient.builder(llm).deadline(Duration.ofSeconds(30)).build());
+    HttpResponse.BodyHandler<String> broken =
+        info -> {
+          throw new IllegalStateException("the body handler failed on purpose");
+        };
 
     Throwable failure = failureOf(client.sendAsync(get(upstream.uri("/x")), broken));
 
-    assertThat(failure).isInstanceOf(IllegalStateException.class)
+    assertThat(failure)
+        .isInstanceOf(IllegalStateException.class)
         .hasMessage("the body handler failed on purpose");
     await().atMost(5, SECONDS).until(() -> llm.stats().inFlight() == 0);
   }
@@ -387,10 +418,12 @@ class UpstreamClientTest {
   @Test
   void aRequestWithItsOwnTimeout_isRefused_becauseTheJdkWouldAbortItUnsafely() {
     Bulkhead llm = Bulkhead.builder("llm").limit(1).build();
-    UpstreamClient client = closer.closeLater(
-        UpstreamClient.builder(llm).deadline(Duration.ofSeconds(1)).build());
-    HttpRequest timed = HttpRequest.newBuilder(URI.create("http://127.0.0.1:1/x"))
-        .timeout(Duration.ofSeconds(5)).build();
+    UpstreamClient client =
+        closer.closeLater(UpstreamClient.builder(llm).deadline(Duration.ofSeconds(1)).build());
+    HttpRequest timed =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:1/x"))
+            .timeout(Duration.ofSeconds(5))
+            .build();
 
     assertThatThrownBy(() -> client.sendAsync(timed, BodyHandlers.ofString()))
         .isInstanceOf(IllegalArgumentException.class)
@@ -405,8 +438,10 @@ class UpstreamClientTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("deadline was not set for upstream client 'llm'");
     assertThatThrownBy(() -> UpstreamClient.builder(llm).deadline(Duration.ZERO))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT0S");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("PT0S");
     assertThatThrownBy(() -> UpstreamClient.builder(llm).deadline(Duration.ofDays(2)))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT48H");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("PT48H");
   }
 }

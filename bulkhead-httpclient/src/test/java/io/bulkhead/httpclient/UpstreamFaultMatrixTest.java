@@ -40,21 +40,25 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class UpstreamFaultMatrixTest {
 
   private static final int LIMIT = 2;
+
   /** For the faults that last until the deadline: the deadline is the fault's whole cost. */
   private static final Duration SHORT_DEADLINE = Duration.ofMillis(300);
+
   /**
    * For the faults that end the call by themselves: never reached, so it can be long enough that
    * the upstream can hold the fault while {@code /login} is checked, however loaded the machine.
    */
   private static final Duration LONG_DEADLINE = Duration.ofSeconds(20);
+
   /** What a loaded machine may add to a deadline; only a bug (a deadline held back) exceeds it. */
   private static final Duration SLACK = Duration.ofSeconds(3);
+
   /** How long the slow link holds each chunk of the answer: far past the short deadline. */
   private static final Duration PROXY_LATENCY = Duration.ofSeconds(10);
+
   private static final Duration AWAIT = Duration.ofSeconds(10);
 
-  @RegisterExtension
-  final Closer closer = new Closer();
+  @RegisterExtension final Closer closer = new Closer();
 
   private Bulkhead llm;
   private final AtomicInteger releases = new AtomicInteger();
@@ -66,15 +70,19 @@ class UpstreamFaultMatrixTest {
   void compartments(TestInfo test) throws Exception {
     testName = test.getTestMethod().map(m -> m.getName()).orElse("?");
     llm = Bulkhead.builder("llm").limit(LIMIT).build();
-    llm.addListener(new BulkheadListener() {
-      @Override
-      public void onReleased(Compartment compartment, long heldNanos) {
-        releases.incrementAndGet();
-      }
-    });
+    llm.addListener(
+        new BulkheadListener() {
+          @Override
+          public void onReleased(Compartment compartment, long heldNanos) {
+            releases.incrementAndGet();
+          }
+        });
     loginUpstream = closer.closeLater(CountingUpstream.answeringAfter(Duration.ZERO, 200));
-    login = closer.closeLater(UpstreamClient.builder(Bulkhead.builder("login").limit(LIMIT).build())
-        .deadline(LONG_DEADLINE).build());
+    login =
+        closer.closeLater(
+            UpstreamClient.builder(Bulkhead.builder("login").limit(LIMIT).build())
+                .deadline(LONG_DEADLINE)
+                .build());
   }
 
   @Test
@@ -120,8 +128,8 @@ class UpstreamFaultMatrixTest {
 
   @Test
   void upstreamTricklesPastTheDeadline_upstreamTimeoutException() throws Exception {
-    FaultyUpstream upstream = closer.closeLater(
-        new FaultyUpstream(FaultyUpstream.Fault.TRICKLE, LIMIT, false));
+    FaultyUpstream upstream =
+        closer.closeLater(new FaultyUpstream(FaultyUpstream.Fault.TRICKLE, LIMIT, false));
     Outcome outcome = runUntilTheDeadline(upstream.uri(), upstream::awaitRequests);
     outcome.allFailWith(UpstreamTimeoutException.class);
     outcome.slotsFreedOnce();
@@ -130,8 +138,8 @@ class UpstreamFaultMatrixTest {
 
   @Test
   void upstreamNeverAnswers_upstreamTimeoutException() throws Exception {
-    FaultyUpstream upstream = closer.closeLater(
-        new FaultyUpstream(FaultyUpstream.Fault.NEVER_ANSWER, LIMIT, false));
+    FaultyUpstream upstream =
+        closer.closeLater(new FaultyUpstream(FaultyUpstream.Fault.NEVER_ANSWER, LIMIT, false));
     Outcome outcome = runUntilTheDeadline(upstream.uri(), upstream::awaitRequests);
     outcome.allFailWith(UpstreamTimeoutException.class);
     outcome.slotsFreedOnce();
@@ -146,7 +154,7 @@ class UpstreamFaultMatrixTest {
     }
     URI nothingListening = URI.create("http://127.0.0.1:" + closedPort + "/fault");
     // Nothing to hold: the fault is over before /login is called, which must answer all the same.
-    Outcome outcome = run(nothingListening, LONG_DEADLINE, atMost -> true, () -> { }, false);
+    Outcome outcome = run(nothingListening, LONG_DEADLINE, atMost -> true, () -> {}, false);
     outcome.allFailWith(UpstreamException.class);
     for (CompletableFuture<HttpResponse<String>> call : outcome.calls) {
       assertThat(failureOf(call)).hasCauseInstanceOf(ConnectException.class);
@@ -165,8 +173,9 @@ class UpstreamFaultMatrixTest {
 
   @Test
   void proxyDelaysTheAnswer_upstreamTimeoutException() throws Exception {
-    FaultProxy proxy = closer.closeLater(new FaultProxy(FaultProxy.Mode.DELAY,
-        loginUpstream.uri("/"), PROXY_LATENCY, LIMIT));
+    FaultProxy proxy =
+        closer.closeLater(
+            new FaultProxy(FaultProxy.Mode.DELAY, loginUpstream.uri("/"), PROXY_LATENCY, LIMIT));
     Outcome outcome = runUntilTheDeadline(proxy.uri("/fault"), proxy::awaitRequests);
     outcome.allFailWith(UpstreamTimeoutException.class);
     outcome.slotsFreedOnce();
@@ -175,8 +184,10 @@ class UpstreamFaultMatrixTest {
 
   @Test
   void proxyBlackholes_upstreamTimeoutException() throws Exception {
-    FaultProxy proxy = closer.closeLater(new FaultProxy(FaultProxy.Mode.BLACKHOLE,
-        loginUpstream.uri("/"), PROXY_LATENCY, LIMIT));
+    FaultProxy proxy =
+        closer.closeLater(
+            new FaultProxy(
+                FaultProxy.Mode.BLACKHOLE, loginUpstream.uri("/"), PROXY_LATENCY, LIMIT));
     Outcome outcome = runUntilTheDeadline(proxy.uri("/fault"), proxy::awaitRequests);
     outcome.allFailWith(UpstreamTimeoutException.class);
     outcome.slotsFreedOnce();
@@ -202,7 +213,7 @@ class UpstreamFaultMatrixTest {
   }
 
   private Outcome runUntilTheDeadline(URI uri, Arrival arrived) throws Exception {
-    return run(uri, SHORT_DEADLINE, arrived, () -> { }, false);
+    return run(uri, SHORT_DEADLINE, arrived, () -> {}, false);
   }
 
   /**
@@ -243,8 +254,7 @@ class UpstreamFaultMatrixTest {
     long tookMillis = (System.nanoTime() - started) / 1_000_000;
     System.out.printf(
         "fault matrix %s: calls ended after %d ms (deadline %d ms), /login took %d ms%n",
-        testName, tookMillis, deadline.toMillis(),
-        loginMillis);
+        testName, tookMillis, deadline.toMillis(), loginMillis);
     return new Outcome(client, calls, tookMillis, deadline);
   }
 
@@ -254,8 +264,11 @@ class UpstreamFaultMatrixTest {
     final long tookMillis;
     final Duration deadline;
 
-    Outcome(UpstreamClient client, List<CompletableFuture<HttpResponse<String>>> calls,
-        long tookMillis, Duration deadline) {
+    Outcome(
+        UpstreamClient client,
+        List<CompletableFuture<HttpResponse<String>>> calls,
+        long tookMillis,
+        Duration deadline) {
       this.client = client;
       this.calls = calls;
       this.tookMillis = tookMillis;
@@ -276,7 +289,8 @@ class UpstreamFaultMatrixTest {
     }
 
     void withinBound() {
-      assertThat(tookMillis).as("the calls ended within the deadline plus slack")
+      assertThat(tookMillis)
+          .as("the calls ended within the deadline plus slack")
           .isLessThanOrEqualTo(deadline.plus(SLACK).toMillis());
     }
 

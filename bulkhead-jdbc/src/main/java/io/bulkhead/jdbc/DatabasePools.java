@@ -29,10 +29,10 @@ import java.util.function.IntSupplier;
  * server allows.
  *
  * <p>One shared pool lets a slow workload take every connection: a report query that degrades to 30
- * seconds holds them all, and checkout, which never runs a report, waits in the same line. Here each
- * workload gets its own {@link WorkloadPool} with its own size, and a compartment in front of it that
- * rejects at once, or after a short wait, when all its connections are in use. A slow workload
- * exhausts only its own pool.
+ * seconds holds them all, and checkout, which never runs a report, waits in the same line. Here
+ * each workload gets its own {@link WorkloadPool} with its own size, and a compartment in front of
+ * it that rejects at once, or after a short wait, when all its connections are in use. A slow
+ * workload exhausts only its own pool.
  *
  * <pre>{@code
  * DatabasePools db = DatabasePools.builder("orders")
@@ -45,20 +45,21 @@ import java.util.function.IntSupplier;
  * DataSource checkout = db.pool("checkout");
  * }</pre>
  *
- * <p><b>The budget.</b> The pools draw on one {@link Budget}. Its capacity is {@link Builder#budget}
- * if set, otherwise everything the server allows: on PostgreSQL, {@code max_connections} minus
- * {@code superuser_reserved_connections} minus {@code reserved_connections} (16 and later) minus
- * {@link Builder#reserveForOtherClients}, read from the server by {@link Builder#open()}. Pools that
- * add up to more, or a budget larger than the server allows, fail at start-up with a message that
- * shows the arithmetic, because pools that over-subscribe the server are decoration: when they fill
- * together, the server's own limit becomes the shared pool they were meant to avoid. Resizing a pool
- * later through its compartment ({@link WorkloadPool#compartment()}, or the one found in the
- * registry) is checked against the same budget, and resizes the HikariCP pool with it.
+ * <p><b>The budget.</b> The pools draw on one {@link Budget}. Its capacity is {@link
+ * Builder#budget} if set, otherwise everything the server allows: on PostgreSQL, {@code
+ * max_connections} minus {@code superuser_reserved_connections} minus {@code reserved_connections}
+ * (16 and later) minus {@link Builder#reserveForOtherClients}, read from the server by {@link
+ * Builder#open()}. Pools that add up to more, or a budget larger than the server allows, fail at
+ * start-up with a message that shows the arithmetic, because pools that over-subscribe the server
+ * are decoration: when they fill together, the server's own limit becomes the shared pool they were
+ * meant to avoid. Resizing a pool later through its compartment ({@link
+ * WorkloadPool#compartment()}, or the one found in the registry) is checked against the same
+ * budget, and resizes the HikariCP pool with it.
  *
  * <p><b>A total that changes.</b> When the instances of a service share one database, each may hold
- * only its part of what the server allows, and that part changes as instances come and go.
- * {@link Builder#total(IntSupplier)} takes it from a supplier (a fleet budget's share, say: see
- * {@code io.bulkhead.redis.FleetBudget}); the pools then hold that total together, divided by the
+ * only its part of what the server allows, and that part changes as instances come and go. {@link
+ * Builder#total(IntSupplier)} takes it from a supplier (a fleet budget's share, say: see {@code
+ * io.bulkhead.redis.FleetBudget}); the pools then hold that total together, divided by the
  * proportions of their configured sizes, and {@link #resize()} divides the supplier's current value
  * again. The budget stays what the server allows (or {@link Builder#budget}), the ceiling of every
  * total.
@@ -110,8 +111,13 @@ public final class DatabasePools implements AutoCloseable {
   // Serialises resize() calls, so the last one applies the supplier's latest value (see resize()).
   private final ReentrantLock resizing = new ReentrantLock();
 
-  private DatabasePools(String name, Budget budget, ServerLimit serverLimit,
-      Map<String, WorkloadPool> pools, BulkheadRegistry registry, IntSupplier total) {
+  private DatabasePools(
+      String name,
+      Budget budget,
+      ServerLimit serverLimit,
+      Map<String, WorkloadPool> pools,
+      BulkheadRegistry registry,
+      IntSupplier total) {
     this.name = name;
     this.budget = budget;
     this.serverLimit = serverLimit;
@@ -130,7 +136,9 @@ public final class DatabasePools implements AutoCloseable {
     return name;
   }
 
-  /** The budget the pools draw on; its capacity is the number of connections they may hold together. */
+  /**
+   * The budget the pools draw on; its capacity is the number of connections they may hold together.
+   */
   public Budget budget() {
     return budget;
   }
@@ -148,8 +156,13 @@ public final class DatabasePools implements AutoCloseable {
   public WorkloadPool pool(String workload) {
     WorkloadPool pool = pools.get(workload);
     if (pool == null) {
-      throw new IllegalArgumentException("database '" + name + "' has no pool named '" + workload
-          + "'; its pools are " + pools.keySet());
+      throw new IllegalArgumentException(
+          "database '"
+              + name
+              + "' has no pool named '"
+              + workload
+              + "'; its pools are "
+              + pools.keySet());
     }
     return pool;
   }
@@ -171,16 +184,19 @@ public final class DatabasePools implements AutoCloseable {
   /**
    * Reads the total from {@link Builder#total(IntSupplier)} again and resizes the pools to it; see
    * {@link #resize(int)}. Calls are serialised and each reads the supplier after the previous one
-   * finished, so when a supplier's value drops and its owner then calls this, the pools end at the new
-   * value even if another thread is resizing at the same time: a listener can call it as it is.
+   * finished, so when a supplier's value drops and its owner then calls this, the pools end at the
+   * new value even if another thread is resizing at the same time: a listener can call it as it is.
    *
    * @throws IllegalStateException if no total supplier was given, or the pools are closed
    * @throws IllegalArgumentException as {@link #resize(int)} does
    */
   public void resize() {
     if (total == null) {
-      throw new IllegalStateException("database '" + name + "' has no total supplier: give one with"
-          + " DatabasePools.Builder.total(IntSupplier), or call resize(int)");
+      throw new IllegalStateException(
+          "database '"
+              + name
+              + "' has no total supplier: give one with"
+              + " DatabasePools.Builder.total(IntSupplier), or call resize(int)");
     }
     resizing.lock();
     try {
@@ -191,12 +207,12 @@ public final class DatabasePools implements AutoCloseable {
   }
 
   /**
-   * Resizes the pools so that together they hold {@code total} connections, divided by the proportions
-   * of their configured sizes (largest remainders first, ties to the pool given first; every pool keeps
-   * at least one). Pools that shrink do so before any grows, so the pools never hold more than the
-   * larger of the old and the new total together. Connections in use when their pool shrinks are
-   * closed when they are given back; a pool that grows opens its new connections when they are first
-   * asked for (or at HikariCP's next housekeeping).
+   * Resizes the pools so that together they hold {@code total} connections, divided by the
+   * proportions of their configured sizes (largest remainders first, ties to the pool given first;
+   * every pool keeps at least one). Pools that shrink do so before any grows, so the pools never
+   * hold more than the larger of the old and the new total together. Connections in use when their
+   * pool shrinks are closed when they are given back; a pool that grows opens its new connections
+   * when they are first asked for (or at HikariCP's next housekeeping).
    *
    * @throws IllegalArgumentException if {@code total} is less than the number of pools (every pool
    *     is then shrunk to one connection first, the nearest this class can come) or more than the
@@ -205,14 +221,22 @@ public final class DatabasePools implements AutoCloseable {
    */
   public void resize(int total) {
     if (total > budget.capacity()) {
-      throw new IllegalArgumentException("total of database '" + name + "' cannot be " + total
-          + ": its budget allows " + budget.capacity() + " (" + budgetSource() + ")");
+      throw new IllegalArgumentException(
+          "total of database '"
+              + name
+              + "' cannot be "
+              + total
+              + ": its budget allows "
+              + budget.capacity()
+              + " ("
+              + budgetSource()
+              + ")");
     }
     resizing.lock();
     try {
       if (closed.get()) {
-        throw new IllegalStateException("pools of database '" + name + "' are closed; they cannot"
-            + " be resized");
+        throw new IllegalStateException(
+            "pools of database '" + name + "' are closed; they cannot" + " be resized");
       }
       List<WorkloadPool> list = List.copyOf(pools.values());
       int[] sizes = new int[list.size()];
@@ -236,8 +260,14 @@ public final class DatabasePools implements AutoCloseable {
         }
       }
       if (total < list.size()) {
-        throw new IllegalArgumentException("total of database '" + name + "' cannot be " + total
-            + ": its " + list.size() + " pools need at least one connection each; they hold one each");
+        throw new IllegalArgumentException(
+            "total of database '"
+                + name
+                + "' cannot be "
+                + total
+                + ": its "
+                + list.size()
+                + " pools need at least one connection each; they hold one each");
       }
     } finally {
       resizing.unlock();
@@ -333,13 +363,14 @@ public final class DatabasePools implements AutoCloseable {
     private int budget; // 0 until set: then the server's usable limit
     private IntSupplier total; // null unless set: then the pools hold the configured sizes
     private BulkheadRegistry registry;
-    private Consumer<HikariConfig> hikari = config -> { };
+    private Consumer<HikariConfig> hikari = config -> {};
     private final LinkedHashMap<String, PoolConfig> pools = new LinkedHashMap<>();
 
     private Builder(String name) {
       Objects.requireNonNull(name, "name");
       if (name.isBlank()) {
-        throw new IllegalArgumentException("database name must not be blank but was '" + name + "'");
+        throw new IllegalArgumentException(
+            "database name must not be blank but was '" + name + "'");
       }
       this.name = name;
     }
@@ -352,8 +383,12 @@ public final class DatabasePools implements AutoCloseable {
     public Builder jdbcUrl(String jdbcUrl) {
       Objects.requireNonNull(jdbcUrl, "jdbcUrl");
       if (!jdbcUrl.startsWith("jdbc:")) {
-        throw new IllegalArgumentException("jdbcUrl of database '" + name
-            + "' must start with 'jdbc:' but was '" + Urls.redact(jdbcUrl) + "'");
+        throw new IllegalArgumentException(
+            "jdbcUrl of database '"
+                + name
+                + "' must start with 'jdbc:' but was '"
+                + Urls.redact(jdbcUrl)
+                + "'");
       }
       this.jdbcUrl = jdbcUrl;
       return this;
@@ -371,9 +406,12 @@ public final class DatabasePools implements AutoCloseable {
       return this;
     }
 
-    /** Sets a driver property for every connection ({@code sslmode}, {@code connectTimeout}, ...). */
+    /**
+     * Sets a driver property for every connection ({@code sslmode}, {@code connectTimeout}, ...).
+     */
     public Builder property(String key, String value) {
-      properties.setProperty(Objects.requireNonNull(key, "key"), Objects.requireNonNull(value, "value"));
+      properties.setProperty(
+          Objects.requireNonNull(key, "key"), Objects.requireNonNull(value, "value"));
       return this;
     }
 
@@ -386,8 +424,11 @@ public final class DatabasePools implements AutoCloseable {
      */
     public Builder reserveForOtherClients(int connections) {
       if (connections < 0) {
-        throw new IllegalArgumentException("reserveForOtherClients of database '" + name
-            + "' must not be negative but was " + connections);
+        throw new IllegalArgumentException(
+            "reserveForOtherClients of database '"
+                + name
+                + "' must not be negative but was "
+                + connections);
       }
       this.reserveForOthers = connections;
       return this;
@@ -410,10 +451,11 @@ public final class DatabasePools implements AutoCloseable {
     }
 
     /**
-     * Lets the pools hold, together, what {@code total} says rather than the sum of their configured
-     * sizes, which then count only as proportions (6 and 4: 60% and 40% of the total). {@link #open()}
-     * reads it once; {@link DatabasePools#resize()} reads it again. Its value must stay between the
-     * number of pools and the budget (what the server allows, or {@link #budget(int)}).
+     * Lets the pools hold, together, what {@code total} says rather than the sum of their
+     * configured sizes, which then count only as proportions (6 and 4: 60% and 40% of the total).
+     * {@link #open()} reads it once; {@link DatabasePools#resize()} reads it again. Its value must
+     * stay between the number of pools and the budget (what the server allows, or {@link
+     * #budget(int)}).
      */
     public Builder total(IntSupplier total) {
       this.total = Objects.requireNonNull(total, "total");
@@ -421,9 +463,9 @@ public final class DatabasePools implements AutoCloseable {
     }
 
     /**
-     * Registers each pool's compartment ({@link WorkloadPool#compartment()}) in {@code registry} (so
-     * metrics binders and dashboards find it, and its {@code setLimit} resizes the pool) until the
-     * pools are closed.
+     * Registers each pool's compartment ({@link WorkloadPool#compartment()}) in {@code registry}
+     * (so metrics binders and dashboards find it, and its {@code setLimit} resizes the pool) until
+     * the pools are closed.
      */
     public Builder registry(BulkheadRegistry registry) {
       this.registry = Objects.requireNonNull(registry, "registry");
@@ -433,8 +475,8 @@ public final class DatabasePools implements AutoCloseable {
     /**
      * Lets you set any other HikariCP setting (leak detection, keepalive, TLS data source
      * properties...). It runs on each pool's configuration before the settings this class owns are
-     * applied: pool name, URL, credentials, {@code maximumPoolSize}, {@code minimumIdle} (equal to the
-     * size: the pools are fixed) and {@code connectionTimeout}.
+     * applied: pool name, URL, credentials, {@code maximumPoolSize}, {@code minimumIdle} (equal to
+     * the size: the pools are fixed) and {@code connectionTimeout}.
      */
     public Builder hikari(Consumer<HikariConfig> customizer) {
       this.hikari = Objects.requireNonNull(customizer, "customizer");
@@ -449,8 +491,14 @@ public final class DatabasePools implements AutoCloseable {
     public Builder pool(PoolConfig pool) {
       Objects.requireNonNull(pool, "pool");
       if (pools.containsKey(pool.name())) {
-        throw new IllegalArgumentException("database '" + name + "' already has a pool named '"
-            + pool.name() + "' (size " + pools.get(pool.name()).size() + ")");
+        throw new IllegalArgumentException(
+            "database '"
+                + name
+                + "' already has a pool named '"
+                + pool.name()
+                + "' (size "
+                + pools.get(pool.name()).size()
+                + ")");
       }
       pools.put(pool.name(), pool);
       return this;
@@ -459,22 +507,27 @@ public final class DatabasePools implements AutoCloseable {
     /**
      * Checks the pools against the server's limit and opens them, each with all its connections.
      *
-     * @throws IllegalArgumentException if no URL or no pool was given, if the pools add up to more than
-     *     the budget, if the budget is more than the server allows, or if the server is not PostgreSQL
-     *     and no {@link #budget(int)} was given; the message shows the arithmetic. No connection is
-     *     left open.
-     * @throws SQLException if the database cannot be reached, refuses the credentials, or cannot give
-     *     every pool all its connections; the message names the URL (without a password), the user
-     *     and the cause. No connection is left open.
+     * @throws IllegalArgumentException if no URL or no pool was given, if the pools add up to more
+     *     than the budget, if the budget is more than the server allows, or if the server is not
+     *     PostgreSQL and no {@link #budget(int)} was given; the message shows the arithmetic. No
+     *     connection is left open.
+     * @throws SQLException if the database cannot be reached, refuses the credentials, or cannot
+     *     give every pool all its connections; the message names the URL (without a password), the
+     *     user and the cause. No connection is left open.
      */
     public DatabasePools open() throws SQLException {
       if (jdbcUrl == null) {
-        throw new IllegalArgumentException("jdbcUrl of database '" + name + "' was not set: call"
-            + " jdbcUrl(String), e.g. jdbcUrl(\"jdbc:postgresql://127.0.0.1:5432/" + name + "\")");
+        throw new IllegalArgumentException(
+            "jdbcUrl of database '"
+                + name
+                + "' was not set: call"
+                + " jdbcUrl(String), e.g. jdbcUrl(\"jdbc:postgresql://127.0.0.1:5432/"
+                + name
+                + "\")");
       }
       if (pools.isEmpty()) {
-        throw new IllegalArgumentException("database '" + name + "' has no pools: call"
-            + " pool(PoolConfig) for each workload");
+        throw new IllegalArgumentException(
+            "database '" + name + "' has no pools: call" + " pool(PoolConfig) for each workload");
       }
       ServerLimit limit = readServerLimit();
       int capacity = capacity(limit);
@@ -487,9 +540,14 @@ public final class DatabasePools implements AutoCloseable {
         for (PoolConfig pool : pools.values()) {
           String qualified = name + "." + pool.name();
           if (registry.find(qualified).isPresent()) {
-            throw new IllegalArgumentException("database '" + name + "' cannot register pool '"
-                + pool.name() + "': its registry already has a compartment named '" + qualified
-                + "'");
+            throw new IllegalArgumentException(
+                "database '"
+                    + name
+                    + "' cannot register pool '"
+                    + pool.name()
+                    + "': its registry already has a compartment named '"
+                    + qualified
+                    + "'");
           }
         }
       }
@@ -518,11 +576,18 @@ public final class DatabasePools implements AutoCloseable {
         }
         throw e;
       }
-      LOG.log(System.Logger.Level.DEBUG, () -> "opened pools of database '" + name + "': "
-          + shared.shares() + " of a budget of " + capacity
-          + (limit == null ? "" : " (" + limit.explain() + ")"));
-      return new DatabasePools(name, shared, limit, Collections.unmodifiableMap(opened), registry,
-          total);
+      LOG.log(
+          System.Logger.Level.DEBUG,
+          () ->
+              "opened pools of database '"
+                  + name
+                  + "': "
+                  + shared.shares()
+                  + " of a budget of "
+                  + capacity
+                  + (limit == null ? "" : " (" + limit.explain() + ")"));
+      return new DatabasePools(
+          name, shared, limit, Collections.unmodifiableMap(opened), registry, total);
     }
 
     /** Each pool's size at opening: as configured, or its part of the total supplier's value. */
@@ -534,10 +599,19 @@ public final class DatabasePools implements AutoCloseable {
       }
       int now = total.getAsInt();
       if (now < pools.size() || now > capacity) {
-        throw new IllegalArgumentException("total of database '" + name + "' is " + now
-            + " connections but must be between its " + pools.size() + " pools (one each) and its"
-            + " budget of " + capacity + (now < pools.size()
-                ? ": wait until the supplier gives more (a fleet budget's awaitShare)" : ""));
+        throw new IllegalArgumentException(
+            "total of database '"
+                + name
+                + "' is "
+                + now
+                + " connections but must be between its "
+                + pools.size()
+                + " pools (one each) and its"
+                + " budget of "
+                + capacity
+                + (now < pools.size()
+                    ? ": wait until the supplier gives more (a fleet budget's awaitShare)"
+                    : ""));
       }
       int[] weights = new int[pools.size()];
       int i = 0;
@@ -578,13 +652,24 @@ public final class DatabasePools implements AutoCloseable {
         String product = c.getMetaData().getDatabaseProductName();
         if (!"PostgreSQL".equals(product)) {
           if (budget == 0) {
-            throw new IllegalArgumentException("database '" + name + "' is " + product
-                + ", whose connection limit this library cannot read (it knows PostgreSQL): call"
-                + " budget(int) with how many connections these pools may hold together");
+            throw new IllegalArgumentException(
+                "database '"
+                    + name
+                    + "' is "
+                    + product
+                    + ", whose connection limit this library cannot read (it knows PostgreSQL): call"
+                    + " budget(int) with how many connections these pools may hold together");
           }
-          LOG.log(System.Logger.Level.INFO, () -> "database '" + name + "' is " + product
-              + ": its connection limit was not read; the pools draw on the budget of " + budget
-              + " as given");
+          LOG.log(
+              System.Logger.Level.INFO,
+              () ->
+                  "database '"
+                      + name
+                      + "' is "
+                      + product
+                      + ": its connection limit was not read; the pools draw on the budget of "
+                      + budget
+                      + " as given");
           return null;
         }
         return ServerLimit.read(c, reserveForOthers);
@@ -601,17 +686,28 @@ public final class DatabasePools implements AutoCloseable {
         source = "set by budget(" + budget + ")";
       } else if (budget == 0) {
         if (limit.usable() < 1) {
-          throw new IllegalArgumentException("the server of database '" + name + "' leaves no"
-              + " connections for these pools: " + limit.explain()
-              + "; lower reserveForOtherClients(int) or raise max_connections");
+          throw new IllegalArgumentException(
+              "the server of database '"
+                  + name
+                  + "' leaves no"
+                  + " connections for these pools: "
+                  + limit.explain()
+                  + "; lower reserveForOtherClients(int) or raise max_connections");
         }
         capacity = limit.usable();
         source = limit.explain();
       } else {
         if (budget > limit.usable()) {
-          throw new IllegalArgumentException("budget of database '" + name + "' is " + budget
-              + " connections but the server allows only " + limit.usable() + ": "
-              + limit.explain() + "; lower budget(int) or reserveForOtherClients(int)");
+          throw new IllegalArgumentException(
+              "budget of database '"
+                  + name
+                  + "' is "
+                  + budget
+                  + " connections but the server allows only "
+                  + limit.usable()
+                  + ": "
+                  + limit.explain()
+                  + "; lower budget(int) or reserveForOtherClients(int)");
         }
         capacity = budget;
         source = "set by budget(" + budget + "); the server allows " + limit.explain();
@@ -620,14 +716,26 @@ public final class DatabasePools implements AutoCloseable {
       StringBuilder sum = new StringBuilder();
       for (PoolConfig pool : pools.values()) {
         configured += pool.size();
-        sum.append(sum.length() == 0 ? "" : " + ").append(pool.name()).append(' ').append(pool.size());
+        sum.append(sum.length() == 0 ? "" : " + ")
+            .append(pool.name())
+            .append(' ')
+            .append(pool.size());
       }
       // With a total supplier the sizes are proportions; sizes(capacity) checks the total instead.
       if (configured > capacity && total == null) {
-        throw new IllegalArgumentException("pools of database '" + name + "' need " + sum + " = "
-            + configured + " connections, more than its budget of " + capacity + " (" + source
-            + "): shrink the pools"
-            + (limit != null && budget == 0 ? " or lower reserveForOtherClients(int)" : ""));
+        throw new IllegalArgumentException(
+            "pools of database '"
+                + name
+                + "' need "
+                + sum
+                + " = "
+                + configured
+                + " connections, more than its budget of "
+                + capacity
+                + " ("
+                + source
+                + "): shrink the pools"
+                + (limit != null && budget == 0 ? " or lower reserveForOtherClients(int)" : ""));
       }
       return capacity;
     }
@@ -671,10 +779,15 @@ public final class DatabasePools implements AutoCloseable {
       try {
         ds = new HikariDataSource(config);
       } catch (HikariPool.PoolInitializationException e) {
-        SQLException cause = e.getCause() instanceof SQLException ? (SQLException) e.getCause() : null;
-        throw new SQLException("pool '" + qualified + "' could not open a connection: "
-            + (cause != null ? cannotConnect(cause) : e.getMessage()),
-            cause != null ? cause.getSQLState() : null, e);
+        SQLException cause =
+            e.getCause() instanceof SQLException ? (SQLException) e.getCause() : null;
+        throw new SQLException(
+            "pool '"
+                + qualified
+                + "' could not open a connection: "
+                + (cause != null ? cannotConnect(cause) : e.getMessage()),
+            cause != null ? cause.getSQLState() : null,
+            e);
       }
       try {
         fill(ds, qualified, pool, size);
@@ -699,11 +812,21 @@ public final class DatabasePools implements AutoCloseable {
         }
       } catch (SQLException e) {
         Throwable cause = e.getCause() instanceof SQLException ? e.getCause() : e;
-        throw new SQLException("pool '" + qualified + "' opened only " + held.size() + " of its "
-            + size + " connections within its connectionTimeout of "
-            + pool.connectionTimeout() + ": " + (cause instanceof SQLException
-                ? cannotConnect((SQLException) cause) : cause.getMessage()),
-            e.getSQLState(), e);
+        throw new SQLException(
+            "pool '"
+                + qualified
+                + "' opened only "
+                + held.size()
+                + " of its "
+                + size
+                + " connections within its connectionTimeout of "
+                + pool.connectionTimeout()
+                + ": "
+                + (cause instanceof SQLException
+                    ? cannotConnect((SQLException) cause)
+                    : cause.getMessage()),
+            e.getSQLState(),
+            e);
       } finally {
         for (Connection c : held) {
           c.close();
@@ -716,15 +839,21 @@ public final class DatabasePools implements AutoCloseable {
       String who = username != null ? "user '" + username + "'" : "the user given in the URL";
       String where = "database '" + name + "' at " + Urls.redact(jdbcUrl);
       if (state.equals("28000") || state.equals("28P01")) {
-        return "the server refused the credentials of " + who + " for " + where + ": "
+        return "the server refused the credentials of "
+            + who
+            + " for "
+            + where
+            + ": "
             + e.getMessage();
       }
       if (state.equals("3D000")) {
         return "the server at " + Urls.redact(jdbcUrl) + " has no such database: " + e.getMessage();
       }
       if (state.equals("53300")) {
-        return "the server has no connection slots left for " + where
-            + " (other clients hold them): " + e.getMessage();
+        return "the server has no connection slots left for "
+            + where
+            + " (other clients hold them): "
+            + e.getMessage();
       }
       return "cannot connect to " + where + " as " + who + ": " + e.getMessage();
     }

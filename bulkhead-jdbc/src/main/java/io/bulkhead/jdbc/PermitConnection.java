@@ -71,17 +71,23 @@ final class PermitConnection implements InvocationHandler {
   private final String poolName;
   private final AtomicBoolean done = new AtomicBoolean();
 
-  private PermitConnection(Connection target, Permit permit, HikariDataSource pool, String poolName) {
+  private PermitConnection(
+      Connection target, Permit permit, HikariDataSource pool, String poolName) {
     this.target = target;
     this.permit = permit;
     this.pool = pool;
     this.poolName = poolName;
   }
 
-  /** Returns {@code target} behind a proxy that closes {@code permit} when the connection is closed. */
+  /**
+   * Returns {@code target} behind a proxy that closes {@code permit} when the connection is closed.
+   */
   static Connection wrap(Connection target, Permit permit, HikariDataSource pool, String poolName) {
-    return (Connection) Proxy.newProxyInstance(PermitConnection.class.getClassLoader(), CONNECTION,
-        new PermitConnection(target, permit, pool, poolName));
+    return (Connection)
+        Proxy.newProxyInstance(
+            PermitConnection.class.getClassLoader(),
+            CONNECTION,
+            new PermitConnection(target, permit, pool, poolName));
   }
 
   @Override
@@ -160,9 +166,13 @@ final class PermitConnection implements InvocationHandler {
     if (result == null) {
       return null;
     }
-    if (type == Statement.class || type == PreparedStatement.class
-        || type == CallableStatement.class || type == DatabaseMetaData.class) {
-      return Proxy.newProxyInstance(PermitConnection.class.getClassLoader(), new Class<?>[] {type},
+    if (type == Statement.class
+        || type == PreparedStatement.class
+        || type == CallableStatement.class
+        || type == DatabaseMetaData.class) {
+      return Proxy.newProxyInstance(
+          PermitConnection.class.getClassLoader(),
+          new Class<?>[] {type},
           new OwnedBy(owner, result));
     }
     return result;
@@ -170,8 +180,8 @@ final class PermitConnection implements InvocationHandler {
 
   /**
    * What each of these proxies answers about itself: unwrap and isWrapperFor for the interface it
-   * implements, and identity equals and hashCode. Returns null, never an answer to one of these, for
-   * any other call, which the proxy then forwards.
+   * implements, and identity equals and hashCode. Returns null, never an answer to one of these,
+   * for any other call, which the proxy then forwards.
    */
   private static Object answerAsProxy(Object proxy, String name, Object[] args, int arity) {
     switch (name) {

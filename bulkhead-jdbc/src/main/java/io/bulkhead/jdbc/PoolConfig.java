@@ -5,8 +5,8 @@ import java.util.Objects;
 import java.util.OptionalInt;
 
 /**
- * The immutable settings of one workload's pool: how many connections it holds, how many callers may
- * wait for one and for how long, and how long HikariCP may take to open one.
+ * The immutable settings of one workload's pool: how many connections it holds, how many callers
+ * may wait for one and for how long, and how long HikariCP may take to open one.
  *
  * <pre>{@code
  * PoolConfig checkout = PoolConfig.builder("checkout")
@@ -17,14 +17,17 @@ import java.util.OptionalInt;
  * PoolConfig reports = PoolConfig.builder("reports").size(4).build();  // full: reject at once
  * }</pre>
  *
- * <p>Defaults: no queue (a full pool rejects at once) and a {@link #connectionTimeout()} of 5 seconds.
- * The size has no default: how many connections a workload may hold is a decision.
+ * <p>Defaults: no queue (a full pool rejects at once) and a {@link #connectionTimeout()} of 5
+ * seconds. The size has no default: how many connections a workload may hold is a decision.
  *
  * <p>This class is immutable and thread-safe.
  */
 public final class PoolConfig {
 
-  /** The default {@link #connectionTimeout()}: a server that cannot open a connection in 5 s is down. */
+  /**
+   * The default {@link #connectionTimeout()}: a server that cannot open a connection in 5 s is
+   * down.
+   */
   public static final Duration DEFAULT_CONNECTION_TIMEOUT = Duration.ofSeconds(5);
 
   /** HikariCP refuses a connection timeout shorter than this. */
@@ -61,7 +64,9 @@ public final class PoolConfig {
     return size;
   }
 
-  /** How many callers may wait for a connection; empty when unbounded, {@code 0} to reject at once. */
+  /**
+   * How many callers may wait for a connection; empty when unbounded, {@code 0} to reject at once.
+   */
   public OptionalInt maxQueue() {
     return queueBounded ? OptionalInt.of(maxQueue) : OptionalInt.empty();
   }
@@ -72,9 +77,9 @@ public final class PoolConfig {
   }
 
   /**
-   * How long an admitted caller may wait for HikariCP to hand over a connection (HikariCP's
-   * {@code connectionTimeout}). The compartment admits at most {@link #size()} callers, so HikariCP
-   * has one for each of them unless it is opening or replacing connections: this bounds how long a
+   * How long an admitted caller may wait for HikariCP to hand over a connection (HikariCP's {@code
+   * connectionTimeout}). The compartment admits at most {@link #size()} callers, so HikariCP has
+   * one for each of them unless it is opening or replacing connections: this bounds how long a
    * caller waits for a server that is slow to accept connections or gone.
    */
   public Duration connectionTimeout() {
@@ -91,17 +96,22 @@ public final class PoolConfig {
 
   @Override
   public String toString() {
-    return "PoolConfig{name=" + name
-        + ", size=" + size
-        + ", maxQueue=" + (queueBounded ? Integer.toString(maxQueue) : "unbounded")
-        + ", maxWait=" + maxWait
-        + ", connectionTimeout=" + connectionTimeout
+    return "PoolConfig{name="
+        + name
+        + ", size="
+        + size
+        + ", maxQueue="
+        + (queueBounded ? Integer.toString(maxQueue) : "unbounded")
+        + ", maxWait="
+        + maxWait
+        + ", connectionTimeout="
+        + connectionTimeout
         + "}";
   }
 
   /**
-   * Builds a {@link PoolConfig}. Each setter checks its own argument and throws
-   * {@link IllegalArgumentException} naming the field and the value; {@link #build()} checks the
+   * Builds a {@link PoolConfig}. Each setter checks its own argument and throws {@link
+   * IllegalArgumentException} naming the field and the value; {@link #build()} checks the
    * combination. {@code build()} copies, so a builder can be reused.
    *
    * <p>This class is <em>not</em> thread-safe.
@@ -124,8 +134,8 @@ public final class PoolConfig {
     }
 
     /**
-     * Sets how many connections the pool holds (HikariCP's {@code maximumPoolSize}, and the limit of
-     * the compartment in front of it). The pool opens them all at start-up and keeps them open.
+     * Sets how many connections the pool holds (HikariCP's {@code maximumPoolSize}, and the limit
+     * of the compartment in front of it). The pool opens them all at start-up and keeps them open.
      *
      * @throws IllegalArgumentException if {@code size} is less than 1
      */
@@ -156,8 +166,8 @@ public final class PoolConfig {
 
     /**
      * Lets any number of callers wait, as a plain connection pool does. This is how one shared pool
-     * turns a slow workload into everybody's outage; it exists to show that, and for pools that must
-     * never turn a caller away.
+     * turns a slow workload into everybody's outage; it exists to show that, and for pools that
+     * must never turn a caller away.
      */
     public Builder unboundedQueue() {
       this.queueBounded = false;
@@ -166,8 +176,8 @@ public final class PoolConfig {
     }
 
     /**
-     * Sets how long one caller may wait for a connection before it is rejected with
-     * {@code BulkheadFullException} (reason {@code WAIT_TIMEOUT}).
+     * Sets how long one caller may wait for a connection before it is rejected with {@code
+     * BulkheadFullException} (reason {@code WAIT_TIMEOUT}).
      *
      * @throws IllegalArgumentException if {@code maxWait} is negative
      */
@@ -182,15 +192,19 @@ public final class PoolConfig {
     }
 
     /**
-     * Sets HikariCP's {@code connectionTimeout} for this pool; see {@link PoolConfig#connectionTimeout()}.
+     * Sets HikariCP's {@code connectionTimeout} for this pool; see {@link
+     * PoolConfig#connectionTimeout()}.
      *
      * @throws IllegalArgumentException if shorter than 250 ms, HikariCP's floor
      */
     public Builder connectionTimeout(Duration connectionTimeout) {
       Objects.requireNonNull(connectionTimeout, "connectionTimeout");
       if (connectionTimeout.compareTo(MIN_CONNECTION_TIMEOUT) < 0) {
-        throw new IllegalArgumentException("connectionTimeout of pool '" + name
-            + "' must be at least 250ms (HikariCP's floor) but was " + connectionTimeout);
+        throw new IllegalArgumentException(
+            "connectionTimeout of pool '"
+                + name
+                + "' must be at least 250ms (HikariCP's floor) but was "
+                + connectionTimeout);
       }
       this.connectionTimeout = connectionTimeout;
       return this;
@@ -199,20 +213,25 @@ public final class PoolConfig {
     /**
      * Returns the settings.
      *
-     * @throws IllegalArgumentException if the size was not set, or callers may queue but no positive
-     *     {@code maxWait} was chosen
+     * @throws IllegalArgumentException if the size was not set, or callers may queue but no
+     *     positive {@code maxWait} was chosen
      */
     public PoolConfig build() {
       if (size == 0) {
-        throw new IllegalArgumentException("size of pool '" + name
-            + "' was not set: call size(int) with how many connections the workload may hold");
+        throw new IllegalArgumentException(
+            "size of pool '"
+                + name
+                + "' was not set: call size(int) with how many connections the workload may hold");
       }
       boolean mayQueue = !queueBounded || maxQueue > 0;
       if (mayQueue && maxWait.isZero()) {
-        throw new IllegalArgumentException("pool '" + name + "' lets "
-            + (queueBounded ? maxQueue + " callers" : "any number of callers")
-            + " wait for a connection but its maxWait is zero: call maxWait(Duration) with a"
-            + " positive wait, or maxQueue(0) to reject at once");
+        throw new IllegalArgumentException(
+            "pool '"
+                + name
+                + "' lets "
+                + (queueBounded ? maxQueue + " callers" : "any number of callers")
+                + " wait for a connection but its maxWait is zero: call maxWait(Duration) with a"
+                + " positive wait, or maxQueue(0) to reject at once");
       }
       return new PoolConfig(this);
     }

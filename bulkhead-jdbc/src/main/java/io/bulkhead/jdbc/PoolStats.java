@@ -4,9 +4,9 @@ import io.bulkhead.BulkheadStats;
 
 /**
  * A snapshot of one workload pool: HikariCP's connection counts next to the compartment in front of
- * it. The numbers to watch are {@link #active()} against {@link #size()}, {@link #queued()},
- * {@link #waiting()} and {@link #rejected()}; a pool that regularly has callers queued is too small
- * for its traffic, and one that rejects is protecting the others.
+ * it. The numbers to watch are {@link #active()} against {@link #size()}, {@link #queued()}, {@link
+ * #waiting()} and {@link #rejected()}; a pool that regularly has callers queued is too small for
+ * its traffic, and one that rejects is protecting the others.
  *
  * <p>The numbers are read one after another while connections come and go, so under load a snapshot
  * is a close approximation rather than a single instant. This class is immutable.
@@ -21,8 +21,8 @@ public final class PoolStats {
   private final int waiting;
   private final BulkheadStats bulkhead;
 
-  PoolStats(String name, int size, int active, int idle, int total, int waiting,
-      BulkheadStats bulkhead) {
+  PoolStats(
+      String name, int size, int active, int idle, int total, int waiting, BulkheadStats bulkhead) {
     this.name = name;
     this.size = size;
     this.active = active;
@@ -37,7 +37,9 @@ public final class PoolStats {
     return name;
   }
 
-  /** How many connections the pool may hold (HikariCP's {@code maximumPoolSize}), after any resize. */
+  /**
+   * How many connections the pool may hold (HikariCP's {@code maximumPoolSize}), after any resize.
+   */
   public int size() {
     return size;
   }
@@ -52,7 +54,9 @@ public final class PoolStats {
     return idle;
   }
 
-  /** Open connections, active and idle; below {@link #size()} while HikariCP opens or replaces some. */
+  /**
+   * Open connections, active and idle; below {@link #size()} while HikariCP opens or replaces some.
+   */
   public int total() {
     return total;
   }
@@ -60,8 +64,8 @@ public final class PoolStats {
   /**
    * Threads inside HikariCP waiting for a connection (its {@code threadsAwaitingConnection}; the
    * {@code waitingCount} of a node-postgres pool). The compartment admits no more callers than the
-   * pool has connections, so this stays at zero unless HikariCP is opening or replacing connections,
-   * for example because the server went away. Callers held back by the compartment are
+   * pool has connections, so this stays at zero unless HikariCP is opening or replacing
+   * connections, for example because the server went away. Callers held back by the compartment are
    * {@link #queued()}.
    */
   public int waiting() {
@@ -85,13 +89,22 @@ public final class PoolStats {
 
   @Override
   public String toString() {
-    return "PoolStats{name=" + name
-        + ", active=" + active + "/" + size
-        + ", idle=" + idle
-        + ", total=" + total
-        + ", waiting=" + waiting
-        + ", queued=" + queued()
-        + ", rejected=" + rejected()
+    return "PoolStats{name="
+        + name
+        + ", active="
+        + active
+        + "/"
+        + size
+        + ", idle="
+        + idle
+        + ", total="
+        + total
+        + ", waiting="
+        + waiting
+        + ", queued="
+        + queued()
+        + ", rejected="
+        + rejected()
         + "}";
   }
 }

@@ -7,10 +7,10 @@ import java.sql.Statement;
 
 /**
  * How many connections a PostgreSQL server lets this application open, as read from the server at
- * start-up: {@code max_connections}, less the slots it keeps for superusers
- * ({@code superuser_reserved_connections}) and for roles with {@code pg_use_reserved_connections}
- * ({@code reserved_connections}, PostgreSQL 16 and later), less the connections you leave to other
- * clients (psql, migrations, monitoring, the other instances of your service).
+ * start-up: {@code max_connections}, less the slots it keeps for superusers ({@code
+ * superuser_reserved_connections}) and for roles with {@code pg_use_reserved_connections} ({@code
+ * reserved_connections}, PostgreSQL 16 and later), less the connections you leave to other clients
+ * (psql, migrations, monitoring, the other instances of your service).
  *
  * <p>Superuser slots are left out even when the application connects as a superuser: they are the
  * administrator's way in when everything else is taken.
@@ -25,7 +25,11 @@ public final class ServerLimit {
   private final int reserveForOthers;
   private final String serverVersion;
 
-  ServerLimit(int maxConnections, int superuserReserved, int reserved, int reserveForOthers,
+  ServerLimit(
+      int maxConnections,
+      int superuserReserved,
+      int reserved,
+      int reserveForOthers,
       String serverVersion) {
     this.maxConnections = maxConnections;
     this.superuserReserved = superuserReserved;
@@ -37,10 +41,12 @@ public final class ServerLimit {
   /** Reads the server's settings over {@code connection}. */
   static ServerLimit read(Connection connection, int reserveForOthers) throws SQLException {
     try (Statement st = connection.createStatement();
-        ResultSet rs = st.executeQuery("SELECT current_setting('max_connections'),"
-            + " current_setting('superuser_reserved_connections'),"
-            + " current_setting('reserved_connections', true),"
-            + " current_setting('server_version')")) {
+        ResultSet rs =
+            st.executeQuery(
+                "SELECT current_setting('max_connections'),"
+                    + " current_setting('superuser_reserved_connections'),"
+                    + " current_setting('reserved_connections', true),"
+                    + " current_setting('server_version')")) {
       rs.next();
       String reservedSetting = rs.getString(3); // null before PostgreSQL 16
       return new ServerLimit(
@@ -62,7 +68,9 @@ public final class ServerLimit {
     return superuserReserved;
   }
 
-  /** The server's {@code reserved_connections}; 0 before PostgreSQL 16, which has no such setting. */
+  /**
+   * The server's {@code reserved_connections}; 0 before PostgreSQL 16, which has no such setting.
+   */
   public int reservedConnections() {
     return reserved;
   }
@@ -77,7 +85,9 @@ public final class ServerLimit {
     return serverVersion;
   }
 
-  /** What this application's pools may hold together; may be zero or negative when over-reserved. */
+  /**
+   * What this application's pools may hold together; may be zero or negative when over-reserved.
+   */
   public int usable() {
     return maxConnections - superuserReserved - reserved - reserveForOthers;
   }
@@ -87,13 +97,18 @@ public final class ServerLimit {
    * superuser_reserved_connections 3 - reserve for other clients 10 = 87}.
    */
   public String explain() {
-    StringBuilder sb = new StringBuilder("max_connections ").append(maxConnections)
-        .append(" - superuser_reserved_connections ").append(superuserReserved);
+    StringBuilder sb =
+        new StringBuilder("max_connections ")
+            .append(maxConnections)
+            .append(" - superuser_reserved_connections ")
+            .append(superuserReserved);
     if (reserved > 0) {
       sb.append(" - reserved_connections ").append(reserved);
     }
-    return sb.append(" - reserve for other clients ").append(reserveForOthers)
-        .append(" = ").append(usable())
+    return sb.append(" - reserve for other clients ")
+        .append(reserveForOthers)
+        .append(" = ")
+        .append(usable())
         .toString();
   }
 

@@ -31,16 +31,16 @@ import org.jspecify.annotations.Nullable;
  * pool, behind a compartment that bounds how many callers wait for one and for how long.
  *
  * <p>{@link #getConnection()} first takes a slot of the compartment ({@link #compartment()}), whose
- * limit is the pool's size. If every connection is in use and the queue is full, or the caller waited
- * {@link PoolConfig#maxWait()}, it throws {@link BulkheadFullException} at once, without joining
- * HikariCP's wait line. An admitted caller then takes a connection from HikariCP, which has one ready
- * for it unless it is opening or replacing connections (bounded by
- * {@link PoolConfig#connectionTimeout()}).
+ * limit is the pool's size. If every connection is in use and the queue is full, or the caller
+ * waited {@link PoolConfig#maxWait()}, it throws {@link BulkheadFullException} at once, without
+ * joining HikariCP's wait line. An admitted caller then takes a connection from HikariCP, which has
+ * one ready for it unless it is opening or replacing connections (bounded by {@link
+ * PoolConfig#connectionTimeout()}).
  *
  * <p>The slot is held until the connection is closed, and given back exactly once: when the
  * connection is closed (again and again, from any thread), aborted, or when HikariCP throws before
- * handing one over. Close the connection you were given (try-with-resources). A statement's
- * {@code getConnection()} returns that same connection; the connection that a {@code ResultSet}'s
+ * handing one over. Close the connection you were given (try-with-resources). A statement's {@code
+ * getConnection()} returns that same connection; the connection that a {@code ResultSet}'s
  * statement reports is HikariCP's, so do not close that one.
  *
  * <p>The size changes through the compartment: {@code compartment().setLimit(n)}, or the same call
@@ -120,26 +120,26 @@ public final class WorkloadPool implements DataSource {
 
   /**
    * The pool as a compartment, the one {@link DatabasePools} registers: its name, settings, numbers
-   * and listeners are the pool's, and {@link Compartment#setLimit} resizes the HikariCP pool with the
-   * compartment, checked against the database's budget:
+   * and listeners are the pool's, and {@link Compartment#setLimit} resizes the HikariCP pool with
+   * the compartment, checked against the database's budget:
    *
    * <pre>{@code
    * registry.find("orders.reports").orElseThrow().setLimit(6); // 6 connections, HikariCP too
    * }</pre>
    *
    * <p>Growing raises HikariCP's size first and the compartment's limit after it, so no caller is
-   * admitted for a connection the pool may not open; HikariCP opens the new connections when they are
-   * first needed or at its next housekeeping run (a caller admitted meanwhile waits for one, up to
-   * {@link PoolConfig#connectionTimeout()}). Shrinking lowers the limit first: connections in use are
-   * not taken from their callers, and no one is admitted until fewer than the new limit are in use.
-   * Then HikariCP is lowered and its connections are replaced by the new number (idle ones at once,
-   * ones in use when they are closed), so the surplus stops counting against the server.
+   * admitted for a connection the pool may not open; HikariCP opens the new connections when they
+   * are first needed or at its next housekeeping run (a caller admitted meanwhile waits for one, up
+   * to {@link PoolConfig#connectionTimeout()}). Shrinking lowers the limit first: connections in
+   * use are not taken from their callers, and no one is admitted until fewer than the new limit are
+   * in use. Then HikariCP is lowered and its connections are replaced by the new number (idle ones
+   * at once, ones in use when they are closed), so the surplus stops counting against the server.
    *
-   * <p>{@code setLimit} throws {@link IllegalArgumentException} for a size below 1 or one the budget
-   * has no room for, and {@link IllegalStateException} once the pools are closed; the compartment and
-   * HikariCP are then as they were. The view has no admission methods: connections come only from
-   * {@link #getConnection()}. Events reach listeners added through it with this view as their
-   * compartment.
+   * <p>{@code setLimit} throws {@link IllegalArgumentException} for a size below 1 or one the
+   * budget has no room for, and {@link IllegalStateException} once the pools are closed; the
+   * compartment and HikariCP are then as they were. The view has no admission methods: connections
+   * come only from {@link #getConnection()}. Events reach listeners added through it with this view
+   * as their compartment.
    */
   public Compartment compartment() {
     return compartment;
@@ -166,11 +166,11 @@ public final class WorkloadPool implements DataSource {
   /**
    * Takes a connection, waiting for one at most {@link PoolConfig#maxWait()} when all are in use.
    *
-   * @throws BulkheadFullException if every connection is in use and the caller cannot wait, or waited
-   *     {@code maxWait}, or was interrupted while it waited; no connection was taken
-   * @throws SQLException if HikariCP could not hand over a connection within
-   *     {@link PoolConfig#connectionTimeout()} (the server is unreachable or refuses connections), or
-   *     the pool is closed
+   * @throws BulkheadFullException if every connection is in use and the caller cannot wait, or
+   *     waited {@code maxWait}, or was interrupted while it waited; no connection was taken
+   * @throws SQLException if HikariCP could not hand over a connection within {@link
+   *     PoolConfig#connectionTimeout()} (the server is unreachable or refuses connections), or the
+   *     pool is closed
    */
   @Override
   public Connection getConnection() throws SQLException {
@@ -188,8 +188,10 @@ public final class WorkloadPool implements DataSource {
   @Override
   public Connection getConnection(@Nullable String username, @Nullable String password)
       throws SQLException {
-    throw new SQLFeatureNotSupportedException("pool '" + qualifiedName
-        + "' opens every connection with the credentials given to DatabasePools; call getConnection()");
+    throw new SQLFeatureNotSupportedException(
+        "pool '"
+            + qualifiedName
+            + "' opens every connection with the credentials given to DatabasePools; call getConnection()");
   }
 
   @Override
@@ -292,8 +294,8 @@ public final class WorkloadPool implements DataSource {
       resizing.lock();
       try {
         if (closed) {
-          throw new IllegalStateException("pool '" + qualifiedName + "' is closed; its size cannot"
-              + " change");
+          throw new IllegalStateException(
+              "pool '" + qualifiedName + "' is closed; its size cannot" + " change");
         }
         int before = gate.config().limit();
         if (limit > before) {

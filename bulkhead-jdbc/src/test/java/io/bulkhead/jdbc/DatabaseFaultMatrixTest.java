@@ -38,18 +38,25 @@ import org.junit.jupiter.api.Test;
 class DatabaseFaultMatrixTest extends PostgresTestSupport {
 
   private static final int SIZE = 2;
+
   /** HikariCP's wait for a connection it must open: what an unreachable database costs a caller. */
   private static final Duration CONNECTION_TIMEOUT = Duration.ofSeconds(1);
+
   /** pgjdbc's read timeout on the proxied pools, in its unit (seconds): what a blackhole costs. */
   private static final int SOCKET_TIMEOUT_SECONDS = 1;
+
   /** How long HikariCP may take to check an idle connection it is about to hand out. */
   private static final Duration VALIDATION_TIMEOUT = Duration.ofMillis(500);
+
   /** The query timeout, in seconds (JDBC's unit). */
   private static final int QUERY_TIMEOUT_SECONDS = 1;
+
   /** What a loaded machine may add to a configured timeout; only a bug exceeds it. */
   private static final Duration SLACK = Duration.ofSeconds(3);
+
   /** Enough borrows to go through every dead pooled connection and reach a fresh attempt. */
   private static final int ATTEMPTS = 2 * SIZE + 2;
+
   private static final Duration AWAIT = Duration.ofSeconds(20);
   private static final Pattern URL =
       Pattern.compile("jdbc:postgresql://([^:/?]+)(?::(\\d+))?(/.*)");
@@ -70,9 +77,8 @@ class DatabaseFaultMatrixTest extends PostgresTestSupport {
 
   @Test
   void backendTerminated_sqlException() throws Exception {
-    DatabasePools pools = open(pools()
-        .pool(reportsPool())
-        .pool(PoolConfig.builder("checkout").size(SIZE).build()));
+    DatabasePools pools =
+        open(pools().pool(reportsPool()).pool(PoolConfig.builder("checkout").size(SIZE).build()));
     WorkloadPool reports = countReleases(pools.pool("reports"));
     Future<SQLException> caller =
         callers.submit(() -> failureOf(reports, "SELECT pg_sleep(60)", 0));
@@ -98,15 +104,15 @@ class DatabaseFaultMatrixTest extends PostgresTestSupport {
 
   @Test
   void queryTimesOut_sqlException() throws Exception {
-    DatabasePools pools = open(pools()
-        .pool(reportsPool())
-        .pool(PoolConfig.builder("checkout").size(SIZE).build()));
+    DatabasePools pools =
+        open(pools().pool(reportsPool()).pool(PoolConfig.builder("checkout").size(SIZE).build()));
     WorkloadPool reports = countReleases(pools.pool("reports"));
     long started = System.nanoTime();
-    Future<SQLException> caller = callers.submit(
-        () -> failureOf(reports, "SELECT pg_sleep(60)", QUERY_TIMEOUT_SECONDS));
-    await().atMost(AWAIT).until(() -> sleepingBackends(reports.qualifiedName()) == 1
-        || caller.isDone());
+    Future<SQLException> caller =
+        callers.submit(() -> failureOf(reports, "SELECT pg_sleep(60)", QUERY_TIMEOUT_SECONDS));
+    await()
+        .atMost(AWAIT)
+        .until(() -> sleepingBackends(reports.qualifiedName()) == 1 || caller.isDone());
     otherWorkloadsAnswer(pools.pool("checkout"));
 
     SQLException failure = caller.get(AWAIT.toMillis(), TimeUnit.MILLISECONDS);
@@ -144,13 +150,15 @@ class DatabaseFaultMatrixTest extends PostgresTestSupport {
       // A caller stuck in the blackhole holds its slot; /login goes on meanwhile.
       long stuckSince = System.nanoTime();
       Future<SQLException> stuck = callers.submit(() -> failureOf(reports, "SELECT 1", 0));
-      await().atMost(AWAIT)
+      await()
+          .atMost(AWAIT)
           .until(() -> reports.stats().bulkhead().inFlight() == 1 || stuck.isDone());
       otherWorkloadsAnswer(null);
       SQLException stuckFailure = stuck.get(AWAIT.toMillis(), TimeUnit.MILLISECONDS);
       assertThat((Throwable) stuckFailure).isNotNull();
-      assertThat(report("databaseBlackholed, the caller in the blackhole", stuckSince,
-          stuckFailure)).isLessThanOrEqualTo(bound().toMillis());
+      assertThat(
+              report("databaseBlackholed, the caller in the blackhole", stuckSince, stuckFailure))
+          .isLessThanOrEqualTo(bound().toMillis());
       SQLTransientConnectionException gaveUp = borrowUntilTimeout(reports, "databaseBlackholed");
       assertThat(gaveUp.getMessage()).contains(reports.qualifiedName());
       slotAndConnectionFreedOnce(reports, (int) reports.stats().bulkhead().admitted());
@@ -195,11 +203,12 @@ class DatabaseFaultMatrixTest extends PostgresTestSupport {
   private DatabasePools.Builder throughProxy(TcpProxy proxy) throws Exception {
     Matcher m = URL.matcher(db().jdbcUrl());
     assertThat(m.matches()).isTrue();
-    DatabasePools.Builder b = DatabasePools.builder(prefix)
-        .jdbcUrl("jdbc:postgresql://127.0.0.1:" + proxy.port() + m.group(3))
-        .property("socketTimeout", Integer.toString(SOCKET_TIMEOUT_SECONDS))
-        .hikari(c -> c.setValidationTimeout(VALIDATION_TIMEOUT.toMillis()))
-        .pool(reportsPool());
+    DatabasePools.Builder b =
+        DatabasePools.builder(prefix)
+            .jdbcUrl("jdbc:postgresql://127.0.0.1:" + proxy.port() + m.group(3))
+            .property("socketTimeout", Integer.toString(SOCKET_TIMEOUT_SECONDS))
+            .hikari(c -> c.setValidationTimeout(VALIDATION_TIMEOUT.toMillis()))
+            .pool(reportsPool());
     db().username().ifPresent(b::username);
     return b;
   }
@@ -220,20 +229,22 @@ class DatabaseFaultMatrixTest extends PostgresTestSupport {
       SQLException failure = failureOf(pool, "SELECT 1", 0);
       assertThat(report(fault + " attempt " + i, started, failure))
           .isLessThanOrEqualTo(bound().toMillis());
-      assertThat((Throwable) failure).as("attempt %d got an answer with the database gone", i)
+      assertThat((Throwable) failure)
+          .as("attempt %d got an answer with the database gone", i)
           .isNotNull();
       assertThat(pool.stats().bulkhead().inFlight()).isZero();
       if (failure instanceof SQLTransientConnectionException) {
         return (SQLTransientConnectionException) failure;
       }
     }
-    throw new AssertionError("HikariCP never gave up opening a connection in " + ATTEMPTS
-        + " attempts");
+    throw new AssertionError(
+        "HikariCP never gave up opening a connection in " + ATTEMPTS + " attempts");
   }
 
   /** Runs {@code sql} on a connection of {@code pool}: how it failed, or null if it answered. */
   private static SQLException failureOf(WorkloadPool pool, String sql, int queryTimeoutSeconds) {
-    try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
+    try (Connection c = pool.getConnection();
+        Statement st = c.createStatement()) {
       st.setQueryTimeout(queryTimeoutSeconds);
       try (ResultSet rs = st.executeQuery(sql)) {
         rs.next();
@@ -250,19 +261,22 @@ class DatabaseFaultMatrixTest extends PostgresTestSupport {
     }
     if (sibling != null) {
       try (Connection c = sibling.getConnection()) {
-        assertThat(selectOne(c)).as("%s while the fault is in progress", sibling.name())
+        assertThat(selectOne(c))
+            .as("%s while the fault is in progress", sibling.name())
             .isEqualTo(1);
       }
     }
   }
 
   private WorkloadPool countReleases(WorkloadPool pool) {
-    pool.compartment().addListener(new BulkheadListener() {
-      @Override
-      public void onReleased(Compartment compartment, long heldNanos) {
-        releases.incrementAndGet();
-      }
-    });
+    pool.compartment()
+        .addListener(
+            new BulkheadListener() {
+              @Override
+              public void onReleased(Compartment compartment, long heldNanos) {
+                releases.incrementAndGet();
+              }
+            });
     return pool;
   }
 
@@ -279,9 +293,11 @@ class DatabaseFaultMatrixTest extends PostgresTestSupport {
   }
 
   private static int terminateSleeping(String applicationName) throws SQLException {
-    try (Connection c = db().connect(); PreparedStatement ps = c.prepareStatement(
-        "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity"
-            + " WHERE application_name = ? AND state = 'active' AND query LIKE '%pg_sleep%'")) {
+    try (Connection c = db().connect();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity"
+                    + " WHERE application_name = ? AND state = 'active' AND query LIKE '%pg_sleep%'")) {
       ps.setString(1, applicationName);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
@@ -292,8 +308,10 @@ class DatabaseFaultMatrixTest extends PostgresTestSupport {
 
   private static long report(String fault, long startedNanos, SQLException outcome) {
     long millis = (System.nanoTime() - startedNanos) / 1_000_000;
-    String what = outcome == null ? "answered"
-        : outcome.getClass().getSimpleName() + " (SQLState " + outcome.getSQLState() + ")";
+    String what =
+        outcome == null
+            ? "answered"
+            : outcome.getClass().getSimpleName() + " (SQLState " + outcome.getSQLState() + ")";
     System.out.printf("database fault matrix %s: %s after %d ms%n", fault, what, millis);
     return millis;
   }

@@ -23,7 +23,8 @@ import org.junit.jupiter.api.Test;
  */
 class DatabaseGoesAwayTest extends PostgresTestSupport {
 
-  private static final Pattern URL = Pattern.compile("jdbc:postgresql://([^:/?]+)(?::(\\d+))?(/.*)");
+  private static final Pattern URL =
+      Pattern.compile("jdbc:postgresql://([^:/?]+)(?::(\\d+))?(/.*)");
 
   @Test
   void callersFailAfterTheConnectionTimeoutAndEverySlotComesBack() throws Exception {
@@ -32,9 +33,11 @@ class DatabaseGoesAwayTest extends PostgresTestSupport {
     int port = m.group(2) == null ? 5432 : Integer.parseInt(m.group(2));
     ExecutorService threads = Executors.newCachedThreadPool();
     try (TcpProxy proxy = new TcpProxy(m.group(1), port)) {
-      DatabasePools.Builder b = DatabasePools.builder(prefix)
-          .jdbcUrl("jdbc:postgresql://127.0.0.1:" + proxy.port() + m.group(3))
-          .pool(PoolConfig.builder("w").size(2).connectionTimeout(Duration.ofSeconds(3)).build());
+      DatabasePools.Builder b =
+          DatabasePools.builder(prefix)
+              .jdbcUrl("jdbc:postgresql://127.0.0.1:" + proxy.port() + m.group(3))
+              .pool(
+                  PoolConfig.builder("w").size(2).connectionTimeout(Duration.ofSeconds(3)).build());
       db().username().ifPresent(b::username);
       WorkloadPool pool = open(b).pool("w");
       try (Connection c = pool.getConnection()) {
@@ -57,14 +60,17 @@ class DatabaseGoesAwayTest extends PostgresTestSupport {
       assertThat((Throwable) timedOut).as("HikariCP gave up opening a connection").isNotNull();
       assertThat(timedOut.getMessage()).contains(prefix + ".w").contains("timed out");
 
-      Future<Throwable> caller = threads.submit(() -> {
-        try (Connection c = pool.getConnection()) {
-          return new AssertionError("handed out a connection with the database gone: " + c);
-        } catch (SQLException e) {
-          return e;
-        }
-      });
-      await("a caller waiting inside HikariCP").atMost(Duration.ofSeconds(10))
+      Future<Throwable> caller =
+          threads.submit(
+              () -> {
+                try (Connection c = pool.getConnection()) {
+                  return new AssertionError("handed out a connection with the database gone: " + c);
+                } catch (SQLException e) {
+                  return e;
+                }
+              });
+      await("a caller waiting inside HikariCP")
+          .atMost(Duration.ofSeconds(10))
           .until(() -> pool.stats().waiting() == 1 && pool.stats().bulkhead().inFlight() == 1);
       assertThat(caller.get(30, TimeUnit.SECONDS))
           .isInstanceOf(SQLTransientConnectionException.class);

@@ -34,17 +34,17 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * The pools' gauges, read against {@link PoolStats} at every step of a scripted load on a real
  * PostgreSQL, next to the compartments' own meters (which come from {@code bulkhead-micrometer}
- * through the registry the pools join), and as Prometheus text. The leak checks of
- * {@link PostgresTestSupport} run after each test.
+ * through the registry the pools join), and as Prometheus text. The leak checks of {@link
+ * PostgresTestSupport} run after each test.
  */
 class DatabasePoolMetricsTest extends PostgresTestSupport {
 
-  private static final Pattern URL = Pattern.compile("jdbc:postgresql://([^:/?]+)(?::(\\d+))?(/.*)");
+  private static final Pattern URL =
+      Pattern.compile("jdbc:postgresql://([^:/?]+)(?::(\\d+))?(/.*)");
 
   private final ExecutorService threads = Executors.newCachedThreadPool();
   private final BulkheadRegistry registry = BulkheadRegistry.create();
-  @RegisterExtension
-  final Closer closer = new Closer();
+  @RegisterExtension final Closer closer = new Closer();
 
   @AfterEach
   void stop() throws Exception {
@@ -53,10 +53,16 @@ class DatabasePoolMetricsTest extends PostgresTestSupport {
   }
 
   private DatabasePools checkoutAndReports() throws SQLException {
-    return open(pools().registry(registry)
-        .pool(PoolConfig.builder("checkout").size(3).maxQueue(1).maxWait(Duration.ofSeconds(30))
-            .build())
-        .pool(PoolConfig.builder("reports").size(2).build()));
+    return open(
+        pools()
+            .registry(registry)
+            .pool(
+                PoolConfig.builder("checkout")
+                    .size(3)
+                    .maxQueue(1)
+                    .maxWait(Duration.ofSeconds(30))
+                    .build())
+            .pool(PoolConfig.builder("reports").size(2).build()));
   }
 
   private static double gauge(MeterRegistry meters, String name, String pool) {
@@ -64,16 +70,21 @@ class DatabasePoolMetricsTest extends PostgresTestSupport {
   }
 
   /**
-   * Each gauge of {@code pool} equals the pool's own stats read right after, and the expected figure:
-   * nothing moves between the two reads, because every step of the load is held.
+   * Each gauge of {@code pool} equals the pool's own stats read right after, and the expected
+   * figure: nothing moves between the two reads, because every step of the load is held.
    */
-  private static void assertGauges(MeterRegistry meters, WorkloadPool pool, int active, int idle,
-      int open, int awaiting) {
+  private static void assertGauges(
+      MeterRegistry meters, WorkloadPool pool, int active, int idle, int open, int awaiting) {
     String q = pool.qualifiedName();
-    double[] read = {gauge(meters, CONNECTIONS_ACTIVE, q), gauge(meters, CONNECTIONS_IDLE, q),
-        gauge(meters, CONNECTIONS_OPEN, q), gauge(meters, THREADS_AWAITING, q)};
+    double[] read = {
+      gauge(meters, CONNECTIONS_ACTIVE, q),
+      gauge(meters, CONNECTIONS_IDLE, q),
+      gauge(meters, CONNECTIONS_OPEN, q),
+      gauge(meters, THREADS_AWAITING, q)
+    };
     PoolStats st = pool.stats();
-    assertThat(read).as("active, idle, open, awaiting of %s", st)
+    assertThat(read)
+        .as("active, idle, open, awaiting of %s", st)
         .containsExactly(st.active(), st.idle(), st.total(), st.waiting())
         .containsExactly(active, idle, open, awaiting);
   }
@@ -113,20 +124,31 @@ class DatabasePoolMetricsTest extends PostgresTestSupport {
 
     // Full, one caller queued in the compartment (not inside HikariCP), one more turned away.
     Connection c3 = checkout.getConnection();
-    Future<Integer> queued = threads.submit(() -> {
-      try (Connection conn = checkout.getConnection()) {
-        return selectOne(conn);
-      }
-    });
+    Future<Integer> queued =
+        threads.submit(
+            () -> {
+              try (Connection conn = checkout.getConnection()) {
+                return selectOne(conn);
+              }
+            });
     await().atMost(Duration.ofSeconds(10)).until(() -> checkout.stats().queued() == 1);
-    assertThatThrownBy(checkout::getConnection).isInstanceOfSatisfying(
-        BulkheadFullException.class,
-        e -> assertThat(e.reason()).isEqualTo(BulkheadFullException.Reason.QUEUE_FULL));
+    assertThatThrownBy(checkout::getConnection)
+        .isInstanceOfSatisfying(
+            BulkheadFullException.class,
+            e -> assertThat(e.reason()).isEqualTo(BulkheadFullException.Reason.QUEUE_FULL));
     assertGauges(meters, checkout, 3, 0, 3, 0);
     assertThat(compartment(meters, BulkheadMetrics.WAITING, c))
-        .isEqualTo(checkout.stats().queued()).isEqualTo(1);
-    assertThat(meters.get(BulkheadMetrics.REJECTED).tag("name", c).tag("reason", "queue_full")
-        .functionCounter().count()).isEqualTo(checkout.stats().rejected()).isEqualTo(1);
+        .isEqualTo(checkout.stats().queued())
+        .isEqualTo(1);
+    assertThat(
+            meters
+                .get(BulkheadMetrics.REJECTED)
+                .tag("name", c)
+                .tag("reason", "queue_full")
+                .functionCounter()
+                .count())
+        .isEqualTo(checkout.stats().rejected())
+        .isEqualTo(1);
 
     // Reports: both connections held, the third rejected at once (no queue).
     Connection r1 = reports.getConnection();
@@ -149,7 +171,8 @@ class DatabasePoolMetricsTest extends PostgresTestSupport {
     assertGauges(meters, reports, 0, 2, 2, 0);
     assertThat(compartment(meters, BulkheadMetrics.ADMITTED, c)).isEqualTo(4);
     assertThat(meters.get(BulkheadMetrics.CALL_DURATION).tag("name", c).timer().count())
-        .as("every connection held is timed").isEqualTo(4);
+        .as("every connection held is timed")
+        .isEqualTo(4);
   }
 
   /**
@@ -162,9 +185,11 @@ class DatabasePoolMetricsTest extends PostgresTestSupport {
     assertThat(m.matches()).as("parse %s", db().jdbcUrl()).isTrue();
     int port = m.group(2) == null ? 5432 : Integer.parseInt(m.group(2));
     try (TcpProxy proxy = new TcpProxy(m.group(1), port)) {
-      DatabasePools.Builder b = DatabasePools.builder(prefix)
-          .jdbcUrl("jdbc:postgresql://127.0.0.1:" + proxy.port() + m.group(3))
-          .pool(PoolConfig.builder("w").size(2).connectionTimeout(Duration.ofSeconds(5)).build());
+      DatabasePools.Builder b =
+          DatabasePools.builder(prefix)
+              .jdbcUrl("jdbc:postgresql://127.0.0.1:" + proxy.port() + m.group(3))
+              .pool(
+                  PoolConfig.builder("w").size(2).connectionTimeout(Duration.ofSeconds(5)).build());
       db().username().ifPresent(b::username);
       DatabasePools db = open(b);
       WorkloadPool pool = db.pool("w");
@@ -187,22 +212,29 @@ class DatabasePoolMetricsTest extends PostgresTestSupport {
       }
       assertThat(timedOut).as("HikariCP gave up opening a connection").isTrue();
 
-      Future<Throwable> caller = threads.submit(() -> {
-        try (Connection conn = pool.getConnection()) {
-          return new AssertionError("handed out a connection with the database gone: " + conn);
-        } catch (SQLException e) {
-          return e;
-        }
-      });
-      await("a caller waiting inside HikariCP").atMost(Duration.ofSeconds(10))
+      Future<Throwable> caller =
+          threads.submit(
+              () -> {
+                try (Connection conn = pool.getConnection()) {
+                  return new AssertionError(
+                      "handed out a connection with the database gone: " + conn);
+                } catch (SQLException e) {
+                  return e;
+                }
+              });
+      await("a caller waiting inside HikariCP")
+          .atMost(Duration.ofSeconds(10))
           .until(() -> pool.stats().waiting() == 1);
       // The caller waits up to the 5 s connectionTimeout: this read is well inside it.
       assertThat(gauge(meters, THREADS_AWAITING, pool.qualifiedName()))
-          .isEqualTo(pool.stats().waiting()).isEqualTo(1);
+          .isEqualTo(pool.stats().waiting())
+          .isEqualTo(1);
       assertThat(gauge(meters, CONNECTIONS_ACTIVE, pool.qualifiedName())).isZero();
-      assertThat(caller.get(30, TimeUnit.SECONDS)).isInstanceOf(SQLTransientConnectionException.class);
+      assertThat(caller.get(30, TimeUnit.SECONDS))
+          .isInstanceOf(SQLTransientConnectionException.class);
       assertThat(gauge(meters, THREADS_AWAITING, pool.qualifiedName()))
-          .isEqualTo(pool.stats().waiting()).isZero();
+          .isEqualTo(pool.stats().waiting())
+          .isZero();
     }
   }
 
@@ -222,25 +254,28 @@ class DatabasePoolMetricsTest extends PostgresTestSupport {
     try (Connection held = db.pool("checkout").getConnection()) {
       assertThat(selectOne(held)).isEqualTo(1);
       String text = prometheus.scrape();
-      assertThat(text).contains(
-          "# TYPE bulkhead_pool_connections_active gauge",
-          "bulkhead_pool_connections_active{name=\"" + c + "\"} 1.0",
-          "bulkhead_pool_connections_idle{name=\"" + c + "\"} 2.0",
-          "bulkhead_pool_connections_open{name=\"" + c + "\"} 3.0",
-          "bulkhead_pool_threads_awaiting{name=\"" + c + "\"} 0.0",
-          "bulkhead_pool_connections_active{name=\"" + r + "\"} 0.0",
-          "bulkhead_pool_connections_open{name=\"" + r + "\"} 2.0",
-          // the compartment in front of each pool, under the same name
-          "bulkhead_limit{name=\"" + c + "\"} 3.0",
-          "bulkhead_in_flight{name=\"" + c + "\"} 1.0",
-          "bulkhead_rejected_total{name=\"" + r + "\",reason=\"queue_full\"} 0.0");
+      assertThat(text)
+          .contains(
+              "# TYPE bulkhead_pool_connections_active gauge",
+              "bulkhead_pool_connections_active{name=\"" + c + "\"} 1.0",
+              "bulkhead_pool_connections_idle{name=\"" + c + "\"} 2.0",
+              "bulkhead_pool_connections_open{name=\"" + c + "\"} 3.0",
+              "bulkhead_pool_threads_awaiting{name=\"" + c + "\"} 0.0",
+              "bulkhead_pool_connections_active{name=\"" + r + "\"} 0.0",
+              "bulkhead_pool_connections_open{name=\"" + r + "\"} 2.0",
+              // the compartment in front of each pool, under the same name
+              "bulkhead_limit{name=\"" + c + "\"} 3.0",
+              "bulkhead_in_flight{name=\"" + c + "\"} 1.0",
+              "bulkhead_rejected_total{name=\"" + r + "\",reason=\"queue_full\"} 0.0");
     }
 
     metrics.close();
     metrics.close(); // idempotent
-    assertThat(prometheus.scrape()).doesNotContain("bulkhead_pool_")
+    assertThat(prometheus.scrape())
+        .doesNotContain("bulkhead_pool_")
         .contains("bulkhead_limit{name=\"" + c + "\"} 3.0");
-    assertThatThrownBy(() -> metrics.bindTo(prometheus)).isInstanceOf(IllegalStateException.class)
+    assertThatThrownBy(() -> metrics.bindTo(prometheus))
+        .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("closed");
 
     db.close(); // the compartments leave the registry, and their meters the scrape

@@ -9,9 +9,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
- * Pools whose total comes from a supplier (a fleet budget's share) on a real PostgreSQL: opened at the
- * supplier's value, divided by the configured proportions, resized as it changes, counted by the
- * server.
+ * Pools whose total comes from a supplier (a fleet budget's share) on a real PostgreSQL: opened at
+ * the supplier's value, divided by the configured proportions, resized as it changes, counted by
+ * the server.
  */
 class DatabasePoolsTotalTest extends PostgresTestSupport {
 
@@ -26,17 +26,21 @@ class DatabasePoolsTotalTest extends PostgresTestSupport {
     for (int total = 3; total <= 40; total++) {
       int[] parts = DatabasePools.divide(total, new int[] {5, 3, 1});
       assertThat(Arrays.stream(parts).sum()).as("parts of %d", total).isEqualTo(total);
-      assertThat(Arrays.stream(parts).min().getAsInt()).as("smallest part of %d", total).isPositive();
+      assertThat(Arrays.stream(parts).min().getAsInt())
+          .as("smallest part of %d", total)
+          .isPositive();
     }
   }
 
   @Test
   void opensAtTheSuppliersTotalAndResizesAsItChanges() throws Exception {
     AtomicInteger share = new AtomicInteger(4);
-    DatabasePools db = open(pools()
-        .pool(PoolConfig.builder("checkout").size(6).build())
-        .pool(PoolConfig.builder("reports").size(4).build())
-        .total(share::get));
+    DatabasePools db =
+        open(
+            pools()
+                .pool(PoolConfig.builder("checkout").size(6).build())
+                .pool(PoolConfig.builder("reports").size(4).build())
+                .total(share::get));
     assertThat(db.stats()).extracting(PoolStats::size).containsExactly(2, 2);
     assertThat(backends(prefix + ".")).isEqualTo(4);
 
@@ -51,14 +55,24 @@ class DatabasePoolsTotalTest extends PostgresTestSupport {
     assertThat(db.stats()).extracting(PoolStats::size).containsExactly(2, 1);
     await().atMost(SERVER_SETTLES).until(() -> backends(prefix + "."), n -> n == 3);
 
-    assertThatThrownBy(() -> db.resize(1)).isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("total of database '" + prefix + "' cannot be 1: its 2 pools need at least one"
-            + " connection each; they hold one each");
+    assertThatThrownBy(() -> db.resize(1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(
+            "total of database '"
+                + prefix
+                + "' cannot be 1: its 2 pools need at least one"
+                + " connection each; they hold one each");
     assertThat(db.stats()).extracting(PoolStats::size).containsExactly(1, 1);
     int capacity = db.budget().capacity();
-    assertThatThrownBy(() -> db.resize(capacity + 1)).isInstanceOf(IllegalArgumentException.class)
-        .hasMessageStartingWith("total of database '" + prefix + "' cannot be " + (capacity + 1)
-            + ": its budget allows " + capacity);
+    assertThatThrownBy(() -> db.resize(capacity + 1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith(
+            "total of database '"
+                + prefix
+                + "' cannot be "
+                + (capacity + 1)
+                + ": its budget allows "
+                + capacity);
     assertThat(db.stats()).extracting(PoolStats::size).containsExactly(1, 1);
   }
 
@@ -79,21 +93,31 @@ class DatabasePoolsTotalTest extends PostgresTestSupport {
 
   @Test
   void aTotalBelowOneConnectionPerPoolFailsStartUpWithTheReason() {
-    assertThatThrownBy(() -> open(pools()
-        .pool(PoolConfig.builder("checkout").size(6).build())
-        .pool(PoolConfig.builder("reports").size(4).build())
-        .total(() -> 1)))
+    assertThatThrownBy(
+            () ->
+                open(
+                    pools()
+                        .pool(PoolConfig.builder("checkout").size(6).build())
+                        .pool(PoolConfig.builder("reports").size(4).build())
+                        .total(() -> 1)))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageStartingWith("total of database '" + prefix + "' is 1 connections but must be"
-            + " between its 2 pools (one each) and its budget of ");
+        .hasMessageStartingWith(
+            "total of database '"
+                + prefix
+                + "' is 1 connections but must be"
+                + " between its 2 pools (one each) and its budget of ");
   }
 
   @Test
   void resizeWithoutASupplierSaysWhatToDo() throws Exception {
     DatabasePools db = open(pools().pool(PoolConfig.builder("checkout").size(2).build()));
-    assertThatThrownBy(db::resize).isInstanceOf(IllegalStateException.class)
-        .hasMessage("database '" + prefix + "' has no total supplier: give one with"
-            + " DatabasePools.Builder.total(IntSupplier), or call resize(int)");
+    assertThatThrownBy(db::resize)
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage(
+            "database '"
+                + prefix
+                + "' has no total supplier: give one with"
+                + " DatabasePools.Builder.total(IntSupplier), or call resize(int)");
     db.resize(3);
     assertThat(db.stats()).extracting(PoolStats::size).containsExactly(3);
   }

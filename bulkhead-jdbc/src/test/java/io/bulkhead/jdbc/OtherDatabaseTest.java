@@ -10,8 +10,8 @@ import java.sql.Statement;
 import org.junit.jupiter.api.Test;
 
 /**
- * A database whose connection limit this library cannot read (H2, in memory): the budget must then be
- * given, and the pools work the same.
+ * A database whose connection limit this library cannot read (H2, in memory): the budget must then
+ * be given, and the pools work the same.
  */
 class OtherDatabaseTest {
 
@@ -19,24 +19,33 @@ class OtherDatabaseTest {
 
   @Test
   void withoutABudgetItFailsSayingWhy() {
-    assertThatThrownBy(() -> DatabasePools.builder("h2").jdbcUrl(URL)
-            .pool(PoolConfig.builder("w").size(1).build()).open())
+    assertThatThrownBy(
+            () ->
+                DatabasePools.builder("h2")
+                    .jdbcUrl(URL)
+                    .pool(PoolConfig.builder("w").size(1).build())
+                    .open())
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("database 'h2' is H2, whose connection limit this library cannot read (it"
-            + " knows PostgreSQL): call budget(int) with how many connections these pools may"
-            + " hold together");
+        .hasMessage(
+            "database 'h2' is H2, whose connection limit this library cannot read (it"
+                + " knows PostgreSQL): call budget(int) with how many connections these pools may"
+                + " hold together");
   }
 
   @Test
   void withABudgetThePoolsWorkAndNoServerLimitIsClaimed() throws Exception {
-    try (DatabasePools db = DatabasePools.builder("h2").jdbcUrl(URL).budget(3)
-        .pool(PoolConfig.builder("a").size(2).build())
-        .pool(PoolConfig.builder("b").size(1).build())
-        .open()) {
+    try (DatabasePools db =
+        DatabasePools.builder("h2")
+            .jdbcUrl(URL)
+            .budget(3)
+            .pool(PoolConfig.builder("a").size(2).build())
+            .pool(PoolConfig.builder("b").size(1).build())
+            .open()) {
       assertThat(db.serverLimit()).isEmpty();
       assertThat(db.budget().capacity()).isEqualTo(3);
       WorkloadPool b = db.pool("b");
-      try (Connection c = b.getConnection(); Statement st = c.createStatement();
+      try (Connection c = b.getConnection();
+          Statement st = c.createStatement();
           ResultSet rs = st.executeQuery("SELECT 1")) {
         rs.next();
         assertThat(rs.getInt(1)).isEqualTo(1);

@@ -20,8 +20,8 @@ import org.junit.jupiter.api.TestInfo;
 
 /**
  * Tests against a real PostgreSQL: the server on 127.0.0.1:5432 (database test) when it answers,
- * otherwise an embedded one started once for the whole test run. Nothing is ever skipped: if neither
- * can be had, every test fails with the reason (and so does CI).
+ * otherwise an embedded one started once for the whole test run. Nothing is ever skipped: if
+ * neither can be had, every test fails with the reason (and so does CI).
  *
  * <p>Every test gets its own name prefix; the pools it opens through {@link #open} name their
  * connections {@code prefix.pool} in {@code application_name}. After each test: no pool has a
@@ -30,7 +30,9 @@ import org.junit.jupiter.api.TestInfo;
  */
 public abstract class PostgresTestSupport {
 
-  /** How long the server may take to notice closed connections; generous, for a loaded 2-core box. */
+  /**
+   * How long the server may take to notice closed connections; generous, for a loaded 2-core box.
+   */
   public static final Duration SERVER_SETTLES = Duration.ofSeconds(20);
 
   private static final ReentrantLock DB_LOCK = new ReentrantLock();
@@ -58,7 +60,11 @@ public abstract class PostgresTestSupport {
     if (shortName.length() > 24) {
       shortName = shortName.substring(0, 24);
     }
-    prefix = "bht-" + shortName + "-" + Integer.toHexString(ThreadLocalRandom.current().nextInt(1 << 20));
+    prefix =
+        "bht-"
+            + shortName
+            + "-"
+            + Integer.toHexString(ThreadLocalRandom.current().nextInt(1 << 20));
   }
 
   /** A builder for pools named after this test, pointing at the test server. */
@@ -84,47 +90,55 @@ public abstract class PostgresTestSupport {
           assertThat(st.active()).as("connections still handed out by %s", st).isZero();
           assertThat(st.queued()).as("callers still queued in %s", st).isZero();
           assertThat(st.bulkhead().inFlight()).as("slots still held in %s", st).isZero();
-          assertThat(st.bulkhead().admitted()).as("admitted vs completed in %s", st)
+          assertThat(st.bulkhead().admitted())
+              .as("admitted vs completed in %s", st)
               .isEqualTo(st.bulkhead().completed());
         }
       }
-      await("no busy backend named " + prefix + "*").atMost(SERVER_SETTLES)
+      await("no busy backend named " + prefix + "*")
+          .atMost(SERVER_SETTLES)
           .until(() -> busyBackends(prefix), n -> n == 0);
     } finally {
       for (DatabasePools pools : opened) {
         pools.close();
       }
     }
-    await("no backend named " + prefix + "* after close").atMost(SERVER_SETTLES)
+    await("no backend named " + prefix + "* after close")
+        .atMost(SERVER_SETTLES)
         .until(() -> backends(prefix), n -> n == 0);
   }
 
   /** Backends whose application_name starts with {@code namePrefix}. */
   public static int backends(String namePrefix) throws SQLException {
-    return count("SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE ?",
-        namePrefix + "%");
+    return count(
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE ?", namePrefix + "%");
   }
 
   /** Such backends that are running something (not idle). */
   static int busyBackends(String namePrefix) throws SQLException {
-    return count("SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE ?"
-        + " AND state IS DISTINCT FROM 'idle'", namePrefix + "%");
+    return count(
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE ?"
+            + " AND state IS DISTINCT FROM 'idle'",
+        namePrefix + "%");
   }
 
   /** Backends with exactly this application_name. */
   static int backendsNamed(String applicationName) throws SQLException {
-    return count("SELECT count(*) FROM pg_stat_activity WHERE application_name = ?",
-        applicationName);
+    return count(
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = ?", applicationName);
   }
 
   /** Backends named {@code applicationName} that are running {@code pg_sleep}. */
   static int sleepingBackends(String applicationName) throws SQLException {
-    return count("SELECT count(*) FROM pg_stat_activity WHERE application_name = ?"
-        + " AND state = 'active' AND query LIKE '%pg_sleep%'", applicationName);
+    return count(
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = ?"
+            + " AND state = 'active' AND query LIKE '%pg_sleep%'",
+        applicationName);
   }
 
   private static int count(String sql, String arg) throws SQLException {
-    try (Connection c = db().connect(); PreparedStatement ps = c.prepareStatement(sql)) {
+    try (Connection c = db().connect();
+        PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setString(1, arg);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
@@ -148,7 +162,8 @@ public abstract class PostgresTestSupport {
 
   /** Runs {@code SELECT 1} on {@code c} and returns the result, to prove the connection works. */
   static int selectOne(Connection c) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT 1"); ResultSet rs = ps.executeQuery()) {
+    try (PreparedStatement ps = c.prepareStatement("SELECT 1");
+        ResultSet rs = ps.executeQuery()) {
       rs.next();
       return rs.getInt(1);
     }

@@ -16,9 +16,9 @@ import java.util.concurrent.RejectedExecutionException;
  * A loopback TCP forwarder to the test database, so a test can make the database vanish for a pool:
  * {@link #cut()} stops accepting and cuts every forwarded connection, as a network partition or a
  * server crash would; {@link #blackhole()} keeps every connection open but forwards nothing more,
- * and accepts new ones that it never connects onwards, as a link that drops packets would;
- * {@link #dropAll()} cuts every forwarded connection but keeps accepting, which is what a restart
- * of the server looks like from the client's side.
+ * and accepts new ones that it never connects onwards, as a link that drops packets would; {@link
+ * #dropAll()} cuts every forwarded connection but keeps accepting, which is what a restart of the
+ * server looks like from the client's side.
  */
 final class TcpProxy implements AutoCloseable {
 
@@ -27,11 +27,13 @@ final class TcpProxy implements AutoCloseable {
   private final int upstreamPort;
   private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
   private volatile boolean blackholed; // read by the pumps and the acceptor on every chunk
-  private final ExecutorService threads = Executors.newCachedThreadPool(r -> {
-    Thread t = new Thread(r, "tcp-proxy");
-    t.setDaemon(true);
-    return t;
-  });
+  private final ExecutorService threads =
+      Executors.newCachedThreadPool(
+          r -> {
+            Thread t = new Thread(r, "tcp-proxy");
+            t.setDaemon(true);
+            return t;
+          });
 
   TcpProxy(String upstreamHost, int upstreamPort) throws IOException {
     this.upstreamHost = upstreamHost;
@@ -56,8 +58,10 @@ final class TcpProxy implements AutoCloseable {
       try {
         forward(client);
       } catch (RejectedExecutionException e) {
-        // cut() ran between the accept and here (a pool reconnecting to a proxy its test closed) and
-        // shut the pumps' pool down: cut again, which closes this connection too. Left uncaught, the
+        // cut() ran between the accept and here (a pool reconnecting to a proxy its test closed)
+        // and
+        // shut the pumps' pool down: cut again, which closes this connection too. Left uncaught,
+        // the
         // exception reached the next test through Awaitility's uncaught-exception check.
         cut();
         return;
@@ -83,7 +87,9 @@ final class TcpProxy implements AutoCloseable {
     threads.execute(() -> pump(upstream, client));
   }
 
-  /** Forwards {@code from} to {@code to}; drops what it reads while blackholed, or if to is null. */
+  /**
+   * Forwards {@code from} to {@code to}; drops what it reads while blackholed, or if to is null.
+   */
   private void pump(Socket from, Socket to) {
     byte[] buffer = new byte[8192];
     try (InputStream in = from.getInputStream();

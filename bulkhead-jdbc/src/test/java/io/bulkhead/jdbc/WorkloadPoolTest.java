@@ -31,9 +31,9 @@ import org.junit.jupiter.api.Test;
 import org.postgresql.PGConnection;
 
 /**
- * The compartment in front of a HikariCP pool, on a real PostgreSQL: admission, bounded waiting, and
- * the release-once path for every way a borrowed connection can end. The leak checks of
- * {@link PostgresTestSupport} run after each test.
+ * The compartment in front of a HikariCP pool, on a real PostgreSQL: admission, bounded waiting,
+ * and the release-once path for every way a borrowed connection can end. The leak checks of {@link
+ * PostgresTestSupport} run after each test.
  */
 class WorkloadPoolTest extends PostgresTestSupport {
 
@@ -52,16 +52,19 @@ class WorkloadPoolTest extends PostgresTestSupport {
   @Test
   void fullPoolRejectsAtOnceInsteadOfJoiningHikarisWaitLine() throws Exception {
     // HikariCP alone would make the third caller wait its connectionTimeout of 30 s.
-    WorkloadPool pool = onePool(PoolConfig.builder("w").size(2)
-        .connectionTimeout(Duration.ofSeconds(30)).build());
-    try (Connection a = pool.getConnection(); Connection b = pool.getConnection()) {
+    WorkloadPool pool =
+        onePool(PoolConfig.builder("w").size(2).connectionTimeout(Duration.ofSeconds(30)).build());
+    try (Connection a = pool.getConnection();
+        Connection b = pool.getConnection()) {
       // At once: a QUEUE_FULL rejection is decided without waiting (one that joined HikariCP's line
       // would fail after its 30 s with HikariCP's own exception), and nobody waits inside HikariCP.
       assertThatThrownBy(pool::getConnection)
-          .isInstanceOfSatisfying(BulkheadFullException.class, e -> {
-            assertThat(e.reason()).isEqualTo(BulkheadFullException.Reason.QUEUE_FULL);
-            assertThat(e.bulkheadName()).isEqualTo(prefix + ".w");
-          });
+          .isInstanceOfSatisfying(
+              BulkheadFullException.class,
+              e -> {
+                assertThat(e.reason()).isEqualTo(BulkheadFullException.Reason.QUEUE_FULL);
+                assertThat(e.bulkheadName()).isEqualTo(prefix + ".w");
+              });
       PoolStats st = pool.stats();
       assertThat(st.active()).isEqualTo(2);
       assertThat(st.idle()).isZero();
@@ -78,12 +81,14 @@ class WorkloadPoolTest extends PostgresTestSupport {
   @Test
   void aWaiterIsRejectedAfterMaxWait() throws Exception {
     Duration maxWait = Duration.ofMillis(300);
-    WorkloadPool pool = onePool(PoolConfig.builder("w").size(1).maxQueue(1).maxWait(maxWait)
-        .build());
+    WorkloadPool pool =
+        onePool(PoolConfig.builder("w").size(1).maxQueue(1).maxWait(maxWait).build());
     try (Connection held = pool.getConnection()) {
       long start = System.nanoTime();
-      assertThatThrownBy(pool::getConnection).isInstanceOfSatisfying(BulkheadFullException.class,
-          e -> assertThat(e.reason()).isEqualTo(BulkheadFullException.Reason.WAIT_TIMEOUT));
+      assertThatThrownBy(pool::getConnection)
+          .isInstanceOfSatisfying(
+              BulkheadFullException.class,
+              e -> assertThat(e.reason()).isEqualTo(BulkheadFullException.Reason.WAIT_TIMEOUT));
       // Never early (a loaded machine can only make it later).
       assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(maxWait);
       PoolStats st = pool.stats();
@@ -96,18 +101,23 @@ class WorkloadPoolTest extends PostgresTestSupport {
 
   @Test
   void closingAConnectionHandsItToTheWaiterAndAFullQueueRejectsAtOnce() throws Exception {
-    WorkloadPool pool = onePool(PoolConfig.builder("w").size(1).maxQueue(1)
-        .maxWait(Duration.ofSeconds(30)).build());
+    WorkloadPool pool =
+        onePool(
+            PoolConfig.builder("w").size(1).maxQueue(1).maxWait(Duration.ofSeconds(30)).build());
     Connection held = pool.getConnection();
-    Future<Integer> waiter = threads.submit(() -> {
-      try (Connection c = pool.getConnection()) {
-        return selectOne(c);
-      }
-    });
+    Future<Integer> waiter =
+        threads.submit(
+            () -> {
+              try (Connection c = pool.getConnection()) {
+                return selectOne(c);
+              }
+            });
     await().atMost(Duration.ofSeconds(10)).until(() -> pool.stats().queued() == 1);
     // The queue is full: refused at once (QUEUE_FULL, not a wait), while the waiter still waits.
-    assertThatThrownBy(pool::getConnection).isInstanceOfSatisfying(BulkheadFullException.class,
-        e -> assertThat(e.reason()).isEqualTo(BulkheadFullException.Reason.QUEUE_FULL));
+    assertThatThrownBy(pool::getConnection)
+        .isInstanceOfSatisfying(
+            BulkheadFullException.class,
+            e -> assertThat(e.reason()).isEqualTo(BulkheadFullException.Reason.QUEUE_FULL));
     assertThat(pool.stats().bulkhead().rejected(BulkheadFullException.Reason.WAIT_TIMEOUT))
         .isZero();
     assertThat(waiter.isDone()).isFalse();
@@ -149,11 +159,13 @@ class WorkloadPoolTest extends PostgresTestSupport {
       CountDownLatch go = new CountDownLatch(1);
       List<Future<?>> closers = new ArrayList<>();
       for (int i = 0; i < 3; i++) {
-        closers.add(threads.submit(() -> {
-          go.await();
-          c.close();
-          return null;
-        }));
+        closers.add(
+            threads.submit(
+                () -> {
+                  go.await();
+                  c.close();
+                  return null;
+                }));
       }
       go.countDown();
       for (Future<?> f : closers) {
@@ -170,10 +182,11 @@ class WorkloadPoolTest extends PostgresTestSupport {
   @Test
   void aFailedQueryLeavesTheConnectionUsableAndReleasesTheSlot() throws Exception {
     WorkloadPool pool = onePool(PoolConfig.builder("w").size(1).build());
-    try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
+    try (Connection c = pool.getConnection();
+        Statement st = c.createStatement()) {
       assertThatThrownBy(() -> st.execute("SELECT 1/0"))
-          .isInstanceOfSatisfying(SQLException.class,
-              e -> assertThat(e.getSQLState()).isEqualTo("22012"));
+          .isInstanceOfSatisfying(
+              SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("22012"));
     }
     assertThat(pool.stats().bulkhead().inFlight()).isZero();
     try (Connection c = pool.getConnection()) {
@@ -186,16 +199,18 @@ class WorkloadPoolTest extends PostgresTestSupport {
     WorkloadPool pool = onePool(PoolConfig.builder("w").size(1).build());
     Connection c = pool.getConnection();
     PreparedStatement ps = c.prepareStatement("SELECT pg_sleep(60)");
-    Future<String> query = threads.submit(() -> {
-      try {
-        ps.execute();
-        return "completed";
-      } catch (SQLException e) {
-        return e.getSQLState();
-      } finally {
-        c.close();
-      }
-    });
+    Future<String> query =
+        threads.submit(
+            () -> {
+              try {
+                ps.execute();
+                return "completed";
+              } catch (SQLException e) {
+                return e.getSQLState();
+              } finally {
+                c.close();
+              }
+            });
     await().atMost(Duration.ofSeconds(10)).until(() -> sleepingBackends(prefix + ".w") == 1);
     ps.cancel();
     assertThat(query.get(30, TimeUnit.SECONDS)).isEqualTo("57014"); // query_canceled
@@ -204,19 +219,22 @@ class WorkloadPoolTest extends PostgresTestSupport {
 
   @Test
   void aCallerInterruptedWhileQueuedLeavesWithoutASlot() throws Exception {
-    WorkloadPool pool = onePool(PoolConfig.builder("w").size(1).maxQueue(1)
-        .maxWait(Duration.ofSeconds(60)).build());
+    WorkloadPool pool =
+        onePool(
+            PoolConfig.builder("w").size(1).maxQueue(1).maxWait(Duration.ofSeconds(60)).build());
     try (Connection held = pool.getConnection()) {
       CompletableFuture<BulkheadFullException.Reason> outcome = new CompletableFuture<>();
-      Future<?> waiter = threads.submit(() -> {
-        try (Connection c = pool.getConnection()) {
-          outcome.completeExceptionally(new AssertionError("admitted: " + c));
-        } catch (BulkheadFullException e) {
-          outcome.complete(e.reason());
-        } catch (Throwable t) {
-          outcome.completeExceptionally(t);
-        }
-      });
+      Future<?> waiter =
+          threads.submit(
+              () -> {
+                try (Connection c = pool.getConnection()) {
+                  outcome.completeExceptionally(new AssertionError("admitted: " + c));
+                } catch (BulkheadFullException e) {
+                  outcome.complete(e.reason());
+                } catch (Throwable t) {
+                  outcome.completeExceptionally(t);
+                }
+              });
       await().atMost(Duration.ofSeconds(10)).until(() -> pool.stats().queued() == 1);
       waiter.cancel(true); // interrupts the waiting thread
       assertThat(outcome.get(30, TimeUnit.SECONDS))
@@ -245,7 +263,8 @@ class WorkloadPoolTest extends PostgresTestSupport {
     assertThat(pool.stats().bulkhead().completed()).isEqualTo(1);
     // HikariCP replaces the evicted connection; the aborted backend goes away.
     await().atMost(SERVER_SETTLES).until(() -> pool.stats().total() == 2 && !backendAlive(pid));
-    try (Connection a = pool.getConnection(); Connection b = pool.getConnection()) {
+    try (Connection a = pool.getConnection();
+        Connection b = pool.getConnection()) {
       assertThat(selectOne(a) + selectOne(b)).isEqualTo(2);
     }
   }
@@ -256,7 +275,8 @@ class WorkloadPoolTest extends PostgresTestSupport {
 
   private static boolean backendAlive(int pid) throws SQLException {
     try (Connection c = db().connect();
-        PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM pg_stat_activity WHERE pid = ?")) {
+        PreparedStatement ps =
+            c.prepareStatement("SELECT count(*) FROM pg_stat_activity WHERE pid = ?")) {
       ps.setInt(1, pid);
       try (java.sql.ResultSet rs = ps.executeQuery()) {
         rs.next();
@@ -270,7 +290,8 @@ class WorkloadPoolTest extends PostgresTestSupport {
     DatabasePools pools = open(pools().pool(PoolConfig.builder("w").size(1).build()));
     WorkloadPool pool = pools.pool("w");
     pools.close();
-    assertThatThrownBy(pool::getConnection).isInstanceOf(SQLException.class)
+    assertThatThrownBy(pool::getConnection)
+        .isInstanceOf(SQLException.class)
         .hasMessageContaining("closed");
     PoolStats st = pool.stats();
     assertThat(st.bulkhead().admitted()).isEqualTo(1);
@@ -281,7 +302,8 @@ class WorkloadPoolTest extends PostgresTestSupport {
   void neverHandsOutTheHikariPoolBehindIt() throws Exception {
     WorkloadPool pool = onePool(PoolConfig.builder("w").size(1).build());
     assertThat(pool.isWrapperFor(HikariDataSource.class)).isFalse();
-    assertThatThrownBy(() -> pool.unwrap(HikariDataSource.class)).isInstanceOf(SQLException.class)
+    assertThatThrownBy(() -> pool.unwrap(HikariDataSource.class))
+        .isInstanceOf(SQLException.class)
         .hasMessageContaining(prefix + ".w");
     assertThat(pool.unwrap(WorkloadPool.class)).isSameAs(pool);
     assertThatThrownBy(() -> pool.getConnection("postgres", "x"))
@@ -307,35 +329,44 @@ class WorkloadPoolTest extends PostgresTestSupport {
   }
 
   @Test
-  void resizingThroughTheRegistry_resizesHikariWithTheCompartment_withinTheBudget() throws Exception {
+  void resizingThroughTheRegistry_resizesHikariWithTheCompartment_withinTheBudget()
+      throws Exception {
     BulkheadRegistry registry = BulkheadRegistry.create();
-    DatabasePools pools = open(pools().budget(4).registry(registry)
-        .pool(PoolConfig.builder("a").size(2).build())
-        .pool(PoolConfig.builder("b").size(2).build()));
+    DatabasePools pools =
+        open(
+            pools()
+                .budget(4)
+                .registry(registry)
+                .pool(PoolConfig.builder("a").size(2).build())
+                .pool(PoolConfig.builder("b").size(2).build()));
     WorkloadPool a = pools.pool("a");
     WorkloadPool b = pools.pool("b");
     assertThat(registry.find(prefix + ".a")).containsSame(a.compartment());
-    assertThat(a.compartment()).as("connections come only from getConnection")
+    assertThat(a.compartment())
+        .as("connections come only from getConnection")
         .isNotInstanceOf(Bulkhead.class);
     assertSized(a, 2);
 
     // The budget refuses: neither the compartment nor HikariCP changes.
     assertThatThrownBy(() -> registry.find(prefix + ".a").orElseThrow().setLimit(3))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("over-subscribed").hasMessageContaining(prefix + ".b 2");
+        .hasMessageContaining("over-subscribed")
+        .hasMessageContaining(prefix + ".b 2");
     assertSized(a, 2);
     assertThat(pools.budget().shares()).containsEntry(prefix + ".a", 2);
 
     // Shrinking while both connections are in use takes neither away; no one else is admitted.
-    try (Connection x = a.getConnection(); Connection y = a.getConnection()) {
+    try (Connection x = a.getConnection();
+        Connection y = a.getConnection()) {
       registry.find(prefix + ".a").orElseThrow().setLimit(1);
       assertSized(a, 1);
       assertThat(selectOne(x) + selectOne(y)).isEqualTo(2);
       assertThat(a.stats().active()).isEqualTo(2);
       assertThatThrownBy(a::getConnection).isInstanceOf(BulkheadFullException.class);
     }
-    await().atMost(SERVER_SETTLES).until(() -> backendsNamed(prefix + ".a") == 1
-        && a.stats().total() == 1);
+    await()
+        .atMost(SERVER_SETTLES)
+        .until(() -> backendsNamed(prefix + ".a") == 1 && a.stats().total() == 1);
     try (Connection x = a.getConnection()) {
       assertThat(selectOne(x)).isEqualTo(1);
       assertThatThrownBy(a::getConnection).isInstanceOf(BulkheadFullException.class);
@@ -344,26 +375,30 @@ class WorkloadPoolTest extends PostgresTestSupport {
     // Growing into the room a left: HikariCP opens the third connection for the third caller.
     registry.find(prefix + ".b").orElseThrow().setLimit(3);
     assertSized(b, 3);
-    try (Connection x = b.getConnection(); Connection y = b.getConnection();
+    try (Connection x = b.getConnection();
+        Connection y = b.getConnection();
         Connection z = b.getConnection()) {
       assertThat(selectOne(x) + selectOne(y) + selectOne(z)).isEqualTo(3);
       assertThat(backendsNamed(prefix + ".b")).isEqualTo(3);
       assertThatThrownBy(b::getConnection).isInstanceOf(BulkheadFullException.class);
     }
     assertThat(pools.budget().allocated()).isEqualTo(4);
-    assertThatThrownBy(() -> b.compartment().setLimit(0)).isInstanceOf(IllegalArgumentException.class)
+    assertThatThrownBy(() -> b.compartment().setLimit(0))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("size of pool '" + prefix + ".b' must be at least 1 but was 0");
     assertSized(b, 3);
 
     pools.close();
-    assertThatThrownBy(() -> b.compartment().setLimit(1)).isInstanceOf(IllegalStateException.class)
+    assertThatThrownBy(() -> b.compartment().setLimit(1))
+        .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("closed");
   }
 
   /** The compartment admits {@code size} callers and HikariCP may open {@code size} connections. */
   private static void assertSized(WorkloadPool pool, int size) {
     assertThat(pool.compartment().config().limit()).as("compartment limit").isEqualTo(size);
-    assertThat(pool.hikariSettings().getMaximumPoolSize()).as("HikariCP maximumPoolSize")
+    assertThat(pool.hikariSettings().getMaximumPoolSize())
+        .as("HikariCP maximumPoolSize")
         .isEqualTo(size);
     assertThat(pool.hikariSettings().getMinimumIdle()).as("HikariCP minimumIdle").isEqualTo(size);
     assertThat(pool.stats().size()).isEqualTo(size);
@@ -374,22 +409,23 @@ class WorkloadPoolTest extends PostgresTestSupport {
     WorkloadPool pool = onePool(PoolConfig.builder("w").size(1).build());
     Compartment view = pool.compartment();
     List<String> seen = Collections.synchronizedList(new ArrayList<>());
-    BulkheadListener listener = new BulkheadListener() {
-      @Override
-      public void onAdmitted(Compartment bulkhead, long waitedNanos) {
-        seen.add("admitted " + (bulkhead == view));
-      }
+    BulkheadListener listener =
+        new BulkheadListener() {
+          @Override
+          public void onAdmitted(Compartment bulkhead, long waitedNanos) {
+            seen.add("admitted " + (bulkhead == view));
+          }
 
-      @Override
-      public void onRejected(Compartment bulkhead, BulkheadFullException.Reason reason) {
-        seen.add("rejected " + (bulkhead == view));
-      }
+          @Override
+          public void onRejected(Compartment bulkhead, BulkheadFullException.Reason reason) {
+            seen.add("rejected " + (bulkhead == view));
+          }
 
-      @Override
-      public void onReleased(Compartment bulkhead, long heldNanos) {
-        seen.add("released " + (bulkhead == view));
-      }
-    };
+          @Override
+          public void onReleased(Compartment bulkhead, long heldNanos) {
+            seen.add("released " + (bulkhead == view));
+          }
+        };
     view.addListener(listener);
     try (Connection c = pool.getConnection()) {
       assertThatThrownBy(pool::getConnection).isInstanceOf(BulkheadFullException.class);
@@ -405,8 +441,9 @@ class WorkloadPoolTest extends PostgresTestSupport {
 
   @Test
   void manyCallersEndingEveryWayLeaveNothingBehind() throws Exception {
-    WorkloadPool pool = onePool(PoolConfig.builder("w").size(3).maxQueue(2)
-        .maxWait(Duration.ofMillis(200)).build());
+    WorkloadPool pool =
+        onePool(
+            PoolConfig.builder("w").size(3).maxQueue(2).maxWait(Duration.ofMillis(200)).build());
     int callers = 8;
     int rounds = 40;
     AtomicInteger attempts = new AtomicInteger();
@@ -415,51 +452,54 @@ class WorkloadPoolTest extends PostgresTestSupport {
     List<Future<?>> futures = new ArrayList<>();
     for (int t = 0; t < callers; t++) {
       int caller = t;
-      futures.add(threads.submit(() -> {
-        for (int i = 0; i < rounds; i++) {
-          attempts.incrementAndGet();
-          Connection c;
-          try {
-            c = pool.getConnection();
-          } catch (BulkheadFullException e) {
-            rejected.incrementAndGet();
-            continue;
-          }
-          switch ((caller + i) % 5) {
-            case 0:
-              try (Connection held = c) {
-                selectOne(held);
-              }
-              break;
-            case 1:
-              try (Connection held = c; Statement st = held.createStatement()) {
-                st.execute("SELECT 1/0");
-              } catch (SQLException expected) {
-                // a failing query
-              }
-              break;
-            case 2:
-              try (PreparedStatement ps = c.prepareStatement("SELECT pg_sleep(0.01)")) {
-                ps.execute();
-                ps.getConnection().close();
-              }
-              break;
-            case 3:
-              selectOne(c);
-              c.close();
-              c.close();
-              break;
-            default:
-              if (i % 10 == 4) {
-                c.abort(abortExecutor);
-              } else {
-                c.close();
-              }
-              break;
-          }
-        }
-        return null;
-      }));
+      futures.add(
+          threads.submit(
+              () -> {
+                for (int i = 0; i < rounds; i++) {
+                  attempts.incrementAndGet();
+                  Connection c;
+                  try {
+                    c = pool.getConnection();
+                  } catch (BulkheadFullException e) {
+                    rejected.incrementAndGet();
+                    continue;
+                  }
+                  switch ((caller + i) % 5) {
+                    case 0:
+                      try (Connection held = c) {
+                        selectOne(held);
+                      }
+                      break;
+                    case 1:
+                      try (Connection held = c;
+                          Statement st = held.createStatement()) {
+                        st.execute("SELECT 1/0");
+                      } catch (SQLException expected) {
+                        // a failing query
+                      }
+                      break;
+                    case 2:
+                      try (PreparedStatement ps = c.prepareStatement("SELECT pg_sleep(0.01)")) {
+                        ps.execute();
+                        ps.getConnection().close();
+                      }
+                      break;
+                    case 3:
+                      selectOne(c);
+                      c.close();
+                      c.close();
+                      break;
+                    default:
+                      if (i % 10 == 4) {
+                        c.abort(abortExecutor);
+                      } else {
+                        c.close();
+                      }
+                      break;
+                  }
+                }
+                return null;
+              }));
     }
     try {
       for (Future<?> f : futures) {
@@ -473,7 +513,8 @@ class WorkloadPoolTest extends PostgresTestSupport {
     assertThat(st.bulkhead().admitted() + rejected.get()).isEqualTo(attempts.get());
     assertThat(st.bulkhead().completed()).isEqualTo(st.bulkhead().admitted());
     assertThat(st.rejected()).isEqualTo(rejected.get());
-    await().atMost(SERVER_SETTLES).until(() -> pool.stats().total() == 3
-        && backendsNamed(prefix + ".w") == 3);
+    await()
+        .atMost(SERVER_SETTLES)
+        .until(() -> pool.stats().total() == 3 && backendsNamed(prefix + ".w") == 3);
   }
 }

@@ -16,8 +16,8 @@ import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
 
 /**
- * A Jetty 12 handler that sends each request through the compartment of its route, and answers a full
- * compartment with a fast {@code 503} instead of a slow hang.
+ * A Jetty 12 handler that sends each request through the compartment of its route, and answers a
+ * full compartment with a fast {@code 503} instead of a slow hang.
  *
  * <pre>{@code
  * Bulkhead server = Bulkhead.builder("server").limit(50).unboundedQueue().unboundedWait().build();
@@ -35,20 +35,22 @@ import org.eclipse.jetty.util.Callback;
  *
  * <p><b>Routes.</b> Paths are servlet path specs matched against the path in context: an exact path
  * ({@code /login}), a prefix ({@code /api/*}), a suffix ({@code *.csv}) or the default ({@code /}).
- * The most specific spec wins, as in a servlet container: exact, then the longest prefix, then suffix,
- * then default; the order of the {@code route} calls does not matter. A request that matches no route,
- * or a {@link Builder#bypass bypassed} one, goes straight to the wrapped handler, untouched.
+ * The most specific spec wins, as in a servlet container: exact, then the longest prefix, then
+ * suffix, then default; the order of the {@code route} calls does not matter. A request that
+ * matches no route, or a {@link Builder#bypass bypassed} one, goes straight to the wrapped handler,
+ * untouched.
  *
  * <p><b>Waiting holds no thread.</b> A request whose compartment is full waits in the compartment's
- * queue (see {@link Bulkhead#submit}) while Jetty's thread returns to the pool. When a slot is handed to
- * it, the wrapped handler runs on the context's executor. The slot is held until the wrapped handler
- * completes the request's {@link Callback}, however long after {@code handle} returns that is, so an
- * asynchronous handler holds its slot for exactly as long as it works on the request.
+ * queue (see {@link Bulkhead#submit}) while Jetty's thread returns to the pool. When a slot is
+ * handed to it, the wrapped handler runs on the context's executor. The slot is held until the
+ * wrapped handler completes the request's {@link Callback}, however long after {@code handle}
+ * returns that is, so an asynchronous handler holds its slot for exactly as long as it works on the
+ * request.
  *
- * <p><b>Rejection.</b> If the compartment refuses the request (its queue is full, or the request waited
- * the compartment's {@code maxWait}), the wrapped handler is never called and the client gets a
- * {@link Rejection}: {@code 503}, {@code Retry-After} in whole seconds from
- * {@link io.bulkhead.BulkheadFullException#retryAfter()} (rounded up, at least 1), and a one-line
+ * <p><b>Rejection.</b> If the compartment refuses the request (its queue is full, or the request
+ * waited the compartment's {@code maxWait}), the wrapped handler is never called and the client
+ * gets a {@link Rejection}: {@code 503}, {@code Retry-After} in whole seconds from {@link
+ * io.bulkhead.BulkheadFullException#retryAfter()} (rounded up, at least 1), and a one-line
  * plain-text body naming the compartment, or the body of your {@link Builder#rejectionBody}.
  *
  * <p><b>A client that leaves frees its place.</b> If the client closes its connection, or Jetty
@@ -58,29 +60,31 @@ import org.eclipse.jetty.util.Callback;
  * waiting request's socket for end of stream with a selector of its own, on one thread started when
  * a request first waits and stopped with the handler. An admitted request without a body stays
  * watched while the wrapped handler works on it: if its client leaves, the handler closes the
- * connection and calls the failure listeners the wrapped handler added to the request. A handler that waits on
- * something slow (an upstream call) should listen ({@link Request#addFailureListener}) and cancel
- * that work, then complete the callback: the slot is freed then, once. An admitted request with a body
- * is not watched, because the wrapped handler may be reading from its socket.
+ * connection and calls the failure listeners the wrapped handler added to the request. A handler
+ * that waits on something slow (an upstream call) should listen ({@link
+ * Request#addFailureListener}) and cancel that work, then complete the callback: the slot is freed
+ * then, once. An admitted request with a body is not watched, because the wrapped handler may be
+ * reading from its socket.
  *
  * <p><b>Limits the handler cannot set.</b> A compartment bounds the requests being handled, not the
  * connections that carry them: an idle or slowly sending client holds a connection and a file
  * descriptor without ever reaching this handler. Bound those on the connector, where Jetty can:
+ *
  * <ul>
- *   <li>a connection cap below the process's open-file limit,
- *       {@code server.addBean(new NetworkConnectionLimit(512, connector))}: past it Jetty stops
- *       accepting, and new clients wait in the kernel's accept queue instead of failing with "Too many
- *       open files";
+ *   <li>a connection cap below the process's open-file limit, {@code server.addBean(new
+ *       NetworkConnectionLimit(512, connector))}: past it Jetty stops accepting, and new clients
+ *       wait in the kernel's accept queue instead of failing with "Too many open files";
  *   <li>an idle timeout for connections between requests, {@code connector.setIdleTimeout(30_000)}
- *       (an idle keep-alive connection costs a descriptor), and a longer one while a request is handled,
- *       {@code httpConfiguration.setIdleTimeout(...)}, that outlasts your compartments' {@code maxWait}
- *       and your slowest dependency, so a request is not cut off while it waits;
- *   <li>a deadline on the request head as a whole, which Jetty lacks (its idle timeout restarts with
- *       every byte, so a client trickling its headers is never timed out): the demo app's
+ *       (an idle keep-alive connection costs a descriptor), and a longer one while a request is
+ *       handled, {@code httpConfiguration.setIdleTimeout(...)}, that outlasts your compartments'
+ *       {@code maxWait} and your slowest dependency, so a request is not cut off while it waits;
+ *   <li>a deadline on the request head as a whole, which Jetty lacks (its idle timeout restarts
+ *       with every byte, so a client trickling its headers is never timed out): the demo app's
  *       {@code RequestHeadDeadline} closes a connection whose head takes over 10 s;
- *   <li>{@code httpConfiguration.setSendServerVersion(false)}, so answers, the 503s included, do not
- *       announce the Jetty version.
+ *   <li>{@code httpConfiguration.setSendServerVersion(false)}, so answers, the 503s included, do
+ *       not announce the Jetty version.
  * </ul>
+ *
  * The README's "HTTP edge" section gives the values the demo uses and why.
  *
  * <p>This class is thread-safe; its routes are fixed when it is built.
@@ -92,7 +96,9 @@ public final class BulkheadHandler extends Handler.Wrapper {
   private final RejectionBody rejectionBody;
   private volatile DisconnectWatcher watcher;
 
-  private BulkheadHandler(PathMappings<Optional<Bulkhead>> routes, List<String> description,
+  private BulkheadHandler(
+      PathMappings<Optional<Bulkhead>> routes,
+      List<String> description,
       RejectionBody rejectionBody) {
     this.routes = routes;
     this.description = description;
@@ -105,8 +111,8 @@ public final class BulkheadHandler extends Handler.Wrapper {
   }
 
   /**
-   * Returns the compartment a request to {@code pathInContext} goes through, or empty if it goes to the
-   * wrapped handler untouched.
+   * Returns the compartment a request to {@code pathInContext} goes through, or empty if it goes to
+   * the wrapped handler untouched.
    */
   public Optional<Bulkhead> compartmentFor(String pathInContext) {
     Objects.requireNonNull(pathInContext, "pathInContext");
@@ -121,8 +127,9 @@ public final class BulkheadHandler extends Handler.Wrapper {
     if (compartment.isEmpty() || next == null) {
       return super.handle(request, response, callback);
     }
-    new ProtectedExchange(compartment.get(), next, request, response, callback, watcher,
-        rejectionBody).begin();
+    new ProtectedExchange(
+            compartment.get(), next, request, response, callback, watcher, rejectionBody)
+        .begin();
     return true;
   }
 
@@ -162,8 +169,8 @@ public final class BulkheadHandler extends Handler.Wrapper {
   }
 
   /**
-   * Builds a {@link BulkheadHandler}. Each method checks its argument and throws
-   * {@link IllegalArgumentException} naming the path spec; {@link #build()} copies the routes, so the
+   * Builds a {@link BulkheadHandler}. Each method checks its argument and throws {@link
+   * IllegalArgumentException} naming the path spec; {@link #build()} copies the routes, so the
    * builder can be changed and reused.
    *
    * <p>This class is <em>not</em> thread-safe.
@@ -188,8 +195,8 @@ public final class BulkheadHandler extends Handler.Wrapper {
     /**
      * Sends requests whose path matches {@code pathSpec} through {@code compartment}.
      *
-     * @throws IllegalArgumentException if {@code pathSpec} is not a servlet path spec, or is already
-     *     routed
+     * @throws IllegalArgumentException if {@code pathSpec} is not a servlet path spec, or is
+     *     already routed
      */
     public Builder route(String pathSpec, Bulkhead compartment) {
       Objects.requireNonNull(compartment, "compartment");
@@ -197,12 +204,12 @@ public final class BulkheadHandler extends Handler.Wrapper {
     }
 
     /**
-     * Sends requests whose path matches {@code pathSpec} straight to the wrapped handler, even when a
-     * wider spec such as {@code /*} routes everything else through a compartment: for health checks
-     * and metrics, which must answer while the server is saturated.
+     * Sends requests whose path matches {@code pathSpec} straight to the wrapped handler, even when
+     * a wider spec such as {@code /*} routes everything else through a compartment: for health
+     * checks and metrics, which must answer while the server is saturated.
      *
-     * @throws IllegalArgumentException if {@code pathSpec} is not a servlet path spec, or is already
-     *     routed
+     * @throws IllegalArgumentException if {@code pathSpec} is not a servlet path spec, or is
+     *     already routed
      */
     public Builder bypass(String pathSpec) {
       return add(pathSpec, Optional.empty());
@@ -214,17 +221,25 @@ public final class BulkheadHandler extends Handler.Wrapper {
       try {
         spec = new ServletPathSpec(pathSpec);
       } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException("path spec '" + pathSpec + "' is not a servlet path spec"
-            + " (an exact path like /login, a prefix like /api/*, a suffix like *.csv, or /): "
-            + e.getMessage(), e);
+        throw new IllegalArgumentException(
+            "path spec '"
+                + pathSpec
+                + "' is not a servlet path spec"
+                + " (an exact path like /login, a prefix like /api/*, a suffix like *.csv, or /): "
+                + e.getMessage(),
+            e);
       }
       if (pathSpec.isEmpty()) {
-        throw new IllegalArgumentException("path spec '' matches only the context root; use '/' for"
-            + " every request or an exact path like /login");
+        throw new IllegalArgumentException(
+            "path spec '' matches only the context root; use '/' for"
+                + " every request or an exact path like /login");
       }
       if (specs.contains(spec)) {
-        throw new IllegalArgumentException("path spec '" + pathSpec + "' is already routed to "
-            + describe(targets.get(specs.indexOf(spec))));
+        throw new IllegalArgumentException(
+            "path spec '"
+                + pathSpec
+                + "' is already routed to "
+                + describe(targets.get(specs.indexOf(spec))));
       }
       specs.add(spec);
       targets.add(target);

@@ -109,10 +109,13 @@ final class DisconnectWatcher implements AutoCloseable {
   private final String threadName;
   private final Executor executor;
   private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+
   /** Watches made since the last batch; registered a batch later, if still active. */
   private final ConcurrentLinkedQueue<Watch> arrivals = new ConcurrentLinkedQueue<>();
+
   /** Watches that have waited a full batch: registered by the next one. Watcher thread only. */
   private final ArrayDeque<Watch> aged = new ArrayDeque<>();
+
   private final ReentrantLock lock = new ReentrantLock();
   private Selector selector; // guarded by lock until published; then read by the watcher thread
   private Thread thread; // guarded by lock
@@ -179,9 +182,9 @@ final class DisconnectWatcher implements AutoCloseable {
   }
 
   /**
-   * Starts watching the connection of {@code request}; {@code onGone} runs once, on the executor, if
-   * the client closes it first. Returns null when this connection cannot be watched this way (HTTP/2
-   * and later, a transport that is not a socket channel, or a closed watcher).
+   * Starts watching the connection of {@code request}; {@code onGone} runs once, on the executor,
+   * if the client closes it first. Returns null when this connection cannot be watched this way
+   * (HTTP/2 and later, a transport that is not a socket channel, or a closed watcher).
    */
   Watch watch(Request request, Runnable onGone) {
     ConnectionMetaData meta = request.getConnectionMetaData();

@@ -93,9 +93,11 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
   private static final int REJECTED = 2;
   private static final int ABANDONED = 3;
 
-  private static final CompletionStage<Void> NOTHING_TO_HOLD = CompletableFuture.completedStage(null);
+  private static final CompletionStage<Void> NOTHING_TO_HOLD =
+      CompletableFuture.completedStage(null);
   // Exactly a CompletableFuture, completed: the compartment frees the slot on the spot, where a
-  // minimal stage of `done` cost it a callback (two stages and a lambda) per request answered at once.
+  // minimal stage of `done` cost it a callback (two stages and a lambda) per request answered at
+  // once.
   // Shared, and safe to hand out: cancelling or completing a completed future changes nothing.
   private static final CompletableFuture<Void> ANSWERED = CompletableFuture.completedFuture(null);
 
@@ -117,8 +119,14 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
   private volatile DisconnectWatcher.Watch watch;
   private volatile Thread submitting;
 
-  ProtectedExchange(Bulkhead bulkhead, Handler next, Request request, Response response,
-      Callback callback, DisconnectWatcher watcher, RejectionBody rejectionBody) {
+  ProtectedExchange(
+      Bulkhead bulkhead,
+      Handler next,
+      Request request,
+      Response response,
+      Callback callback,
+      DisconnectWatcher watcher,
+      RejectionBody rejectionBody) {
     this.bulkhead = bulkhead;
     this.next = next;
     this.request = request;
@@ -136,7 +144,10 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
         && headers.getLongField(HttpHeader.CONTENT_LENGTH) <= 0;
   }
 
-  /** Asks the compartment for a slot; returns at once, whether the request runs, waits or is refused. */
+  /**
+   * Asks the compartment for a slot; returns at once, whether the request runs, waits or is
+   * refused.
+   */
   void begin() {
     request.addFailureListener(this::clientGone);
     submitting = Thread.currentThread();
@@ -152,7 +163,8 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
       return;
     }
     // The failure is taken from whenComplete, never from join(): join() wraps it in a new
-    // CompletionException, whose stack trace (the whole Jetty stack) cost more than the rest of a 503.
+    // CompletionException, whose stack trace (the whole Jetty stack) cost more than the rest of a
+    // 503.
     if (queued.isDone()) {
       if (queued.isCompletedExceptionally()) {
         // Refused at once: whenComplete on a completed future runs here, on this Jetty thread.
@@ -161,11 +173,12 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
     } else {
       // A later refusal comes from one of the compartment's own threads: answer it on the server's
       // executor, like every response.
-      queued.whenComplete((ignored, failure) -> {
-        if (failure != null) {
-          dispatch(() -> admissionFailed(failure));
-        }
-      });
+      queued.whenComplete(
+          (ignored, failure) -> {
+            if (failure != null) {
+              dispatch(() -> admissionFailed(failure));
+            }
+          });
     }
     if (watcher != null && !queued.isDone() && isWatched()) {
       DisconnectWatcher.Watch w = watcher.watch(request, () -> clientGone(null));
@@ -229,8 +242,10 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
    * (the request was abandoned, and finish() has answered) or anything else is left alone.
    */
   private void admissionFailed(Throwable failure) {
-    Throwable cause = failure instanceof CompletionException && failure.getCause() != null
-        ? failure.getCause() : failure;
+    Throwable cause =
+        failure instanceof CompletionException && failure.getCause() != null
+            ? failure.getCause()
+            : failure;
     if (cause instanceof BulkheadFullException && state.compareAndSet(WAITING, REJECTED)) {
       stopWatching();
       try {
@@ -242,16 +257,20 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
   }
 
   /**
-   * The client went away ({@code failure} null: the watcher saw its connection end), or Jetty failed
-   * the request. A waiting request leaves the queue; for a running one whose client the watcher saw
-   * leave, the connection is closed and the handler's failure listeners are told.
+   * The client went away ({@code failure} null: the watcher saw its connection end), or Jetty
+   * failed the request. A waiting request leaves the queue; for a running one whose client the
+   * watcher saw leave, the connection is closed and the handler's failure listeners are told.
    */
   private void clientGone(Throwable failure) {
     if (!state.compareAndSet(WAITING, ABANDONED)) {
       if (failure == null && state.get() == RUNNING && !finished.get()) {
         // R6: nobody reads this connection while the handler works, so Jetty would not notice.
-        EofException left = new EofException("the client closed the connection while its request"
-            + " held a slot of bulkhead '" + bulkhead.name() + "'");
+        EofException left =
+            new EofException(
+                "the client closed the connection while its request"
+                    + " held a slot of bulkhead '"
+                    + bulkhead.name()
+                    + "'");
         request.getConnectionMetaData().getConnection().getEndPoint().close(left);
         if (handled instanceof WatchedRequest watched) {
           watched.clientLeft(left);
@@ -264,9 +283,13 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
     if (queued != null) {
       queued.cancel(false); // leaves the queue; R2 covers a null here
     }
-    completion.failed(failure != null ? failure : new EofException(
-        "the client closed the connection while its request waited in bulkhead '"
-            + bulkhead.name() + "'"));
+    completion.failed(
+        failure != null
+            ? failure
+            : new EofException(
+                "the client closed the connection while its request waited in bulkhead '"
+                    + bulkhead.name()
+                    + "'"));
   }
 
   private void stopWatching() {
@@ -277,9 +300,9 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
   }
 
   /**
-   * The release-once path: Jetty's callback is completed once, then the slot is freed. In that order
-   * because freeing the slot may hand it to a waiter whose handler then starts on this thread; the
-   * response that freed it should not wait for that.
+   * The release-once path: Jetty's callback is completed once, then the slot is freed. In that
+   * order because freeing the slot may hand it to a waiter whose handler then starts on this
+   * thread; the response that freed it should not wait for that.
    */
   private void finish(Throwable failure) {
     if (!finished.compareAndSet(false, true)) {
@@ -293,8 +316,10 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
         callback.failed(failure);
       }
     } catch (Throwable t) {
-      LOG.log(Level.WARNING, "Jetty's callback threw while completing a request in bulkhead '"
-          + bulkhead.name() + "'", t);
+      LOG.log(
+          Level.WARNING,
+          "Jetty's callback threw while completing a request in bulkhead '" + bulkhead.name() + "'",
+          t);
     } finally {
       done.complete(null);
     }
@@ -302,8 +327,9 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
 
   /**
    * The request as the wrapped handler sees it when it has no body (R6). Closing a connection does
-   * not make Jetty 12 call the failure listeners of a request that waits for no I/O, so a disconnect
-   * the watcher saw is told to them here. Each listener hears one failure, this one or Jetty's.
+   * not make Jetty 12 call the failure listeners of a request that waits for no I/O, so a
+   * disconnect the watcher saw is told to them here. Each listener hears one failure, this one or
+   * Jetty's.
    */
   private static final class WatchedRequest extends Request.Wrapper {
     private final Queue<Consumer<Throwable>> listeners = new ConcurrentLinkedQueue<>();
@@ -316,11 +342,12 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
     @Override
     public void addFailureListener(Consumer<Throwable> listener) {
       AtomicBoolean heard = new AtomicBoolean();
-      Consumer<Throwable> once = failure -> {
-        if (heard.compareAndSet(false, true)) {
-          listener.accept(failure);
-        }
-      };
+      Consumer<Throwable> once =
+          failure -> {
+            if (heard.compareAndSet(false, true)) {
+              listener.accept(failure);
+            }
+          };
       listeners.add(once);
       super.addFailureListener(once);
       Throwable gone = left;
@@ -343,8 +370,8 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
 
   /**
    * The callback the wrapped handler completes. It declares itself blocking (the default), so Jetty
-   * never completes it on a selector thread: completing it frees a slot, and with it may hand the slot
-   * to the next request.
+   * never completes it on a selector thread: completing it frees a slot, and with it may hand the
+   * slot to the next request.
    */
   private final class Completion implements Callback {
     @Override

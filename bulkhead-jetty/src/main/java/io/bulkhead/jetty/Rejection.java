@@ -3,7 +3,6 @@ package io.bulkhead.jetty;
 import io.bulkhead.BulkheadFullException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
-import java.time.Duration;
 import java.util.Objects;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
@@ -13,8 +12,8 @@ import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
 
 /**
- * The HTTP form of a compartment's "no": {@code 503 Service Unavailable}, a {@code Retry-After} header
- * in whole seconds, and by default a one-line plain-text body naming the compartment (a
+ * The HTTP form of a compartment's "no": {@code 503 Service Unavailable}, a {@code Retry-After}
+ * header in whole seconds, and by default a one-line plain-text body naming the compartment (a
  * {@link RejectionBody} can say it in your API's own error format).
  *
  * <pre>
@@ -25,10 +24,10 @@ import org.eclipse.jetty.util.Callback;
  * bulkhead 'llm' is full: retry after 2 s
  * </pre>
  *
- * <p>{@link BulkheadHandler} answers with it when a route's compartment rejects a request. A handler
- * that calls a dependency through its own compartment, for instance through an {@code UpstreamClient},
- * answers the same way with {@link #send}, so that a client sees one kind of "busy" whichever
- * compartment said it.
+ * <p>{@link BulkheadHandler} answers with it when a route's compartment rejects a request. A
+ * handler that calls a dependency through its own compartment, for instance through an {@code
+ * UpstreamClient}, answers the same way with {@link #send}, so that a client sees one kind of
+ * "busy" whichever compartment said it.
  */
 public final class Rejection {
 
@@ -37,8 +36,8 @@ public final class Rejection {
   private Rejection() {}
 
   /**
-   * Writes the 503 for {@code rejection} with the default plain-text body and completes
-   * {@code callback} when it has been sent.
+   * Writes the 503 for {@code rejection} with the default plain-text body and completes {@code
+   * callback} when it has been sent.
    *
    * @throws IllegalStateException if the response has already been committed
    */
@@ -47,9 +46,9 @@ public final class Rejection {
   }
 
   /**
-   * Writes the 503 for {@code rejection}, with {@code body} for its body, and completes
-   * {@code callback} when it has been sent. A body that throws or returns null is replaced by the
-   * default one (see {@link RejectionBody}).
+   * Writes the 503 for {@code rejection}, with {@code body} for its body, and completes {@code
+   * callback} when it has been sent. A body that throws or returns null is replaced by the default
+   * one (see {@link RejectionBody}).
    *
    * @throws IllegalStateException if the response has already been committed
    */
@@ -60,8 +59,10 @@ public final class Rejection {
     Objects.requireNonNull(rejection, "rejection");
     Objects.requireNonNull(body, "body");
     if (response.isCommitted()) {
-      throw new IllegalStateException("cannot send a 503 for bulkhead '" + rejection.bulkheadName()
-          + "': the response has already been committed");
+      throw new IllegalStateException(
+          "cannot send a 503 for bulkhead '"
+              + rejection.bulkheadName()
+              + "': the response has already been committed");
     }
     long seconds = rejection.retryAfterSeconds();
     response.setStatus(HttpStatus.SERVICE_UNAVAILABLE_503);
@@ -71,13 +72,24 @@ public final class Rejection {
     try {
       text = body.render(rejection, seconds, headers);
     } catch (RuntimeException failure) {
-      LOG.log(Level.WARNING, "the rejection body " + body + " failed for bulkhead '"
-          + rejection.bulkheadName() + "'; sending the default one", failure);
+      LOG.log(
+          Level.WARNING,
+          "the rejection body "
+              + body
+              + " failed for bulkhead '"
+              + rejection.bulkheadName()
+              + "'; sending the default one",
+          failure);
     }
     if (text == null) {
       if (body != RejectionBody.plainText()) {
-        LOG.log(Level.WARNING, "the rejection body " + body + " gave no body for bulkhead '"
-            + rejection.bulkheadName() + "'; sending the default one");
+        LOG.log(
+            Level.WARNING,
+            "the rejection body "
+                + body
+                + " gave no body for bulkhead '"
+                + rejection.bulkheadName()
+                + "'; sending the default one");
       }
       headers.remove(HttpHeader.CONTENT_TYPE);
       text = RejectionBody.plainText().render(rejection, seconds, headers);

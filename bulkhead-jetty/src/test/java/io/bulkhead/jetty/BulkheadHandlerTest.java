@@ -90,10 +90,12 @@ class BulkheadHandlerTest {
 
   @Test
   void retryAfterHeader_carriesTheCompartmentsHint() throws Exception {
-    // Before any call has finished the hint is maxWait x (waiting + 1) / limit: 2.5 s x 2 / 1 = 5 s.
+    // Before any call has finished the hint is maxWait x (waiting + 1) / limit: 2.5 s x 2 / 1 = 5
+    // s.
     Bulkhead reports = compartment("reports", 1, 1, Duration.ofMillis(2500));
     start(BulkheadHandler.builder().route("/reports/*", reports).build());
-    try (Socket holder = RawHttp.connect(port); Socket waiter = RawHttp.connect(port)) {
+    try (Socket holder = RawHttp.connect(port);
+        Socket waiter = RawHttp.connect(port)) {
       RawHttp.sendGet(holder, "/reports/a");
       HeldRequests.Held held = app.next();
       RawHttp.sendGet(waiter, "/reports/b");
@@ -108,19 +110,26 @@ class BulkheadHandlerTest {
   }
 
   @Test
-  void rejectionBody_saysThe503InTheApisOwnFormat_forQueueFullAndWaitTimeoutAlike() throws Exception {
+  void rejectionBody_saysThe503InTheApisOwnFormat_forQueueFullAndWaitTimeoutAlike()
+      throws Exception {
     // maxWait leaves the queue-full request 3 s to arrive while the waiter still waits.
     Bulkhead llm = compartment("llm", 1, 1, Duration.ofSeconds(3));
     List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
-    start(BulkheadHandler.builder().route("/chat", llm)
-        .rejectionBody((rejection, retryAfterSeconds, headers) -> {
-          seen.add(rejection.reason() + " " + Thread.currentThread().getName());
-          headers.put("Content-Type", "application/problem+json");
-          headers.put("Retry-After", "0"); // not the body's to change
-          return "{\"title\":\"busy\",\"compartment\":\"" + rejection.bulkheadName()
-              + "\",\"retryAfter\":" + retryAfterSeconds + "}";
-        })
-        .build());
+    start(
+        BulkheadHandler.builder()
+            .route("/chat", llm)
+            .rejectionBody(
+                (rejection, retryAfterSeconds, headers) -> {
+                  seen.add(rejection.reason() + " " + Thread.currentThread().getName());
+                  headers.put("Content-Type", "application/problem+json");
+                  headers.put("Retry-After", "0"); // not the body's to change
+                  return "{\"title\":\"busy\",\"compartment\":\""
+                      + rejection.bulkheadName()
+                      + "\",\"retryAfter\":"
+                      + retryAfterSeconds
+                      + "}";
+                })
+            .build());
     try (Socket first = RawHttp.sendGet(port, "/chat")) {
       HeldRequests.Held held = app.next(); // first holds the slot before the waiter is sent
       try (Socket waiter = RawHttp.sendGet(port, "/chat")) {
@@ -132,7 +141,8 @@ class BulkheadHandlerTest {
         String seconds = queueFull.header("Retry-After");
         assertThat(Long.parseLong(seconds)).isGreaterThanOrEqualTo(1);
         assertThat(queueFull.body)
-            .isEqualTo("{\"title\":\"busy\",\"compartment\":\"llm\",\"retryAfter\":" + seconds + "}");
+            .isEqualTo(
+                "{\"title\":\"busy\",\"compartment\":\"llm\",\"retryAfter\":" + seconds + "}");
 
         RawHttp.Answer timedOut = RawHttp.read(waiter.getInputStream()); // after maxWait
         assertThat(timedOut.status).isEqualTo(503);
@@ -152,15 +162,19 @@ class BulkheadHandlerTest {
       throws Exception {
     Bulkhead broken = Bulkhead.builder("broken").limit(1).build();
     Bulkhead empty = Bulkhead.builder("empty").limit(1).build();
-    start(BulkheadHandler.builder().route("/broken", broken).route("/empty", empty)
-        .rejectionBody((rejection, retryAfterSeconds, headers) -> {
-          headers.put("Content-Type", "application/json");
-          if (rejection.bulkheadName().equals("broken")) {
-            throw new IllegalStateException("a bug in the body");
-          }
-          return null;
-        })
-        .build());
+    start(
+        BulkheadHandler.builder()
+            .route("/broken", broken)
+            .route("/empty", empty)
+            .rejectionBody(
+                (rejection, retryAfterSeconds, headers) -> {
+                  headers.put("Content-Type", "application/json");
+                  if (rejection.bulkheadName().equals("broken")) {
+                    throw new IllegalStateException("a bug in the body");
+                  }
+                  return null;
+                })
+            .build());
     for (String route : List.of("broken", "empty")) {
       try (Socket first = RawHttp.sendGet(port, "/" + route)) {
         HeldRequests.Held held = app.next();
@@ -174,7 +188,8 @@ class BulkheadHandlerTest {
       }
     }
     assertThatThrownBy(() -> BulkheadHandler.builder().rejectionBody(null))
-        .isInstanceOf(NullPointerException.class).hasMessage("body");
+        .isInstanceOf(NullPointerException.class)
+        .hasMessage("body");
   }
 
   @Test
@@ -182,20 +197,27 @@ class BulkheadHandlerTest {
     java.util.concurrent.CountDownLatch blocker = new java.util.concurrent.CountDownLatch(1);
     java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
     Duration maxWait = Duration.ofMillis(100);
-    Bulkhead audit = Bulkhead.builder("audit").limit(1).maxQueue(1).maxWait(maxWait)
-        .listener(new io.bulkhead.BulkheadListener() {
-          @Override
-          public void onRejected(io.bulkhead.Compartment c, BulkheadFullException.Reason reason) {
-            if (reason == BulkheadFullException.Reason.WAIT_TIMEOUT) {
-              entered.countDown();
-              try {
-                blocker.await(); // held until the test ends: an audit log that hangs
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              }
-            }
-          }
-        }).build();
+    Bulkhead audit =
+        Bulkhead.builder("audit")
+            .limit(1)
+            .maxQueue(1)
+            .maxWait(maxWait)
+            .listener(
+                new io.bulkhead.BulkheadListener() {
+                  @Override
+                  public void onRejected(
+                      io.bulkhead.Compartment c, BulkheadFullException.Reason reason) {
+                    if (reason == BulkheadFullException.Reason.WAIT_TIMEOUT) {
+                      entered.countDown();
+                      try {
+                        blocker.await(); // held until the test ends: an audit log that hangs
+                      } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                      }
+                    }
+                  }
+                })
+            .build();
     Bulkhead checkout = compartment("checkout", 1, 1, maxWait);
     start(BulkheadHandler.builder().route("/audit", audit).route("/checkout", checkout).build());
     try (Socket auditHolder = RawHttp.sendGet(port, "/audit")) {
@@ -208,8 +230,10 @@ class BulkheadHandlerTest {
         long before = System.nanoTime();
         RawHttp.Answer refused = RawHttp.get(port, "/checkout"); // 30 s socket timeout on the bug
         long tookMillis = (System.nanoTime() - before) / 1_000_000;
-        System.out.printf("D1 at the Jetty edge: /checkout's 503 after %d ms (maxWait %d ms) while"
-            + " /audit's onRejected was blocked%n", tookMillis, maxWait.toMillis());
+        System.out.printf(
+            "D1 at the Jetty edge: /checkout's 503 after %d ms (maxWait %d ms) while"
+                + " /audit's onRejected was blocked%n",
+            tookMillis, maxWait.toMillis());
 
         assertThat(refused.status).isEqualTo(503);
         assertThat(checkout.stats().rejected(BulkheadFullException.Reason.WAIT_TIMEOUT))
@@ -272,8 +296,13 @@ class BulkheadHandlerTest {
     Bulkhead server = Bulkhead.builder("server").limit(5).build();
     Bulkhead chat = Bulkhead.builder("chat").limit(1).build();
     Bulkhead csv = Bulkhead.builder("csv").limit(1).build();
-    BulkheadHandler h = BulkheadHandler.builder()
-        .route("/*", server).route("*.csv", csv).route("/chat", chat).bypass("/metrics").build();
+    BulkheadHandler h =
+        BulkheadHandler.builder()
+            .route("/*", server)
+            .route("*.csv", csv)
+            .route("/chat", chat)
+            .bypass("/metrics")
+            .build();
 
     assertThat(h.compartmentFor("/chat")).contains(chat);
     assertThat(h.compartmentFor("/chat/more")).contains(server);
@@ -286,7 +315,8 @@ class BulkheadHandlerTest {
   void builder_namesTheBadPathSpec_andTheConflict() {
     Bulkhead b = Bulkhead.builder("b").limit(1).build();
     assertThatThrownBy(() -> BulkheadHandler.builder().route("chat", b))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'chat'");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("'chat'");
     assertThatThrownBy(() -> BulkheadHandler.builder().route("/a/*", b).bypass("/a/*"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("'/a/*' is already routed to bulkhead 'b'");
@@ -395,10 +425,12 @@ class BulkheadHandlerTest {
   }
 
   @Test
-  void disconnectWhileQueued_onAKeepAliveConnection_isSeenForTheSecondRequestToo() throws Exception {
+  void disconnectWhileQueued_onAKeepAliveConnection_isSeenForTheSecondRequestToo()
+      throws Exception {
     Bulkhead llm = compartment("llm", 1, 4, Duration.ofSeconds(60));
     start(BulkheadHandler.builder().route("/chat", llm).build());
-    try (Socket holder = RawHttp.connect(port); Socket keepAlive = RawHttp.connect(port)) {
+    try (Socket holder = RawHttp.connect(port);
+        Socket keepAlive = RawHttp.connect(port)) {
       RawHttp.sendGet(holder, "/chat?n=0");
       HeldRequests.Held held = app.next();
 
@@ -410,7 +442,8 @@ class BulkheadHandlerTest {
       one.answer("1");
       assertThat(RawHttp.read(keepAlive.getInputStream()).body).isEqualTo("1");
 
-      // Hold the slot again; the second request on the same connection waits, then the client leaves.
+      // Hold the slot again; the second request on the same connection waits, then the client
+      // leaves.
       try (Socket again = RawHttp.sendGet(port, "/chat?n=2")) {
         HeldRequests.Held two = app.next();
         RawHttp.sendGet(keepAlive, "/chat?n=3");
@@ -430,15 +463,18 @@ class BulkheadHandlerTest {
       throws Exception {
     Bulkhead llm = compartment("llm", 1, 4, Duration.ofSeconds(60));
     start(BulkheadHandler.builder().route("/chat", llm).build());
-    try (Socket holder = RawHttp.connect(port); Socket pipelining = RawHttp.connect(port)) {
+    try (Socket holder = RawHttp.connect(port);
+        Socket pipelining = RawHttp.connect(port)) {
       RawHttp.sendGet(holder, "/chat?n=0");
       HeldRequests.Held held = app.next();
 
       RawHttp.sendGet(pipelining, "/chat?n=1");
       await().atMost(5, SECONDS).until(() -> llm.stats().waiting() == 1);
       long judged = handler.watcherVerdicts();
-      pipelining.getOutputStream().write(
-          RawHttp.getRequest("/now?n=2").getBytes(StandardCharsets.US_ASCII)); // bytes, not EOF
+      pipelining
+          .getOutputStream()
+          .write(
+              RawHttp.getRequest("/now?n=2").getBytes(StandardCharsets.US_ASCII)); // bytes, not EOF
       // The watcher has looked at the readable socket: bytes, so it stopped watching.
       await().atMost(5, SECONDS).until(() -> handler.watcherVerdicts() == judged + 1);
       assertThat(llm.stats().waiting()).isEqualTo(1);
@@ -462,7 +498,8 @@ class BulkheadHandlerTest {
     assertThat(RawHttp.get(port, "/throw").status).isEqualTo(500);
     await().atMost(5, SECONDS).until(() -> one.stats().inFlight() == 0);
     assertThat(RawHttp.get(port, "/now").status).isEqualTo(200);
-    // The slot frees just after Jetty's callback completes, so just after the client has its answer.
+    // The slot frees just after Jetty's callback completes, so just after the client has its
+    // answer.
     await().atMost(5, SECONDS).until(() -> one.stats().completed() == 3);
   }
 
@@ -471,7 +508,8 @@ class BulkheadHandlerTest {
     Bulkhead llm = compartment("llm", 1, 1, Duration.ofSeconds(60));
     start(BulkheadHandler.builder().route("/chat", llm).build());
     ((ServerConnector) server.getConnectors()[0]).setIdleTimeout(400);
-    try (Socket holder = RawHttp.connect(port); Socket waiter = RawHttp.connect(port)) {
+    try (Socket holder = RawHttp.connect(port);
+        Socket waiter = RawHttp.connect(port)) {
       RawHttp.sendGet(holder, "/chat");
       HeldRequests.Held held = app.next();
       RawHttp.sendGet(waiter, "/chat");
@@ -492,7 +530,8 @@ class BulkheadHandlerTest {
     assertThat(RawHttp.get(port, "/now").status).isEqualTo(200);
     assertThat(handler.isWatching()).isFalse();
 
-    try (Socket holder = RawHttp.connect(port); Socket waiter = RawHttp.connect(port)) {
+    try (Socket holder = RawHttp.connect(port);
+        Socket waiter = RawHttp.connect(port)) {
       RawHttp.sendGet(holder, "/chat");
       HeldRequests.Held held = app.next();
       RawHttp.sendGet(waiter, "/chat");
@@ -521,18 +560,20 @@ class BulkheadHandlerTest {
         answers.add(clients.submit(() -> RawHttp.get(port, path)));
       }
       // Answer whatever arrives, checking the compartment's own count each time.
-      CompletableFuture<Void> answering = CompletableFuture.runAsync(() -> {
-        try {
-          HeldRequests.Held h;
-          while ((h = app.poll(1500)) != null) {
-            assertThat(llm.stats().inFlight()).isLessThanOrEqualTo(3);
-            Thread.sleep(20); // NOPMD: hold the slot a little so others queue and time out
-            h.answer("ok");
-          }
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      });
+      CompletableFuture<Void> answering =
+          CompletableFuture.runAsync(
+              () -> {
+                try {
+                  HeldRequests.Held h;
+                  while ((h = app.poll(1500)) != null) {
+                    assertThat(llm.stats().inFlight()).isLessThanOrEqualTo(3);
+                    Thread.sleep(20); // NOPMD: hold the slot a little so others queue and time out
+                    h.answer("ok");
+                  }
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              });
       int ok = 0;
       int refused = 0;
       for (Future<RawHttp.Answer> f : answers) {

@@ -47,20 +47,24 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Clients that never behave: idle and half-sent connections by the thousand, clients that leave while
- * queued or halfway through a response, oversized heads, an HTTP/2 stream flood. A compartment of 2
- * slots and a small queue guards {@code /chat}; {@code /login} is unguarded. Each case checks that
- * {@code /login} still answers, that no slot leaks and that the counts are exact; resource figures
- * (heap, threads, descriptors) are printed, and asserted only against bounds a leak would break.
+ * Clients that never behave: idle and half-sent connections by the thousand, clients that leave
+ * while queued or halfway through a response, oversized heads, an HTTP/2 stream flood. A
+ * compartment of 2 slots and a small queue guards {@code /chat}; {@code /login} is unguarded. Each
+ * case checks that {@code /login} still answers, that no slot leaks and that the counts are exact;
+ * resource figures (heap, threads, descriptors) are printed, and asserted only against bounds a
+ * leak would break.
  */
 class HostileClientsTest {
 
   private static final int LIMIT = 2;
   private static final int MAX_QUEUE = 8;
+
   /** The README's connection cap for the demo's servers. */
   private static final int MAX_CONNECTIONS = 512;
+
   /** Short so the test does not wait the demo's 30 s for silent clients to be dropped. */
   private static final Duration IDLE_TIMEOUT = Duration.ofSeconds(1);
+
   private static final Duration HANDLING_IDLE_TIMEOUT = Duration.ofSeconds(60);
   private static final int IDLE_CLIENTS = 1_000;
   private static final int SLOW_HEAD_CLIENTS = 200;
@@ -68,19 +72,25 @@ class HostileClientsTest {
   private static final int BIG_BODY_CHUNK = 64 * 1024;
   private static final int BIG_BODY_CHUNKS = 64; // 4 MiB: far more than the socket buffers hold
   private static final int SERVER_THREADS = 32;
+
   /**
    * Slack for threads started lazily (the disconnect watcher, a scheduler): with the server's pool
    * grown to its maximum, a thread per connection or per stream would still break the bound.
    */
   private static final int THREAD_SLACK = SERVER_THREADS + 16;
+
   /** Slack for descriptors opened lazily (a jar, an epoll selector). */
   private static final int FD_SLACK = 32;
 
   private Server server;
   private HTTP2Client h2client;
   private final HeldRequests held = new HeldRequests();
-  private final Bulkhead llm = Bulkhead.builder("llm").limit(LIMIT).maxQueue(MAX_QUEUE)
-      .maxWait(Duration.ofSeconds(60)).build();
+  private final Bulkhead llm =
+      Bulkhead.builder("llm")
+          .limit(LIMIT)
+          .maxQueue(MAX_QUEUE)
+          .maxWait(Duration.ofSeconds(60))
+          .build();
   private int port;
 
   @AfterEach
@@ -135,8 +145,9 @@ class HostileClientsTest {
       for (int i = 0; i < LIMIT + MAX_QUEUE; i++) {
         chats.add(RawHttp.sendGet(port, "/chat?who=" + i));
       }
-      await().atMost(10, SECONDS).until(
-          () -> llm.stats().inFlight() == LIMIT && llm.stats().waiting() == MAX_QUEUE);
+      await()
+          .atMost(10, SECONDS)
+          .until(() -> llm.stats().inFlight() == LIMIT && llm.stats().waiting() == MAX_QUEUE);
       for (int i = 0; i < IDLE_CLIENTS; i++) {
         hostile.add(RawHttp.connect(port)); // connects and never sends a byte
       }
@@ -209,7 +220,8 @@ class HostileClientsTest {
     }
     await().atMost(10, SECONDS).until(() -> llm.stats().inFlight() == 0);
 
-    // Mid-response leavers, a slot's worth at a time: each reads the start of a 4 MiB body and resets.
+    // Mid-response leavers, a slot's worth at a time: each reads the start of a 4 MiB body and
+    // resets.
     for (int left = 0; left < LEAVERS; left += LIMIT) {
       List<Socket> readers = new ArrayList<>();
       for (int i = 0; i < LIMIT; i++) {
@@ -230,7 +242,8 @@ class HostileClientsTest {
     assertThat(stats.waiting()).isZero();
     assertThat(stats.admitted()).isEqualTo(LIMIT + LEAVERS);
     assertThat(stats.completed()).isEqualTo(stats.admitted());
-    assertThat(stats.cancelled()).isEqualTo(LEAVERS); // only the queued ones: the others were served
+    assertThat(stats.cancelled())
+        .isEqualTo(LEAVERS); // only the queued ones: the others were served
     assertThat(stats.rejected()).isZero();
     await().atMost(30, SECONDS).until(() -> Resources.now().fds <= before.fds + FD_SLACK);
     Resources after = Resources.now();
@@ -241,19 +254,21 @@ class HostileClientsTest {
   @Test
   void hugeHead_gets431_withoutTakingASlot() throws Exception {
     start(false);
-    String huge = "GET /chat HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Huge: " + "a".repeat(64 * 1024)
-        + "\r\n\r\n";
+    String huge =
+        "GET /chat HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Huge: " + "a".repeat(64 * 1024) + "\r\n\r\n";
     try (Socket socket = RawHttp.connect(port)) {
       // Sent from another thread: the server may answer and stop reading before the head is all in.
-      CompletableFuture<Void> sent = CompletableFuture.runAsync(() -> {
-        try {
-          OutputStream out = socket.getOutputStream();
-          out.write(huge.getBytes(StandardCharsets.US_ASCII));
-          out.flush();
-        } catch (IOException serverStoppedReading) {
-          // expected once the server has answered 431 and closed
-        }
-      });
+      CompletableFuture<Void> sent =
+          CompletableFuture.runAsync(
+              () -> {
+                try {
+                  OutputStream out = socket.getOutputStream();
+                  out.write(huge.getBytes(StandardCharsets.US_ASCII));
+                  out.flush();
+                } catch (IOException serverStoppedReading) {
+                  // expected once the server has answered 431 and closed
+                }
+              });
       assertThat(readStatusLine(socket.getInputStream())).contains(" 431 ");
       sent.get(10, SECONDS);
     }
@@ -271,8 +286,10 @@ class HostileClientsTest {
     Resources before = Resources.now();
     h2client = new HTTP2Client();
     h2client.start();
-    Session session = h2client.connect(new InetSocketAddress("127.0.0.1", port),
-        new Session.Listener() {}).get(10, SECONDS);
+    Session session =
+        h2client
+            .connect(new InetSocketAddress("127.0.0.1", port), new Session.Listener() {})
+            .get(10, SECONDS);
     int flood = 500;
     List<Answer> answers = new ArrayList<>();
     List<org.eclipse.jetty.http2.api.Stream> streams = new ArrayList<>();
@@ -283,8 +300,9 @@ class HostileClientsTest {
     }
     int refused = flood - LIMIT - MAX_QUEUE;
     await().atMost(30, SECONDS).until(() -> count503(answers) == refused);
-    await().atMost(10, SECONDS).until(
-        () -> llm.stats().inFlight() == LIMIT && llm.stats().waiting() == MAX_QUEUE);
+    await()
+        .atMost(10, SECONDS)
+        .until(() -> llm.stats().inFlight() == LIMIT && llm.stats().waiting() == MAX_QUEUE);
     Resources during = Resources.now();
     List<HeldRequests.Held> admitted = List.of(held.next(), held.next());
     Set<String> holders = new HashSet<>();
@@ -296,7 +314,8 @@ class HostileClientsTest {
     for (int i = 0; i < flood; i++) {
       if (!answers.get(i).status.isDone() && !holders.contains("who=" + i)) {
         org.eclipse.jetty.http2.api.Stream stream = streams.get(i);
-        stream.reset(new ResetFrame(stream.getId(), ErrorCode.CANCEL_STREAM_ERROR.code))
+        stream
+            .reset(new ResetFrame(stream.getId(), ErrorCode.CANCEL_STREAM_ERROR.code))
             .get(10, SECONDS);
         reset++;
       }
@@ -334,14 +353,16 @@ class HostileClientsTest {
   }
 
   private static long count(List<Answer> answers, int status) {
-    return answers.stream()
-        .filter(a -> a.status.isDone() && a.status.getNow(-1) == status).count();
+    return answers.stream().filter(a -> a.status.isDone() && a.status.getNow(-1) == status).count();
   }
 
   private HeadersFrame get(String pathAndQuery) {
-    MetaData.Request request = new MetaData.Request("GET",
-        HttpURI.from("http://127.0.0.1:" + port + pathAndQuery), HttpVersion.HTTP_2,
-        HttpFields.EMPTY);
+    MetaData.Request request =
+        new MetaData.Request(
+            "GET",
+            HttpURI.from("http://127.0.0.1:" + port + pathAndQuery),
+            HttpVersion.HTTP_2,
+            HttpFields.EMPTY);
     return new HeadersFrame(request, null, true);
   }
 
@@ -361,11 +382,19 @@ class HostileClientsTest {
   }
 
   private static void print(String test, Resources before, Resources during, Resources after) {
-    System.out.printf("hostile %s: heap MiB %d/%d/%d, threads %d/%d/%d, fds %d/%d/%d"
-            + " (before/during/after)%n", test,
-        before.heapMib, during.heapMib, after.heapMib,
-        before.threads, during.threads, after.threads,
-        before.fds, during.fds, after.fds);
+    System.out.printf(
+        "hostile %s: heap MiB %d/%d/%d, threads %d/%d/%d, fds %d/%d/%d"
+            + " (before/during/after)%n",
+        test,
+        before.heapMib,
+        during.heapMib,
+        after.heapMib,
+        before.threads,
+        during.threads,
+        after.threads,
+        before.fds,
+        during.fds,
+        after.fds);
   }
 
   /** What the process holds at one moment: used heap, live threads, open file descriptors. */
@@ -407,15 +436,18 @@ class HostileClientsTest {
     private static void writeChunk(Response response, int index, Callback done) {
       boolean last = index == BIG_BODY_CHUNKS - 1;
       byte[] chunk = new byte[BIG_BODY_CHUNK];
-      response.write(last, java.nio.ByteBuffer.wrap(chunk), Callback.from(
-          () -> {
-            if (last) {
-              done.succeeded();
-            } else {
-              writeChunk(response, index + 1, done);
-            }
-          },
-          done::failed));
+      response.write(
+          last,
+          java.nio.ByteBuffer.wrap(chunk),
+          Callback.from(
+              () -> {
+                if (last) {
+                  done.succeeded();
+                } else {
+                  writeChunk(response, index + 1, done);
+                }
+              },
+              done::failed));
     }
   }
 

@@ -27,9 +27,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * HTTP/2 (h2c) in front of a compartment: many requests share one connection, so a client that gives
- * up on one of them resets its stream rather than closing the socket. A reset stream that waits must
- * leave the queue as a closed HTTP/1 connection does, and leave the connection's other streams alone.
+ * HTTP/2 (h2c) in front of a compartment: many requests share one connection, so a client that
+ * gives up on one of them resets its stream rather than closing the socket. A reset stream that
+ * waits must leave the queue as a closed HTTP/1 connection does, and leave the connection's other
+ * streams alone.
  */
 class Http2StreamResetTest {
 
@@ -47,9 +48,10 @@ class Http2StreamResetTest {
   }
 
   @Test
-  void streamResetWhileQueued_freesItsPlace_andTheConnectionsOtherStreamsCarryOn() throws Exception {
-    Bulkhead llm = Bulkhead.builder("llm").limit(1).maxQueue(1).maxWait(Duration.ofSeconds(60))
-        .build();
+  void streamResetWhileQueued_freesItsPlace_andTheConnectionsOtherStreamsCarryOn()
+      throws Exception {
+    Bulkhead llm =
+        Bulkhead.builder("llm").limit(1).maxQueue(1).maxWait(Duration.ofSeconds(60)).build();
     QueuedThreadPool pool = new QueuedThreadPool(16, 2);
     pool.setName("h2-server");
     server = new Server(pool);
@@ -67,8 +69,10 @@ class Http2StreamResetTest {
 
     client = new HTTP2Client();
     client.start();
-    Session session = client.connect(new InetSocketAddress("127.0.0.1", port),
-        new Session.Listener() {}).get(10, SECONDS);
+    Session session =
+        client
+            .connect(new InetSocketAddress("127.0.0.1", port), new Session.Listener() {})
+            .get(10, SECONDS);
 
     Answer holder = new Answer();
     session.newStream(get(port, "/chat?who=holder"), holder).get(10, SECONDS);
@@ -78,7 +82,8 @@ class Http2StreamResetTest {
     Stream leaving = session.newStream(get(port, "/chat?who=leaver"), leaver).get(10, SECONDS);
     await().atMost(5, SECONDS).until(() -> llm.stats().waiting() == 1);
 
-    leaving.reset(new ResetFrame(leaving.getId(), ErrorCode.CANCEL_STREAM_ERROR.code))
+    leaving
+        .reset(new ResetFrame(leaving.getId(), ErrorCode.CANCEL_STREAM_ERROR.code))
         .get(10, SECONDS); // the client gives up on this request only
 
     await().atMost(5, SECONDS).until(() -> llm.stats().waiting() == 0);
@@ -104,9 +109,12 @@ class Http2StreamResetTest {
   }
 
   private static HeadersFrame get(int port, String pathAndQuery) {
-    MetaData.Request request = new MetaData.Request("GET",
-        HttpURI.from("http://127.0.0.1:" + port + pathAndQuery), HttpVersion.HTTP_2,
-        HttpFields.EMPTY);
+    MetaData.Request request =
+        new MetaData.Request(
+            "GET",
+            HttpURI.from("http://127.0.0.1:" + port + pathAndQuery),
+            HttpVersion.HTTP_2,
+            HttpFields.EMPTY);
     return new HeadersFrame(request, null, true);
   }
 

@@ -103,7 +103,8 @@ final class RawHttp {
     String line;
     while ((line = line(in)) != null && !line.isEmpty()) {
       int colon = line.indexOf(':');
-      headers.put(line.substring(0, colon).trim().toLowerCase(Locale.ROOT),
+      headers.put(
+          line.substring(0, colon).trim().toLowerCase(Locale.ROOT),
           line.substring(colon + 1).trim());
     }
     int length = Integer.parseInt(headers.getOrDefault("content-length", "0"));

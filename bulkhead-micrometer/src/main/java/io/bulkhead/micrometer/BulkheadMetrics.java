@@ -1,7 +1,7 @@
 package io.bulkhead.micrometer;
 
-import io.bulkhead.Compartment;
 import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.Compartment;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.ArrayList;
@@ -27,16 +27,17 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Micrometer meters for one compartment or for every compartment of a {@link BulkheadRegistry}: the
- * four numbers to watch (in flight against the limit, waiting, rejections, admitted latency) and the
- * counters behind them.
+ * four numbers to watch (in flight against the limit, waiting, rejections, admitted latency) and
+ * the counters behind them.
  *
  * <pre>{@code
  * BulkheadMetrics.of(registry).bindTo(meterRegistry);   // compartments added later appear too
  * }</pre>
  *
  * <p>Every meter carries a {@code name} tag with the compartment's name; the rejection counter also
- * carries {@code reason} ({@code queue_full}, {@code wait_timeout}, {@code interrupted}). The names,
- * as Micrometer spells them and as Prometheus shows them:
+ * carries {@code reason} ({@code queue_full}, {@code wait_timeout}, {@code interrupted}). The
+ * names, as Micrometer spells them and as Prometheus shows them:
+ *
  * <table>
  *   <caption>Meters</caption>
  *   <tr><th>Micrometer</th><th>type</th><th>Prometheus</th></tr>
@@ -51,13 +52,14 @@ import java.util.concurrent.locks.ReentrantLock;
  *   <tr><td>{@value #QUEUE_WAIT}</td><td>timer</td><td>{@code bulkhead_queue_wait_seconds}</td></tr>
  * </table>
  *
- * <p>Gauges and counters read the compartment's own {@link Compartment#stats()} when the registry polls
- * them, so they are exact and cost nothing on the call path; the counters are cumulative since the
- * compartment was built and never go down. The two timers are fed by a {@link io.bulkhead.BulkheadListener}
- * as calls finish (call duration: how long a call held its slot) and as waiters are admitted (queue
- * wait: only calls that actually waited; a call admitted at once records nothing, so
- * {@code queue_wait count / admitted} is the share of calls that had to wait). Both publish a
- * percentile histogram; tune or drop it with a Micrometer {@code MeterFilter} as usual.
+ * <p>Gauges and counters read the compartment's own {@link Compartment#stats()} when the registry
+ * polls them, so they are exact and cost nothing on the call path; the counters are cumulative
+ * since the compartment was built and never go down. The two timers are fed by a {@link
+ * io.bulkhead.BulkheadListener} as calls finish (call duration: how long a call held its slot) and
+ * as waiters are admitted (queue wait: only calls that actually waited; a call admitted at once
+ * records nothing, so {@code queue_wait count / admitted} is the share of calls that had to wait).
+ * Both publish a percentile histogram; tune or drop it with a Micrometer {@code MeterFilter} as
+ * usual.
  *
  * <p>A compartment whose queue is unbounded reports {@value #MAX_QUEUE} as positive infinity
  * ({@code +Inf} in Prometheus), so {@code waiting / max_queue} reads 0 rather than disappearing.
@@ -71,24 +73,34 @@ public final class BulkheadMetrics implements MeterBinder, AutoCloseable {
 
   /** Gauge: how many calls may be in flight. */
   public static final String LIMIT = "bulkhead.limit";
+
   /** Gauge: calls holding a slot now. */
   public static final String IN_FLIGHT = "bulkhead.in.flight";
+
   /** Gauge: callers waiting for a slot now. */
   public static final String WAITING = "bulkhead.waiting";
+
   /** Gauge: how many callers may wait; positive infinity when the queue is unbounded. */
   public static final String MAX_QUEUE = "bulkhead.max.queue";
+
   /** Counter: calls admitted, at once or after waiting. */
   public static final String ADMITTED = "bulkhead.admitted";
+
   /** Counter, tagged {@code reason}: calls turned away. */
   public static final String REJECTED = "bulkhead.rejected";
+
   /** Counter: queued asynchronous calls withdrawn by their caller before admission. */
   public static final String CANCELLED = "bulkhead.cancelled";
+
   /** Timer: how long admitted calls held their slot (their latency, not counting the wait). */
   public static final String CALL_DURATION = "bulkhead.call.duration";
+
   /** Timer: how long calls that had to wait waited before admission. */
   public static final String QUEUE_WAIT = "bulkhead.queue.wait";
+
   /** The tag carrying the compartment's name. */
   public static final String NAME_TAG = "name";
+
   /** The tag carrying the rejection reason on {@link #REJECTED}. */
   public static final String REASON_TAG = "reason";
 
@@ -109,8 +121,8 @@ public final class BulkheadMetrics implements MeterBinder, AutoCloseable {
   }
 
   /**
-   * Meters for every compartment of {@code registry}: those registered now and those registered later.
-   * A compartment removed from the registry has its meters removed.
+   * Meters for every compartment of {@code registry}: those registered now and those registered
+   * later. A compartment removed from the registry has its meters removed.
    */
   public static BulkheadMetrics of(BulkheadRegistry registry) {
     return new BulkheadMetrics(null, Objects.requireNonNull(registry, "registry"));
@@ -128,7 +140,8 @@ public final class BulkheadMetrics implements MeterBinder, AutoCloseable {
     lock.lock();
     try {
       if (closed) {
-        throw new IllegalStateException("BulkheadMetrics was closed; create a new one to bind again");
+        throw new IllegalStateException(
+            "BulkheadMetrics was closed; create a new one to bind again");
       }
       bindings.add(binding);
     } finally {
@@ -141,9 +154,7 @@ public final class BulkheadMetrics implements MeterBinder, AutoCloseable {
     }
   }
 
-  /**
-   * Removes every meter this binder registered and stops following the registry. Idempotent.
-   */
+  /** Removes every meter this binder registered and stops following the registry. Idempotent. */
   @Override
   public void close() {
     List<Binding> all;
@@ -165,6 +176,8 @@ public final class BulkheadMetrics implements MeterBinder, AutoCloseable {
 
   @Override
   public String toString() {
-    return "BulkheadMetrics{" + (registry != null ? "registry" : "bulkhead=" + bulkhead.name()) + "}";
+    return "BulkheadMetrics{"
+        + (registry != null ? "registry" : "bulkhead=" + bulkhead.name())
+        + "}";
   }
 }

@@ -12,9 +12,9 @@ import static io.bulkhead.micrometer.BulkheadMetrics.REASON_TAG;
 import static io.bulkhead.micrometer.BulkheadMetrics.REJECTED;
 import static io.bulkhead.micrometer.BulkheadMetrics.WAITING;
 
-import io.bulkhead.Compartment;
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.BulkheadListener;
+import io.bulkhead.Compartment;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
@@ -37,6 +37,7 @@ final class CompartmentMeters implements BulkheadListener {
 
   /** Histogram range: calls faster than this or slower than that land in the end buckets. */
   static final Duration SHORTEST_EXPECTED = Duration.ofMillis(1);
+
   static final Duration LONGEST_EXPECTED = Duration.ofMinutes(1);
 
   private final Compartment bulkhead;
@@ -50,46 +51,66 @@ final class CompartmentMeters implements BulkheadListener {
     this.bulkhead = bulkhead;
     Tags tags = Tags.of(NAME_TAG, bulkhead.name());
 
-    meters.add(Gauge.builder(LIMIT, bulkhead, b -> b.config().limit())
-        .description("How many calls may be in flight at once")
-        .tags(tags).strongReference(true).register(registry));
-    meters.add(Gauge.builder(IN_FLIGHT, bulkhead, b -> b.stats().inFlight())
-        .description("Calls holding a slot now")
-        .tags(tags).strongReference(true).register(registry));
-    meters.add(Gauge.builder(WAITING, bulkhead, b -> b.stats().waiting())
-        .description("Callers waiting for a slot now")
-        .tags(tags).strongReference(true).register(registry));
-    meters.add(Gauge.builder(MAX_QUEUE, bulkhead, CompartmentMeters::maxQueue)
-        .description("How many callers may wait; +Inf when the queue is unbounded")
-        .tags(tags).strongReference(true).register(registry));
+    meters.add(
+        Gauge.builder(LIMIT, bulkhead, b -> b.config().limit())
+            .description("How many calls may be in flight at once")
+            .tags(tags)
+            .strongReference(true)
+            .register(registry));
+    meters.add(
+        Gauge.builder(IN_FLIGHT, bulkhead, b -> b.stats().inFlight())
+            .description("Calls holding a slot now")
+            .tags(tags)
+            .strongReference(true)
+            .register(registry));
+    meters.add(
+        Gauge.builder(WAITING, bulkhead, b -> b.stats().waiting())
+            .description("Callers waiting for a slot now")
+            .tags(tags)
+            .strongReference(true)
+            .register(registry));
+    meters.add(
+        Gauge.builder(MAX_QUEUE, bulkhead, CompartmentMeters::maxQueue)
+            .description("How many callers may wait; +Inf when the queue is unbounded")
+            .tags(tags)
+            .strongReference(true)
+            .register(registry));
 
-    meters.add(FunctionCounter.builder(ADMITTED, bulkhead, b -> b.stats().admitted())
-        .description("Calls admitted, at once or after waiting")
-        .tags(tags).register(registry));
+    meters.add(
+        FunctionCounter.builder(ADMITTED, bulkhead, b -> b.stats().admitted())
+            .description("Calls admitted, at once or after waiting")
+            .tags(tags)
+            .register(registry));
     for (BulkheadFullException.Reason reason : BulkheadFullException.Reason.values()) {
-      meters.add(FunctionCounter.builder(REJECTED, bulkhead, b -> b.stats().rejected(reason))
-          .description("Calls turned away, by reason")
-          .tags(tags).tag(REASON_TAG, reason.name().toLowerCase(Locale.ROOT))
-          .register(registry));
+      meters.add(
+          FunctionCounter.builder(REJECTED, bulkhead, b -> b.stats().rejected(reason))
+              .description("Calls turned away, by reason")
+              .tags(tags)
+              .tag(REASON_TAG, reason.name().toLowerCase(Locale.ROOT))
+              .register(registry));
     }
-    meters.add(FunctionCounter.builder(CANCELLED, bulkhead, b -> b.stats().cancelled())
-        .description("Queued calls withdrawn by their caller before admission")
-        .tags(tags).register(registry));
+    meters.add(
+        FunctionCounter.builder(CANCELLED, bulkhead, b -> b.stats().cancelled())
+            .description("Queued calls withdrawn by their caller before admission")
+            .tags(tags)
+            .register(registry));
 
-    callDuration = Timer.builder(CALL_DURATION)
-        .description("How long admitted calls held their slot")
-        .tags(tags)
-        .publishPercentileHistogram()
-        .minimumExpectedValue(SHORTEST_EXPECTED)
-        .maximumExpectedValue(LONGEST_EXPECTED)
-        .register(registry);
-    queueWait = Timer.builder(QUEUE_WAIT)
-        .description("How long calls that had to wait waited before admission")
-        .tags(tags)
-        .publishPercentileHistogram()
-        .minimumExpectedValue(SHORTEST_EXPECTED)
-        .maximumExpectedValue(LONGEST_EXPECTED)
-        .register(registry);
+    callDuration =
+        Timer.builder(CALL_DURATION)
+            .description("How long admitted calls held their slot")
+            .tags(tags)
+            .publishPercentileHistogram()
+            .minimumExpectedValue(SHORTEST_EXPECTED)
+            .maximumExpectedValue(LONGEST_EXPECTED)
+            .register(registry);
+    queueWait =
+        Timer.builder(QUEUE_WAIT)
+            .description("How long calls that had to wait waited before admission")
+            .tags(tags)
+            .publishPercentileHistogram()
+            .minimumExpectedValue(SHORTEST_EXPECTED)
+            .maximumExpectedValue(LONGEST_EXPECTED)
+            .register(registry);
     meters.add(callDuration);
     meters.add(queueWait);
   }

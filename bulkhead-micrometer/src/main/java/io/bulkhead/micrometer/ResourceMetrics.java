@@ -48,12 +48,12 @@ import org.jspecify.annotations.Nullable;
  * }</pre>
  *
  * <p>{@link #bind} asks the view once for the compartment's resource to learn its kind and figure
- * names, and registers one gauge per figure, named {@value #PREFIX} followed by the figure's name in
- * dotted lower case ({@code cpuUsedMilli} becomes {@code bulkhead.resource.cpu.used.milli},
+ * names, and registers one gauge per figure, named {@value #PREFIX} followed by the figure's name
+ * in dotted lower case ({@code cpuUsedMilli} becomes {@code bulkhead.resource.cpu.used.milli},
  * Prometheus {@code bulkhead_resource_cpu_used_milli}), tagged {@value BulkheadMetrics#NAME_TAG}
  * (the compartment's name, as on {@link BulkheadMetrics}'s meters) and {@value #KIND_TAG} (the
- * resource's kind, {@code process} or {@code pool}). A binary size unit at the end of a word stays one
- * word: {@code memoryUsedMiB} becomes {@code memory.used.mib}.
+ * resource's kind, {@code process} or {@code pool}). A binary size unit at the end of a word stays
+ * one word: {@code memoryUsedMiB} becomes {@code memory.used.mib}.
  *
  * <p><b>Why one name per figure</b> rather than one name with a {@code figure} tag: Micrometer and
  * Prometheus expect every series of one meter to measure the same thing in the same unit, so that a
@@ -74,6 +74,7 @@ public final class ResourceMetrics implements AutoCloseable {
 
   /** The prefix of every gauge name; the figure's name, dotted, follows. */
   public static final String PREFIX = "bulkhead.resource.";
+
   /** The tag carrying the resource's kind, as {@link ResourceView.Resource#kind()} says it. */
   public static final String KIND_TAG = "kind";
 
@@ -95,15 +96,17 @@ public final class ResourceMetrics implements AutoCloseable {
    * @throws IllegalArgumentException when the view knows no resource behind the compartment now, or
    *     when a figure's name has no letter or digit, or two figures would get the same gauge name
    */
-  public static ResourceMetrics bind(MeterRegistry registry, Compartment compartment,
-      ResourceView view) {
+  public static ResourceMetrics bind(
+      MeterRegistry registry, Compartment compartment, ResourceView view) {
     Objects.requireNonNull(registry, "registry");
     Objects.requireNonNull(compartment, "compartment");
     Objects.requireNonNull(view, "view");
     Optional<ResourceView.Resource> found = view.of(compartment);
     if (found == null || found.isEmpty()) {
-      throw new IllegalArgumentException("the view knows no resource behind compartment '"
-          + compartment.name() + "'; bind it to the compartment its resource is behind");
+      throw new IllegalArgumentException(
+          "the view knows no resource behind compartment '"
+              + compartment.name()
+              + "'; bind it to the compartment its resource is behind");
     }
     ResourceView.Resource resource = found.get();
     List<String> figures = List.copyOf(resource.figures().keySet());
@@ -112,8 +115,15 @@ public final class ResourceMetrics implements AutoCloseable {
       String meter = meterName(figure);
       String earlier = figureByMeter.putIfAbsent(meter, figure);
       if (earlier != null) {
-        throw new IllegalArgumentException("figures '" + earlier + "' and '" + figure
-            + "' of compartment '" + compartment.name() + "' would both be gauge " + meter);
+        throw new IllegalArgumentException(
+            "figures '"
+                + earlier
+                + "' and '"
+                + figure
+                + "' of compartment '"
+                + compartment.name()
+                + "' would both be gauge "
+                + meter);
       }
     }
     Readings readings = new Readings(view, compartment, resource.kind());
@@ -122,19 +132,22 @@ public final class ResourceMetrics implements AutoCloseable {
     for (int i = 0; i < figures.size(); i++) {
       String figure = figures.get(i);
       int index = i;
-      meters.add(Gauge.builder(meterName(figure), readings, r -> r.value(index, figure))
-          .description("Figure " + figure + " of the " + resource.kind()
-              + " behind the compartment")
-          .tags(tags).strongReference(true).register(registry));
+      meters.add(
+          Gauge.builder(meterName(figure), readings, r -> r.value(index, figure))
+              .description(
+                  "Figure " + figure + " of the " + resource.kind() + " behind the compartment")
+              .tags(tags)
+              .strongReference(true)
+              .register(registry));
     }
     return new ResourceMetrics(registry, List.copyOf(meters));
   }
 
   /**
-   * The gauge name of a figure: {@value #PREFIX} and the figure's words in lower case joined by dots.
-   * A word starts at a capital that follows a lower-case letter or a digit, or at a capital followed
-   * by a lower-case letter after other capitals ({@code HTTPCode}: {@code http.code}); any other
-   * character than a letter or digit separates words. {@code KiB}, {@code MiB}, {@code GiB},
+   * The gauge name of a figure: {@value #PREFIX} and the figure's words in lower case joined by
+   * dots. A word starts at a capital that follows a lower-case letter or a digit, or at a capital
+   * followed by a lower-case letter after other capitals ({@code HTTPCode}: {@code http.code}); any
+   * other character than a letter or digit separates words. {@code KiB}, {@code MiB}, {@code GiB},
    * {@code TiB} stay one word.
    *
    * @throws IllegalArgumentException when the figure has no letter or digit
@@ -151,8 +164,10 @@ public final class ResourceMetrics implements AutoCloseable {
       if (Character.isUpperCase(c) && i > 0) {
         char before = units.charAt(i - 1);
         boolean afterLower = Character.isLowerCase(before) || Character.isDigit(before);
-        boolean endsCapitals = Character.isUpperCase(before) && i + 1 < units.length()
-            && Character.isLowerCase(units.charAt(i + 1));
+        boolean endsCapitals =
+            Character.isUpperCase(before)
+                && i + 1 < units.length()
+                && Character.isLowerCase(units.charAt(i + 1));
         if (afterLower || endsCapitals) {
           separate(dotted);
         }
@@ -164,8 +179,8 @@ public final class ResourceMetrics implements AutoCloseable {
       dotted.setLength(end - 1);
     }
     if (dotted.isEmpty()) {
-      throw new IllegalArgumentException("figure name '" + figure
-          + "' has no letter or digit to name a gauge after");
+      throw new IllegalArgumentException(
+          "figure name '" + figure + "' has no letter or digit to name a gauge after");
     }
     return PREFIX + dotted.toString().toLowerCase(Locale.ROOT);
   }

@@ -16,11 +16,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.bulkhead.Bulkhead;
-import io.bulkhead.Compartment;
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.BulkheadFullException.Reason;
 import io.bulkhead.BulkheadRegistry;
 import io.bulkhead.BulkheadStats;
+import io.bulkhead.Compartment;
 import io.bulkhead.Permit;
 import io.bulkhead.testing.FakeTicker;
 import io.micrometer.core.instrument.Meter;
@@ -64,8 +64,12 @@ class BulkheadMetricsTest {
   }
 
   private double rejected(String name, Reason reason) {
-    return meters.get(REJECTED).tag("name", name).tag("reason", reason.name().toLowerCase(Locale.ROOT))
-        .functionCounter().count();
+    return meters
+        .get(REJECTED)
+        .tag("name", name)
+        .tag("reason", reason.name().toLowerCase(Locale.ROOT))
+        .functionCounter()
+        .count();
   }
 
   private Timer timer(String meter, String name) {
@@ -79,23 +83,31 @@ class BulkheadMetricsTest {
     assertThat(gauge(LIMIT, n)).as("limit").isEqualTo(s.limit());
     assertThat(gauge(IN_FLIGHT, n)).as("in flight").isEqualTo(s.inFlight());
     assertThat(gauge(WAITING, n)).as("waiting").isEqualTo(s.waiting());
-    assertThat(gauge(MAX_QUEUE, n)).as("max queue")
+    assertThat(gauge(MAX_QUEUE, n))
+        .as("max queue")
         .isEqualTo(s.maxQueue().isPresent() ? s.maxQueue().getAsInt() : Double.POSITIVE_INFINITY);
     assertThat(counter(ADMITTED, n)).as("admitted").isEqualTo(s.admitted());
     assertThat(counter(CANCELLED, n)).as("cancelled").isEqualTo(s.cancelled());
     for (Reason r : Reason.values()) {
       assertThat(rejected(n, r)).as("rejected %s", r).isEqualTo(s.rejected(r));
     }
-    assertThat(timer(CALL_DURATION, n).count()).as("call duration count = completed")
+    assertThat(timer(CALL_DURATION, n).count())
+        .as("call duration count = completed")
         .isEqualTo(s.completed());
   }
 
-  // --- values against the core's stats -------------------------------------------------------------
+  // --- values against the core's stats
+  // -------------------------------------------------------------
 
   @Test
   void aScriptedLoad_everyMeterMatchesTheCoreStats_atEveryStep() {
-    Bulkhead llm = Bulkhead.builder("llm").limit(3).maxQueue(2).maxWait(Duration.ofMinutes(1))
-        .ticker(ticker).build();
+    Bulkhead llm =
+        Bulkhead.builder("llm")
+            .limit(3)
+            .maxQueue(2)
+            .maxWait(Duration.ofMinutes(1))
+            .ticker(ticker)
+            .build();
     BulkheadMetrics.of(llm).bindTo(meters);
     assertMatchesStats(llm);
     assertThat(gauge(LIMIT, "llm")).isEqualTo(3);
@@ -145,7 +157,8 @@ class BulkheadMetricsTest {
     // 200 (first) + 500 + 500 (the other two first admitted) + 300 (the waiter admitted at 200 ms)
     assertThat(timer(CALL_DURATION, "llm").totalTime(MILLISECONDS)).isEqualTo(1500);
     assertThat(timer(CALL_DURATION, "llm").max(MILLISECONDS)).isEqualTo(500);
-    assertThat(timer(QUEUE_WAIT, "llm").count()).as("calls admitted at once record no wait")
+    assertThat(timer(QUEUE_WAIT, "llm").count())
+        .as("calls admitted at once record no wait")
         .isEqualTo(1);
 
     // The limit changes at run time; the gauge follows.
@@ -156,14 +169,22 @@ class BulkheadMetricsTest {
 
   @Test
   void waitTimeout_andInterrupted_areCountedUnderTheirOwnReason() throws Exception {
-    Bulkhead db = Bulkhead.builder("db").limit(1).maxQueue(1).maxWait(Duration.ofMillis(50))
-        .ticker(ticker).build();
+    Bulkhead db =
+        Bulkhead.builder("db")
+            .limit(1)
+            .maxQueue(1)
+            .maxWait(Duration.ofMillis(50))
+            .ticker(ticker)
+            .build();
     BulkheadMetrics.of(db).bindTo(meters);
     Permit held = db.acquire();
 
-    // An async waiter: the compartment's timer checks its deadline on the fake ticker, which the test
-    // has already moved past it, so the waiter times out at the first check (about 50 ms real time).
-    CompletableFuture<String> timedOut = db.submit(() -> CompletableFuture.completedFuture("never"));
+    // An async waiter: the compartment's timer checks its deadline on the fake ticker, which the
+    // test
+    // has already moved past it, so the waiter times out at the first check (about 50 ms real
+    // time).
+    CompletableFuture<String> timedOut =
+        db.submit(() -> CompletableFuture.completedFuture("never"));
     ticker.advance(Duration.ofSeconds(1));
     await().atMost(Duration.ofSeconds(30)).until(timedOut::isDone);
     assertThat(timedOut).isCompletedExceptionally();
@@ -174,15 +195,19 @@ class BulkheadMetricsTest {
     BulkheadMetrics.of(patient).bindTo(meters);
     Permit busy = patient.acquire();
     CountDownLatch started = new CountDownLatch(1);
-    Future<?> waiter = threads.submit(() -> {
-      started.countDown();
-      return patient.call(() -> "never");
-    });
+    Future<?> waiter =
+        threads.submit(
+            () -> {
+              started.countDown();
+              return patient.call(() -> "never");
+            });
     started.await();
     await().atMost(Duration.ofSeconds(30)).until(() -> patient.stats().waiting() == 1);
     assertThat(gauge(WAITING, "patient")).isEqualTo(1);
     waiter.cancel(true); // interrupts the waiting thread
-    await().atMost(Duration.ofSeconds(30)).until(() -> rejected("patient", Reason.INTERRUPTED) == 1);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> rejected("patient", Reason.INTERRUPTED) == 1);
     assertMatchesStats(patient);
     assertMatchesStats(db);
     busy.close();
@@ -203,8 +228,10 @@ class BulkheadMetricsTest {
   void everyReason_isPresentFromTheStart_atZero() {
     Bulkhead quiet = Bulkhead.builder("quiet").limit(1).build();
     BulkheadMetrics.of(quiet).bindTo(meters);
-    Set<String> reasons = meters.find(REJECTED).tag("name", "quiet").functionCounters().stream()
-        .map(c -> c.getId().getTag("reason")).collect(Collectors.toCollection(TreeSet::new));
+    Set<String> reasons =
+        meters.find(REJECTED).tag("name", "quiet").functionCounters().stream()
+            .map(c -> c.getId().getTag("reason"))
+            .collect(Collectors.toCollection(TreeSet::new));
     assertThat(reasons).containsExactly("interrupted", "queue_full", "wait_timeout");
     for (Reason r : Reason.values()) {
       assertThat(rejected("quiet", r)).isZero();
@@ -224,10 +251,12 @@ class BulkheadMetricsTest {
     assertThat(timer(CALL_DURATION, "early").totalTime(MILLISECONDS)).isEqualTo(40);
   }
 
-  // --- compartments that come and go ---------------------------------------------------------------
+  // --- compartments that come and go
+  // ---------------------------------------------------------------
 
   private Set<String> boundNames(MeterRegistry r) {
-    return r.getMeters().stream().map(m -> m.getId().getTag("name"))
+    return r.getMeters().stream()
+        .map(m -> m.getId().getTag("name"))
         .collect(Collectors.toCollection(TreeSet::new));
   }
 
@@ -239,7 +268,9 @@ class BulkheadMetricsTest {
     metrics.bindTo(meters);
     assertThat(boundNames(meters)).containsExactly("login");
     int perCompartment = meters.getMeters().size();
-    assertThat(perCompartment).as("4 gauges, admitted, 3 rejected, cancelled, 2 timers").isEqualTo(11);
+    assertThat(perCompartment)
+        .as("4 gauges, admitted, 3 rejected, cancelled, 2 timers")
+        .isEqualTo(11);
 
     Bulkhead chat = registry.register(Bulkhead.builder("chat").limit(5).ticker(ticker).build());
     assertThat(boundNames(meters)).containsExactly("chat", "login");
@@ -266,7 +297,8 @@ class BulkheadMetricsTest {
     registry.register(Bulkhead.builder("after-close").limit(1).build());
     assertThat(meters.getMeters()).as("no longer following the registry").isEmpty();
     assertThatThrownBy(() -> metrics.bindTo(new SimpleMeterRegistry()))
-        .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("closed");
     metrics.close(); // idempotent
   }
 
@@ -287,8 +319,8 @@ class BulkheadMetricsTest {
 
   /**
    * Threads register and remove compartments under a few shared names while the binder follows. At
-   * the end the meters name exactly the registered compartments, read their limits, and each carries
-   * exactly one of our listeners (one call adds exactly one to its timer).
+   * the end the meters name exactly the registered compartments, read their limits, and each
+   * carries exactly one of our listeners (one call adds exactly one to its timer).
    */
   @Test
   void concurrentAddsAndRemoves_leaveExactlyTheRegisteredCompartmentsWithOneListenerEach()
@@ -299,30 +331,34 @@ class BulkheadMetricsTest {
     List<Future<?>> workers = new ArrayList<>();
     CountDownLatch go = new CountDownLatch(1);
     for (int t = 0; t < 4; t++) {
-      workers.add(threads.submit(() -> {
-        go.await();
-        ThreadLocalRandom rnd = ThreadLocalRandom.current();
-        for (int i = 0; i < 2_000; i++) {
-          String name = names[rnd.nextInt(names.length)];
-          if (rnd.nextBoolean()) {
-            try {
-              registry.register(Bulkhead.builder(name).limit(1 + rnd.nextInt(50)).build());
-            } catch (IllegalArgumentException alreadyThere) {
-              // another thread registered it first
-            }
-          } else {
-            registry.remove(name);
-          }
-        }
-        return null;
-      }));
+      workers.add(
+          threads.submit(
+              () -> {
+                go.await();
+                ThreadLocalRandom rnd = ThreadLocalRandom.current();
+                for (int i = 0; i < 2_000; i++) {
+                  String name = names[rnd.nextInt(names.length)];
+                  if (rnd.nextBoolean()) {
+                    try {
+                      registry.register(Bulkhead.builder(name).limit(1 + rnd.nextInt(50)).build());
+                    } catch (IllegalArgumentException alreadyThere) {
+                      // another thread registered it first
+                    }
+                  } else {
+                    registry.remove(name);
+                  }
+                }
+                return null;
+              }));
     }
     go.countDown();
     for (Future<?> w : workers) {
       w.get(60, SECONDS);
     }
-    Set<String> registered = registry.all().stream().map(Compartment::name)
-        .collect(Collectors.toCollection(TreeSet::new));
+    Set<String> registered =
+        registry.all().stream()
+            .map(Compartment::name)
+            .collect(Collectors.toCollection(TreeSet::new));
     assertThat(boundNames(meters)).isEqualTo(registered);
     assertThat(meters.getMeters()).hasSize(11 * registered.size());
     for (Compartment c : registry.all()) {
@@ -336,28 +372,29 @@ class BulkheadMetricsTest {
 
   /**
    * The registry calls listeners outside its lock, so "added" can reach the binder after "removed".
-   * A listener registered first holds the registering thread inside onAdded until the compartment has
-   * been removed again; the binder must then not register meters for it.
+   * A listener registered first holds the registering thread inside onAdded until the compartment
+   * has been removed again; the binder must then not register meters for it.
    */
   @Test
   void addedHeardAfterRemoved_leavesNoMeters() throws Exception {
     BulkheadRegistry registry = BulkheadRegistry.create();
     CountDownLatch inGate = new CountDownLatch(1);
     CountDownLatch removed = new CountDownLatch(1);
-    registry.addListener(new BulkheadRegistry.Listener() {
-      @Override
-      public void onAdded(Compartment b) {
-        inGate.countDown();
-        try {
-          removed.await();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      }
-    });
+    registry.addListener(
+        new BulkheadRegistry.Listener() {
+          @Override
+          public void onAdded(Compartment b) {
+            inGate.countDown();
+            try {
+              removed.await();
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+        });
     BulkheadMetrics.of(registry).bindTo(meters);
-    Future<?> registering = threads.submit(() ->
-        registry.register(Bulkhead.builder("ghost").limit(1).build()));
+    Future<?> registering =
+        threads.submit(() -> registry.register(Bulkhead.builder("ghost").limit(1).build()));
     inGate.await();
     registry.remove("ghost"); // the binder hears of the removal first, and has nothing to remove
     removed.countDown();

@@ -24,8 +24,14 @@ class PrometheusOutputTest {
     FakeTicker ticker = new FakeTicker();
     PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     BulkheadRegistry registry = BulkheadRegistry.create();
-    Bulkhead chat = registry.register(Bulkhead.builder("chat").limit(2).maxQueue(1)
-        .maxWait(Duration.ofMinutes(1)).ticker(ticker).build());
+    Bulkhead chat =
+        registry.register(
+            Bulkhead.builder("chat")
+                .limit(2)
+                .maxQueue(1)
+                .maxWait(Duration.ofMinutes(1))
+                .ticker(ticker)
+                .build());
     registry.register(Bulkhead.builder("login").limit(8).unboundedQueue().unboundedWait().build());
     BulkheadMetrics.of(registry).bindTo(prometheus);
 
@@ -39,41 +45,45 @@ class PrometheusOutputTest {
     first.complete("done"); // waiter admitted after 250 ms (on the compartment's own thread)
     assertThat(waiter.get(30, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo("w");
     Permit p = chat.tryAcquire().orElse(null);
-    assertThat(p).as("the freed slot went to the waiter, which finished; one slot is free").isNotNull();
+    assertThat(p)
+        .as("the freed slot went to the waiter, which finished; one slot is free")
+        .isNotNull();
 
     String text = prometheus.scrape();
     Files.createDirectories(Path.of("target"));
     Files.writeString(Path.of("target", "prometheus-scrape.txt"), text, StandardCharsets.UTF_8);
 
-    assertThat(text).contains(
-        "# TYPE bulkhead_limit gauge",
-        "bulkhead_limit{name=\"chat\"} 2.0",
-        "bulkhead_limit{name=\"login\"} 8.0",
-        "# TYPE bulkhead_in_flight gauge",
-        "bulkhead_in_flight{name=\"chat\"} 2.0",
-        "# TYPE bulkhead_waiting gauge",
-        "bulkhead_waiting{name=\"chat\"} 0.0",
-        "# TYPE bulkhead_max_queue gauge",
-        "bulkhead_max_queue{name=\"chat\"} 1.0",
-        "bulkhead_max_queue{name=\"login\"} +Inf",
-        "# TYPE bulkhead_admitted_total counter",
-        "bulkhead_admitted_total{name=\"chat\"} 4.0",
-        "# TYPE bulkhead_rejected_total counter",
-        "bulkhead_rejected_total{name=\"chat\",reason=\"queue_full\"} 1.0",
-        "bulkhead_rejected_total{name=\"chat\",reason=\"wait_timeout\"} 0.0",
-        "bulkhead_rejected_total{name=\"chat\",reason=\"interrupted\"} 0.0",
-        "# TYPE bulkhead_cancelled_total counter",
-        "# TYPE bulkhead_call_duration_seconds histogram",
-        "bulkhead_call_duration_seconds_count{name=\"chat\"} 2",
-        "bulkhead_call_duration_seconds_sum{name=\"chat\"} 0.25",
-        "bulkhead_call_duration_seconds_bucket{name=\"chat\",le=\"+Inf\"} 2",
-        "# TYPE bulkhead_queue_wait_seconds histogram",
-        "bulkhead_queue_wait_seconds_count{name=\"chat\"} 1",
-        "bulkhead_queue_wait_seconds_sum{name=\"chat\"} 0.25");
+    assertThat(text)
+        .contains(
+            "# TYPE bulkhead_limit gauge",
+            "bulkhead_limit{name=\"chat\"} 2.0",
+            "bulkhead_limit{name=\"login\"} 8.0",
+            "# TYPE bulkhead_in_flight gauge",
+            "bulkhead_in_flight{name=\"chat\"} 2.0",
+            "# TYPE bulkhead_waiting gauge",
+            "bulkhead_waiting{name=\"chat\"} 0.0",
+            "# TYPE bulkhead_max_queue gauge",
+            "bulkhead_max_queue{name=\"chat\"} 1.0",
+            "bulkhead_max_queue{name=\"login\"} +Inf",
+            "# TYPE bulkhead_admitted_total counter",
+            "bulkhead_admitted_total{name=\"chat\"} 4.0",
+            "# TYPE bulkhead_rejected_total counter",
+            "bulkhead_rejected_total{name=\"chat\",reason=\"queue_full\"} 1.0",
+            "bulkhead_rejected_total{name=\"chat\",reason=\"wait_timeout\"} 0.0",
+            "bulkhead_rejected_total{name=\"chat\",reason=\"interrupted\"} 0.0",
+            "# TYPE bulkhead_cancelled_total counter",
+            "# TYPE bulkhead_call_duration_seconds histogram",
+            "bulkhead_call_duration_seconds_count{name=\"chat\"} 2",
+            "bulkhead_call_duration_seconds_sum{name=\"chat\"} 0.25",
+            "bulkhead_call_duration_seconds_bucket{name=\"chat\",le=\"+Inf\"} 2",
+            "# TYPE bulkhead_queue_wait_seconds histogram",
+            "bulkhead_queue_wait_seconds_count{name=\"chat\"} 1",
+            "bulkhead_queue_wait_seconds_sum{name=\"chat\"} 0.25");
     // A histogram with buckets between 1 ms and 1 min, so histogram_quantile() works server-side.
-    List<String> buckets = text.lines()
-        .filter(l -> l.startsWith("bulkhead_call_duration_seconds_bucket{name=\"chat\""))
-        .toList();
+    List<String> buckets =
+        text.lines()
+            .filter(l -> l.startsWith("bulkhead_call_duration_seconds_bucket{name=\"chat\""))
+            .toList();
     assertThat(buckets).hasSizeGreaterThan(10);
     assertThat(buckets).anyMatch(l -> l.contains("le=\"0.001\""));
     assertThat(buckets).anyMatch(l -> l.contains("le=\"60.0\""));

@@ -21,8 +21,14 @@ import org.junit.jupiter.api.Test;
 
 class ResourceMetricsTest {
 
-  private static final List<String> PROCESS_FIGURES = List.of("cpuUsedMilli", "cpuQuotaMilli",
-      "memoryUsedMiB", "memoryLimitMiB", "restarts", "throttledPeriods");
+  private static final List<String> PROCESS_FIGURES =
+      List.of(
+          "cpuUsedMilli",
+          "cpuQuotaMilli",
+          "memoryUsedMiB",
+          "memoryLimitMiB",
+          "restarts",
+          "throttledPeriods");
 
   private final MeterRegistry meters = new SimpleMeterRegistry();
   private final Compartment front = Bulkhead.builder("reports").limit(2).build();
@@ -58,15 +64,19 @@ class ResourceMetricsTest {
 
     ResourceMetrics.bind(meters, front, view);
 
-    assertThat(meters.getMeters()).extracting(m -> m.getId().getName()).containsExactlyInAnyOrder(
-        "bulkhead.resource.cpu.used.milli", "bulkhead.resource.cpu.quota.milli",
-        "bulkhead.resource.memory.used.mib", "bulkhead.resource.memory.limit.mib",
-        "bulkhead.resource.restarts", "bulkhead.resource.throttled.periods");
-    assertThat(meters.getMeters()).allSatisfy(m -> {
-      assertThat(m).isInstanceOf(Gauge.class);
-      assertThat(m.getId().getTag("name")).isEqualTo("reports");
-      assertThat(m.getId().getTag("kind")).isEqualTo("process");
-    });
+    assertThat(meters.getMeters())
+        .extracting(m -> m.getId().getName())
+        .containsExactlyInAnyOrder(
+            "bulkhead.resource.cpu.used.milli", "bulkhead.resource.cpu.quota.milli",
+            "bulkhead.resource.memory.used.mib", "bulkhead.resource.memory.limit.mib",
+            "bulkhead.resource.restarts", "bulkhead.resource.throttled.periods");
+    assertThat(meters.getMeters())
+        .allSatisfy(
+            m -> {
+              assertThat(m).isInstanceOf(Gauge.class);
+              assertThat(m.getId().getTag("name")).isEqualTo("reports");
+              assertThat(m.getId().getTag("kind")).isEqualTo("process");
+            });
   }
 
   @Test
@@ -80,13 +90,13 @@ class ResourceMetricsTest {
     assertThat(gauge("bulkhead.resource.restarts")).isEqualTo(204);
     assertThat(gauge("bulkhead.resource.cpu.used.milli")).isEqualTo(200);
     assertThat(gauge("bulkhead.resource.throttled.periods")).isEqualTo(205);
-    view.answer("process", 300);   // taken by the next scrape, not the rest of this one
+    view.answer("process", 300); // taken by the next scrape, not the rest of this one
     assertThat(gauge("bulkhead.resource.memory.used.mib")).isEqualTo(202);
     assertThat(gauge("bulkhead.resource.memory.limit.mib")).isEqualTo(203);
     assertThat(gauge("bulkhead.resource.cpu.quota.milli")).isEqualTo(201);
     assertThat(view.reads.get() - readsAtBind).isEqualTo(1);
 
-    assertThat(gauge("bulkhead.resource.cpu.quota.milli")).isEqualTo(301);   // next scrape
+    assertThat(gauge("bulkhead.resource.cpu.quota.milli")).isEqualTo(301); // next scrape
     assertThat(gauge("bulkhead.resource.restarts")).isEqualTo(304);
     assertThat(view.reads.get() - readsAtBind).isEqualTo(2);
   }
@@ -97,8 +107,8 @@ class ResourceMetricsTest {
     view.answer("process", 10);
     ResourceMetrics.bind(meters, front, view);
 
-    view.next.set(Optional.of(new ResourceView.Resource("process",
-        Map.of("restarts", 7L), "only restarts")));
+    view.next.set(
+        Optional.of(new ResourceView.Resource("process", Map.of("restarts", 7L), "only restarts")));
     assertThat(gauge("bulkhead.resource.restarts")).isEqualTo(7);
     assertThat(gauge("bulkhead.resource.memory.used.mib")).isNaN();
 
@@ -118,8 +128,9 @@ class ResourceMetricsTest {
 
     assertThatThrownBy(() -> ResourceMetrics.bind(meters, front, view))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("the view knows no resource behind compartment 'reports'; bind it to the "
-            + "compartment its resource is behind");
+        .hasMessage(
+            "the view knows no resource behind compartment 'reports'; bind it to the "
+                + "compartment its resource is behind");
     assertThat(meters.getMeters()).isEmpty();
   }
 
@@ -129,19 +140,24 @@ class ResourceMetricsTest {
     view.answer("process", 1);
 
     assertThatThrownBy(() -> ResourceMetrics.bind(null, front, view))
-        .isInstanceOf(NullPointerException.class).hasMessage("registry");
+        .isInstanceOf(NullPointerException.class)
+        .hasMessage("registry");
     assertThatThrownBy(() -> ResourceMetrics.bind(meters, null, view))
-        .isInstanceOf(NullPointerException.class).hasMessage("compartment");
+        .isInstanceOf(NullPointerException.class)
+        .hasMessage("compartment");
     assertThatThrownBy(() -> ResourceMetrics.bind(meters, front, null))
-        .isInstanceOf(NullPointerException.class).hasMessage("view");
+        .isInstanceOf(NullPointerException.class)
+        .hasMessage("view");
     assertThat(view.reads.get()).isZero();
   }
 
   @Test
   void figureNamesThatCollideOrNameNothingAreRefused() {
     FakeView view = new FakeView();
-    view.next.set(Optional.of(new ResourceView.Resource("pool",
-        Map.of("activeCount", 1L, "active_count", 2L), "two names for one gauge")));
+    view.next.set(
+        Optional.of(
+            new ResourceView.Resource(
+                "pool", Map.of("activeCount", 1L, "active_count", 2L), "two names for one gauge")));
     assertThatThrownBy(() -> ResourceMetrics.bind(meters, front, view))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("would both be gauge bulkhead.resource.active.count");
@@ -155,7 +171,8 @@ class ResourceMetricsTest {
 
   @Test
   void meterNamesSplitCamelCaseCapitalRunsAndKeepBinaryUnitsWhole() {
-    assertThat(ResourceMetrics.meterName("cpuUsedMilli")).isEqualTo("bulkhead.resource.cpu.used.milli");
+    assertThat(ResourceMetrics.meterName("cpuUsedMilli"))
+        .isEqualTo("bulkhead.resource.cpu.used.milli");
     assertThat(ResourceMetrics.meterName("memoryLimitMiB"))
         .isEqualTo("bulkhead.resource.memory.limit.mib");
     assertThat(ResourceMetrics.meterName("HTTPCode")).isEqualTo("bulkhead.resource.http.code");
@@ -187,7 +204,8 @@ class ResourceMetricsTest {
 
     String text = prometheus.scrape();
 
-    assertThat(text).contains("bulkhead_resource_cpu_used_milli{kind=\"process\",name=\"reports\"} 40.0")
+    assertThat(text)
+        .contains("bulkhead_resource_cpu_used_milli{kind=\"process\",name=\"reports\"} 40.0")
         .contains("bulkhead_resource_memory_limit_mib{kind=\"process\",name=\"reports\"} 43.0")
         .contains("bulkhead_resource_throttled_periods{kind=\"process\",name=\"reports\"} 45.0");
   }

@@ -2,8 +2,8 @@ package io.bulkhead.process;
 
 /**
  * Which ceilings hold a {@link WorkerProcess}: the kernel's (a control group with a CFS quota and a
- * memory limit without swap, as a container runtime sets them) or, where this process may not create
- * a group, the JVM's own options.
+ * memory limit without swap, as a container runtime sets them) or, where this process may not
+ * create a group, the JVM's own options.
  */
 public enum Ceilings {
   /** A cgroup v1 group: {@code cpu.cfs_quota_us}, {@code memory.limit_in_bytes}, swap off. */

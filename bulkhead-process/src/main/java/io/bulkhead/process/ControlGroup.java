@@ -14,8 +14,8 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * The CPU and memory ceiling of one worker, as a container runtime sets it: a control group with a
  * CFS quota and a memory limit without swap when this process may create one (root, with a writable
- * cgroup v1 {@code cpu} and {@code memory} hierarchy, or a cgroup v2 one), otherwise nothing but the
- * JVM options of {@link #jvmOptions}.
+ * cgroup v1 {@code cpu} and {@code memory} hierarchy, or a cgroup v2 one), otherwise nothing but
+ * the JVM options of {@link #jvmOptions}.
  *
  * <p>A group is created inside this process's own group, so that whatever limits this process lives
  * under also bound its children, and it is named {@code bulkhead-<this pid>-<worker name>} so that
@@ -26,12 +26,17 @@ final class ControlGroup {
 
   /** The CFS period, the kernel's default: the quota is this times the CPUs granted. */
   private static final long PERIOD_MICROS = 100_000;
+
   /** The smallest quota the kernel accepts. */
   private static final long LEAST_QUOTA_MICROS = 1_000;
+
   private static final Path ROOT = Path.of("/sys/fs/cgroup");
+
   /** How long removing a group waits for the kernel to let go of a process that just died. */
   private static final long REMOVE_PATIENCE_NANOS = TimeUnit.SECONDS.toNanos(5);
+
   private static final long REMOVE_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+
   /** The share of the memory a heap may take under JVM ceilings: the rest is the JVM's own. */
   private static final long HEAP_QUARTERS = 3;
 
@@ -53,8 +58,9 @@ final class ControlGroup {
   }
 
   /**
-   * A group for worker {@code name} granting {@code cpus} CPUs and {@code memoryBytes} without swap,
-   * or one of kind {@link Ceilings#JVM} when the kernel's ceilings are out of reach or not wanted.
+   * A group for worker {@code name} granting {@code cpus} CPUs and {@code memoryBytes} without
+   * swap, or one of kind {@link Ceilings#JVM} when the kernel's ceilings are out of reach or not
+   * wanted.
    */
   static ControlGroup create(String name, double cpus, long memoryBytes, boolean kernelWanted) {
     if (kernelWanted) {
@@ -203,7 +209,8 @@ final class ControlGroup {
 
   /** Processes the kernel killed at the group's memory limit so far; 0 without a group. */
   long oomKills() {
-    return kind == Ceilings.CGROUP_V2 ? stat("memory.events", "oom_kill").orElse(0)
+    return kind == Ceilings.CGROUP_V2
+        ? stat("memory.events", "oom_kill").orElse(0)
         : stat("memory.oom_control", "oom_kill").orElse(0);
   }
 

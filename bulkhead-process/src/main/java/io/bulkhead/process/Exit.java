@@ -6,8 +6,8 @@ import java.util.Objects;
  * How one process of a {@link WorkerProcess} ended.
  *
  * @param cause why, as far as the supervisor can tell
- * @param code the process's exit value as Java reports it ({@code 128 + n} for signal {@code n}); -1
- *     when it did not start
+ * @param code the process's exit value as Java reports it ({@code 128 + n} for signal {@code n});
+ *     -1 when it did not start
  * @param description one sentence for a person: {@code "killed by the kernel at its 192 MiB memory
  *     limit"}
  */
@@ -36,10 +36,14 @@ public record Exit(Cause cause, int code, String description) {
     Objects.requireNonNull(description, "description");
   }
 
-  /** The signal that ended the process when {@link #cause()} is SIGNALLED or KILLED_AT_MEMORY_LIMIT; 0 otherwise. */
+  /**
+   * The signal that ended the process when {@link #cause()} is SIGNALLED or KILLED_AT_MEMORY_LIMIT;
+   * 0 otherwise.
+   */
   public int signal() {
     return (cause == Cause.SIGNALLED || cause == Cause.KILLED_AT_MEMORY_LIMIT) && code > SIGNAL_BASE
-        ? code - SIGNAL_BASE : 0;
+        ? code - SIGNAL_BASE
+        : 0;
   }
 
   @Override

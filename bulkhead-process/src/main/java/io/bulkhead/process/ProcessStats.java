@@ -14,8 +14,8 @@ import java.util.OptionalLong;
  * @param pid the current process's id; empty while none runs
  * @param ceilings which ceilings hold it
  * @param cpus the CPUs it is granted (a CFS quota under cgroup ceilings)
- * @param cpusUsed the CPUs its current process used since the previous {@link WorkerProcess#stats()}
- *     (or since it started): 0.5 is half a CPU's time; 0 while none runs
+ * @param cpusUsed the CPUs its current process used since the previous {@link
+ *     WorkerProcess#stats()} (or since it started): 0.5 is half a CPU's time; 0 while none runs
  * @param memoryLimitBytes its memory limit
  * @param memoryUsedBytes what it holds now: the group's charge under cgroup ceilings, the process's
  *     resident set under JVM ones; empty when unreadable or while none runs
@@ -23,13 +23,23 @@ import java.util.OptionalLong;
  * @param deaths how many of its processes ended while it was supervised
  * @param restarts how many processes were started after the first
  * @param lastExit how the latest one ended; empty until one does
- * @param backoff the wait before the next restart while {@link WorkerProcess.State#BACKING_OFF}, else
- *     {@link Duration#ZERO}
+ * @param backoff the wait before the next restart while {@link WorkerProcess.State#BACKING_OFF},
+ *     else {@link Duration#ZERO}
  */
-public record ProcessStats(String name, WorkerProcess.State state, OptionalLong pid,
-    Ceilings ceilings, double cpus, double cpusUsed, long memoryLimitBytes,
-    OptionalLong memoryUsedBytes, long throttledPeriods, int deaths, int restarts,
-    Optional<Exit> lastExit, Duration backoff) {
+public record ProcessStats(
+    String name,
+    WorkerProcess.State state,
+    OptionalLong pid,
+    Ceilings ceilings,
+    double cpus,
+    double cpusUsed,
+    long memoryLimitBytes,
+    OptionalLong memoryUsedBytes,
+    long throttledPeriods,
+    int deaths,
+    int restarts,
+    Optional<Exit> lastExit,
+    Duration backoff) {
 
   /** Checks that nothing is null. */
   public ProcessStats {

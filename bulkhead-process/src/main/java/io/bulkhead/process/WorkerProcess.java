@@ -75,9 +75,9 @@ import org.jspecify.annotations.Nullable;
  */
 
 /**
- * A worker class run in a child JVM with its own CPU and memory ceiling, restarted with backoff when
- * it dies: a bulkhead at the level of processes, for what a compartment cannot contain (a report that
- * spins every core, leaks memory until its JVM dies, or crashes its process).
+ * A worker class run in a child JVM with its own CPU and memory ceiling, restarted with backoff
+ * when it dies: a bulkhead at the level of processes, for what a compartment cannot contain (a
+ * report that spins every core, leaks memory until its JVM dies, or crashes its process).
  *
  * <pre>{@code
  * WorkerProcess reports = WorkerProcess.builder("reports", "com.example.ReportWorker")
@@ -96,22 +96,22 @@ import org.jspecify.annotations.Nullable;
  * worker with a CFS quota and a memory limit without swap, which every incarnation of the worker
  * enters as soon as it starts. Elsewhere, or with {@link Builder#kernelCeilings
  * kernelCeilings(false)}, they are JVM options: {@code -Xmx} at three quarters of the memory and
- * {@code -XX:ActiveProcessorCount}; CPU time is then not capped. {@link ProcessStats#ceilings()} says
- * which. Every child runs with {@code -XX:+ExitOnOutOfMemoryError}.
+ * {@code -XX:ActiveProcessorCount}; CPU time is then not capped. {@link ProcessStats#ceilings()}
+ * says which. Every child runs with {@code -XX:+ExitOnOutOfMemoryError}.
  *
  * <p>States: {@link State#STARTING} while a process is being started, {@link State#RUNNING} once it
  * runs inside its ceilings, {@link State#BACKING_OFF} between a death and the restart, {@link
- * State#STOPPED} after {@link #close()} or once {@linkplain Builder#maxRestarts the restarts} are used
- * up. Each death's cause ({@link Exit}) tells a kill at the memory limit from running out of heap, a
- * signal, and an exit code.
+ * State#STOPPED} after {@link #close()} or once {@linkplain Builder#maxRestarts the restarts} are
+ * used up. Each death's cause ({@link Exit}) tells a kill at the memory limit from running out of
+ * heap, a signal, and an exit code.
  *
  * <p>The child processes and the group are removed by {@link #close()}, and by a shutdown hook when
  * the JVM exits first (Ctrl-C included). A parent killed with {@code SIGKILL} cannot clean up: a
  * worker should exit when its standard input ends.
  *
- * <p>This is for one machine and for demonstrations. In production, Docker ({@code --cpus},
- * {@code --memory} and {@code --memory-swap}, a restart policy) and Kubernetes (limits, restarts of
- * a pod's containers) do the same with more care. This class is thread-safe.
+ * <p>This is for one machine and for demonstrations. In production, Docker ({@code --cpus}, {@code
+ * --memory} and {@code --memory-swap}, a restart policy) and Kubernetes (limits, restarts of a
+ * pod's containers) do the same with more care. This class is thread-safe.
  */
 public final class WorkerProcess implements AutoCloseable {
 
@@ -129,8 +129,8 @@ public final class WorkerProcess implements AutoCloseable {
 
   /**
    * Hears every change of a worker's state, in order, on the thread that supervises it: keep it
-   * quick, and do not call {@link #close()} from it (that would wait for itself; it gives up after a
-   * while and cleans up on the calling thread).
+   * quick, and do not call {@link #close()} from it (that would wait for itself; it gives up after
+   * a while and cleans up on the calling thread).
    */
   @FunctionalInterface
   public interface Listener {
@@ -140,14 +140,19 @@ public final class WorkerProcess implements AutoCloseable {
 
   private static final System.Logger LOG = System.getLogger("io.bulkhead.process");
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+
   /** What a JVM with -XX:+ExitOnOutOfMemoryError prints as it exits for want of heap. */
   private static final String OUT_OF_HEAP_LINE = "Terminating due to java.lang.OutOfMemoryError";
+
   /** How long a killed process, or the output it left in its pipe, may take to be gone. */
   private static final Duration EXIT_PATIENCE = Duration.ofSeconds(10);
+
   /** How long close() waits for the supervising thread before cleaning up on its own. */
   private static final Duration CLOSE_PATIENCE = Duration.ofSeconds(30);
+
   private static final long MIB = 1024 * 1024;
   private static final double MILLI = 1000;
+
   /** The least memory a worker JVM can start in. */
   private static final long LEAST_MEMORY_BYTES = 16 * MIB;
 
@@ -172,6 +177,7 @@ public final class WorkerProcess implements AutoCloseable {
   private final AtomicBoolean closing = new AtomicBoolean();
   private final AtomicBoolean finished = new AtomicBoolean();
   private final CountDownLatch stopped = new CountDownLatch(1);
+
   /** The CPU time read by the previous stats(), for the CPUs used since. */
   private final AtomicReference<@Nullable CpuReading> lastCpu = new AtomicReference<>();
 
@@ -199,11 +205,14 @@ public final class WorkerProcess implements AutoCloseable {
     this.group = group;
     ScheduledExecutorService given = b.scheduler;
     if (given == null) {
-      ScheduledThreadPoolExecutor own = new ScheduledThreadPoolExecutor(1, r -> {
-        Thread t = new Thread(r, "bulkhead-process-" + b.name);
-        t.setDaemon(true);
-        return t;
-      });
+      ScheduledThreadPoolExecutor own =
+          new ScheduledThreadPoolExecutor(
+              1,
+              r -> {
+                Thread t = new Thread(r, "bulkhead-process-" + b.name);
+                t.setDaemon(true);
+                return t;
+              });
       own.setExecuteExistingDelayedTasksAfterShutdownPolicy(false); // a pending restart is dropped
       this.scheduler = own;
       this.ownsScheduler = true;
@@ -215,8 +224,8 @@ public final class WorkerProcess implements AutoCloseable {
   }
 
   /**
-   * Starts building a worker named {@code name} (letters, digits, {@code . _ -}; it names its control
-   * group) that runs {@code mainClass}'s {@code main} in a child JVM.
+   * Starts building a worker named {@code name} (letters, digits, {@code . _ -}; it names its
+   * control group) that runs {@code mainClass}'s {@code main} in a child JVM.
    */
   public static Builder builder(String name, String mainClass) {
     return new Builder(name, mainClass);
@@ -248,8 +257,19 @@ public final class WorkerProcess implements AutoCloseable {
       used = cpusUsedSince(c);
       memory = group.kind().kernel() ? group.memoryUsed() : residentBytes(c.process.pid());
     }
-    return new ProcessStats(name, s, pid, group.kind(), cpus, used, memoryLimitBytes, memory,
-        group.throttledPeriods(), deaths, restarts, Optional.ofNullable(lastExit),
+    return new ProcessStats(
+        name,
+        s,
+        pid,
+        group.kind(),
+        cpus,
+        used,
+        memoryLimitBytes,
+        memory,
+        group.throttledPeriods(),
+        deaths,
+        restarts,
+        Optional.ofNullable(lastExit),
         s == State.BACKING_OFF ? backoff : Duration.ZERO);
   }
 
@@ -265,14 +285,14 @@ public final class WorkerProcess implements AutoCloseable {
 
   /**
    * A view for {@link io.bulkhead.insight.Insight#snapshot(ResourceView)} that shows this worker as
-   * the resource behind the compartment of the same name (the one that bounds the calls sent to it),
-   * of kind {@code "process"}, with figures {@code cpuUsedMilli} and {@code cpuQuotaMilli}
+   * the resource behind the compartment of the same name (the one that bounds the calls sent to
+   * it), of kind {@code "process"}, with figures {@code cpuUsedMilli} and {@code cpuQuotaMilli}
    * (thousandths of a CPU), {@code memoryUsedMiB} and {@code memoryLimitMiB}, {@code restarts} and
    * {@code throttledPeriods}; the dashboard draws them on the compartment's card.
    */
   public ResourceView resources() {
-    return (Compartment c) -> c.name().equals(name) ? Optional.of(resource(stats()))
-        : Optional.empty();
+    return (Compartment c) ->
+        c.name().equals(name) ? Optional.of(resource(stats())) : Optional.empty();
   }
 
   /** The figures of {@link #resources()} for {@code s}. */
@@ -284,13 +304,23 @@ public final class WorkerProcess implements AutoCloseable {
     figures.put("memoryLimitMiB", s.memoryLimitBytes() / MIB);
     figures.put("restarts", (long) s.restarts());
     figures.put("throttledPeriods", s.throttledPeriods());
-    String memory = s.memoryUsedBytes().isPresent()
-        ? s.memoryUsedBytes().getAsLong() / MIB + " of " + s.memoryLimitBytes() / MIB + " MiB"
-        : "? of " + s.memoryLimitBytes() / MIB + " MiB";
-    String summary = String.format(Locale.ROOT, "process %s%s, %s under %s: %.2f of %.2f CPU, %s, "
-        + "restarted %d times%s", s.name(), s.pid().isPresent() ? " (pid " + s.pid().getAsLong()
-        + ")" : "", s.state(), s.ceilings().description(), s.cpusUsed(), s.cpus(), memory,
-        s.restarts(), s.lastExit().map(e -> "; last " + e.description()).orElse(""));
+    String memory =
+        s.memoryUsedBytes().isPresent()
+            ? s.memoryUsedBytes().getAsLong() / MIB + " of " + s.memoryLimitBytes() / MIB + " MiB"
+            : "? of " + s.memoryLimitBytes() / MIB + " MiB";
+    String summary =
+        String.format(
+            Locale.ROOT,
+            "process %s%s, %s under %s: %.2f of %.2f CPU, %s, " + "restarted %d times%s",
+            s.name(),
+            s.pid().isPresent() ? " (pid " + s.pid().getAsLong() + ")" : "",
+            s.state(),
+            s.ceilings().description(),
+            s.cpusUsed(),
+            s.cpus(),
+            memory,
+            s.restarts(),
+            s.lastExit().map(e -> "; last " + e.description()).orElse(""));
     return new ResourceView.Resource("process", figures, summary);
   }
 
@@ -325,8 +355,9 @@ public final class WorkerProcess implements AutoCloseable {
   private void awaitStopped() {
     try {
       if (!stopped.await(CLOSE_PATIENCE.toMillis(), TimeUnit.MILLISECONDS)) {
-        LOG.log(System.Logger.Level.WARNING, "worker " + name + " did not stop within "
-            + CLOSE_PATIENCE);
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "worker " + name + " did not stop within " + CLOSE_PATIENCE);
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -372,21 +403,27 @@ public final class WorkerProcess implements AutoCloseable {
     } catch (IOException e) {
       c.process.destroyForcibly();
       awaitExit(c);
-      died(new Exit(Exit.Cause.DID_NOT_START, -1, "could not enter its control group "
-          + group.dirs() + ": " + e.getMessage()));
+      died(
+          new Exit(
+              Exit.Cause.DID_NOT_START,
+              -1,
+              "could not enter its control group " + group.dirs() + ": " + e.getMessage()));
       return;
     }
     c.oomKillsAtStart = group.oomKills();
     c.readCpu(ticker);
     c.startReading();
     transition(State.RUNNING);
-    c.process.onExit().thenRun(() -> {
-      try {
-        scheduler.execute(() -> exited(c));
-      } catch (RejectedExecutionException closed) {
-        // The worker was closed and its scheduler shut down: finish() reaped this process.
-      }
-    });
+    c.process
+        .onExit()
+        .thenRun(
+            () -> {
+              try {
+                scheduler.execute(() -> exited(c));
+              } catch (RejectedExecutionException closed) {
+                // The worker was closed and its scheduler shut down: finish() reaped this process.
+              }
+            });
   }
 
   private void exited(Child c) {
@@ -401,11 +438,15 @@ public final class WorkerProcess implements AutoCloseable {
   private Exit classify(Child c) {
     int code = c.process.exitValue();
     if (group.oomKills() > c.oomKillsAtStart && code > Exit.SIGNAL_BASE) {
-      return new Exit(Exit.Cause.KILLED_AT_MEMORY_LIMIT, code, "killed by the kernel at its "
-          + memoryLimitBytes / MIB + " MiB memory limit");
+      return new Exit(
+          Exit.Cause.KILLED_AT_MEMORY_LIMIT,
+          code,
+          "killed by the kernel at its " + memoryLimitBytes / MIB + " MiB memory limit");
     }
     if (c.outOfHeap) {
-      return new Exit(Exit.Cause.OUT_OF_HEAP, code,
+      return new Exit(
+          Exit.Cause.OUT_OF_HEAP,
+          code,
           "out of heap at -Xmx, exited (-XX:+ExitOnOutOfMemoryError)");
     }
     if (code > Exit.SIGNAL_BASE) {
@@ -422,8 +463,15 @@ public final class WorkerProcess implements AutoCloseable {
       return;
     }
     if (restarts >= maxRestarts) {
-      LOG.log(System.Logger.Level.WARNING, "worker " + name + " " + exit.description()
-          + "; not restarted after " + restarts + " restarts");
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "worker "
+              + name
+              + " "
+              + exit.description()
+              + "; not restarted after "
+              + restarts
+              + " restarts");
       transition(State.STOPPED);
       return;
     }
@@ -444,7 +492,9 @@ public final class WorkerProcess implements AutoCloseable {
     launch();
   }
 
-  /** The wait before restart {@code n} (1 for the first): initial, doubled each time, at most max. */
+  /**
+   * The wait before restart {@code n} (1 for the first): initial, doubled each time, at most max.
+   */
   Duration backoffBefore(int n) {
     Duration d = initialBackoff;
     for (int i = 1; i < n && d.compareTo(maxBackoff) < 0; i++) {
@@ -557,8 +607,10 @@ public final class WorkerProcess implements AutoCloseable {
     private final Thread reader;
     private final Consumer<String> output;
     volatile boolean outOfHeap;
+
     /** The group's OOM kills when this process started: written before onExit is watched. */
     volatile long oomKillsAtStart;
+
     volatile CpuReading firstCpu = new CpuReading(-1, 0, 0);
 
     private Child(Process process, String name, Consumer<String> output) {
@@ -625,8 +677,9 @@ public final class WorkerProcess implements AutoCloseable {
     }
 
     private void read() {
-      try (BufferedReader in = new BufferedReader(
-          new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+      try (BufferedReader in =
+          new BufferedReader(
+              new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
         for (String line; (line = in.readLine()) != null; ) {
           if (line.startsWith(OUT_OF_HEAP_LINE)) {
             outOfHeap = true;
@@ -660,8 +713,8 @@ public final class WorkerProcess implements AutoCloseable {
     private Duration initialBackoff = Duration.ofMillis(100);
     private Duration maxBackoff = Duration.ofSeconds(5);
     private int maxRestarts = 10;
-    private Listener listener = stats -> { };
-    private Consumer<String> output = line -> { };
+    private Listener listener = stats -> {};
+    private Consumer<String> output = line -> {};
     private @Nullable ScheduledExecutorService scheduler;
     private Ticker ticker = Ticker.system();
 
@@ -669,8 +722,11 @@ public final class WorkerProcess implements AutoCloseable {
       Objects.requireNonNull(name, "name");
       Objects.requireNonNull(mainClass, "mainClass");
       if (!NAME.matcher(name).matches()) {
-        throw new IllegalArgumentException("name must be 1 to 64 letters, digits, '.', '_' or '-',"
-            + " starting with a letter or digit, but was '" + name + "'");
+        throw new IllegalArgumentException(
+            "name must be 1 to 64 letters, digits, '.', '_' or '-',"
+                + " starting with a letter or digit, but was '"
+                + name
+                + "'");
       }
       if (mainClass.isBlank()) {
         throw new IllegalArgumentException("mainClass must name a class but was blank");
@@ -709,8 +765,11 @@ public final class WorkerProcess implements AutoCloseable {
     /** The memory limit, from 16 MiB: without swap under cgroup ceilings. */
     public Builder memoryLimitBytes(long bytes) {
       if (bytes < LEAST_MEMORY_BYTES) {
-        throw new IllegalArgumentException("memoryLimitBytes must be at least " + LEAST_MEMORY_BYTES
-            + " (16 MiB) but was " + bytes);
+        throw new IllegalArgumentException(
+            "memoryLimitBytes must be at least "
+                + LEAST_MEMORY_BYTES
+                + " (16 MiB) but was "
+                + bytes);
       }
       this.memoryLimitBytes = bytes;
       return this;
@@ -730,15 +789,17 @@ public final class WorkerProcess implements AutoCloseable {
         throw new IllegalArgumentException("backoff initial must be positive but was " + initial);
       }
       if (max.compareTo(initial) < 0) {
-        throw new IllegalArgumentException("backoff max must be at least initial (" + initial
-            + ") but was " + max);
+        throw new IllegalArgumentException(
+            "backoff max must be at least initial (" + initial + ") but was " + max);
       }
       this.initialBackoff = initial;
       this.maxBackoff = max;
       return this;
     }
 
-    /** How many times a dying worker is restarted before it stays {@link State#STOPPED}; 0: never. */
+    /**
+     * How many times a dying worker is restarted before it stays {@link State#STOPPED}; 0: never.
+     */
     public Builder maxRestarts(int maxRestarts) {
       if (maxRestarts < 0) {
         throw new IllegalArgumentException("maxRestarts must be 0 or more but was " + maxRestarts);

@@ -9,9 +9,10 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * The worker main of the tests, run in child JVMs: with the argument {@code exit N} it exits with N at
- * once; otherwise it prints {@code ready} and reads commands — {@code allocate} fills megabytes that
- * it never frees until the process dies — and exits when its standard input ends (its parent is gone).
+ * The worker main of the tests, run in child JVMs: with the argument {@code exit N} it exits with N
+ * at once; otherwise it prints {@code ready} and reads commands — {@code allocate} fills megabytes
+ * that it never frees until the process dies — and exits when its standard input ends (its parent
+ * is gone).
  */
 public final class TestWorker {
 
@@ -27,7 +28,8 @@ public final class TestWorker {
     }
     System.out.println(READY);
     System.out.flush();
-    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    BufferedReader in =
+        new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     List<byte[]> kept = new ArrayList<>();
     for (String line; (line = in.readLine()) != null; ) {
       if (line.equals(ALLOCATE)) {

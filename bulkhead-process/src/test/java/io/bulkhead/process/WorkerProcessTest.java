@@ -32,9 +32,12 @@ class WorkerProcessTest {
 
   /** How long a child JVM may take to start or die on a busy two-core machine: a ceiling only. */
   private static final long PATIENCE_SECONDS = 60;
+
   private static final Path CGROUP_ROOT = Path.of("/sys/fs/cgroup");
+
   /** Deep enough for the groups made inside this JVM's own (v1: controller/parent.../group). */
   private static final int CGROUP_DEPTH = 6;
+
   private static final long MIB = 1024 * 1024;
 
   private final BlockingQueue<ProcessStats> changes = new LinkedBlockingQueue<>();
@@ -50,23 +53,30 @@ class WorkerProcessTest {
   @Test
   void aKilledWorkerIsRestartedAfterItsBackoffAndCloseLeavesNothing() throws Exception {
     BlockingQueue<String> ready = new LinkedBlockingQueue<>();
-    WorkerProcess w = start(builder("killed")
-        .backoff(Duration.ofMillis(20), Duration.ofMillis(40))
-        .output(line -> {
-          if (line.equals(TestWorker.READY)) {
-            ready.add(line);
-          }
-        }));
+    WorkerProcess w =
+        start(
+            builder("killed")
+                .backoff(Duration.ofMillis(20), Duration.ofMillis(40))
+                .output(
+                    line -> {
+                      if (line.equals(TestWorker.READY)) {
+                        ready.add(line);
+                      }
+                    }));
     assertThat(next().state()).isEqualTo(WorkerProcess.State.STARTING);
     ProcessStats running = next();
     assertThat(running.state()).isEqualTo(WorkerProcess.State.RUNNING);
     assertThat(running.pid()).isPresent();
     assertThat(running.restarts()).isZero();
     long first = running.pid().getAsLong();
-    assertThat(groupsOf("killed")).hasSize(running.ceilings() == Ceilings.CGROUP_V1 ? 2
-        : running.ceilings() == Ceilings.CGROUP_V2 ? 1 : 0);
+    assertThat(groupsOf("killed"))
+        .hasSize(
+            running.ceilings() == Ceilings.CGROUP_V1
+                ? 2
+                : running.ceilings() == Ceilings.CGROUP_V2 ? 1 : 0);
 
-    assertThat(ready.poll(PATIENCE_SECONDS, TimeUnit.SECONDS)).as("the first said ready")
+    assertThat(ready.poll(PATIENCE_SECONDS, TimeUnit.SECONDS))
+        .as("the first said ready")
         .isNotNull();
     ProcessHandle.of(first).orElseThrow().destroyForcibly(); // SIGKILL, as kill -9 sends it
     ProcessStats backingOff = next();
@@ -83,18 +93,24 @@ class WorkerProcessTest {
     assertThat(again.state()).isEqualTo(WorkerProcess.State.RUNNING);
     assertThat(again.restarts()).isEqualTo(1);
     assertThat(again.pid().getAsLong()).isNotEqualTo(first);
-    assertThat(ready.poll(PATIENCE_SECONDS, TimeUnit.SECONDS)).as("the second said ready")
+    assertThat(ready.poll(PATIENCE_SECONDS, TimeUnit.SECONDS))
+        .as("the second said ready")
         .isNotNull();
     assertThat(w.send("hello")).isTrue();
 
     // The worker's card: the resource behind the compartment of the same name.
     ResourceView view = w.resources();
     assertThat(view.of(Bulkhead.builder("other").limit(1).build())).isEmpty();
-    ResourceView.Resource card = view.of(Bulkhead.builder("killed").limit(1).build())
-        .orElseThrow();
+    ResourceView.Resource card = view.of(Bulkhead.builder("killed").limit(1).build()).orElseThrow();
     assertThat(card.kind()).isEqualTo("process");
-    assertThat(card.figures()).containsKeys("cpuUsedMilli", "cpuQuotaMilli", "memoryUsedMiB",
-        "memoryLimitMiB", "restarts", "throttledPeriods");
+    assertThat(card.figures())
+        .containsKeys(
+            "cpuUsedMilli",
+            "cpuQuotaMilli",
+            "memoryUsedMiB",
+            "memoryLimitMiB",
+            "restarts",
+            "throttledPeriods");
     assertThat(card.figures().get("restarts")).isEqualTo(1);
     assertThat(card.figures().get("memoryLimitMiB")).isEqualTo(256);
     assertThat(card.summary()).contains("killed", "RUNNING", "killed by signal 9");
@@ -103,8 +119,8 @@ class WorkerProcessTest {
     w.close();
     assertThat(next().state()).isEqualTo(WorkerProcess.State.STOPPED);
     assertThat(w.state()).isEqualTo(WorkerProcess.State.STOPPED);
-    assertThat(ProcessHandle.of(second).map(ProcessHandle::isAlive)).isIn(
-        java.util.Optional.empty(), java.util.Optional.of(false));
+    assertThat(ProcessHandle.of(second).map(ProcessHandle::isAlive))
+        .isIn(java.util.Optional.empty(), java.util.Optional.of(false));
     assertThat(groupsOf("killed")).isEmpty();
     assertThat(w.send("hello")).isFalse();
     assertThat(changes).isEmpty();
@@ -114,8 +130,12 @@ class WorkerProcessTest {
   void theBackoffDoublesUpToItsMaxAndTheRestartsAreBounded() throws Exception {
     HeldRestarts scheduler = new HeldRestarts();
     try {
-      start(builder("exits").arguments(List.of("exit", "7")).maxRestarts(3)
-          .backoff(Duration.ofMillis(50), Duration.ofMillis(150)).scheduler(scheduler));
+      start(
+          builder("exits")
+              .arguments(List.of("exit", "7"))
+              .maxRestarts(3)
+              .backoff(Duration.ofMillis(50), Duration.ofMillis(150))
+              .scheduler(scheduler));
       List<Duration> backoffs = new ArrayList<>();
       for (int death = 1; death <= 3; death++) {
         ProcessStats s = nextIn(WorkerProcess.State.BACKING_OFF);
@@ -128,8 +148,8 @@ class WorkerProcessTest {
         assertThat(scheduler.heldDelay()).isEqualTo(s.backoff());
         scheduler.release();
       }
-      assertThat(backoffs).containsExactly(Duration.ofMillis(50), Duration.ofMillis(100),
-          Duration.ofMillis(150));
+      assertThat(backoffs)
+          .containsExactly(Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(150));
       ProcessStats gaveUp = nextIn(WorkerProcess.State.STOPPED);
       assertThat(gaveUp.deaths()).isEqualTo(4);
       assertThat(gaveUp.restarts()).isEqualTo(3);
@@ -152,7 +172,7 @@ class WorkerProcessTest {
       w.close();
       assertThat(next().state()).isEqualTo(WorkerProcess.State.STOPPED);
       scheduler.release(); // the restart timer fires after close
-      scheduler.submit(() -> { }).get(PATIENCE_SECONDS, TimeUnit.SECONDS); // it has run
+      scheduler.submit(() -> {}).get(PATIENCE_SECONDS, TimeUnit.SECONDS); // it has run
       assertThat(changes).isEmpty();
       assertThat(w.state()).isEqualTo(WorkerProcess.State.STOPPED);
       assertThat(w.stats().restarts()).isZero();
@@ -196,12 +216,18 @@ class WorkerProcessTest {
 
   @Test
   void jvmCeilingsAreUsedWhenAskedAndTheHeapIsWhatEndsTheLeak() throws Exception {
-    WorkerProcess w = start(builder("jvm").kernelCeilings(false).memoryLimitBytes(64 * MIB)
-        .maxRestarts(0));
+    WorkerProcess w =
+        start(builder("jvm").kernelCeilings(false).memoryLimitBytes(64 * MIB).maxRestarts(0));
     ProcessStats running = nextIn(WorkerProcess.State.RUNNING);
     assertThat(running.ceilings()).isEqualTo(Ceilings.JVM);
-    assertThat(ProcessHandle.of(running.pid().getAsLong()).orElseThrow().info().arguments()
-        .map(List::of).orElseThrow()).contains("-Xmx49152k", "-XX:ActiveProcessorCount=1");
+    assertThat(
+            ProcessHandle.of(running.pid().getAsLong())
+                .orElseThrow()
+                .info()
+                .arguments()
+                .map(List::of)
+                .orElseThrow())
+        .contains("-Xmx49152k", "-XX:ActiveProcessorCount=1");
     assertThat(groupsOf("jvm")).isEmpty();
     assertThat(w.send(TestWorker.ALLOCATE)).isTrue();
     Exit exit = nextIn(WorkerProcess.State.STOPPED).lastExit().orElseThrow();
@@ -212,8 +238,9 @@ class WorkerProcessTest {
   @Test
   void badSettingsAreOneLineNamingTheSetting() {
     assertThatThrownBy(() -> WorkerProcess.builder("../etc", "X"))
-        .hasMessage("name must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter"
-            + " or digit, but was '../etc'");
+        .hasMessage(
+            "name must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter"
+                + " or digit, but was '../etc'");
     assertThatThrownBy(() -> builder("x").cpus(0))
         .hasMessage("cpus must be at least 0.01 but was 0.0");
     assertThatThrownBy(() -> builder("x").memoryLimitBytes(1024))
@@ -253,8 +280,8 @@ class WorkerProcessTest {
   }
 
   /**
-   * A scheduler that holds the restart timers (tasks scheduled with a delay) until the test releases
-   * them, and runs everything else at once: the test decides when the backoff is over.
+   * A scheduler that holds the restart timers (tasks scheduled with a delay) until the test
+   * releases them, and runs everything else at once: the test decides when the backoff is over.
    */
   private static final class HeldRestarts extends ScheduledThreadPoolExecutor {
     private final BlockingQueue<Runnable> held = new LinkedBlockingQueue<>();
@@ -271,12 +298,12 @@ class WorkerProcessTest {
       }
       delays.add(Duration.ofNanos(unit.toNanos(delay)));
       held.add(command);
-      return super.schedule(() -> { }, 0, TimeUnit.NANOSECONDS);
+      return super.schedule(() -> {}, 0, TimeUnit.NANOSECONDS);
     }
 
     @Override
-    protected <V> RunnableScheduledFuture<V> decorateTask(Runnable r,
-        RunnableScheduledFuture<V> task) {
+    protected <V> RunnableScheduledFuture<V> decorateTask(
+        Runnable r, RunnableScheduledFuture<V> task) {
       return task;
     }
 
@@ -295,7 +322,8 @@ class WorkerProcessTest {
 
   /** This JVM's descendants that run the test worker. */
   private static List<String> childJvms() {
-    return ProcessHandle.current().descendants()
+    return ProcessHandle.current()
+        .descendants()
         .filter(ProcessHandle::isAlive)
         .map(p -> p.pid() + " " + p.info().commandLine().orElse("?"))
         .filter(line -> line.contains(TestWorker.class.getName()))

@@ -22,11 +22,11 @@ import reactor.core.publisher.Mono;
  * }</pre>
  *
  * <p>It is a {@code UnaryOperator<Publisher<T>>}, which both {@link Mono#transformDeferred} and
- * {@link Flux#transformDeferred} accept: a {@code Mono} stays a {@code Mono} (at most one value) and
- * anything else becomes a {@code Flux}, so {@code Mono<T>} gives {@code Mono<T>} and {@code Flux<T>}
- * gives {@code Flux<T>} without a cast. The operator keeps no per-subscription state, so
- * {@code transform} works as well as {@code transformDeferred}, and one instance may serve any number of
- * publishers; {@code of} is cheap enough to call at every use.
+ * {@link Flux#transformDeferred} accept: a {@code Mono} stays a {@code Mono} (at most one value)
+ * and anything else becomes a {@code Flux}, so {@code Mono<T>} gives {@code Mono<T>} and {@code
+ * Flux<T>} gives {@code Flux<T>} without a cast. The operator keeps no per-subscription state, so
+ * {@code transform} works as well as {@code transformDeferred}, and one instance may serve any
+ * number of publishers; {@code of} is cheap enough to call at every use.
  *
  * <p>Each subscription waits for a slot without holding a thread, subscribes to the upstream once
  * admitted, and frees the slot exactly once when the upstream completes, fails or is cancelled. A
@@ -54,8 +54,8 @@ public final class BulkheadOperator<T> implements UnaryOperator<Publisher<T>> {
   }
 
   /**
-   * Wraps {@code upstream}: a {@link Mono} in a {@code Mono}, any other publisher in a {@link Flux}.
-   * Nothing is subscribed until the result is.
+   * Wraps {@code upstream}: a {@link Mono} in a {@code Mono}, any other publisher in a {@link
+   * Flux}. Nothing is subscribed until the result is.
    */
   @Override
   public Publisher<T> apply(Publisher<T> upstream) {

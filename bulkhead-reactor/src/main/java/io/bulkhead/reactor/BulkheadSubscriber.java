@@ -127,8 +127,8 @@ final class BulkheadSubscriber<T> implements CoreSubscriber<T>, Subscription, Sc
   private volatile Subscription upstream;
   private volatile long requested;
 
-  BulkheadSubscriber(Publisher<? extends T> source, Bulkhead bulkhead,
-      CoreSubscriber<? super T> actual) {
+  BulkheadSubscriber(
+      Publisher<? extends T> source, Bulkhead bulkhead, CoreSubscriber<? super T> actual) {
     this.source = source;
     this.bulkhead = bulkhead;
     this.actual = actual;
@@ -185,7 +185,8 @@ final class BulkheadSubscriber<T> implements CoreSubscriber<T>, Subscription, Sc
     }
     subscription.cancel();
     if (state == CANCELLED) {
-      slot.complete(null); // cancelled between admission and now (C4): the upstream is cancelled first
+      slot.complete(
+          null); // cancelled between admission and now (C4): the upstream is cancelled first
     } else {
       Operators.reportSubscriptionSet();
     }
@@ -209,7 +210,8 @@ final class BulkheadSubscriber<T> implements CoreSubscriber<T>, Subscription, Sc
       slot.complete(null);
       actual.onError(failure);
     } else {
-      Operators.onErrorDropped(failure, actual.currentContext()); // after a cancel (C3) or a completion
+      Operators.onErrorDropped(
+          failure, actual.currentContext()); // after a cancel (C3) or a completion
     }
   }
 
@@ -251,7 +253,7 @@ final class BulkheadSubscriber<T> implements CoreSubscriber<T>, Subscription, Sc
 
   @Override
   public void cancel() {
-    for (;;) {
+    for (; ; ) {
       int now = state;
       if (now == WAITING) {
         if (STATE.compareAndSet(this, WAITING, WITHDRAWN)) {
@@ -263,7 +265,8 @@ final class BulkheadSubscriber<T> implements CoreSubscriber<T>, Subscription, Sc
         }
       } else if (now == ADMITTED) {
         if (STATE.compareAndSet(this, ADMITTED, CANCELLED)) {
-          Subscription current = (Subscription) UPSTREAM.getAndSet(this, Operators.cancelledSubscription());
+          Subscription current =
+              (Subscription) UPSTREAM.getAndSet(this, Operators.cancelledSubscription());
           if (current != null) {
             current.cancel();
             slot.complete(null);
@@ -277,10 +280,11 @@ final class BulkheadSubscriber<T> implements CoreSubscriber<T>, Subscription, Sc
   }
 
   private void addDemand(long n) {
-    for (;;) {
+    for (; ; ) {
       long current = requested;
       long sum = current + n;
-      long capped = sum < 0 ? Long.MAX_VALUE : sum; // Long.MAX_VALUE means unbounded in Reactive Streams
+      long capped =
+          sum < 0 ? Long.MAX_VALUE : sum; // Long.MAX_VALUE means unbounded in Reactive Streams
       if (current == Long.MAX_VALUE || REQUESTED.compareAndSet(this, current, capped)) {
         return;
       }

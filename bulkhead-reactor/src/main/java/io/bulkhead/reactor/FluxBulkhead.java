@@ -5,7 +5,9 @@ import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.FluxOperator;
 
-/** A {@code Flux} whose every subscription goes through the compartment (see BulkheadSubscriber). */
+/**
+ * A {@code Flux} whose every subscription goes through the compartment (see BulkheadSubscriber).
+ */
 final class FluxBulkhead<T> extends FluxOperator<T, T> {
 
   private final Bulkhead bulkhead;

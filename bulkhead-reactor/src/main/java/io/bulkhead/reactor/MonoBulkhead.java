@@ -5,7 +5,9 @@ import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoOperator;
 
-/** A {@code Mono} whose every subscription goes through the compartment (see BulkheadSubscriber). */
+/**
+ * A {@code Mono} whose every subscription goes through the compartment (see BulkheadSubscriber).
+ */
 final class MonoBulkhead<T> extends MonoOperator<T, T> {
 
   private final Bulkhead bulkhead;

@@ -10,10 +10,10 @@ import io.bulkhead.Permit;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -126,18 +126,23 @@ class BulkheadOperatorTest {
   void theUpstreamIsCancelledBeforeTheFreedSlotAdmitsTheNextWaiter() throws Exception {
     Bulkhead llm = compartment(1, 1);
     List<String> events = new CopyOnWriteArrayList<>();
-    Mono<String> first = Sinks.<String>one().asMono()
-        .doOnSubscribe(s -> events.add("first subscribed"))
-        .doOnCancel(() -> events.add("first cancelled"));
-    Mono<String> second = Mono.fromSupplier(() -> {
-      events.add("second subscribed");
-      return "second";
-    });
+    Mono<String> first =
+        Sinks.<String>one()
+            .asMono()
+            .doOnSubscribe(s -> events.add("first subscribed"))
+            .doOnCancel(() -> events.add("first cancelled"));
+    Mono<String> second =
+        Mono.fromSupplier(
+            () -> {
+              events.add("second subscribed");
+              return "second";
+            });
 
     var firstSubscription = first.transformDeferred(BulkheadOperator.of(llm)).subscribe();
     AtomicReference<String> secondValue = new AtomicReference<>();
     CountDownLatch secondDone = new CountDownLatch(1);
-    second.transformDeferred(BulkheadOperator.of(llm))
+    second
+        .transformDeferred(BulkheadOperator.of(llm))
         .subscribe(secondValue::set, error -> secondDone.countDown(), secondDone::countDown);
     assertThat(llm.stats().waiting()).isEqualTo(1);
 
@@ -158,27 +163,33 @@ class BulkheadOperatorTest {
     AtomicInteger inFlightWhenUpstreamCancelled = new AtomicInteger(-1);
     AtomicBoolean upstreamCancelled = new AtomicBoolean();
     // An upstream whose subscribe() sees the downstream cancel before it calls onSubscribe (C4).
-    Flux<String> upstream = Flux.from(subscriber -> {
-      downstream.get().cancel();
-      subscriber.onSubscribe(new Subscription() {
-        @Override
-        public void request(long n) {}
+    Flux<String> upstream =
+        Flux.from(
+            subscriber -> {
+              downstream.get().cancel();
+              subscriber.onSubscribe(
+                  new Subscription() {
+                    @Override
+                    public void request(long n) {}
 
-        @Override
-        public void cancel() {
-          inFlightWhenUpstreamCancelled.set(llm.stats().inFlight());
-          upstreamCancelled.set(true);
-        }
-      });
-    });
+                    @Override
+                    public void cancel() {
+                      inFlightWhenUpstreamCancelled.set(llm.stats().inFlight());
+                      upstreamCancelled.set(true);
+                    }
+                  });
+            });
 
-    upstream.transformDeferred(BulkheadOperator.of(llm)).subscribe(new BaseSubscriber<String>() {
-      @Override
-      protected void hookOnSubscribe(Subscription subscription) {
-        downstream.set(subscription);
-        subscription.request(1);
-      }
-    });
+    upstream
+        .transformDeferred(BulkheadOperator.of(llm))
+        .subscribe(
+            new BaseSubscriber<String>() {
+              @Override
+              protected void hookOnSubscribe(Subscription subscription) {
+                downstream.set(subscription);
+                subscription.request(1);
+              }
+            });
 
     assertThat(upstreamCancelled).isTrue();
     assertThat(inFlightWhenUpstreamCancelled).hasValue(1);
@@ -190,20 +201,24 @@ class BulkheadOperatorTest {
     Bulkhead llm = compartment(1, 0);
     Permit held = llm.tryAcquire().orElseThrow();
     AtomicBoolean upstreamSubscribed = new AtomicBoolean();
-    Mono<String> call = Mono.fromSupplier(() -> {
-      upstreamSubscribed.set(true);
-      return "answer";
-    });
+    Mono<String> call =
+        Mono.fromSupplier(
+            () -> {
+              upstreamSubscribed.set(true);
+              return "answer";
+            });
     AtomicReference<Throwable> error = new AtomicReference<>();
 
     call.transformDeferred(BulkheadOperator.of(llm)).subscribe(value -> {}, error::set);
 
     // Signalled during subscribe, on this thread: no timer, no wait.
     assertThat(error.get())
-        .isInstanceOfSatisfying(BulkheadFullException.class, e -> {
-          assertThat(e.reason()).isEqualTo(BulkheadFullException.Reason.QUEUE_FULL);
-          assertThat(e.bulkheadName()).isEqualTo("llm");
-        });
+        .isInstanceOfSatisfying(
+            BulkheadFullException.class,
+            e -> {
+              assertThat(e.reason()).isEqualTo(BulkheadFullException.Reason.QUEUE_FULL);
+              assertThat(e.bulkheadName()).isEqualTo("llm");
+            });
     assertThat(upstreamSubscribed).isFalse();
     assertThat(llm.stats().rejected(BulkheadFullException.Reason.QUEUE_FULL)).isEqualTo(1);
     assertThat(llm.stats().admitted()).isEqualTo(1);
@@ -216,33 +231,49 @@ class BulkheadOperatorTest {
     Permit held = llm.tryAcquire().orElseThrow();
 
     StepVerifier.create(Flux.range(1, 3).transformDeferred(BulkheadOperator.of(llm)))
-        .expectErrorSatisfies(e -> assertThat(e)
-            .isInstanceOfSatisfying(BulkheadFullException.class,
-                full -> assertThat(full.reason()).isEqualTo(BulkheadFullException.Reason.QUEUE_FULL)))
+        .expectErrorSatisfies(
+            e ->
+                assertThat(e)
+                    .isInstanceOfSatisfying(
+                        BulkheadFullException.class,
+                        full ->
+                            assertThat(full.reason())
+                                .isEqualTo(BulkheadFullException.Reason.QUEUE_FULL)))
         .verify(VERIFY_TIMEOUT);
     held.close();
   }
 
   @Test
   void aWaiterThatGetsNoSlotWithinMaxWaitSignalsWaitTimeoutFromItsCompartmentsThread() {
-    Bulkhead llm = Bulkhead.builder("llm").limit(1).maxQueue(1).maxWait(Duration.ofMillis(20)).build();
+    Bulkhead llm =
+        Bulkhead.builder("llm").limit(1).maxQueue(1).maxWait(Duration.ofMillis(20)).build();
     Permit held = llm.tryAcquire().orElseThrow();
     AtomicBoolean upstreamSubscribed = new AtomicBoolean();
     AtomicReference<String> signalledOn = new AtomicReference<>();
-    Mono<String> call = Mono.fromSupplier(() -> {
-      upstreamSubscribed.set(true);
-      return "answer";
-    });
+    Mono<String> call =
+        Mono.fromSupplier(
+            () -> {
+              upstreamSubscribed.set(true);
+              return "answer";
+            });
 
-    // The permit is never released, so the only way out is the timeout; the clock decides only when.
-    StepVerifier.create(call.transformDeferred(BulkheadOperator.of(llm))
-            .doOnError(e -> signalledOn.set(Thread.currentThread().getName())))
-        .expectErrorSatisfies(e -> assertThat(e)
-            .isInstanceOfSatisfying(BulkheadFullException.class,
-                full -> assertThat(full.reason()).isEqualTo(BulkheadFullException.Reason.WAIT_TIMEOUT)))
+    // The permit is never released, so the only way out is the timeout; the clock decides only
+    // when.
+    StepVerifier.create(
+            call.transformDeferred(BulkheadOperator.of(llm))
+                .doOnError(e -> signalledOn.set(Thread.currentThread().getName())))
+        .expectErrorSatisfies(
+            e ->
+                assertThat(e)
+                    .isInstanceOfSatisfying(
+                        BulkheadFullException.class,
+                        full ->
+                            assertThat(full.reason())
+                                .isEqualTo(BulkheadFullException.Reason.WAIT_TIMEOUT)))
         .verify(VERIFY_TIMEOUT);
 
-    assertThat(signalledOn.get()).as("the compartment's own thread, never the timer shared by all")
+    assertThat(signalledOn.get())
+        .as("the compartment's own thread, never the timer shared by all")
         .startsWith("bulkhead-llm-");
     assertThat(upstreamSubscribed).isFalse();
     assertThat(llm.stats().rejected(BulkheadFullException.Reason.WAIT_TIMEOUT)).isEqualTo(1);
@@ -255,10 +286,12 @@ class BulkheadOperatorTest {
     Bulkhead llm = compartment(1, 10);
     Permit held = llm.tryAcquire().orElseThrow();
     AtomicBoolean upstreamSubscribed = new AtomicBoolean();
-    Mono<String> call = Mono.fromSupplier(() -> {
-      upstreamSubscribed.set(true);
-      return "answer";
-    });
+    Mono<String> call =
+        Mono.fromSupplier(
+            () -> {
+              upstreamSubscribed.set(true);
+              return "answer";
+            });
 
     var subscription = call.transformDeferred(BulkheadOperator.of(llm)).subscribe();
     assertThat(llm.stats().waiting()).isEqualTo(1);
@@ -278,9 +311,10 @@ class BulkheadOperatorTest {
     Permit held = llm.tryAcquire().orElseThrow();
     Sinks.Empty<Void> deadline = Sinks.empty();
 
-    StepVerifier.create(Mono.just("answer")
-            .transformDeferred(BulkheadOperator.of(llm))
-            .timeout(deadline.asMono()))
+    StepVerifier.create(
+            Mono.just("answer")
+                .transformDeferred(BulkheadOperator.of(llm))
+                .timeout(deadline.asMono()))
         .expectSubscription()
         .then(() -> assertThat(llm.stats().waiting()).isEqualTo(1))
         .then(deadline::tryEmitEmpty)
@@ -298,13 +332,15 @@ class BulkheadOperatorTest {
     Bulkhead llm = compartment(1, 1);
     Mono<String> call = Mono.deferContextual(context -> Mono.just(context.<String>get("tenant")));
 
-    StepVerifier.create(call.transformDeferred(BulkheadOperator.of(llm)),
+    StepVerifier.create(
+            call.transformDeferred(BulkheadOperator.of(llm)),
             withContext(Context.of("tenant", "acme")))
         .expectNext("acme")
         .verifyComplete();
 
     Permit held = llm.tryAcquire().orElseThrow();
-    StepVerifier.create(call.transformDeferred(BulkheadOperator.of(llm)),
+    StepVerifier.create(
+            call.transformDeferred(BulkheadOperator.of(llm)),
             withContext(Context.of("tenant", "globex")))
         .expectSubscription()
         .then(held::close)
@@ -332,9 +368,9 @@ class BulkheadOperatorTest {
   }
 
   /**
-   * Waits until no slot is held. A waiter is started on its compartment's own threads, and an upstream
-   * that answers inside its own subscription completes before the compartment has attached its
-   * release: in both cases the slot comes back just after the signals a test sees.
+   * Waits until no slot is held. A waiter is started on its compartment's own threads, and an
+   * upstream that answers inside its own subscription completes before the compartment has attached
+   * its release: in both cases the slot comes back just after the signals a test sees.
    */
   private static void awaitSlotsBack(Bulkhead llm) {
     await().atMost(VERIFY_TIMEOUT).until(() -> llm.stats().inFlight() == 0);

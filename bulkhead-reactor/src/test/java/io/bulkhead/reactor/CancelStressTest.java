@@ -9,9 +9,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -19,13 +19,13 @@ import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 import reactor.core.Disposable;
-import reactor.core.publisher.Hooks;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Hooks;
 
 /**
- * Four threads subscribe, cancel (before and after admission), complete and fail calls at random while
- * the dependency counts the subscriptions it holds at once. It never holds more than the limit, every
- * slot comes back, and every call that was not cancelled ends exactly once.
+ * Four threads subscribe, cancel (before and after admission), complete and fail calls at random
+ * while the dependency counts the subscriptions it holds at once. It never holds more than the
+ * limit, every slot comes back, and every call that was not cancelled ends exactly once.
  */
 class CancelStressTest {
 
@@ -34,10 +34,12 @@ class CancelStressTest {
   private static final int OPERATIONS_PER_THREAD = 500;
   private static final long SEED = 20_250_412L;
   private static final long HANG_GUARD_SECONDS = 60;
+
   /** How long one look for a call to answer waits before the counts are read again. */
   private static final long DRAIN_POLL_MILLIS = 50;
 
-  // What a thread does next, out of 20: subscribe 8, cancel one of its calls 6, complete one 4, fail 2.
+  // What a thread does next, out of 20: subscribe 8, cancel one of its calls 6, complete one 4,
+  // fail 2.
   private static final int SUBSCRIBE_WEIGHT = 8;
   private static final int CANCEL_WEIGHT = 6;
   private static final int COMPLETE_WEIGHT = 4;
@@ -45,15 +47,17 @@ class CancelStressTest {
 
   /** The dependency: counts the subscriptions it holds now and the most it ever held. */
   private final AtomicInteger atDependency = new AtomicInteger();
+
   private final AtomicInteger mostAtDependency = new AtomicInteger();
   private final AtomicInteger dependencySubscriptions = new AtomicInteger();
   private final AtomicInteger cancelledAtDependency = new AtomicInteger();
+
   /** Calls the dependency is working on and has not answered yet. */
   private final BlockingQueue<Call> answerable = new LinkedBlockingQueue<>();
 
   /**
-   * One call, seen from both ends: the caller's subscription, and the dependency's side of it, which
-   * counts itself as held from its subscribe() until it answers or is cancelled.
+   * One call, seen from both ends: the caller's subscription, and the dependency's side of it,
+   * which counts itself as held from its subscribe() until it answers or is cancelled.
    */
   private final class Call implements Publisher<Integer>, Subscription {
     private static final int NOT_SUBSCRIBED = 0;
@@ -125,14 +129,17 @@ class CancelStressTest {
       List<Throwable> failures = new CopyOnWriteArrayList<>();
       for (int t = 0; t < THREADS; t++) {
         Random random = new Random(SEED + t);
-        Thread thread = new Thread(() -> {
-          try {
-            start.await();
-            runOperations(random, llm, calls);
-          } catch (Throwable failure) {
-            failures.add(failure);
-          }
-        }, "stress-" + t);
+        Thread thread =
+            new Thread(
+                () -> {
+                  try {
+                    start.await();
+                    runOperations(random, llm, calls);
+                  } catch (Throwable failure) {
+                    failures.add(failure);
+                  }
+                },
+                "stress-" + t);
         threads.add(thread);
         thread.start();
       }
@@ -144,11 +151,14 @@ class CancelStressTest {
       assertThat(failures).isEmpty();
 
       // Answer whatever the dependency still holds. Each answer frees a slot, and the waiter it is
-      // handed to starts on the compartment's own threads, reaching the dependency a moment later: so
+      // handed to starts on the compartment's own threads, reaching the dependency a moment later:
+      // so
       // keep answering until nothing is in flight or waiting.
       long drainDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
       while (llm.stats().inFlight() > 0 || llm.stats().waiting() > 0) {
-        assertThat(System.nanoTime() - drainDeadline).as("drained before the hang guard").isNegative();
+        assertThat(System.nanoTime() - drainDeadline)
+            .as("drained before the hang guard")
+            .isNegative();
         Call call = answerable.poll(DRAIN_POLL_MILLIS, TimeUnit.MILLISECONDS);
         if (call != null) {
           call.answer(0);
@@ -157,11 +167,17 @@ class CancelStressTest {
 
       BulkheadStats stats = llm.stats();
       long cancelledByCallers = calls.stream().filter(call -> call.cancelledByCaller).count();
-      System.out.printf("%d calls: most at the dependency at once %d (limit %d); cancelled by callers"
+      System.out.printf(
+          "%d calls: most at the dependency at once %d (limit %d); cancelled by callers"
               + " %d, of them %d while waiting and %d at the dependency; %d errors dropped after a"
               + " cancel%n",
-          calls.size(), mostAtDependency.get(), LIMIT, cancelledByCallers, stats.cancelled(),
-          cancelledAtDependency.get(), dropped.size());
+          calls.size(),
+          mostAtDependency.get(),
+          LIMIT,
+          cancelledByCallers,
+          stats.cancelled(),
+          cancelledAtDependency.get(),
+          dropped.size());
 
       assertThat(mostAtDependency.get()).isLessThanOrEqualTo(LIMIT);
       assertThat(atDependency).hasValue(0);
@@ -192,12 +208,13 @@ class CancelStressTest {
         Call call = new Call();
         calls.add(call);
         mine.add(call);
-        call.subscription = Flux.from(call)
-            .transformDeferred(BulkheadOperator.of(llm))
-            .subscribe(
-                value -> call.values.incrementAndGet(),
-                error -> call.terminals.incrementAndGet(),
-                call.terminals::incrementAndGet);
+        call.subscription =
+            Flux.from(call)
+                .transformDeferred(BulkheadOperator.of(llm))
+                .subscribe(
+                    value -> call.values.incrementAndGet(),
+                    error -> call.terminals.incrementAndGet(),
+                    call.terminals::incrementAndGet);
       } else if (pick < SUBSCRIBE_WEIGHT + CANCEL_WEIGHT) {
         if (!mine.isEmpty()) {
           Call call = mine.remove(random.nextInt(mine.size()));

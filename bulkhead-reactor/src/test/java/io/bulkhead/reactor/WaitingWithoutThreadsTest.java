@@ -13,7 +13,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntFunction;
-import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
@@ -40,14 +39,16 @@ class WaitingWithoutThreadsTest {
     Scheduler scheduler = Schedulers.newParallel("p", SCHEDULER_THREADS);
     try {
       List<Sinks.One<Integer>> held = new ArrayList<>();
-      IntFunction<Mono<Integer>> call = index -> {
-        if (index < LIMIT) {
-          Sinks.One<Integer> sink = Sinks.one(); // the first ten hold their slots until we complete them
-          held.add(sink);
-          return sink.asMono();
-        }
-        return Mono.fromSupplier(() -> index);
-      };
+      IntFunction<Mono<Integer>> call =
+          index -> {
+            if (index < LIMIT) {
+              Sinks.One<Integer> sink =
+                  Sinks.one(); // the first ten hold their slots until we complete them
+              held.add(sink);
+              return sink.asMono();
+            }
+            return Mono.fromSupplier(() -> index);
+          };
       List<Integer> completed = java.util.Collections.synchronizedList(new ArrayList<>());
       CountDownLatch allCompleted = new CountDownLatch(SUBSCRIPTIONS);
       Set<String> waitersAdmittedOn = ConcurrentHashMap.newKeySet();
@@ -55,31 +56,37 @@ class WaitingWithoutThreadsTest {
       CountDownLatch allSubscribed = new CountDownLatch(SUBSCRIPTIONS);
       AtomicInteger errors = new AtomicInteger();
 
-      // Subscription i is made on the scheduler, and schedules subscription i + 1 when its subscribe
+      // Subscription i is made on the scheduler, and schedules subscription i + 1 when its
+      // subscribe
       // call has returned: the queue order is the index order, and the parallel scheduler hands the
       // tasks to its two threads in turn.
       Runnable[] subscribe = new Runnable[SUBSCRIPTIONS];
       for (int i = 0; i < SUBSCRIPTIONS; i++) {
         int index = i;
-        Mono<Integer> guarded = call.apply(index)
-            .doOnSubscribe(s -> {
-              if (index >= LIMIT) {
-                waitersAdmittedOn.add(Thread.currentThread().getName());
+        Mono<Integer> guarded =
+            call.apply(index)
+                .doOnSubscribe(
+                    s -> {
+                      if (index >= LIMIT) {
+                        waitersAdmittedOn.add(Thread.currentThread().getName());
+                      }
+                    })
+                .transformDeferred(BulkheadOperator.of(llm));
+        subscribe[index] =
+            () -> {
+              guarded.subscribe(
+                  value -> {},
+                  error -> errors.incrementAndGet(),
+                  () -> {
+                    completed.add(index);
+                    allCompleted.countDown();
+                  });
+              subscribedOn.add(Thread.currentThread().getName());
+              allSubscribed.countDown();
+              if (index + 1 < SUBSCRIPTIONS) {
+                scheduler.schedule(subscribe[index + 1]);
               }
-            })
-            .transformDeferred(BulkheadOperator.of(llm));
-        subscribe[index] = () -> {
-          guarded.subscribe(value -> {}, error -> errors.incrementAndGet(),
-              () -> {
-                completed.add(index);
-                allCompleted.countDown();
-              });
-          subscribedOn.add(Thread.currentThread().getName());
-          allSubscribed.countDown();
-          if (index + 1 < SUBSCRIPTIONS) {
-            scheduler.schedule(subscribe[index + 1]);
-          }
-        };
+            };
       }
       startThreads(scheduler);
       int threadsBefore = liveThreads();
@@ -91,10 +98,16 @@ class WaitingWithoutThreadsTest {
 
       int threadsWhileWaiting = liveThreads();
       BulkheadStats waiting = llm.stats();
-      System.out.printf("%d subscriptions, %d in flight, %d waiting; subscribed on %s;"
+      System.out.printf(
+          "%d subscriptions, %d in flight, %d waiting; subscribed on %s;"
               + " live threads %d before, %d while waiting; no thread parked in io.bulkhead: %s%n",
-          SUBSCRIPTIONS, waiting.inFlight(), waiting.waiting(), subscribedOn,
-          threadsBefore, threadsWhileWaiting, parkedInBulkhead().isEmpty());
+          SUBSCRIPTIONS,
+          waiting.inFlight(),
+          waiting.waiting(),
+          subscribedOn,
+          threadsBefore,
+          threadsWhileWaiting,
+          parkedInBulkhead().isEmpty());
       assertThat(waiting.inFlight()).isEqualTo(LIMIT);
       assertThat(waiting.waiting()).isEqualTo(SUBSCRIPTIONS - LIMIT);
       assertThat(subscribedOn).hasSize(SCHEDULER_THREADS).allMatch(name -> name.startsWith("p-"));
@@ -111,10 +124,12 @@ class WaitingWithoutThreadsTest {
         sink.tryEmitValue(-1).orThrow();
       }
 
-      assertThat(allCompleted.await(BUG_BOUND_SECONDS, TimeUnit.SECONDS)).as("every waiter completed")
+      assertThat(allCompleted.await(BUG_BOUND_SECONDS, TimeUnit.SECONDS))
+          .as("every waiter completed")
           .isTrue();
       assertThat(errors).hasValue(0);
-      assertThat(waitersAdmittedOn).isNotEmpty()
+      assertThat(waitersAdmittedOn)
+          .isNotEmpty()
           .allSatisfy(name -> assertThat(name).startsWith("bulkhead-llm-"));
       assertThat(completed).hasSize(SUBSCRIPTIONS).doesNotHaveDuplicates();
       BulkheadStats done = llm.stats();
@@ -128,7 +143,9 @@ class WaitingWithoutThreadsTest {
     }
   }
 
-  /** Runs one task on each of the scheduler's threads, so that they exist before we count threads. */
+  /**
+   * Runs one task on each of the scheduler's threads, so that they exist before we count threads.
+   */
   private static void startThreads(Scheduler scheduler) throws InterruptedException {
     CountDownLatch started = new CountDownLatch(SCHEDULER_THREADS);
     for (int i = 0; i < SCHEDULER_THREADS; i++) {
@@ -146,8 +163,10 @@ class WaitingWithoutThreadsTest {
     List<String> parked = new ArrayList<>();
     for (Map.Entry<Thread, StackTraceElement[]> entry : Thread.getAllStackTraces().entrySet()) {
       Thread.State state = entry.getKey().getState();
-      boolean waiting = state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING
-          || state == Thread.State.BLOCKED;
+      boolean waiting =
+          state == Thread.State.WAITING
+              || state == Thread.State.TIMED_WAITING
+              || state == Thread.State.BLOCKED;
       if (waiting && mentionsBulkhead(entry.getValue())) {
         parked.add(entry.getKey().getName());
       }

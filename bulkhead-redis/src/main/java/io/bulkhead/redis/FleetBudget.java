@@ -15,8 +15,8 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A capacity divided among the live instances of a service, on one Redis: this instance's share of
- * what the fleet may hold open together (database connections, sockets), kept up to date as instances
- * join and leave.
+ * what the fleet may hold open together (database connections, sockets), kept up to date as
+ * instances join and leave.
  *
  * <pre>{@code
  * FleetBudget fleet = FleetBudget.builder("orders-db").capacity(90).join("redis://127.0.0.1:6379");
@@ -28,31 +28,33 @@ import java.util.concurrent.locks.ReentrantLock;
  * }</pre>
  *
  * <p><b>Shares.</b> Each instance (member) registers with a heartbeat every third of the TTL. Its
- * target share is {@code floor(capacity / live)}; the remainder {@code capacity mod live} goes one each
- * to the members whose ids sort first, so the targets add up to exactly the capacity. A member grows
- * only into what the others have given back: Redis records what each member may be holding, a member
- * grows after Redis raised its record, and lowers its record only at the heartbeat after it shrank. So
- * the shares held at any moment add up to at most the capacity. A member never grows in the heartbeat
- * that registers it, so after Redis lost its data every member registers what it holds again before
- * any grows, unless a member's heartbeat is late by a whole interval. A newcomer starts at 0 and reaches its target within about two heartbeats, as the
- * others shrink; {@link #awaitShare} waits for that.
+ * target share is {@code floor(capacity / live)}; the remainder {@code capacity mod live} goes one
+ * each to the members whose ids sort first, so the targets add up to exactly the capacity. A member
+ * grows only into what the others have given back: Redis records what each member may be holding, a
+ * member grows after Redis raised its record, and lowers its record only at the heartbeat after it
+ * shrank. So the shares held at any moment add up to at most the capacity. A member never grows in
+ * the heartbeat that registers it, so after Redis lost its data every member registers what it
+ * holds again before any grows, unless a member's heartbeat is late by a whole interval. A newcomer
+ * starts at 0 and reaches its target within about two heartbeats, as the others shrink; {@link
+ * #awaitShare} waits for that.
  *
  * <p><b>Leaving.</b> {@link #close()} removes this member at once; the others grow at their next
- * heartbeat. A member that dies without closing keeps its share until its heartbeat expires, one TTL
- * after the last one; the next heartbeat of another member then gives its share back to the fleet.
+ * heartbeat. A member that dies without closing keeps its share until its heartbeat expires, one
+ * TTL after the last one; the next heartbeat of another member then gives its share back to the
+ * fleet.
  *
  * <p><b>When Redis is unreachable</b> a member keeps its last share (before the first heartbeat
  * answers: the {@link Builder#startingShare starting share}, 0 by default) and tries again at every
- * heartbeat; the switch is logged once each way, and start-up never fails because of it. Worst case:
- * a member cut off for longer than the TTL counts as dead for the others, who take its share while it
- * still holds it, so the fleet may hold the capacity plus the shares of the members cut off from Redis
- * (plus the starting shares of members that started while Redis was down).
+ * heartbeat; the switch is logged once each way, and start-up never fails because of it. Worst
+ * case: a member cut off for longer than the TTL counts as dead for the others, who take its share
+ * while it still holds it, so the fleet may hold the capacity plus the shares of the members cut
+ * off from Redis (plus the starting shares of members that started while Redis was down).
  *
- * <p><b>Listeners</b> run on this budget's heartbeat thread, one at a time, never under a lock, after
- * the share changed. The protocol counts on them: a listener must have released what it held beyond
- * the new share when it returns (resources in use may follow when their users give them back, as a
- * connection pool's busy connections do; that lag is on top of the capacity). An exception from a
- * listener is logged.
+ * <p><b>Listeners</b> run on this budget's heartbeat thread, one at a time, never under a lock,
+ * after the share changed. The protocol counts on them: a listener must have released what it held
+ * beyond the new share when it returns (resources in use may follow when their users give them
+ * back, as a connection pool's busy connections do; that lag is on top of the capacity). An
+ * exception from a listener is logged.
  *
  * <p>This class is thread-safe.
  */
@@ -117,11 +119,14 @@ public final class FleetBudget implements AutoCloseable {
     this.share = b.startingShare;
     this.applied = b.startingShare;
     int id = BUDGETS.incrementAndGet();
-    this.scheduler = new ScheduledThreadPoolExecutor(1, r -> {
-      Thread t = new Thread(r, "bulkhead-fleet-budget-" + id);
-      t.setDaemon(true);
-      return t;
-    });
+    this.scheduler =
+        new ScheduledThreadPoolExecutor(
+            1,
+            r -> {
+              Thread t = new Thread(r, "bulkhead-fleet-budget-" + id);
+              t.setDaemon(true);
+              return t;
+            });
     try {
       beat(true); // no listener yet, and the scheduler has not started: confined to this thread
     } catch (RuntimeException e) {
@@ -133,7 +138,9 @@ public final class FleetBudget implements AutoCloseable {
     scheduler.scheduleWithFixedDelay(() -> beat(false), every, every, TimeUnit.NANOSECONDS);
   }
 
-  /** Starts describing the fleet budget called {@code name}; instances that share it use one name. */
+  /**
+   * Starts describing the fleet budget called {@code name}; instances that share it use one name.
+   */
   public static Builder builder(String name) {
     return new Builder(name);
   }
@@ -163,7 +170,9 @@ public final class FleetBudget implements AutoCloseable {
     return reachable;
   }
 
-  /** This member's id in Redis (random per instance); the ids' order decides who gets the remainder. */
+  /**
+   * This member's id in Redis (random per instance); the ids' order decides who gets the remainder.
+   */
   public String memberId() {
     return memberId;
   }
@@ -177,8 +186,13 @@ public final class FleetBudget implements AutoCloseable {
    */
   public int awaitShare(int atLeast, Duration maxWait) throws InterruptedException {
     if (atLeast < 1 || atLeast > capacity) {
-      throw new IllegalArgumentException("atLeast must be between 1 and the capacity " + capacity
-          + " of fleet budget '" + name + "' but was " + atLeast);
+      throw new IllegalArgumentException(
+          "atLeast must be between 1 and the capacity "
+              + capacity
+              + " of fleet budget '"
+              + name
+              + "' but was "
+              + atLeast);
     }
     long left = Objects.requireNonNull(maxWait, "maxWait").toNanos();
     changedLock.lock();
@@ -209,8 +223,18 @@ public final class FleetBudget implements AutoCloseable {
     } catch (StoreUnavailableException e) {
       if (reachable) {
         reachable = false;
-        LOG.log(Level.WARNING, "fleet budget '" + name + "': Redis at " + where + " is unreachable;"
-            + " keeping the share of " + share + " until it answers (" + e.getMessage() + ")");
+        LOG.log(
+            Level.WARNING,
+            "fleet budget '"
+                + name
+                + "': Redis at "
+                + where
+                + " is unreachable;"
+                + " keeping the share of "
+                + share
+                + " until it answers ("
+                + e.getMessage()
+                + ")");
       }
       return;
     } catch (RuntimeException e) {
@@ -225,9 +249,17 @@ public final class FleetBudget implements AutoCloseable {
       LOG.log(Level.INFO, "fleet budget '" + name + "': registered on Redis at " + where);
     }
     if (beat.conflictingCapacity() != 0) {
-      String conflict = "fleet budget '" + name + "' has capacity " + capacity + " here but "
-          + beat.conflictingCapacity() + " in the " + beat.live() + " other live instance(s): give"
-          + " every instance the same capacity";
+      String conflict =
+          "fleet budget '"
+              + name
+              + "' has capacity "
+              + capacity
+              + " here but "
+              + beat.conflictingCapacity()
+              + " in the "
+              + beat.live()
+              + " other live instance(s): give"
+              + " every instance the same capacity";
       if (first) {
         throw new IllegalArgumentException(conflict);
       }
@@ -253,8 +285,10 @@ public final class FleetBudget implements AutoCloseable {
       try {
         l.shareChanged(this, previous, beat.share());
       } catch (RuntimeException e) {
-        LOG.log(Level.ERROR, "fleet budget '" + name + "': a listener failed to apply the share of "
-            + beat.share(), e);
+        LOG.log(
+            Level.ERROR,
+            "fleet budget '" + name + "': a listener failed to apply the share of " + beat.share(),
+            e);
       }
     }
     applied = beat.share();
@@ -262,7 +296,8 @@ public final class FleetBudget implements AutoCloseable {
 
   /**
    * Stops heartbeating and leaves the fleet now, so the others take this share at their next beat.
-   * When the last heartbeat did not reach Redis it does not try again: the share returns after the TTL.
+   * When the last heartbeat did not reach Redis it does not try again: the share returns after the
+   * TTL.
    */
   @Override
   public void close() {
@@ -270,8 +305,13 @@ public final class FleetBudget implements AutoCloseable {
       try {
         store.leave(name, memberId);
       } catch (StoreUnavailableException e) {
-        LOG.log(Level.WARNING, "fleet budget '" + name + "': could not leave (" + e.getMessage()
-            + "); the others take this share when its heartbeat expires");
+        LOG.log(
+            Level.WARNING,
+            "fleet budget '"
+                + name
+                + "': could not leave ("
+                + e.getMessage()
+                + "); the others take this share when its heartbeat expires");
       }
     }
     store.close();
@@ -318,7 +358,8 @@ public final class FleetBudget implements AutoCloseable {
     private Builder(String name) {
       Objects.requireNonNull(name, "name");
       if (name.isBlank()) {
-        throw new IllegalArgumentException("fleet budget name must not be blank but was '" + name + "'");
+        throw new IllegalArgumentException(
+            "fleet budget name must not be blank but was '" + name + "'");
       }
       this.name = name;
     }
@@ -326,22 +367,28 @@ public final class FleetBudget implements AutoCloseable {
     /** What the whole fleet may hold together; every instance must give the same. At least 1. */
     public Builder capacity(int capacity) {
       if (capacity < 1) {
-        throw new IllegalArgumentException("capacity of fleet budget '" + name
-            + "' must be at least 1 but was " + capacity);
+        throw new IllegalArgumentException(
+            "capacity of fleet budget '" + name + "' must be at least 1 but was " + capacity);
       }
       this.capacity = capacity;
       return this;
     }
 
     /**
-     * How long a member counts as alive after its last heartbeat (heartbeats come every third of it):
-     * how long a dead instance's share stays taken, at most. 6 seconds by default, at least 300 ms.
+     * How long a member counts as alive after its last heartbeat (heartbeats come every third of
+     * it): how long a dead instance's share stays taken, at most. 6 seconds by default, at least
+     * 300 ms.
      */
     public Builder ttl(Duration ttl) {
       Objects.requireNonNull(ttl, "ttl");
       if (ttl.compareTo(MIN_TTL) < 0) {
-        throw new IllegalArgumentException("ttl of fleet budget '" + name + "' must be at least "
-            + MIN_TTL.toMillis() + " ms but was " + ttl);
+        throw new IllegalArgumentException(
+            "ttl of fleet budget '"
+                + name
+                + "' must be at least "
+                + MIN_TTL.toMillis()
+                + " ms but was "
+                + ttl);
       }
       this.ttl = ttl;
       return this;
@@ -354,8 +401,11 @@ public final class FleetBudget implements AutoCloseable {
      */
     public Builder startingShare(int startingShare) {
       if (startingShare < 0) {
-        throw new IllegalArgumentException("startingShare of fleet budget '" + name
-            + "' must not be negative but was " + startingShare);
+        throw new IllegalArgumentException(
+            "startingShare of fleet budget '"
+                + name
+                + "' must not be negative but was "
+                + startingShare);
       }
       this.startingShare = startingShare;
       return this;
@@ -378,7 +428,8 @@ public final class FleetBudget implements AutoCloseable {
      * because Redis is unreachable (the share is then the starting share until it answers).
      *
      * @throws IllegalArgumentException if no capacity was set, the starting share is more than the
-     *     capacity, {@code uri} is not a Redis URI, or the live instances registered another capacity
+     *     capacity, {@code uri} is not a Redis URI, or the live instances registered another
+     *     capacity
      */
     public FleetBudget join(String uri) {
       Objects.requireNonNull(uri, "uri");
@@ -389,12 +440,17 @@ public final class FleetBudget implements AutoCloseable {
     public FleetBudget join(RedisURI uri) {
       Objects.requireNonNull(uri, "uri");
       if (capacity == 0) {
-        throw new IllegalArgumentException("capacity of fleet budget '" + name + "' was not set:"
-            + " call capacity(int)");
+        throw new IllegalArgumentException(
+            "capacity of fleet budget '" + name + "' was not set:" + " call capacity(int)");
       }
       if (startingShare > capacity) {
-        throw new IllegalArgumentException("startingShare of fleet budget '" + name + "' is "
-            + startingShare + ", more than its capacity of " + capacity);
+        throw new IllegalArgumentException(
+            "startingShare of fleet budget '"
+                + name
+                + "' is "
+                + startingShare
+                + ", more than its capacity of "
+                + capacity);
       }
       return new FleetBudget(this, uri);
     }
@@ -402,8 +458,8 @@ public final class FleetBudget implements AutoCloseable {
     private Duration positive(String field, Duration value) {
       Objects.requireNonNull(value, field);
       if (value.isNegative() || value.isZero()) {
-        throw new IllegalArgumentException(field + " of fleet budget '" + name
-            + "' must be positive but was " + value);
+        throw new IllegalArgumentException(
+            field + " of fleet budget '" + name + "' must be positive but was " + value);
       }
       return value;
     }

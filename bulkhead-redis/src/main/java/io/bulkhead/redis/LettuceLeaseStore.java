@@ -62,62 +62,71 @@ final class LettuceLeaseStore implements LeaseStore {
 
   /** Requests Lettuce may queue on one connection before it refuses more, instead of 2^31 - 1. */
   private static final int REQUEST_QUEUE_SIZE = 1024;
+
   static final String RELEASE_CHANNEL = "bulkhead:released";
 
-  private static final String NOW_AND_EPOCH = ""
-      + "local t = redis.call('TIME')\n"
-      + "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n";
+  private static final String NOW_AND_EPOCH =
+      ""
+          + "local t = redis.call('TIME')\n"
+          + "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n";
 
-  // KEYS: leases, fence, epoch, limit; ARGV: this process's limit, ttl ms, lease id. The stored limit
-  // rules (written by the latest build or setLimit); ARGV[1] only stands in for one that is missing.
-  private static final String ACQUIRE = NOW_AND_EPOCH
-      + "local epoch = redis.call('GET', KEYS[3])\n"
-      + "if not epoch then epoch = t[1] .. '.' .. t[2]; redis.call('SET', KEYS[3], epoch) end\n"
-      + "local limit = redis.call('GET', KEYS[4])\n"
-      + "if not limit then limit = ARGV[1]; redis.call('SET', KEYS[4], limit) end\n"
-      + "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)\n"
-      + "local held = redis.call('ZCARD', KEYS[1])\n"
-      + "if held >= tonumber(limit) then return {0, held, epoch, limit} end\n"
-      + "redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])\n"
-      + "return {1, redis.call('INCR', KEYS[2]), epoch, limit}\n";
+  // KEYS: leases, fence, epoch, limit; ARGV: this process's limit, ttl ms, lease id. The stored
+  // limit
+  // rules (written by the latest build or setLimit); ARGV[1] only stands in for one that is
+  // missing.
+  private static final String ACQUIRE =
+      NOW_AND_EPOCH
+          + "local epoch = redis.call('GET', KEYS[3])\n"
+          + "if not epoch then epoch = t[1] .. '.' .. t[2]; redis.call('SET', KEYS[3], epoch) end\n"
+          + "local limit = redis.call('GET', KEYS[4])\n"
+          + "if not limit then limit = ARGV[1]; redis.call('SET', KEYS[4], limit) end\n"
+          + "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)\n"
+          + "local held = redis.call('ZCARD', KEYS[1])\n"
+          + "if held >= tonumber(limit) then return {0, held, epoch, limit} end\n"
+          + "redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])\n"
+          + "return {1, redis.call('INCR', KEYS[2]), epoch, limit}\n";
 
   // KEYS: limit; ARGV: the limit. Returns the value it replaced (false when there was none).
-  private static final String PUBLISH_LIMIT = ""
-      + "local previous = redis.call('GET', KEYS[1])\n"
-      + "redis.call('SET', KEYS[1], ARGV[1])\n"
-      + "return {previous or ''}\n";
+  private static final String PUBLISH_LIMIT =
+      ""
+          + "local previous = redis.call('GET', KEYS[1])\n"
+          + "redis.call('SET', KEYS[1], ARGV[1])\n"
+          + "return {previous or ''}\n";
 
-  private static final String RELEASE = ""
-      + "local removed = redis.call('ZREM', KEYS[1], ARGV[1])\n"
-      + "redis.call('PUBLISH', ARGV[2], ARGV[3])\n"
-      + "return removed\n";
+  private static final String RELEASE =
+      ""
+          + "local removed = redis.call('ZREM', KEYS[1], ARGV[1])\n"
+          + "redis.call('PUBLISH', ARGV[2], ARGV[3])\n"
+          + "return removed\n";
 
-  // KEYS: leases_1, epoch_1, leases_2, epoch_2, ...; ARGV: expected epoch_k, "id ms id ms ..." for k.
-  private static final String RENEW = NOW_AND_EPOCH
-      + "local out = {}\n"
-      + "for k = 1, #KEYS / 2 do\n"
-      + "  local leases = KEYS[2 * k - 1]\n"
-      + "  local epoch = redis.call('GET', KEYS[2 * k])\n"
-      + "  if not epoch then epoch = t[1] .. '.' .. t[2]; redis.call('SET', KEYS[2 * k], epoch) end\n"
-      + "  local same = epoch == ARGV[2 * k - 1]\n"
-      + "  local lost = {}\n"
-      + "  local id = nil\n"
-      + "  for word in string.gmatch(ARGV[2 * k], '%S+') do\n"
-      + "    if id == nil then id = word else\n"
-      + "      local expiry = now + tonumber(word)\n"
-      + "      if same then\n"
-      + "        local score = redis.call('ZSCORE', leases, id)\n"
-      + "        if score and tonumber(score) > now then redis.call('ZADD', leases, expiry, id)\n"
-      + "        else table.insert(lost, id) end\n"
-      + "      else\n"
-      + "        redis.call('ZADD', leases, expiry, id)\n"
-      + "      end\n"
-      + "      id = nil\n"
-      + "    end\n"
-      + "  end\n"
-      + "  out[k] = {epoch, lost}\n"
-      + "end\n"
-      + "return out\n";
+  // KEYS: leases_1, epoch_1, leases_2, epoch_2, ...; ARGV: expected epoch_k, "id ms id ms ..." for
+  // k.
+  private static final String RENEW =
+      NOW_AND_EPOCH
+          + "local out = {}\n"
+          + "for k = 1, #KEYS / 2 do\n"
+          + "  local leases = KEYS[2 * k - 1]\n"
+          + "  local epoch = redis.call('GET', KEYS[2 * k])\n"
+          + "  if not epoch then epoch = t[1] .. '.' .. t[2]; redis.call('SET', KEYS[2 * k], epoch) end\n"
+          + "  local same = epoch == ARGV[2 * k - 1]\n"
+          + "  local lost = {}\n"
+          + "  local id = nil\n"
+          + "  for word in string.gmatch(ARGV[2 * k], '%S+') do\n"
+          + "    if id == nil then id = word else\n"
+          + "      local expiry = now + tonumber(word)\n"
+          + "      if same then\n"
+          + "        local score = redis.call('ZSCORE', leases, id)\n"
+          + "        if score and tonumber(score) > now then redis.call('ZADD', leases, expiry, id)\n"
+          + "        else table.insert(lost, id) end\n"
+          + "      else\n"
+          + "        redis.call('ZADD', leases, expiry, id)\n"
+          + "      end\n"
+          + "      id = nil\n"
+          + "    end\n"
+          + "  end\n"
+          + "  out[k] = {epoch, lost}\n"
+          + "end\n"
+          + "return out\n";
 
   private final RedisClient client;
   private final boolean ownsClient;
@@ -136,18 +145,26 @@ final class LettuceLeaseStore implements LeaseStore {
   private volatile boolean closed;
   private volatile String lastFailure = "not tried yet";
 
-  LettuceLeaseStore(RedisClient client, boolean ownsClient, RedisURI uri, Duration connectTimeout,
-      Duration commandTimeout, Consumer<String> onReleased) {
+  LettuceLeaseStore(
+      RedisClient client,
+      boolean ownsClient,
+      RedisURI uri,
+      Duration connectTimeout,
+      Duration commandTimeout,
+      Consumer<String> onReleased) {
     this.client = client;
     this.ownsClient = ownsClient;
     this.uri = uri;
-    this.where = uri.getHost() + ":" + uri.getPort(); // never the URI itself: it may hold a password
+    this.where =
+        uri.getHost() + ":" + uri.getPort(); // never the URI itself: it may hold a password
     this.onReleased = onReleased;
     this.commandTimeout = commandTimeout;
     // No TimeoutOptions: they would hold the handshake and the subscription to the command timeout
-    // too. The sync API waits at most the connection's timeout and then cancels the command; the URI
+    // too. The sync API waits at most the connection's timeout and then cancels the command; the
+    // URI
     // gives it the connect timeout while connecting, connectIfNeeded lowers it afterwards.
-    // A client the application gave us keeps its options: they are shared with its other connections.
+    // A client the application gave us keeps its options: they are shared with its other
+    // connections.
     if (ownsClient) {
       client.setOptions(bulkheadOptions(connectTimeout));
     }
@@ -169,15 +186,17 @@ final class LettuceLeaseStore implements LeaseStore {
   }
 
   /**
-   * What in a given client's options departs from {@link #bulkheadOptions}, in words for a log line,
-   * or null when nothing that matters does.
+   * What in a given client's options departs from {@link #bulkheadOptions}, in words for a log
+   * line, or null when nothing that matters does.
    */
   static @Nullable String departsFromBulkheadOptions(ClientOptions options) {
     List<String> out = new ArrayList<>();
     if (options.getDisconnectedBehavior() != ClientOptions.DisconnectedBehavior.REJECT_COMMANDS) {
-      out.add("it queues commands while disconnected (disconnectedBehavior "
-          + options.getDisconnectedBehavior() + "), so while Redis is away each admission waits the"
-          + " command timeout before the fallback policy answers, instead of at once");
+      out.add(
+          "it queues commands while disconnected (disconnectedBehavior "
+              + options.getDisconnectedBehavior()
+              + "), so while Redis is away each admission waits the"
+              + " command timeout before the fallback policy answers, instead of at once");
     }
     if (options.getRequestQueueSize() == Integer.MAX_VALUE) {
       out.add("its request queue is unbounded (requestQueueSize)");
@@ -197,12 +216,13 @@ final class LettuceLeaseStore implements LeaseStore {
     try {
       c = client.connect(uri);
       StatefulRedisPubSubConnection<String, String> p = client.connectPubSub(uri);
-      p.addListener(new RedisPubSubAdapter<>() {
-        @Override
-        public void message(String channel, String message) {
-          onReleased.accept(message);
-        }
-      });
+      p.addListener(
+          new RedisPubSubAdapter<>() {
+            @Override
+            public void message(String channel, String message) {
+              onReleased.accept(message);
+            }
+          });
       p.sync().subscribe(RELEASE_CHANNEL);
       warnIfLeasesCanBeEvicted(c.sync());
       c.setTimeout(commandTimeout); // from here on each command gets the short timeout
@@ -222,17 +242,27 @@ final class LettuceLeaseStore implements LeaseStore {
     }
   }
 
-  /** Lease keys carry no TTL, so only an allkeys-* policy can evict them (and with them, admissions). */
+  /**
+   * Lease keys carry no TTL, so only an allkeys-* policy can evict them (and with them,
+   * admissions).
+   */
   private void warnIfLeasesCanBeEvicted(RedisCommands<String, String> c) {
     try {
       String policy = c.configGet("maxmemory-policy").get("maxmemory-policy");
       if (policy != null && policy.startsWith("allkeys")) {
-        LOG.log(Level.WARNING, "Redis at " + where + " runs with maxmemory-policy " + policy
-            + ": under memory pressure it may evict leases and admit more calls than the limit;"
-            + " use noeviction (or a volatile-* policy)");
+        LOG.log(
+            Level.WARNING,
+            "Redis at "
+                + where
+                + " runs with maxmemory-policy "
+                + policy
+                + ": under memory pressure it may evict leases and admit more calls than the limit;"
+                + " use noeviction (or a volatile-* policy)");
       }
     } catch (RedisException e) {
-      LOG.log(Level.DEBUG, "could not read maxmemory-policy (CONFIG may be disabled): " + e.getMessage());
+      LOG.log(
+          Level.DEBUG,
+          "could not read maxmemory-policy (CONFIG may be disabled): " + e.getMessage());
     }
   }
 
@@ -249,7 +279,8 @@ final class LettuceLeaseStore implements LeaseStore {
     while (root.getCause() != null && root.getCause() != root) {
       root = root.getCause();
     }
-    String message = root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName();
+    String message =
+        root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName();
     return message.replace('\n', ' ').strip();
   }
 
@@ -263,26 +294,39 @@ final class LettuceLeaseStore implements LeaseStore {
 
   @Override
   public Grant acquire(String compartment, int limit, long ttlMillis, String leaseId) {
-    String[] keys = {leasesKey(compartment), fenceKey(compartment), epochKey(compartment),
-        limitKey(compartment)};
-    List<Object> r = run(acquireSha, ACQUIRE, keys,
-        Integer.toString(limit), Long.toString(ttlMillis), leaseId);
-    return new Grant(((Long) r.get(0)) == 1L, (Long) r.get(1), (String) r.get(2),
+    String[] keys = {
+      leasesKey(compartment), fenceKey(compartment), epochKey(compartment), limitKey(compartment)
+    };
+    List<Object> r =
+        run(acquireSha, ACQUIRE, keys, Integer.toString(limit), Long.toString(ttlMillis), leaseId);
+    return new Grant(
+        ((Long) r.get(0)) == 1L,
+        (Long) r.get(1),
+        (String) r.get(2),
         Integer.parseInt((String) r.get(3)));
   }
 
   @Override
   public @Nullable Integer publishLimit(String compartment, int limit) {
-    List<Object> r = run(publishLimitSha, PUBLISH_LIMIT, new String[] {limitKey(compartment)},
-        Integer.toString(limit));
+    List<Object> r =
+        run(
+            publishLimitSha,
+            PUBLISH_LIMIT,
+            new String[] {limitKey(compartment)},
+            Integer.toString(limit));
     String previous = (String) r.get(0);
     return previous.isEmpty() ? null : Integer.valueOf(previous);
   }
 
   @Override
   public void release(String compartment, String leaseId) {
-    run(releaseSha, RELEASE, new String[] {leasesKey(compartment)},
-        leaseId, RELEASE_CHANNEL, compartment);
+    run(
+        releaseSha,
+        RELEASE,
+        new String[] {leasesKey(compartment)},
+        leaseId,
+        RELEASE_CHANNEL,
+        compartment);
   }
 
   @Override
@@ -298,7 +342,11 @@ final class LettuceLeaseStore implements LeaseStore {
       args[2 * k] = expectedEpoch.getOrDefault(name, "");
       StringBuilder pairs = new StringBuilder();
       for (Renewal r : leases.get(name)) {
-        pairs.append(r.leaseId()).append(' ').append(Math.min(ttlMillis, r.validForMillis())).append(' ');
+        pairs
+            .append(r.leaseId())
+            .append(' ')
+            .append(Math.min(ttlMillis, r.validForMillis()))
+            .append(' ');
       }
       args[2 * k + 1] = pairs.toString();
     }
@@ -324,7 +372,8 @@ final class LettuceLeaseStore implements LeaseStore {
       try {
         return c.evalsha(sha, ScriptOutputType.MULTI, keys, args);
       } catch (RedisNoScriptException e) {
-        scriptReloads.incrementAndGet(); // a restarted server forgot its scripts: EVAL loads it again
+        scriptReloads
+            .incrementAndGet(); // a restarted server forgot its scripts: EVAL loads it again
         return c.eval(script, ScriptOutputType.MULTI, keys, args);
       }
     } catch (RedisException e) {
@@ -355,8 +404,9 @@ final class LettuceLeaseStore implements LeaseStore {
 
   private static String sha1(String script) {
     try {
-      byte[] digest = java.security.MessageDigest.getInstance("SHA-1")
-          .digest(script.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      byte[] digest =
+          java.security.MessageDigest.getInstance("SHA-1")
+              .digest(script.getBytes(java.nio.charset.StandardCharsets.UTF_8));
       StringBuilder hex = new StringBuilder();
       for (byte b : digest) {
         hex.append(Character.forDigit((b >> 4) & 0xF, 16)).append(Character.forDigit(b & 0xF, 16));

@@ -46,43 +46,45 @@ final class LettuceShareStore implements ShareStore {
 
   private static final int REQUEST_QUEUE_SIZE = 64;
 
-  private static final String HEARTBEAT = ""
-      + "local t = redis.call('TIME')\n"
-      + "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
-      + "local members, held, capkey = KEYS[1], KEYS[2], KEYS[3]\n"
-      + "local me, ttl, cap, applied = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])\n"
-      + "for _, dead in ipairs(redis.call('ZRANGEBYSCORE', members, '-inf', now)) do\n"
-      + "  redis.call('HDEL', held, dead)\n"
-      + "end\n"
-      + "redis.call('ZREMRANGEBYSCORE', members, '-inf', now)\n"
-      + "local fresh = not redis.call('ZSCORE', members, me)\n"
-      + "local others = redis.call('ZCARD', members)\n"
-      + "if not fresh then others = others - 1 end\n"
-      + "local stored = tonumber(redis.call('GET', capkey))\n"
-      + "if stored and stored ~= cap and others > 0 then return {0, others, stored} end\n"
-      + "redis.call('SET', capkey, cap, 'PX', ttl)\n"
-      + "redis.call('ZADD', members, now + ttl, me)\n"
-      + "redis.call('HSET', held, me, applied)\n"
-      + "local live = redis.call('ZRANGE', members, 0, -1)\n"
-      + "table.sort(live)\n"
-      + "local n, rank = #live, 0\n"
-      + "for i, m in ipairs(live) do if m == me then rank = i end end\n"
-      + "local target = math.floor(cap / n)\n"
-      + "if rank <= cap % n then target = target + 1 end\n"
-      + "local taken = 0\n"
-      + "local all = redis.call('HGETALL', held)\n"
-      + "for i = 1, #all, 2 do if all[i] ~= me then taken = taken + tonumber(all[i + 1]) end end\n"
-      + "local share = math.max(0, math.min(target, cap - taken))\n"
-      + "if fresh then share = math.min(share, applied) end\n"
-      + "if share > applied then redis.call('HSET', held, me, share) end\n"
-      + "redis.call('PEXPIRE', members, ttl)\n"
-      + "redis.call('PEXPIRE', held, ttl)\n"
-      + "return {share, n, 0}\n";
+  private static final String HEARTBEAT =
+      ""
+          + "local t = redis.call('TIME')\n"
+          + "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+          + "local members, held, capkey = KEYS[1], KEYS[2], KEYS[3]\n"
+          + "local me, ttl, cap, applied = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])\n"
+          + "for _, dead in ipairs(redis.call('ZRANGEBYSCORE', members, '-inf', now)) do\n"
+          + "  redis.call('HDEL', held, dead)\n"
+          + "end\n"
+          + "redis.call('ZREMRANGEBYSCORE', members, '-inf', now)\n"
+          + "local fresh = not redis.call('ZSCORE', members, me)\n"
+          + "local others = redis.call('ZCARD', members)\n"
+          + "if not fresh then others = others - 1 end\n"
+          + "local stored = tonumber(redis.call('GET', capkey))\n"
+          + "if stored and stored ~= cap and others > 0 then return {0, others, stored} end\n"
+          + "redis.call('SET', capkey, cap, 'PX', ttl)\n"
+          + "redis.call('ZADD', members, now + ttl, me)\n"
+          + "redis.call('HSET', held, me, applied)\n"
+          + "local live = redis.call('ZRANGE', members, 0, -1)\n"
+          + "table.sort(live)\n"
+          + "local n, rank = #live, 0\n"
+          + "for i, m in ipairs(live) do if m == me then rank = i end end\n"
+          + "local target = math.floor(cap / n)\n"
+          + "if rank <= cap % n then target = target + 1 end\n"
+          + "local taken = 0\n"
+          + "local all = redis.call('HGETALL', held)\n"
+          + "for i = 1, #all, 2 do if all[i] ~= me then taken = taken + tonumber(all[i + 1]) end end\n"
+          + "local share = math.max(0, math.min(target, cap - taken))\n"
+          + "if fresh then share = math.min(share, applied) end\n"
+          + "if share > applied then redis.call('HSET', held, me, share) end\n"
+          + "redis.call('PEXPIRE', members, ttl)\n"
+          + "redis.call('PEXPIRE', held, ttl)\n"
+          + "return {share, n, 0}\n";
 
-  private static final String LEAVE = ""
-      + "redis.call('ZREM', KEYS[1], ARGV[1])\n"
-      + "redis.call('HDEL', KEYS[2], ARGV[1])\n"
-      + "return 1\n";
+  private static final String LEAVE =
+      ""
+          + "redis.call('ZREM', KEYS[1], ARGV[1])\n"
+          + "redis.call('HDEL', KEYS[2], ARGV[1])\n"
+          + "return 1\n";
 
   private final RedisClient client;
   private final String where;
@@ -98,13 +100,14 @@ final class LettuceShareStore implements ShareStore {
     this.commandTimeout = commandTimeout;
     this.client = RedisClient.create(RedisURI.builder(uri).withTimeout(connectTimeout).build());
     // Configured as the lease store is, for the same reasons (see LettuceLeaseStore).
-    client.setOptions(ClientOptions.builder()
-        .autoReconnect(true)
-        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-        .requestQueueSize(REQUEST_QUEUE_SIZE)
-        .timeoutOptions(TimeoutOptions.builder().timeoutCommands(false).build())
-        .socketOptions(SocketOptions.builder().connectTimeout(connectTimeout).build())
-        .build());
+    client.setOptions(
+        ClientOptions.builder()
+            .autoReconnect(true)
+            .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+            .requestQueueSize(REQUEST_QUEUE_SIZE)
+            .timeoutOptions(TimeoutOptions.builder().timeoutCommands(false).build())
+            .socketOptions(SocketOptions.builder().connectTimeout(connectTimeout).build())
+            .build());
   }
 
   String where() {
@@ -113,10 +116,17 @@ final class LettuceShareStore implements ShareStore {
 
   @Override
   public Beat heartbeat(String budget, String member, long ttlMillis, int capacity, int applied) {
-    List<Object> r = run(heartbeatSha, HEARTBEAT, keys(budget), member, Long.toString(ttlMillis),
-        Integer.toString(capacity), Integer.toString(applied));
-    return new Beat(((Long) r.get(0)).intValue(), ((Long) r.get(1)).intValue(),
-        ((Long) r.get(2)).intValue());
+    List<Object> r =
+        run(
+            heartbeatSha,
+            HEARTBEAT,
+            keys(budget),
+            member,
+            Long.toString(ttlMillis),
+            Integer.toString(capacity),
+            Integer.toString(applied));
+    return new Beat(
+        ((Long) r.get(0)).intValue(), ((Long) r.get(1)).intValue(), ((Long) r.get(2)).intValue());
   }
 
   @Override
@@ -152,8 +162,8 @@ final class LettuceShareStore implements ShareStore {
       try {
         c = client.connect();
       } catch (RedisException e) {
-        throw new StoreUnavailableException("Redis at " + where + " does not answer: "
-            + e.getMessage(), e);
+        throw new StoreUnavailableException(
+            "Redis at " + where + " does not answer: " + e.getMessage(), e);
       }
       c.setTimeout(commandTimeout);
       connection = c;
@@ -163,7 +173,8 @@ final class LettuceShareStore implements ShareStore {
 
   private static String sha1(String script) {
     try {
-      byte[] digest = MessageDigest.getInstance("SHA-1").digest(script.getBytes(StandardCharsets.UTF_8));
+      byte[] digest =
+          MessageDigest.getInstance("SHA-1").digest(script.getBytes(StandardCharsets.UTF_8));
       StringBuilder hex = new StringBuilder();
       for (byte b : digest) {
         hex.append(Character.forDigit((b >> 4) & 0xF, 16)).append(Character.forDigit(b & 0xF, 16));

@@ -205,19 +205,24 @@ final class RedisBulkhead implements FleetBulkhead {
   private volatile @Nullable String epoch; // as the last grant or renewal reported it
   // L1: this process's limit still has to be written as the fleet's (after build or setLimit).
   private volatile boolean limitToPublish = true;
-  private volatile int fleetLimitWarned; // the last stored limit warned about, or this process's own
+  private volatile int
+      fleetLimitWarned; // the last stored limit warned about, or this process's own
   private final LongAdder fallbackSwitches = new LongAdder();
   private final LongAdder fleetTimeouts = new LongAdder();
   private final LongAdder refusedByFallback = new LongAdder();
   private final LongAdder leasesLost = new LongAdder();
 
-  RedisBulkhead(RedisCompartments fleet, Bulkhead gate, int share, Duration maxWait,
-      long maxCallNanos) {
+  RedisBulkhead(
+      RedisCompartments fleet, Bulkhead gate, int share, Duration maxWait, long maxCallNanos) {
     this.fleet = fleet;
     this.store = fleet.store();
     this.gate = gate;
-    this.admission = ProvisionalAdmission.of(gate).orElseThrow(
-        () -> new IllegalArgumentException("the local compartment must be built by Bulkhead.builder"));
+    this.admission =
+        ProvisionalAdmission.of(gate)
+            .orElseThrow(
+                () ->
+                    new IllegalArgumentException(
+                        "the local compartment must be built by Bulkhead.builder"));
     this.name = gate.name();
     this.share = share;
     this.fallbackPermits = new Semaphore(share);
@@ -247,7 +252,8 @@ final class RedisBulkhead implements FleetBulkhead {
   public <T extends @Nullable Object> T call(Callable<T> task) throws Exception {
     Objects.requireNonNull(task, "task");
     long deadline = deadlineFromNow();
-    ProvisionalSlot slot = admission.acquireProvisionally(); // a local refusal is counted by the gate
+    ProvisionalSlot slot =
+        admission.acquireProvisionally(); // a local refusal is counted by the gate
     Ticket ticket = obtainOrClose(deadline, slot);
     try {
       return task.call();
@@ -293,29 +299,32 @@ final class RedisBulkhead implements FleetBulkhead {
       Supplier<? extends CompletionStage<T>> task) {
     Objects.requireNonNull(task, "task");
     long deadline = deadlineFromNow();
-    return admission.submitProvisionally(slot -> {
-      Ticket now;
-      LeaseWaiter w = null;
-      try {
-        now = leaseWaiters.isEmpty() ? attempt() : null;
-        if (now != null && stale(now)) {
-          now = null; // R10: given back; the call waits like one that found the fleet full
-        }
-        if (now == null) {
-          w = enqueueAsync(deadline, slot, false);
-        }
-      } catch (Refusal r) {
-        return CompletableFuture.failedFuture(refuse(slot, r));
-      }
-      if (now != null) {
-        // Admitted at once: on the caller's thread, as core does. Nobody else holds `slot` yet (the
-        // gate forwards a cancel only to the stage this returns), so the confirmation cannot fail.
-        return start(task, confirmed(slot, now));
-      }
-      CompletableFuture<T> out = new CompletableFuture<>();
-      startWhenServed(task, w, deadline, slot, out);
-      return out;
-    });
+    return admission.submitProvisionally(
+        slot -> {
+          Ticket now;
+          LeaseWaiter w = null;
+          try {
+            now = leaseWaiters.isEmpty() ? attempt() : null;
+            if (now != null && stale(now)) {
+              now = null; // R10: given back; the call waits like one that found the fleet full
+            }
+            if (now == null) {
+              w = enqueueAsync(deadline, slot, false);
+            }
+          } catch (Refusal r) {
+            return CompletableFuture.failedFuture(refuse(slot, r));
+          }
+          if (now != null) {
+            // Admitted at once: on the caller's thread, as core does. Nobody else holds `slot` yet
+            // (the
+            // gate forwards a cancel only to the stage this returns), so the confirmation cannot
+            // fail.
+            return start(task, confirmed(slot, now));
+          }
+          CompletableFuture<T> out = new CompletableFuture<>();
+          startWhenServed(task, w, deadline, slot, out);
+          return out;
+        });
   }
 
   private static <T extends @Nullable Object> CompletionStage<T> start(
@@ -331,56 +340,65 @@ final class RedisBulkhead implements FleetBulkhead {
   }
 
   /**
-   * Completes {@code out}, the stage of a submit that waits for a lease, once {@code w} is served. Its
-   * outcome, lease or refusal, is taken up on this compartment's own threads, never on the scheduler
-   * that completed the waiter (I7): the slot's confirmation or abandonment, and so the gate's
-   * listeners, run there. Cancelling the stage (the caller cancelled its future, and the gate forwards
-   * that) withdraws the waiter (I6); the gate then closes the unconfirmed slot, which counts the call
-   * cancelled. A lease lost before the supplier could start (R10) is given back and the call waits
-   * again, holding the same slot, for what is left of its wait.
+   * Completes {@code out}, the stage of a submit that waits for a lease, once {@code w} is served.
+   * Its outcome, lease or refusal, is taken up on this compartment's own threads, never on the
+   * scheduler that completed the waiter (I7): the slot's confirmation or abandonment, and so the
+   * gate's listeners, run there. Cancelling the stage (the caller cancelled its future, and the
+   * gate forwards that) withdraws the waiter (I6); the gate then closes the unconfirmed slot, which
+   * counts the call cancelled. A lease lost before the supplier could start (R10) is given back and
+   * the call waits again, holding the same slot, for what is left of its wait.
    */
   private <T extends @Nullable Object> void startWhenServed(
-      Supplier<? extends CompletionStage<T>> task, LeaseWaiter w, long deadline,
-      ProvisionalSlot slot, CompletableFuture<T> out) {
-    w.whenCompleteAsync((ticket, failure) -> {
-      if (out.isDone()) {
-        if (ticket != null) {
-          ticket.release(); // R6: withdrawn after the scheduler handed it the lease
-        }
-      } else if (failure instanceof Refusal) {
-        out.completeExceptionally(refuse(slot, (Refusal) failure));
-      } else if (failure != null) {
-        out.completeExceptionally(failure); // unexpected: the gate withdraws the unconfirmed slot
-      } else if (stale(ticket)) {
-        try {
-          startWhenServed(task, enqueueAsync(deadline, slot, true), deadline, slot, out);
-        } catch (Refusal r) {
-          out.completeExceptionally(refuse(slot, r)); // no time left to wait again: a timeout
-        }
-      } else if (!slot.confirm()) {
-        ticket.release(); // R6: withdrawn between the check above and the confirmation
-      } else {
-        CompletionStage<T> stage;
-        try {
-          stage = start(task, ticket);
-        } catch (RuntimeException | Error e) {
-          out.completeExceptionally(e); // the gate releases the slot, as for a throwing supplier
-          return;
-        }
-        stage.whenComplete((result, error) -> {
-          if (error != null) {
-            out.completeExceptionally(error);
+      Supplier<? extends CompletionStage<T>> task,
+      LeaseWaiter w,
+      long deadline,
+      ProvisionalSlot slot,
+      CompletableFuture<T> out) {
+    w.whenCompleteAsync(
+        (ticket, failure) -> {
+          if (out.isDone()) {
+            if (ticket != null) {
+              ticket.release(); // R6: withdrawn after the scheduler handed it the lease
+            }
+          } else if (failure instanceof Refusal) {
+            out.completeExceptionally(refuse(slot, (Refusal) failure));
+          } else if (failure != null) {
+            out.completeExceptionally(
+                failure); // unexpected: the gate withdraws the unconfirmed slot
+          } else if (stale(ticket)) {
+            try {
+              startWhenServed(task, enqueueAsync(deadline, slot, true), deadline, slot, out);
+            } catch (Refusal r) {
+              out.completeExceptionally(refuse(slot, r)); // no time left to wait again: a timeout
+            }
+          } else if (!slot.confirm()) {
+            ticket.release(); // R6: withdrawn between the check above and the confirmation
           } else {
-            out.complete(result);
+            CompletionStage<T> stage;
+            try {
+              stage = start(task, ticket);
+            } catch (RuntimeException | Error e) {
+              out.completeExceptionally(
+                  e); // the gate releases the slot, as for a throwing supplier
+              return;
+            }
+            stage.whenComplete(
+                (result, error) -> {
+                  if (error != null) {
+                    out.completeExceptionally(error);
+                  } else {
+                    out.complete(result);
+                  }
+                });
+          }
+        },
+        threads);
+    out.whenComplete(
+        (result, failure) -> {
+          if (out.isCancelled() && w.cancel(false)) {
+            leaseWaiters.remove(w); // R6: withdrawn before a lease came; no ticket was ever taken
           }
         });
-      }
-    }, threads);
-    out.whenComplete((result, failure) -> {
-      if (out.isCancelled() && w.cancel(false)) {
-        leaseWaiters.remove(w); // R6: withdrawn before a lease came; no ticket was ever taken
-      }
-    });
   }
 
   private long deadlineFromNow() {
@@ -417,22 +435,26 @@ final class RedisBulkhead implements FleetBulkhead {
     return confirmed(slot, ticket);
   }
 
-  /** Parks until {@code w} is served: its ticket, or a Refusal (a timeout, interrupt or fallback). */
+  /**
+   * Parks until {@code w} is served: its ticket, or a Refusal (a timeout, interrupt or fallback).
+   */
   private Ticket await(LeaseWaiter w, long deadline) {
     boolean interrupted = false;
     try {
-      for (;;) {
+      for (; ; ) {
         try {
           long remaining = deadline - System.nanoTime();
           return deadline == Long.MAX_VALUE
-              ? w.get() : w.get(Math.max(0, remaining), TimeUnit.NANOSECONDS);
+              ? w.get()
+              : w.get(Math.max(0, remaining), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
           if (w.completeExceptionally(timeout())) {
             leaseWaiters.remove(w);
           }
         } catch (InterruptedException e) {
           interrupted = true;
-          if (w.completeExceptionally(new Refusal(BulkheadFullException.Reason.INTERRUPTED, null))) {
+          if (w.completeExceptionally(
+              new Refusal(BulkheadFullException.Reason.INTERRUPTED, null))) {
             leaseWaiters.remove(w);
           }
         } catch (ExecutionException e) {
@@ -451,9 +473,9 @@ final class RedisBulkhead implements FleetBulkhead {
   }
 
   /**
-   * Whether a ticket can no longer admit its call: its lease was reported lost, or its expiry, as this
-   * process last confirmed it, has passed (the process was paused between the grant and the start).
-   * A stale ticket is given back and counted in leasesLost (R10).
+   * Whether a ticket can no longer admit its call: its lease was reported lost, or its expiry, as
+   * this process last confirmed it, has passed (the process was paused between the grant and the
+   * start). A stale ticket is given back and counted in leasesLost (R10).
    */
   private boolean stale(Ticket ticket) {
     if (ticket.usable()) {
@@ -461,15 +483,19 @@ final class RedisBulkhead implements FleetBulkhead {
     }
     ticket.release();
     leasesLost.increment();
-    LOG.log(Level.WARNING, "compartment '" + name + "': a lease expired before its call could start"
-        + " (this process paused longer than the lease TTL?); it was given back, and the call waits"
-        + " for a new one within what is left of its maxWait (a tryAcquire comes back empty)");
+    LOG.log(
+        Level.WARNING,
+        "compartment '"
+            + name
+            + "': a lease expired before its call could start"
+            + " (this process paused longer than the lease TTL?); it was given back, and the call waits"
+            + " for a new one within what is left of its maxWait (a tryAcquire comes back empty)");
     return true;
   }
 
   /**
-   * Confirms the slot of a call that got {@code ticket}. Only the call's own caller closes a slot it
-   * has not handed on, so this fails only for a submit withdrawn meanwhile.
+   * Confirms the slot of a call that got {@code ticket}. Only the call's own caller closes a slot
+   * it has not handed on, so this fails only for a submit withdrawn meanwhile.
    */
   private static Ticket confirmed(ProvisionalSlot slot, Ticket ticket) {
     if (!slot.confirm()) {
@@ -483,11 +509,13 @@ final class RedisBulkhead implements FleetBulkhead {
   private LeaseWaiter enqueueAsync(long deadline, ProvisionalSlot slot, boolean queuedAlready) {
     LeaseWaiter w = enqueue(deadline, slot, queuedAlready);
     if (deadline != Long.MAX_VALUE) {
-      fleet.schedule(() -> {
-        if (w.completeExceptionally(timeout())) {
-          leaseWaiters.remove(w);
-        }
-      }, deadline - System.nanoTime());
+      fleet.schedule(
+          () -> {
+            if (w.completeExceptionally(timeout())) {
+              leaseWaiters.remove(w);
+            }
+          },
+          deadline - System.nanoTime());
     }
     return w;
   }
@@ -495,7 +523,8 @@ final class RedisBulkhead implements FleetBulkhead {
   /**
    * Joins the lease line, as the gate's own queue would be joined: it takes a place of maxQueue
    * (QUEUE_FULL when none is left) and, with no time left to wait, times out as a queued call does.
-   * A call that waits again after a stale ticket ({@code queuedAlready}, R10) keeps the place it took.
+   * A call that waits again after a stale ticket ({@code queuedAlready}, R10) keeps the place it
+   * took.
    */
   private LeaseWaiter enqueue(long deadline, ProvisionalSlot slot, boolean queuedAlready) {
     if (!queuedAlready && !slot.queued()) {
@@ -510,7 +539,9 @@ final class RedisBulkhead implements FleetBulkhead {
     return w;
   }
 
-  /** A lease wait past its deadline; counted in fleetTimeouts only if its call is rejected with it. */
+  /**
+   * A lease wait past its deadline; counted in fleetTimeouts only if its call is rejected with it.
+   */
   private Refusal timeout() {
     return new Refusal(BulkheadFullException.Reason.WAIT_TIMEOUT, fleetTimeouts);
   }
@@ -528,8 +559,8 @@ final class RedisBulkhead implements FleetBulkhead {
   }
 
   /**
-   * One admission attempt: a lease, or null when the fleet is full; with Redis unreachable, a slot of
-   * the local share, or a refusal.
+   * One admission attempt: a lease, or null when the fleet is full; with Redis unreachable, a slot
+   * of the local share, or a refusal.
    */
   private @Nullable Ticket attempt() {
     if (inFallback.get() && rejoining && System.nanoTime() - globalAgainAt < 0) {
@@ -558,17 +589,20 @@ final class RedisBulkhead implements FleetBulkhead {
     boolean lostItsData = known != null && !known.equals(grant.epoch());
     if (inFallback.get() || lostItsData) {
       // Same epoch as before the outage: Redis kept its leases, every call of the fleet is still
-      // counted, so there is nothing to wait for (R7). An epoch never seen (fallback since start-up)
+      // counted, so there is nothing to wait for (R7). An epoch never seen (fallback since
+      // start-up)
       // could be a new one: wait out the window.
-      boolean windowOver = !lostItsData
-          && (rejoining ? System.nanoTime() - globalAgainAt >= 0 : known != null);
+      boolean windowOver =
+          !lostItsData && (rejoining ? System.nanoTime() - globalAgainAt >= 0 : known != null);
       if (!windowOver) {
         if (grant.granted()) {
           giveBack(id); // taken while the fleet's count may still miss calls: not used
         }
         if (lostItsData || !rejoining) {
-          startRejoining(lostItsData ? "Redis lost its leases (a restart without its data?)"
-              : "Redis answers again");
+          startRejoining(
+              lostItsData
+                  ? "Redis lost its leases (a restart without its data?)"
+                  : "Redis answers again");
         }
         return shareSlot();
       }
@@ -580,8 +614,13 @@ final class RedisBulkhead implements FleetBulkhead {
     if (!grant.granted()) {
       return null;
     }
-    FleetLease lease = new FleetLease(id, grant.fencingToken(), grant.epoch(), System.nanoTime(),
-        askedAt + TimeUnit.MILLISECONDS.toNanos(ttl));
+    FleetLease lease =
+        new FleetLease(
+            id,
+            grant.fencingToken(),
+            grant.epoch(),
+            System.nanoTime(),
+            askedAt + TimeUnit.MILLISECONDS.toNanos(ttl));
     active.add(lease);
     return lease;
   }
@@ -596,8 +635,15 @@ final class RedisBulkhead implements FleetBulkhead {
     limitToPublish = false;
     fleetLimitWarned = mine;
     if (replaced != null && replaced != mine) {
-      LOG.log(Level.INFO, "compartment '" + name + "': the fleet's limit is now " + mine
-          + " (was " + replaced + "): the latest build or setLimit of any process sets it");
+      LOG.log(
+          Level.INFO,
+          "compartment '"
+              + name
+              + "': the fleet's limit is now "
+              + mine
+              + " (was "
+              + replaced
+              + "): the latest build or setLimit of any process sets it");
     }
   }
 
@@ -605,17 +651,27 @@ final class RedisBulkhead implements FleetBulkhead {
   private void noticeFleetLimit(int stored) {
     if (stored != limit && stored != fleetLimitWarned) {
       fleetLimitWarned = stored;
-      LOG.log(Level.WARNING, "compartment '" + name + "': this process's limit is " + limit
-          + " but the fleet's limit is " + stored + ", written by a later build or setLimit in"
-          + " another process; the latest write wins, so the fleet admits at most " + stored
-          + " (and this process at most " + limit + ")");
+      LOG.log(
+          Level.WARNING,
+          "compartment '"
+              + name
+              + "': this process's limit is "
+              + limit
+              + " but the fleet's limit is "
+              + stored
+              + ", written by a later build or setLimit in"
+              + " another process; the latest write wins, so the fleet admits at most "
+              + stored
+              + " (and this process at most "
+              + limit
+              + ")");
     }
   }
 
   /**
    * Keeps admitting by the static share for one lease TTL: by then every process's renewal has
-   * registered the calls it still runs (renewals come every third of a TTL), so the fleet's count is
-   * whole again before this process trusts it. Logged once per window.
+   * registered the calls it still runs (renewals come every third of a TTL), so the fleet's count
+   * is whole again before this process trusts it. Logged once per window.
    */
   private void startRejoining(String why) {
     globalAgainAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(fleet.leaseTtlMillis());
@@ -623,11 +679,20 @@ final class RedisBulkhead implements FleetBulkhead {
     if (inFallback.compareAndSet(false, true)) {
       fallbackSwitches.increment();
     }
-    LOG.log(Level.WARNING, "compartment '" + name + "': " + why + "; "
-        + (share > 0 ? "admitting at most " + share + " calls of this process without leases"
-            : "refusing every call (failClosed)")
-        + " for one lease TTL (" + fleet.leaseTtlMillis() + " ms) while the fleet registers the"
-        + " calls it still runs, then by fleet leases");
+    LOG.log(
+        Level.WARNING,
+        "compartment '"
+            + name
+            + "': "
+            + why
+            + "; "
+            + (share > 0
+                ? "admitting at most " + share + " calls of this process without leases"
+                : "refusing every call (failClosed)")
+            + " for one lease TTL ("
+            + fleet.leaseTtlMillis()
+            + " ms) while the fleet registers the"
+            + " calls it still runs, then by fleet leases");
   }
 
   /** A slot of the static share, or the immediate refusal of the fallback policy (never queued). */
@@ -647,15 +712,25 @@ final class RedisBulkhead implements FleetBulkhead {
   }
 
   private void logFallback(String why) {
-    LOG.log(Level.WARNING, "compartment '" + name + "' cannot reach Redis (" + why + "): "
-        + (share > 0 ? "admitting at most " + share + " calls of this process without leases"
-            : "refusing every call (failClosed)") + " until it answers");
+    LOG.log(
+        Level.WARNING,
+        "compartment '"
+            + name
+            + "' cannot reach Redis ("
+            + why
+            + "): "
+            + (share > 0
+                ? "admitting at most " + share + " calls of this process without leases"
+                : "refusing every call (failClosed)")
+            + " until it answers");
   }
 
   // ------------------------------------------------------------------------------------------------
   // Waking the waiters (on the fleet's scheduler thread)
 
-  /** A lease was freed somewhere: serve the waiters soon, at most one run scheduled at a time (R5). */
+  /**
+   * A lease was freed somewhere: serve the waiters soon, at most one run scheduled at a time (R5).
+   */
   void wake() {
     if (!leaseWaiters.isEmpty() && wakePending.compareAndSet(false, true)) {
       fleet.execute(this::serveWaiters);
@@ -667,7 +742,8 @@ final class RedisBulkhead implements FleetBulkhead {
     wakePending.set(false);
     for (LeaseWaiter head; (head = leaseWaiters.peek()) != null; ) {
       if (head.isDone()) {
-        leaseWaiters.remove(head); // timed out or interrupted; its owner may not have removed it yet
+        leaseWaiters.remove(
+            head); // timed out or interrupted; its owner may not have removed it yet
         continue;
       }
       Ticket ticket;
@@ -715,9 +791,15 @@ final class RedisBulkhead implements FleetBulkhead {
       }
     }
     if (epochChanged) {
-      LOG.log(Level.WARNING, "compartment '" + name + "': Redis lost its leases (a restart without"
-          + " its data?); the " + sent.size() + " calls of this process still running were registered"
-          + " again");
+      LOG.log(
+          Level.WARNING,
+          "compartment '"
+              + name
+              + "': Redis lost its leases (a restart without"
+              + " its data?); the "
+              + sent.size()
+              + " calls of this process still running were registered"
+              + " again");
       if (!rejoining) {
         startRejoining("Redis lost its leases");
       }
@@ -732,16 +814,21 @@ final class RedisBulkhead implements FleetBulkhead {
       for (FleetLease l : sent) {
         if (l.id.equals(id) && active.remove(l)) { // R2: a lease released meanwhile is not lost
           leasesLost.increment();
-          LOG.log(Level.WARNING, "compartment '" + name + "': a lease expired while its call still"
-              + " ran (this process paused longer than the lease TTL?); it is no longer counted");
+          LOG.log(
+              Level.WARNING,
+              "compartment '"
+                  + name
+                  + "': a lease expired while its call still"
+                  + " ran (this process paused longer than the lease TTL?); it is no longer counted");
         }
       }
     }
   }
 
   /**
-   * For tests: where a submit that waited for a lease starts, in place of this compartment's threads,
-   * so a test can hold one between its grant and its start (R10). Call before the first call.
+   * For tests: where a submit that waited for a lease starts, in place of this compartment's
+   * threads, so a test can hold one between its grant and its start (R10). Call before the first
+   * call.
    */
   void startWaitedCallsOn(Executor executor) {
     this.threads = executor;
@@ -752,9 +839,16 @@ final class RedisBulkhead implements FleetBulkhead {
 
   @Override
   public FleetStats fleetStats() {
-    return new FleetStats(inFallback.get(), fallbackSwitches.sum(), active.size(),
-        share - fallbackPermits.availablePermits(), leaseWaiters.size(), fleetTimeouts.sum(),
-        refusedByFallback.sum(), leasesLost.sum(), store.scriptReloads());
+    return new FleetStats(
+        inFallback.get(),
+        fallbackSwitches.sum(),
+        active.size(),
+        share - fallbackPermits.availablePermits(),
+        leaseWaiters.size(),
+        fleetTimeouts.sum(),
+        refusedByFallback.sum(),
+        leasesLost.sum(),
+        store.scriptReloads());
   }
 
   @Override
@@ -767,7 +861,10 @@ final class RedisBulkhead implements FleetBulkhead {
     return gate.config();
   }
 
-  /** Changes this process's limit and the one it asks the fleet for; see the README for disagreements. */
+  /**
+   * Changes this process's limit and the one it asks the fleet for; see the README for
+   * disagreements.
+   */
   @Override
   public void setLimit(int newLimit) {
     gate.setLimit(newLimit);
@@ -808,8 +905,14 @@ final class RedisBulkhead implements FleetBulkhead {
 
   @Override
   public String toString() {
-    return "FleetBulkhead{name=" + name + ", limit=" + limit + ", leasesHeld=" + active.size()
-        + (inFallback.get() ? ", fallback" : "") + "}";
+    return "FleetBulkhead{name="
+        + name
+        + ", limit="
+        + limit
+        + ", leasesHeld="
+        + active.size()
+        + (inFallback.get() ? ", fallback" : "")
+        + "}";
   }
 
   // ------------------------------------------------------------------------------------------------
@@ -836,8 +939,10 @@ final class RedisBulkhead implements FleetBulkhead {
     private final long fencingToken;
     private final long admittedAt;
     private volatile String epoch;
-    // nanoTime by which the lease has surely not expired in Redis: when it was asked for or last sent
-    // for renewal, plus the time it was given. Redis counts from when the script ran, which is later.
+    // nanoTime by which the lease has surely not expired in Redis: when it was asked for or last
+    // sent
+    // for renewal, plus the time it was given. Redis counts from when the script ran, which is
+    // later.
     private volatile long validUntil;
     private volatile long renewingUntil; // validUntil once the renewal in flight succeeds
 
@@ -902,15 +1007,16 @@ final class RedisBulkhead implements FleetBulkhead {
   }
 
   /**
-   * Why stage 2 refused a call, for its caller to abandon the gate's slot with: the gate then counts
-   * the rejection and builds the exception (with its own retry-after estimate) on the caller's side,
-   * never on the fleet's scheduler. Thrown on hot paths, so it has no stack trace.
+   * Why stage 2 refused a call, for its caller to abandon the gate's slot with: the gate then
+   * counts the rejection and builds the exception (with its own retry-after estimate) on the
+   * caller's side, never on the fleet's scheduler. Thrown on hot paths, so it has no stack trace.
    */
   private static final class Refusal extends RuntimeException {
     private static final long serialVersionUID = 1L;
     final transient BulkheadFullException.Reason reason;
     // The fleetStats counter that says this rejection came from the fleet (fleetTimeouts,
-    // refusedByFallback), added to by refuse() when a call is rejected with it; null for the others.
+    // refusedByFallback), added to by refuse() when a call is rejected with it; null for the
+    // others.
     final transient @Nullable LongAdder countedIn;
 
     Refusal(BulkheadFullException.Reason reason, @Nullable LongAdder countedIn) {

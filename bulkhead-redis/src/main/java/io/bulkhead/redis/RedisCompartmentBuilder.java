@@ -19,14 +19,15 @@ import java.util.Objects;
  * }</pre>
  *
  * <p>The limit, queue and wait are checked like {@link Bulkhead#builder(String)}'s. When Redis is
- * unreachable a compartment falls back to a static local share; the default share is the limit itself
- * (one process), so a fleet of N processes should set {@code fallbackToLocalShare(limit / N)}, or
- * {@link #failClosed()}. This class is <em>not</em> thread-safe.
+ * unreachable a compartment falls back to a static local share; the default share is the limit
+ * itself (one process), so a fleet of N processes should set {@code fallbackToLocalShare(limit /
+ * N)}, or {@link #failClosed()}. This class is <em>not</em> thread-safe.
  */
 public final class RedisCompartmentBuilder {
 
   /** Marks "refuse every call while Redis is unreachable" in place of a share. */
   static final int FAIL_CLOSED = 0;
+
   private static final Duration MIN_CALL_DURATION = Duration.ofMillis(300);
 
   private final RedisCompartments fleet;
@@ -44,9 +45,10 @@ public final class RedisCompartmentBuilder {
   }
 
   /**
-   * Sets how many calls may be in flight at once across the fleet. The limit is stored in Redis, and
-   * the latest {@code build()} or {@code setLimit} of any process wins: every process admits against
-   * it, and one whose own limit differs logs a warning and never runs more than its own itself.
+   * Sets how many calls may be in flight at once across the fleet. The limit is stored in Redis,
+   * and the latest {@code build()} or {@code setLimit} of any process wins: every process admits
+   * against it, and one whose own limit differs logs a warning and never runs more than its own
+   * itself.
    */
   public RedisCompartmentBuilder limit(int limit) {
     local.limit(limit);
@@ -61,8 +63,8 @@ public final class RedisCompartmentBuilder {
   }
 
   /**
-   * Sets how long one caller may wait, for a local slot and then for a lease together; see
-   * {@link BulkheadBuilder#maxWait(Duration)}.
+   * Sets how long one caller may wait, for a local slot and then for a lease together; see {@link
+   * BulkheadBuilder#maxWait(Duration)}.
    */
   public RedisCompartmentBuilder maxWait(Duration maxWait) {
     local.maxWait(maxWait);
@@ -77,38 +79,43 @@ public final class RedisCompartmentBuilder {
   }
 
   /**
-   * Sets the longest one call is expected to hold its slot, at least 300 ms (the shortest lease TTL).
-   * Its lease is never renewed past it, so a call stuck longer stops counting against the fleet at
-   * most one lease TTL later. A lease lives at most this long from its grant, so a call that could
-   * not start within it (a paused process) waits for a new lease instead.
+   * Sets the longest one call is expected to hold its slot, at least 300 ms (the shortest lease
+   * TTL). Its lease is never renewed past it, so a call stuck longer stops counting against the
+   * fleet at most one lease TTL later. A lease lives at most this long from its grant, so a call
+   * that could not start within it (a paused process) waits for a new lease instead.
    */
   public RedisCompartmentBuilder maxCallDuration(Duration maxCallDuration) {
     Objects.requireNonNull(maxCallDuration, "maxCallDuration");
     // Shorter, a lease could run out during the round trip that grants it, and every call would
     // find its lease gone before it starts.
     if (maxCallDuration.compareTo(MIN_CALL_DURATION) < 0) {
-      throw new IllegalArgumentException("maxCallDuration must be at least "
-          + MIN_CALL_DURATION.toMillis() + " ms but was " + maxCallDuration);
+      throw new IllegalArgumentException(
+          "maxCallDuration must be at least "
+              + MIN_CALL_DURATION.toMillis()
+              + " ms but was "
+              + maxCallDuration);
     }
     this.maxCallDuration = maxCallDuration;
     return this;
   }
 
   /**
-   * While Redis is unreachable, and for one lease TTL after it answers again or is found to have lost
-   * its data, admits at most {@code share} calls of this process, without leases. The fleet may then
-   * run up to the limit plus the shares of the processes cut off from Redis.
+   * While Redis is unreachable, and for one lease TTL after it answers again or is found to have
+   * lost its data, admits at most {@code share} calls of this process, without leases. The fleet
+   * may then run up to the limit plus the shares of the processes cut off from Redis.
    *
-   * <p>A call that finds the share taken is refused at once with {@code QUEUE_FULL}: it does not wait
-   * for a slot of the share, whatever {@code maxQueue} and {@code maxWait} say, and callers already
-   * waiting for a lease when Redis becomes unreachable are refused the same way unless the share has
-   * room. The refusal is counted in {@link FleetStats#refusedByFallback()}, and in this process's
-   * {@code stats()} as a rejection with {@code QUEUE_FULL}.
+   * <p>A call that finds the share taken is refused at once with {@code QUEUE_FULL}: it does not
+   * wait for a slot of the share, whatever {@code maxQueue} and {@code maxWait} say, and callers
+   * already waiting for a lease when Redis becomes unreachable are refused the same way unless the
+   * share has room. The refusal is counted in {@link FleetStats#refusedByFallback()}, and in this
+   * process's {@code stats()} as a rejection with {@code QUEUE_FULL}.
    */
   public RedisCompartmentBuilder fallbackToLocalShare(int share) {
     if (share < 1) {
-      throw new IllegalArgumentException("fallbackToLocalShare must be at least 1 but was " + share
-          + "; use failClosed() to refuse every call while Redis is unreachable");
+      throw new IllegalArgumentException(
+          "fallbackToLocalShare must be at least 1 but was "
+              + share
+              + "; use failClosed() to refuse every call while Redis is unreachable");
     }
     this.localShare = share;
     return this;
@@ -133,10 +140,20 @@ public final class RedisCompartmentBuilder {
     Bulkhead gate = local.build(); // checks limit, queue and wait together
     int share = localShare < 0 ? limit : localShare;
     if (share > limit) {
-      throw new IllegalArgumentException("fallbackToLocalShare " + share + " of compartment '" + name
-          + "' is larger than its limit " + limit);
+      throw new IllegalArgumentException(
+          "fallbackToLocalShare "
+              + share
+              + " of compartment '"
+              + name
+              + "' is larger than its limit "
+              + limit);
     }
-    return fleet.register(new RedisBulkhead(fleet, gate, share, maxWait,
-        maxCallDuration == null ? Long.MAX_VALUE : maxCallDuration.toNanos()));
+    return fleet.register(
+        new RedisBulkhead(
+            fleet,
+            gate,
+            share,
+            maxWait,
+            maxCallDuration == null ? Long.MAX_VALUE : maxCallDuration.toNanos()));
   }
 }

@@ -28,18 +28,19 @@ import org.jspecify.annotations.Nullable;
  * }
  * }</pre>
  *
- * <p>Every admitted call holds a lease in Redis for as long as it runs: taken by one atomic script when
- * the call is admitted, given back by another when it ends, and renewed meanwhile by this object's one
- * background thread, in one batched call for all of the process's leases every third of the lease TTL.
- * A process that dies without giving its leases back loses them when they expire, at most one TTL later.
+ * <p>Every admitted call holds a lease in Redis for as long as it runs: taken by one atomic script
+ * when the call is admitted, given back by another when it ends, and renewed meanwhile by this
+ * object's one background thread, in one batched call for all of the process's leases every third
+ * of the lease TTL. A process that dies without giving its leases back loses them when they expire,
+ * at most one TTL later.
  *
  * <p>{@link #connect(RedisClient, RedisURI)} uses a Lettuce client the application already has, and
  * leaves it open on {@link #close()}.
  *
- * <p>{@code connect} never fails because Redis is unreachable (or refuses the password): the fleet starts, logs a warning, and
- * its compartments admit by their fallback policy until Redis answers. Redis should run with
- * {@code maxmemory-policy noeviction}; a warning is logged at connection when its policy could evict
- * leases.
+ * <p>{@code connect} never fails because Redis is unreachable (or refuses the password): the fleet
+ * starts, logs a warning, and its compartments admit by their fallback policy until Redis answers.
+ * Redis should run with {@code maxmemory-policy noeviction}; a warning is logged at connection when
+ * its policy could evict leases.
  *
  * <p>This class is thread-safe. Closing it stops renewals (the leases of calls still running then
  * expire within one TTL) and closes the connections.
@@ -62,32 +63,57 @@ public final class RedisCompartments implements AutoCloseable {
     this.leaseTtlMillis = settings.leaseTtl.toMillis();
     this.pollNanos = settings.pollInterval.toNanos();
     int id = FLEETS.incrementAndGet();
-    this.scheduler = new ScheduledThreadPoolExecutor(1, r -> {
-      Thread t = new Thread(r, "bulkhead-redis-" + id);
-      t.setDaemon(true);
-      return t;
-    });
+    this.scheduler =
+        new ScheduledThreadPoolExecutor(
+            1,
+            r -> {
+              Thread t = new Thread(r, "bulkhead-redis-" + id);
+              t.setDaemon(true);
+              return t;
+            });
     scheduler.setRemoveOnCancelPolicy(true);
     // The URI's timeout bounds connecting and the connection's handshake; each command is then held
     // to the shorter command timeout (LettuceLeaseStore sets it on the connection once it is open).
     RedisURI bounded = RedisURI.builder(uri).withTimeout(settings.connectTimeout).build();
-    this.store = new LettuceLeaseStore(given != null ? given : RedisClient.create(bounded),
-        given == null, bounded, settings.connectTimeout, settings.commandTimeout, this::released);
+    this.store =
+        new LettuceLeaseStore(
+            given != null ? given : RedisClient.create(bounded),
+            given == null,
+            bounded,
+            settings.connectTimeout,
+            settings.commandTimeout,
+            this::released);
     if (given != null) {
       String departs = LettuceLeaseStore.departsFromBulkheadOptions(given.getOptions());
       if (departs != null) {
-        LOG.log(Level.WARNING, "the Redis client given for " + store.where() + " keeps Lettuce's"
-            + " defaults where a bulkhead needs other options: " + departs + ". The fleet's commands"
-            + " still time out after " + settings.commandTimeout.toMillis() + " ms, not Lettuce's 60 s;"
-            + " see RedisCompartments.connect(RedisClient, RedisURI)");
+        LOG.log(
+            Level.WARNING,
+            "the Redis client given for "
+                + store.where()
+                + " keeps Lettuce's"
+                + " defaults where a bulkhead needs other options: "
+                + departs
+                + ". The fleet's commands"
+                + " still time out after "
+                + settings.commandTimeout.toMillis()
+                + " ms, not Lettuce's 60 s;"
+                + " see RedisCompartments.connect(RedisClient, RedisURI)");
       }
     }
     if (!store.connectIfNeeded()) {
-      LOG.log(Level.WARNING, "Redis at " + store.where() + " does not answer (" + store.lastFailure()
-          + "): fleet compartments admit by their fallback policy (a local share, or none) until it"
-          + " does; trying again every " + settings.pollInterval.toMillis() + " ms");
-      reconnecting = scheduler.scheduleWithFixedDelay(
-          this::reconnect, pollNanos, pollNanos, TimeUnit.NANOSECONDS);
+      LOG.log(
+          Level.WARNING,
+          "Redis at "
+              + store.where()
+              + " does not answer ("
+              + store.lastFailure()
+              + "): fleet compartments admit by their fallback policy (a local share, or none) until it"
+              + " does; trying again every "
+              + settings.pollInterval.toMillis()
+              + " ms");
+      reconnecting =
+          scheduler.scheduleWithFixedDelay(
+              this::reconnect, pollNanos, pollNanos, TimeUnit.NANOSECONDS);
     }
     long renewEvery = TimeUnit.MILLISECONDS.toNanos(leaseTtlMillis) / RENEWALS_PER_TTL;
     scheduler.scheduleWithFixedDelay(this::renew, renewEvery, renewEvery, TimeUnit.NANOSECONDS);
@@ -105,7 +131,9 @@ public final class RedisCompartments implements AutoCloseable {
     return settings().connect(uri);
   }
 
-  /** Connects to the Redis at {@code uri} with the default settings; see {@link #connect(String)}. */
+  /**
+   * Connects to the Redis at {@code uri} with the default settings; see {@link #connect(String)}.
+   */
   public static RedisCompartments connect(RedisURI uri) {
     return settings().connect(uri);
   }
@@ -131,8 +159,10 @@ public final class RedisCompartments implements AutoCloseable {
   FleetBulkhead register(RedisBulkhead compartment) {
     RedisBulkhead previous = compartments.putIfAbsent(compartment.name(), compartment);
     if (previous != null) {
-      throw new IllegalArgumentException("this process already has a fleet compartment named '"
-          + compartment.name() + "': build it once and share it");
+      throw new IllegalArgumentException(
+          "this process already has a fleet compartment named '"
+              + compartment.name()
+              + "': build it once and share it");
     }
     return compartment;
   }
@@ -177,7 +207,9 @@ public final class RedisCompartments implements AutoCloseable {
     }
   }
 
-  /** The slow fallback for lost pub/sub messages and for leases that expired instead of being freed. */
+  /**
+   * The slow fallback for lost pub/sub messages and for leases that expired instead of being freed.
+   */
   private void poll() {
     for (RedisBulkhead b : compartments.values()) {
       b.serveWaiters();
@@ -230,8 +262,9 @@ public final class RedisCompartments implements AutoCloseable {
   }
 
   /**
-   * Settings of a connection to Redis, for {@code RedisCompartments.settings().leaseTtl(...).connect(uri)}.
-   * This class is <em>not</em> thread-safe.
+   * Settings of a connection to Redis, for {@code
+   * RedisCompartments.settings().leaseTtl(...).connect(uri)}. This class is <em>not</em>
+   * thread-safe.
    */
   public static final class Settings {
 
@@ -239,7 +272,8 @@ public final class RedisCompartments implements AutoCloseable {
     private Duration leaseTtl = Duration.ofSeconds(10);
     private Duration commandTimeout = Duration.ofMillis(500);
     // Connecting is off every caller's path (at start-up, or Lettuce reconnecting in the background
-    // while callers are refused at once), and the first connection of a JVM also starts Netty's event
+    // while callers are refused at once), and the first connection of a JVM also starts Netty's
+    // event
     // loops and loads its classes: more than 500 ms on a busy 2-core host. Five seconds is ten
     // command timeouts, enough for that cold start and a TLS handshake, and still bounds how long
     // connect() blocks on a host that swallows packets.
@@ -255,24 +289,27 @@ public final class RedisCompartments implements AutoCloseable {
     public Settings leaseTtl(Duration leaseTtl) {
       Objects.requireNonNull(leaseTtl, "leaseTtl");
       if (leaseTtl.compareTo(MIN_LEASE_TTL) < 0) {
-        throw new IllegalArgumentException("leaseTtl must be at least " + MIN_LEASE_TTL.toMillis()
-            + " ms but was " + leaseTtl);
+        throw new IllegalArgumentException(
+            "leaseTtl must be at least " + MIN_LEASE_TTL.toMillis() + " ms but was " + leaseTtl);
       }
       this.leaseTtl = leaseTtl;
       return this;
     }
 
-    /** How long one command to Redis may take before the compartment treats Redis as unreachable. */
+    /**
+     * How long one command to Redis may take before the compartment treats Redis as unreachable.
+     */
     public Settings commandTimeout(Duration commandTimeout) {
       this.commandTimeout = positive("commandTimeout", commandTimeout);
       return this;
     }
 
     /**
-     * How long opening a connection (TCP, TLS, {@code HELLO}/{@code AUTH}, the subscription) may take
-     * before Redis counts as unreachable; 5 seconds by default. It is longer than the command timeout
-     * because the first connection of a JVM also starts the network client, which can take more than a
-     * command may; callers never wait for it (while disconnected, commands are refused at once).
+     * How long opening a connection (TCP, TLS, {@code HELLO}/{@code AUTH}, the subscription) may
+     * take before Redis counts as unreachable; 5 seconds by default. It is longer than the command
+     * timeout because the first connection of a JVM also starts the network client, which can take
+     * more than a command may; callers never wait for it (while disconnected, commands are refused
+     * at once).
      */
     public Settings connectTimeout(Duration connectTimeout) {
       this.connectTimeout = positive("connectTimeout", connectTimeout);
@@ -309,13 +346,14 @@ public final class RedisCompartments implements AutoCloseable {
      * Connects with these settings through a Lettuce client the application already has, to the
      * Redis at {@code uri} (a client does not say which server it was created for).
      *
-     * <p>The fleet opens its own two connections on that client and closes them on {@link #close()};
-     * it never shuts the client down, which stays the application's. It does not change the client's
-     * options either, since the application's other connections share them: the command and connect
-     * timeouts of these settings still hold (the fleet sets them on its own connections, never
-     * waiting Lettuce's 60 s default), but whether commands queue while disconnected, and how many
-     * may queue, are the client's. A bulkhead wants them rejected at once and bounded; a warning is
-     * logged when the client's options do otherwise (Lettuce's defaults do).
+     * <p>The fleet opens its own two connections on that client and closes them on {@link
+     * #close()}; it never shuts the client down, which stays the application's. It does not change
+     * the client's options either, since the application's other connections share them: the
+     * command and connect timeouts of these settings still hold (the fleet sets them on its own
+     * connections, never waiting Lettuce's 60 s default), but whether commands queue while
+     * disconnected, and how many may queue, are the client's. A bulkhead wants them rejected at
+     * once and bounded; a warning is logged when the client's options do otherwise (Lettuce's
+     * defaults do).
      */
     public RedisCompartments connect(RedisClient client, RedisURI uri) {
       Objects.requireNonNull(client, "client");

@@ -2,7 +2,9 @@ package io.bulkhead.redis;
 
 import io.lettuce.core.RedisURI;
 
-/** Parsing the Redis URI a user typed, with a refusal that names the field and never the password. */
+/**
+ * Parsing the Redis URI a user typed, with a refusal that names the field and never the password.
+ */
 final class RedisUris {
 
   private static final String FORM = "redis://[password@]host:port[/database]";
@@ -38,7 +40,8 @@ final class RedisUris {
 
   /** The URI with its credentials (between the scheme and an {@code @}, or a password=) masked. */
   static String masked(String uri) {
-    return uri.replaceAll("(?<=://)[^@/]*@", "***@").replaceAll("(?i)(password=)[^&]*", "$1***")
+    return uri.replaceAll("(?<=://)[^@/]*@", "***@")
+        .replaceAll("(?i)(password=)[^&]*", "$1***")
         .replaceAll("[\\r\\n]", " ");
   }
 }

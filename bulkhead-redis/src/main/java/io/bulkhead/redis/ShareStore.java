@@ -2,8 +2,8 @@ package io.bulkhead.redis;
 
 /**
  * Where a {@link FleetBudget}'s members live: the two atomic operations it needs, so that a client
- * other than Lettuce can follow. Each method is one round trip and throws
- * {@link StoreUnavailableException} when the store cannot answer within its command timeout.
+ * other than Lettuce can follow. Each method is one round trip and throws {@link
+ * StoreUnavailableException} when the store cannot answer within its command timeout.
  */
 interface ShareStore extends AutoCloseable {
 

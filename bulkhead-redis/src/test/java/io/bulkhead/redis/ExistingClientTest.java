@@ -30,7 +30,10 @@ class ExistingClientTest {
       }
       assertThat(log.warningsContaining("the Redis client given for 127.0.0.1:6379"))
           .as("one line: Lettuce's defaults queue commands while disconnected")
-          .singleElement().asString().contains("disconnectedBehavior").contains("60 s");
+          .singleElement()
+          .asString()
+          .contains("disconnectedBehavior")
+          .contains("60 s");
       assertThat(client.getOptions().getDisconnectedBehavior())
           .as("the client's options are the application's: left as they were")
           .isEqualTo(io.lettuce.core.ClientOptions.DisconnectedBehavior.DEFAULT);

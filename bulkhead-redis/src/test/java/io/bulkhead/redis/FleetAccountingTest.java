@@ -25,8 +25,8 @@ import org.junit.jupiter.api.Test;
 /**
  * A fleet compartment counts a call that waited for a lease, or was refused by the fallback policy,
  * as core counts a call that waited in its own queue: a rejection or a cancellation, never an
- * admission. On the Redis at 127.0.0.1:6379 ({@code other} holds the leases, {@code mine} waits), and
- * on an unreachable address for the fallback.
+ * admission. On the Redis at 127.0.0.1:6379 ({@code other} holds the leases, {@code mine} waits),
+ * and on an unreachable address for the fallback.
  */
 class FleetAccountingTest {
 
@@ -88,7 +88,8 @@ class FleetAccountingTest {
   @Test
   void aLeaseWaitThatTimesOutIsAWaitTimeoutRejection() throws Exception {
     String name = "acct-timeout-" + UUID.randomUUID();
-    try (RedisCompartments other = connect(REDIS); RedisCompartments mine = connect(REDIS)) {
+    try (RedisCompartments other = connect(REDIS);
+        RedisCompartments mine = connect(REDIS)) {
       FleetBulkhead theirs = other.builder(name).limit(1).build();
       FleetBulkhead ours = mine.builder(name).limit(1).maxQueue(1).maxWait(MAX_WAIT).build();
       Events events = new Events();
@@ -97,11 +98,13 @@ class FleetAccountingTest {
       Permit held = theirs.tryAcquire().orElseThrow(); // the fleet is full
 
       AtomicBoolean ran = new AtomicBoolean();
-      BulkheadFullException e = catchThrowableOfType(
-          () -> ours.call(() -> ran.getAndSet(true)), BulkheadFullException.class);
+      BulkheadFullException e =
+          catchThrowableOfType(
+              () -> ours.call(() -> ran.getAndSet(true)), BulkheadFullException.class);
 
       assertThat(e.reason()).isEqualTo(Reason.WAIT_TIMEOUT);
-      assertThat(e.retryAfter()).as("core's estimate, not maxWait")
+      assertThat(e.retryAfter())
+          .as("core's estimate, not maxWait")
           .isEqualTo(Duration.ofNanos(serviceNanos));
       assertThat(ran).isFalse();
       BulkheadStats s = ours.stats();
@@ -115,7 +118,8 @@ class FleetAccountingTest {
       assertThat(ours.fleetStats().fleetTimeouts()).isEqualTo(1);
 
       assertThat(ours.tryAcquire()).as("the fleet is still full").isEmpty();
-      assertThat(ours.stats().rejected(Reason.QUEUE_FULL)).as("an empty tryAcquire, as core counts it")
+      assertThat(ours.stats().rejected(Reason.QUEUE_FULL))
+          .as("an empty tryAcquire, as core counts it")
           .isEqualTo(1);
       assertThat(ours.stats().admitted()).isEqualTo(1);
       held.close();
@@ -125,7 +129,8 @@ class FleetAccountingTest {
   @Test
   void aSubmitWhoseLeaseWaitTimesOutIsRejectedOnItsCompartmentsOwnThread() throws Exception {
     String name = "acct-async-" + UUID.randomUUID();
-    try (RedisCompartments other = connect(REDIS); RedisCompartments mine = connect(REDIS)) {
+    try (RedisCompartments other = connect(REDIS);
+        RedisCompartments mine = connect(REDIS)) {
       FleetBulkhead theirs = other.builder(name).limit(1).build();
       FleetBulkhead ours = mine.builder(name).limit(1).maxQueue(1).maxWait(MAX_WAIT).build();
       Events events = new Events();
@@ -134,12 +139,18 @@ class FleetAccountingTest {
       Permit held = theirs.tryAcquire().orElseThrow();
 
       AtomicBoolean ran = new AtomicBoolean();
-      CompletableFuture<String> f = ours.submit(() -> {
-        ran.set(true);
-        return CompletableFuture.completedFuture("never");
-      });
-      BulkheadFullException e = (BulkheadFullException) catchThrowableOfType(
-          () -> f.get(10, TimeUnit.SECONDS), java.util.concurrent.ExecutionException.class).getCause();
+      CompletableFuture<String> f =
+          ours.submit(
+              () -> {
+                ran.set(true);
+                return CompletableFuture.completedFuture("never");
+              });
+      BulkheadFullException e =
+          (BulkheadFullException)
+              catchThrowableOfType(
+                      () -> f.get(10, TimeUnit.SECONDS),
+                      java.util.concurrent.ExecutionException.class)
+                  .getCause();
 
       assertThat(e.reason()).isEqualTo(Reason.WAIT_TIMEOUT);
       assertThat(e.retryAfter()).isEqualTo(Duration.ofNanos(serviceNanos));
@@ -148,8 +159,11 @@ class FleetAccountingTest {
       assertThat(ours.stats().admitted()).isEqualTo(1);
       assertThat(ours.stats().inFlight()).isZero();
       assertThat(events.seen).containsExactly("queued", "rejected WAIT_TIMEOUT");
-      assertThat(events.rejectedOn).as("never the fleet's shared scheduler")
-          .singleElement().asString().startsWith("bulkhead-" + name + "-");
+      assertThat(events.rejectedOn)
+          .as("never the fleet's shared scheduler")
+          .singleElement()
+          .asString()
+          .startsWith("bulkhead-" + name + "-");
       held.close();
     }
   }
@@ -157,23 +171,29 @@ class FleetAccountingTest {
   @Test
   void aSubmitCancelledWhileItWaitsForALeaseIsCountedCancelled() throws Exception {
     String name = "acct-cancel-" + UUID.randomUUID();
-    try (RedisCompartments other = connect(REDIS); RedisCompartments mine = connect(REDIS)) {
+    try (RedisCompartments other = connect(REDIS);
+        RedisCompartments mine = connect(REDIS)) {
       FleetBulkhead theirs = other.builder(name).limit(1).build();
-      FleetBulkhead ours = mine.builder(name).limit(1).maxQueue(1)
-          .maxWait(Duration.ofSeconds(30)).build();
+      FleetBulkhead ours =
+          mine.builder(name).limit(1).maxQueue(1).maxWait(Duration.ofSeconds(30)).build();
       Events events = new Events();
       ours.addListener(events);
       Permit held = theirs.tryAcquire().orElseThrow();
 
       AtomicBoolean ran = new AtomicBoolean();
-      CompletableFuture<String> f = ours.submit(() -> {
-        ran.set(true);
-        return CompletableFuture.completedFuture("never");
-      });
-      await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+      CompletableFuture<String> f =
+          ours.submit(
+              () -> {
+                ran.set(true);
+                return CompletableFuture.completedFuture("never");
+              });
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .pollInterval(Duration.ofMillis(10))
           .until(() -> ours.fleetStats().leaseWaiting() == 1);
       assertThat(ours.stats().waiting()).as("waiting for a lease is waiting").isEqualTo(1);
-      assertThat(ours.stats().inFlight()).as("not in flight: it has not reached the dependency")
+      assertThat(ours.stats().inFlight())
+          .as("not in flight: it has not reached the dependency")
           .isZero();
 
       assertThat(f.cancel(true)).isTrue();
@@ -196,28 +216,39 @@ class FleetAccountingTest {
   @Test
   void aSubmitWhoseSupplierThrowsAfterALeaseWaitFailsWithItAndFreesBothSlots() throws Exception {
     String name = "acct-throws-" + UUID.randomUUID();
-    try (RedisCompartments other = connect(REDIS); RedisCompartments mine = connect(REDIS)) {
+    try (RedisCompartments other = connect(REDIS);
+        RedisCompartments mine = connect(REDIS)) {
       FleetBulkhead theirs = other.builder(name).limit(1).build();
-      FleetBulkhead ours = mine.builder(name).limit(1).maxQueue(1)
-          .maxWait(Duration.ofSeconds(30)).build();
+      FleetBulkhead ours =
+          mine.builder(name).limit(1).maxQueue(1).maxWait(Duration.ofSeconds(30)).build();
       Permit held = theirs.tryAcquire().orElseThrow();
-      CompletableFuture<String> f = ours.submit(() -> {
-        throw new IllegalStateException("the supplier failed");
-      });
-      await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+      CompletableFuture<String> f =
+          ours.submit(
+              () -> {
+                throw new IllegalStateException("the supplier failed");
+              });
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .pollInterval(Duration.ofMillis(10))
           .until(() -> ours.fleetStats().leaseWaiting() == 1);
       held.close();
 
-      Throwable failure = catchThrowableOfType(() -> f.get(10, TimeUnit.SECONDS),
-          java.util.concurrent.ExecutionException.class).getCause();
-      assertThat(failure).isInstanceOf(IllegalStateException.class)
+      Throwable failure =
+          catchThrowableOfType(
+                  () -> f.get(10, TimeUnit.SECONDS), java.util.concurrent.ExecutionException.class)
+              .getCause();
+      assertThat(failure)
+          .isInstanceOf(IllegalStateException.class)
           .hasMessage("the supplier failed");
       BulkheadStats s = ours.stats();
       assertThat(s.admitted()).as("admitted: it had its lease").isEqualTo(1);
       assertThat(s.completed()).isEqualTo(1);
       assertThat(s.inFlight()).isZero();
       assertThat(ours.fleetStats().leasesHeld()).isZero();
-      assertThat(ours.tryAcquire()).as("both slots are free again").isPresent().get()
+      assertThat(ours.tryAcquire())
+          .as("both slots are free again")
+          .isPresent()
+          .get()
           .satisfies(Permit::close);
     }
   }
@@ -226,8 +257,14 @@ class FleetAccountingTest {
   void aFallbackRefusalIsAQueueFullRejection() throws Exception {
     int port = RedisServerProcess.freePort(); // nothing listens there: the fallback policy decides
     try (RedisCompartments fleet = connect("redis://127.0.0.1:" + port)) {
-      FleetBulkhead ours = fleet.builder("acct-fallback").limit(2).maxQueue(2).maxWait(MAX_WAIT)
-          .fallbackToLocalShare(1).build();
+      FleetBulkhead ours =
+          fleet
+              .builder("acct-fallback")
+              .limit(2)
+              .maxQueue(2)
+              .maxWait(MAX_WAIT)
+              .fallbackToLocalShare(1)
+              .build();
       Events events = new Events();
       ours.addListener(events);
       ours.call(() -> "calibration"); // through the share
@@ -235,11 +272,12 @@ class FleetAccountingTest {
       events.seen.clear();
       Permit share = ours.tryAcquire().orElseThrow(); // the whole share
 
-      BulkheadFullException sync = catchThrowableOfType(() -> ours.call(() -> "no"),
-          BulkheadFullException.class);
+      BulkheadFullException sync =
+          catchThrowableOfType(() -> ours.call(() -> "no"), BulkheadFullException.class);
       CompletableFuture<String> async = ours.submit(() -> CompletableFuture.completedFuture("no"));
-      BulkheadFullException asyncRefusal = (BulkheadFullException) catchThrowableOfType(
-          async::join, CompletionException.class).getCause();
+      BulkheadFullException asyncRefusal =
+          (BulkheadFullException)
+              catchThrowableOfType(async::join, CompletionException.class).getCause();
 
       for (BulkheadFullException e : List.of(sync, asyncRefusal)) {
         assertThat(e.reason()).isEqualTo(Reason.QUEUE_FULL);
@@ -252,8 +290,9 @@ class FleetAccountingTest {
       assertThat(s.admitted()).as("the calibration and the permit").isEqualTo(2);
       assertThat(s.completed()).isEqualTo(1);
       assertThat(s.inFlight()).isEqualTo(1);
-      assertThat(events.seen).containsExactly("admitted", "rejected QUEUE_FULL",
-          "rejected QUEUE_FULL", "rejected QUEUE_FULL");
+      assertThat(events.seen)
+          .containsExactly(
+              "admitted", "rejected QUEUE_FULL", "rejected QUEUE_FULL", "rejected QUEUE_FULL");
       assertThat(ours.fleetStats().refusedByFallback()).isEqualTo(3);
       share.close();
       assertThat(ours.stats().completed()).isEqualTo(2);

@@ -92,8 +92,11 @@ class FleetBudgetTest {
     // floor(10 / 3) = 3 each, and the remainder of 1 to the member whose id sorts first
     List<FleetBudget> byId = new ArrayList<>(List.of(a, b, c));
     byId.sort((x, y) -> x.memberId().compareTo(y.memberId()));
-    await().atMost(SETTLES).until(() -> byId.stream().map(FleetBudget::share).toList(),
-        shares -> shares.equals(List.of(4, 3, 3)));
+    await()
+        .atMost(SETTLES)
+        .until(
+            () -> byId.stream().map(FleetBudget::share).toList(),
+            shares -> shares.equals(List.of(4, 3, 3)));
     assertThat(a.liveMembers()).isEqualTo(3);
 
     b.close(); // leaves at once
@@ -105,8 +108,14 @@ class FleetBudgetTest {
 
     assertThat(ledger.violations).isEmpty();
     assertThat(ledger.maxSum).isEqualTo(CAPACITY);
-    System.out.println("fleet budget: " + ledger.changes + " share changes, applied shares added up"
-        + " to at most " + ledger.maxSum + " of " + CAPACITY);
+    System.out.println(
+        "fleet budget: "
+            + ledger.changes
+            + " share changes, applied shares added up"
+            + " to at most "
+            + ledger.maxSum
+            + " of "
+            + CAPACITY);
   }
 
   @Test
@@ -114,8 +123,11 @@ class FleetBudgetTest {
     FleetBudget a = join();
     FleetBudget b = join();
     FleetBudget c = join();
-    await().atMost(SETTLES).until(() -> List.of(a.share(), b.share(), c.share()),
-        shares -> shares.stream().allMatch(s -> s >= 3));
+    await()
+        .atMost(SETTLES)
+        .until(
+            () -> List.of(a.share(), b.share(), c.share()),
+            shares -> shares.stream().allMatch(s -> s >= 3));
 
     long stopped = System.nanoTime();
     c.abandon(); // as a process that dies: no goodbye, its entry stays until its heartbeat expires
@@ -125,9 +137,14 @@ class FleetBudgetTest {
     long tookMillis = Duration.ofNanos(System.nanoTime() - stopped).toMillis();
     assertThat(a.liveMembers()).isEqualTo(2);
     assertThat(ledger.violations).isEmpty();
-    System.out.println("fleet budget: the share of a member that stopped heartbeating came back in "
-        + tookMillis + " ms (TTL " + TTL.toMillis() + " ms, heartbeats every "
-        + TTL.toMillis() / 3 + " ms)");
+    System.out.println(
+        "fleet budget: the share of a member that stopped heartbeating came back in "
+            + tookMillis
+            + " ms (TTL "
+            + TTL.toMillis()
+            + " ms, heartbeats every "
+            + TTL.toMillis() / 3
+            + " ms)");
   }
 
   @Test
@@ -135,14 +152,22 @@ class FleetBudgetTest {
     join();
     assertThatThrownBy(() -> FleetBudget.builder(name).capacity(CAPACITY + 1).ttl(TTL).join(REDIS))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("fleet budget '" + name + "' has capacity 11 here but 10 in the 1 other live"
-            + " instance(s): give every instance the same capacity");
+        .hasMessage(
+            "fleet budget '"
+                + name
+                + "' has capacity 11 here but 10 in the 1 other live"
+                + " instance(s): give every instance the same capacity");
   }
 
   @Test
   void anUnreachableRedisNeverFailsStartUpAndKeepsTheStartingShare() {
-    FleetBudget alone = FleetBudget.builder(name).capacity(CAPACITY).startingShare(2).ttl(TTL)
-        .connectTimeout(Duration.ofMillis(300)).join("redis://127.0.0.1:1");
+    FleetBudget alone =
+        FleetBudget.builder(name)
+            .capacity(CAPACITY)
+            .startingShare(2)
+            .ttl(TTL)
+            .connectTimeout(Duration.ofMillis(300))
+            .join("redis://127.0.0.1:1");
     members.add(alone);
     assertThat(alone.reachable()).isFalse();
     assertThat(alone.share()).isEqualTo(2);
@@ -157,6 +182,7 @@ class FleetBudgetTest {
     assertThatThrownBy(() -> FleetBudget.builder(name).ttl(Duration.ofMillis(10)))
         .hasMessageStartingWith("ttl of fleet budget '" + name + "' must be at least 300 ms");
     assertThatThrownBy(() -> FleetBudget.builder(name).capacity(3).join("http://nowhere"))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("uri is not a Redis URI");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("uri is not a Redis URI");
   }
 }

@@ -24,8 +24,10 @@ class FleetLimitTest {
   private static final String REDIS = "redis://127.0.0.1:6379";
 
   private static RedisCompartments connect() {
-    return RedisCompartments.settings().leaseTtl(Duration.ofSeconds(10))
-        .pollInterval(Duration.ofMillis(100)).connect(REDIS);
+    return RedisCompartments.settings()
+        .leaseTtl(Duration.ofSeconds(10))
+        .pollInterval(Duration.ofMillis(100))
+        .connect(REDIS);
   }
 
   @Test
@@ -49,7 +51,8 @@ class FleetLimitTest {
       assertThat(old.tryAcquire()).isEmpty();
       assertThat(leases(name)).as("granted before the limit went down: they drain").isEqualTo(5);
       assertThat(log.warningsContaining("limit is 6 but the fleet's limit is 4"))
-          .as("one warning naming both values, however often it is seen").hasSize(1);
+          .as("one warning naming both values, however often it is seen")
+          .hasSize(1);
 
       oldHeld.pop().close();
       oldHeld.pop().close(); // 3 held
@@ -65,7 +68,8 @@ class FleetLimitTest {
       assertThat(fresh.tryAcquire()).as("5 held, the fleet's limit is 5").isEmpty();
       assertThat(leases(name)).isEqualTo(5);
       assertThat(log.warningsContaining("limit is 4 but the fleet's limit is 5"))
-          .as("now the other process disagrees, and says so once").hasSize(1);
+          .as("now the other process disagrees, and says so once")
+          .hasSize(1);
 
       // A store that lost the key (a restart without its data) takes the admitting process's limit.
       redis(c -> c.del(LettuceLeaseStore.limitKey(name)));
@@ -79,8 +83,13 @@ class FleetLimitTest {
       assertThat(old.stats().inFlight()).isZero();
       assertThat(fresh.stats().inFlight()).isZero();
     } finally {
-      redis(c -> c.del(LettuceLeaseStore.leasesKey(name), LettuceLeaseStore.fenceKey(name),
-          LettuceLeaseStore.epochKey(name), LettuceLeaseStore.limitKey(name)));
+      redis(
+          c ->
+              c.del(
+                  LettuceLeaseStore.leasesKey(name),
+                  LettuceLeaseStore.fenceKey(name),
+                  LettuceLeaseStore.epochKey(name),
+                  LettuceLeaseStore.limitKey(name)));
     }
   }
 

@@ -18,9 +18,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * A process stopped with kill -STOP for longer than the lease TTL while it holds leases, then resumed
- * with kill -CONT, among two processes that keep calling: three JVMs on the Redis at 127.0.0.1:6379,
- * one compartment of limit 10, and the dependency's own count of concurrent calls as the oracle.
+ * A process stopped with kill -STOP for longer than the lease TTL while it holds leases, then
+ * resumed with kill -CONT, among two processes that keep calling: three JVMs on the Redis at
+ * 127.0.0.1:6379, one compartment of limit 10, and the dependency's own count of concurrent calls
+ * as the oracle.
  */
 class FleetPauseTest {
 
@@ -39,7 +40,8 @@ class FleetPauseTest {
   }
 
   @Test
-  void aProcessStoppedPastTheTtlLearnsItsLeasesWereLostAndNothingExceedsTheLimit() throws Exception {
+  void aProcessStoppedPastTheTtlLearnsItsLeasesWereLostAndNothingExceedsTheLimit()
+      throws Exception {
     String name = "pause-" + UUID.randomUUID();
     String ttl = Long.toString(TTL_MILLIS);
     RedisClient client = RedisClient.create(RedisURI.create(REDIS));
@@ -47,38 +49,49 @@ class FleetPauseTest {
         StatefulRedisConnection<String, String> connection = client.connect()) {
       RedisCommands<String, String> redis = connection.sync();
       String port = Integer.toString(dependency.port());
-      WorkerJvms.Started paused = launch("pause", REDIS, name, ttl, port, Integer.toString(HELD),
-          "4", "30");
+      WorkerJvms.Started paused =
+          launch("pause", REDIS, name, ttl, port, Integer.toString(HELD), "4", "30");
       WorkerJvms.lineStartingWith(paused.lines(), "HOLDING " + HELD, Duration.ofSeconds(90));
       String epoch = redis.get(LettuceLeaseStore.epochKey(name));
       // No other process has started yet, and the paused one runs no call but the held ones: every
       // lease in Redis now is one of them. Their ids stay the same through renewals.
       List<String> pausedLeases = redis.zrange(LettuceLeaseStore.leasesKey(name), 0, -1);
       assertThat(pausedLeases).as("the paused process's leases").hasSize(HELD);
-      List<WorkerJvms.Started> others = List.of(
-          launch("until", REDIS, name, ttl, port, "6"), launch("until", REDIS, name, ttl, port, "6"));
+      List<WorkerJvms.Started> others =
+          List.of(
+              launch("until", REDIS, name, ttl, port, "6"),
+              launch("until", REDIS, name, ttl, port, "6"));
       for (WorkerJvms.Started other : others) {
         WorkerJvms.lineStartingWith(other.lines(), "HAMMERING", Duration.ofSeconds(90));
       }
       // The other two fill what the paused one leaves: 4 + 6.
-      await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(5))
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .pollInterval(Duration.ofMillis(5))
           .until(() -> redis.zcard(LettuceLeaseStore.leasesKey(name)) == FleetWorker.LIMIT);
 
       long stoppedAt = System.nanoTime();
       signal("STOP", paused.process());
       // Its leases expire one TTL after its last renewal and the others' admissions purge them and
-      // take the slots. When that last renewal ran is not known here: the stop lands some time after
+      // take the slots. When that last renewal ran is not known here: the stop lands some time
+      // after
       // kill is forked (long on a loaded host), and a renewal written just before it may even run
       // after kill returns. A bound taken from Redis's clock before the signal was passed by such a
       // renewal, let the wait end with the paused leases still live, and the resumed process then
-      // renewed them instead of losing them (no LOST). So wait for the paused leases themselves to be
+      // renewed them instead of losing them (no LOST). So wait for the paused leases themselves to
+      // be
       // gone: once purged, nothing the paused process sends can bring one back (its renewal adds a
       // lease only while it is live, or after an epoch change), so the renewal it sends after the
       // resume finds all of them lost.
-      await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(5)).until(() ->
-          pausedLeases.stream()
-              .allMatch(id -> redis.zscore(LettuceLeaseStore.leasesKey(name), id) == null)
-          && redis.zcard(LettuceLeaseStore.leasesKey(name)) == FleetWorker.LIMIT);
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .pollInterval(Duration.ofMillis(5))
+          .until(
+              () ->
+                  pausedLeases.stream()
+                          .allMatch(
+                              id -> redis.zscore(LettuceLeaseStore.leasesKey(name), id) == null)
+                      && redis.zcard(LettuceLeaseStore.leasesKey(name)) == FleetWorker.LIMIT);
       long takenAfter = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - stoppedAt);
 
       long resumedAt = System.nanoTime();
@@ -110,11 +123,22 @@ class FleetPauseTest {
         assertThat(p.waitFor(10, TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue()).isZero();
       }
-      System.out.println("kill -STOP/-CONT: the dependency saw at most " + dependency.maxOpen()
-          + " concurrent calls; the others held all " + FleetWorker.LIMIT + " leases " + takenAfter
-          + " ms after the stop (TTL " + TTL_MILLIS + " ms); the resumed process reported its "
-          + HELD + " leases lost " + learnedAfter + " ms after kill -CONT; " + dependency.served()
-          + " calls served");
+      System.out.println(
+          "kill -STOP/-CONT: the dependency saw at most "
+              + dependency.maxOpen()
+              + " concurrent calls; the others held all "
+              + FleetWorker.LIMIT
+              + " leases "
+              + takenAfter
+              + " ms after the stop (TTL "
+              + TTL_MILLIS
+              + " ms); the resumed process reported its "
+              + HELD
+              + " leases lost "
+              + learnedAfter
+              + " ms after kill -CONT; "
+              + dependency.served()
+              + " calls served");
       assertThat(dependency.maxOpen()).isLessThanOrEqualTo(FleetWorker.LIMIT).isGreaterThan(1);
       assertThat(dependency.served()).isEqualTo(admitted);
       assertThat(redis.zcard(LettuceLeaseStore.leasesKey(name))).as("nothing leaks").isZero();
@@ -125,8 +149,8 @@ class FleetPauseTest {
   }
 
   private static void signal(String signal, Process process) throws Exception {
-    Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid()))
-        .inheritIO().start();
+    Process kill =
+        new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).inheritIO().start();
     assertThat(kill.waitFor(10, TimeUnit.SECONDS)).isTrue();
     assertThat(kill.exitValue()).as("kill -" + signal).isZero();
   }

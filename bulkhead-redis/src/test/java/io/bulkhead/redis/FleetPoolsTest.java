@@ -27,9 +27,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Real JVMs, each with database pools sized by one fleet budget of 10 on the Redis on
- * 127.0.0.1:6379, joining, leaving and killed with SIGKILL, while PostgreSQL's own
- * {@code pg_stat_activity} is read in a loop: the connections of their pools never add up to more than
- * the budget.
+ * 127.0.0.1:6379, joining, leaving and killed with SIGKILL, while PostgreSQL's own {@code
+ * pg_stat_activity} is read in a loop: the connections of their pools never add up to more than the
+ * budget.
  */
 class FleetPoolsTest {
 
@@ -58,28 +58,34 @@ class FleetPoolsTest {
     AtomicInteger samples = new AtomicInteger();
     AtomicReference<Throwable> samplerFailed = new AtomicReference<>();
     AtomicBoolean sampling = new AtomicBoolean(true);
-    Thread sampler = new Thread(() -> {
-      try (Connection c = db.connect(); PreparedStatement ps = c.prepareStatement(
-          "SELECT count(*) FROM pg_stat_activity WHERE application_name IN (?, ?)")) {
-        ps.setString(1, database + ".checkout");
-        ps.setString(2, database + ".reports");
-        while (sampling.get()) {
-          try (ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            max.accumulateAndGet(rs.getInt(1), Math::max);
-            samples.incrementAndGet();
-          }
-          LockSupport.parkNanos(SAMPLE_EVERY_NANOS); // leave the 2 cores to the instances
-        }
-      } catch (SQLException | RuntimeException e) {
-        samplerFailed.set(e);
-      }
-    }, "pg_stat_activity-sampler");
+    Thread sampler =
+        new Thread(
+            () -> {
+              try (Connection c = db.connect();
+                  PreparedStatement ps =
+                      c.prepareStatement(
+                          "SELECT count(*) FROM pg_stat_activity WHERE application_name IN (?, ?)")) {
+                ps.setString(1, database + ".checkout");
+                ps.setString(2, database + ".reports");
+                while (sampling.get()) {
+                  try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    max.accumulateAndGet(rs.getInt(1), Math::max);
+                    samples.incrementAndGet();
+                  }
+                  LockSupport.parkNanos(SAMPLE_EVERY_NANOS); // leave the 2 cores to the instances
+                }
+              } catch (SQLException | RuntimeException e) {
+                samplerFailed.set(e);
+              }
+            },
+            "pg_stat_activity-sampler");
     sampler.start();
 
     try {
-      String[] args = {REDIS, budget, Long.toString(TTL_MILLIS), db.jdbcUrl(),
-          db.username().orElse("-"), database};
+      String[] args = {
+        REDIS, budget, Long.toString(TTL_MILLIS), db.jdbcUrl(), db.username().orElse("-"), database
+      };
       Instance first = launch(args);
       first.await("OPEN ");
       assertThat(connections(db, database)).isEqualTo(FleetPoolsWorker.CAPACITY);
@@ -110,11 +116,21 @@ class FleetPoolsTest {
       sampling.set(false);
       sampler.join(TimeUnit.SECONDS.toMillis(10));
       assertThat(samplerFailed.get()).isNull();
-      System.out.println("fleet pools: pg_stat_activity showed at most " + max.get()
-          + " connections of the instances' pools in " + samples.get() + " samples (budget "
-          + FleetPoolsWorker.CAPACITY + "); the share of the instance killed with SIGKILL was back"
-          + " in use " + reclaimMillis + " ms later (TTL " + TTL_MILLIS + " ms)");
-      assertThat(max.get()).isLessThanOrEqualTo(FleetPoolsWorker.CAPACITY)
+      System.out.println(
+          "fleet pools: pg_stat_activity showed at most "
+              + max.get()
+              + " connections of the instances' pools in "
+              + samples.get()
+              + " samples (budget "
+              + FleetPoolsWorker.CAPACITY
+              + "); the share of the instance killed with SIGKILL was back"
+              + " in use "
+              + reclaimMillis
+              + " ms later (TTL "
+              + TTL_MILLIS
+              + " ms)");
+      assertThat(max.get())
+          .isLessThanOrEqualTo(FleetPoolsWorker.CAPACITY)
           .isEqualTo(FleetPoolsWorker.CAPACITY);
       assertThat(samples.get()).isPositive();
     } finally {
@@ -128,8 +144,10 @@ class FleetPoolsTest {
   }
 
   private static int connections(LocalPostgres db, String database) throws SQLException {
-    try (Connection c = db.connect(); PreparedStatement ps = c.prepareStatement(
-        "SELECT count(*) FROM pg_stat_activity WHERE application_name IN (?, ?)")) {
+    try (Connection c = db.connect();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name IN (?, ?)")) {
       ps.setString(1, database + ".checkout");
       ps.setString(2, database + ".reports");
       try (ResultSet rs = ps.executeQuery()) {

@@ -14,15 +14,15 @@ import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * One instance of a service in {@link FleetPoolsTest}, in its own JVM: its database pools take their
- * total from a fleet budget of {@link #CAPACITY}, wired as the README shows.
+ * One instance of a service in {@link FleetPoolsTest}, in its own JVM: its database pools take
+ * their total from a fleet budget of {@link #CAPACITY}, wired as the README shows.
  *
  * <pre>
  * REDIS_URI BUDGET TTL_MS JDBC_URL USERNAME|- DATABASE_NAME
  * </pre>
  *
- * Prints {@code OPEN share} once its pools are open and {@code SHARE share} after each resize; a line
- * {@code leave} on stdin closes the pools and leaves the fleet.
+ * Prints {@code OPEN share} once its pools are open and {@code SHARE share} after each resize; a
+ * line {@code leave} on stdin closes the pools and leaves the fleet.
  */
 public final class FleetPoolsWorker {
 
@@ -32,16 +32,21 @@ public final class FleetPoolsWorker {
   private FleetPoolsWorker() {}
 
   public static void main(String[] args) throws Exception {
-    FleetBudget fleet = FleetBudget.builder(args[1]).capacity(CAPACITY)
-        .ttl(Duration.ofMillis(Long.parseLong(args[2]))).join(args[0]);
+    FleetBudget fleet =
+        FleetBudget.builder(args[1])
+            .capacity(CAPACITY)
+            .ttl(Duration.ofMillis(Long.parseLong(args[2])))
+            .join(args[0]);
     if (fleet.awaitShare(2, ROOM_WITHIN) < 2) { // two pools, one connection each at least
       System.out.println("NO ROOM " + fleet);
       System.exit(2);
     }
-    DatabasePools.Builder builder = DatabasePools.builder(args[5]).jdbcUrl(args[3])
-        .pool(PoolConfig.builder("checkout").size(6).build())
-        .pool(PoolConfig.builder("reports").size(4).build())
-        .total(fleet::share);
+    DatabasePools.Builder builder =
+        DatabasePools.builder(args[5])
+            .jdbcUrl(args[3])
+            .pool(PoolConfig.builder("checkout").size(6).build())
+            .pool(PoolConfig.builder("reports").size(4).build())
+            .total(fleet::share);
     if (!args[4].equals("-")) {
       builder.username(args[4]);
     }
@@ -50,14 +55,16 @@ public final class FleetPoolsWorker {
     // reading of its size and its taking of the connections made that burst's getConnection refused
     // (QUEUE_FULL) and the worker exit. The lock is this worker's, not the library's.
     ReentrantLock bursts = new ReentrantLock();
-    fleet.addListener((budget, before, share) -> {
-      resizeAndUseEveryConnection(db, bursts);
-      System.out.println("SHARE " + share);
-    });
+    fleet.addListener(
+        (budget, before, share) -> {
+          resizeAndUseEveryConnection(db, bursts);
+          System.out.println("SHARE " + share);
+        });
     resizeAndUseEveryConnection(db, bursts); // a change between open() and addListener
     System.out.println("OPEN " + fleet.share());
     System.out.flush();
-    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    BufferedReader in =
+        new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     for (String line; (line = in.readLine()) != null; ) {
       if (line.equals("leave")) {
         break;
@@ -79,9 +86,9 @@ public final class FleetPoolsWorker {
   }
 
   /**
-   * A burst that takes every connection of every pool at once, as a busy instance would: a pool that
-   * grew opens its new connections on demand (or at HikariCP's next housekeeping), so this is what
-   * makes the instance hold its whole share.
+   * A burst that takes every connection of every pool at once, as a busy instance would: a pool
+   * that grew opens its new connections on demand (or at HikariCP's next housekeeping), so this is
+   * what makes the instance hold its whole share.
    */
   private static void useEveryConnection(DatabasePools db) {
     List<Connection> held = new ArrayList<>();

@@ -39,8 +39,15 @@ class FleetProcessTest {
     try (CountingDependency dependency = new CountingDependency(5)) {
       List<BlockingQueue<String>> outputs = new ArrayList<>();
       for (int i = 0; i < 3; i++) {
-        outputs.add(launch("hammer", REDIS, name, Long.toString(TTL_MILLIS),
-            Integer.toString(dependency.port()), Integer.toString(threads), Integer.toString(calls)));
+        outputs.add(
+            launch(
+                "hammer",
+                REDIS,
+                name,
+                Long.toString(TTL_MILLIS),
+                Integer.toString(dependency.port()),
+                Integer.toString(threads),
+                Integer.toString(calls)));
       }
       long admitted = 0;
       for (BlockingQueue<String> out : outputs) {
@@ -55,8 +62,14 @@ class FleetProcessTest {
         assertThat(p.waitFor(10, TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue()).isZero();
       }
-      System.out.println("three processes: dependency saw at most " + dependency.maxOpen()
-          + " concurrent calls; " + dependency.served() + " served, " + admitted + " admitted");
+      System.out.println(
+          "three processes: dependency saw at most "
+              + dependency.maxOpen()
+              + " concurrent calls; "
+              + dependency.served()
+              + " served, "
+              + admitted
+              + " admitted");
       assertThat(dependency.maxOpen()).isLessThanOrEqualTo(FleetWorker.LIMIT).isGreaterThan(1);
       assertThat(dependency.served()).isEqualTo(admitted);
       assertThat(admitted).isPositive();
@@ -67,15 +80,23 @@ class FleetProcessTest {
   void slotsOfAProcessKilledWithSigkillComeBackWithinTheLeaseTtl() throws Exception {
     String name = "fleet-" + UUID.randomUUID();
     int heldByVictim = 4;
-    BlockingQueue<String> out = launch("hold", REDIS, name, Long.toString(TTL_MILLIS),
-        Integer.toString(heldByVictim));
+    BlockingQueue<String> out =
+        launch("hold", REDIS, name, Long.toString(TTL_MILLIS), Integer.toString(heldByVictim));
     WorkerJvms.lineStartingWith(out, "HELD ", Duration.ofSeconds(90));
     Process victim = processes.get(0);
 
-    try (RedisCompartments fleet = RedisCompartments.settings()
-        .leaseTtl(Duration.ofMillis(TTL_MILLIS)).pollInterval(POLL).connect(REDIS)) {
-      FleetBulkhead here = fleet.builder(name).limit(FleetWorker.LIMIT)
-          .maxQueue(FleetWorker.LIMIT).maxWait(Duration.ofSeconds(20)).build();
+    try (RedisCompartments fleet =
+        RedisCompartments.settings()
+            .leaseTtl(Duration.ofMillis(TTL_MILLIS))
+            .pollInterval(POLL)
+            .connect(REDIS)) {
+      FleetBulkhead here =
+          fleet
+              .builder(name)
+              .limit(FleetWorker.LIMIT)
+              .maxQueue(FleetWorker.LIMIT)
+              .maxWait(Duration.ofSeconds(20))
+              .build();
       List<Permit> mine = new ArrayList<>();
       for (int i = 0; i < FleetWorker.LIMIT - heldByVictim; i++) {
         mine.add(here.tryAcquire().orElseThrow());
@@ -90,8 +111,16 @@ class FleetProcessTest {
         mine.add(here.acquire()); // waits until the victim's leases expire
       }
       long reclaimMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
-      System.out.println("kill -9: the victim's " + heldByVictim + " slots came back after "
-          + reclaimMillis + " ms (lease TTL " + TTL_MILLIS + " ms, poll " + POLL.toMillis() + " ms)");
+      System.out.println(
+          "kill -9: the victim's "
+              + heldByVictim
+              + " slots came back after "
+              + reclaimMillis
+              + " ms (lease TTL "
+              + TTL_MILLIS
+              + " ms, poll "
+              + POLL.toMillis()
+              + " ms)");
       // At most one TTL after its last renewal, plus the poll that notices; a second of slack for a
       // loaded machine.
       assertThat(reclaimMillis).isLessThan(TTL_MILLIS + POLL.toMillis() + 1000);

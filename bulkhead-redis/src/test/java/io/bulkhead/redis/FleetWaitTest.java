@@ -18,8 +18,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Calls that wait for the fleet to free a lease, on the Redis at 127.0.0.1:6379. Two
- * RedisCompartments in one JVM stand for two processes: {@code other} holds the leases, {@code mine}
- * waits for them.
+ * RedisCompartments in one JVM stand for two processes: {@code other} holds the leases, {@code
+ * mine} waits for them.
  */
 class FleetWaitTest {
 
@@ -34,24 +34,30 @@ class FleetWaitTest {
   @Test
   void aSubmitThatWaitedForALeaseStartsOnItsCompartmentsOwnThread() throws Exception {
     String name = "wait-" + UUID.randomUUID();
-    try (RedisCompartments other = connect(); RedisCompartments mine = connect()) {
+    try (RedisCompartments other = connect();
+        RedisCompartments mine = connect()) {
       FleetBulkhead theirs = other.builder(name).limit(1).build();
-      FleetBulkhead ours = mine.builder(name).limit(1).maxQueue(1)
-          .maxWait(Duration.ofSeconds(30)).build();
+      FleetBulkhead ours =
+          mine.builder(name).limit(1).maxQueue(1).maxWait(Duration.ofSeconds(30)).build();
       Permit held = theirs.tryAcquire().orElseThrow();
 
       CompletableFuture<String> ranOn = new CompletableFuture<>();
-      CompletableFuture<String> call = ours.submit(() -> {
-        ranOn.complete(Thread.currentThread().getName());
-        return CompletableFuture.completedFuture("done");
-      });
-      await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+      CompletableFuture<String> call =
+          ours.submit(
+              () -> {
+                ranOn.complete(Thread.currentThread().getName());
+                return CompletableFuture.completedFuture("done");
+              });
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .pollInterval(Duration.ofMillis(10))
           .until(() -> ours.fleetStats().leaseWaiting() == 1);
       assertThat(ranOn).as("the fleet is full: nothing runs yet").isNotDone();
 
       held.close(); // the release message wakes `mine`, whose scheduler takes the lease
       assertThat(call.get(10, TimeUnit.SECONDS)).isEqualTo("done");
-      assertThat(ranOn.get()).as("never the fleet's scheduler, which every compartment shares")
+      assertThat(ranOn.get())
+          .as("never the fleet's scheduler, which every compartment shares")
           .startsWith("bulkhead-" + name + "-");
       assertThat(ours.fleetStats().leasesHeld()).isZero();
       assertThat(leasesInRedis(name)).isZero();
@@ -61,18 +67,23 @@ class FleetWaitTest {
   @Test
   void cancellingASubmitThatWaitsForALeaseWithdrawsIt() throws Exception {
     String name = "cancel-" + UUID.randomUUID();
-    try (RedisCompartments other = connect(); RedisCompartments mine = connect()) {
+    try (RedisCompartments other = connect();
+        RedisCompartments mine = connect()) {
       FleetBulkhead theirs = other.builder(name).limit(1).build();
-      FleetBulkhead ours = mine.builder(name).limit(1).maxQueue(1)
-          .maxWait(Duration.ofSeconds(30)).build();
+      FleetBulkhead ours =
+          mine.builder(name).limit(1).maxQueue(1).maxWait(Duration.ofSeconds(30)).build();
       Permit held = theirs.tryAcquire().orElseThrow();
 
       AtomicInteger firstRan = new AtomicInteger();
-      CompletableFuture<String> first = ours.submit(() -> {
-        firstRan.incrementAndGet();
-        return CompletableFuture.completedFuture("first");
-      });
-      await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+      CompletableFuture<String> first =
+          ours.submit(
+              () -> {
+                firstRan.incrementAndGet();
+                return CompletableFuture.completedFuture("first");
+              });
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .pollInterval(Duration.ofMillis(10))
           .until(() -> ours.fleetStats().leaseWaiting() == 1);
       assertThat(first.cancel(true)).isTrue();
       assertThat(ours.fleetStats().leaseWaiting()).as("withdrawn from the lease queue").isZero();
@@ -80,18 +91,26 @@ class FleetWaitTest {
       // A second call queues where the first was: in FIFO order it gets the next lease only if the
       // first is really gone.
       CountDownLatch finish = new CountDownLatch(1);
-      CompletableFuture<String> second = ours.submit(() -> CompletableFuture.supplyAsync(() -> {
-        try {
-          finish.await();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-        return "second";
-      }));
-      await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+      CompletableFuture<String> second =
+          ours.submit(
+              () ->
+                  CompletableFuture.supplyAsync(
+                      () -> {
+                        try {
+                          finish.await();
+                        } catch (InterruptedException e) {
+                          Thread.currentThread().interrupt();
+                        }
+                        return "second";
+                      }));
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .pollInterval(Duration.ofMillis(10))
           .until(() -> ours.fleetStats().leaseWaiting() == 1);
       held.close();
-      await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .pollInterval(Duration.ofMillis(10))
           .until(() -> ours.fleetStats().leasesHeld() == 1);
       assertThat(ours.fleetStats().leaseWaiting()).as("the lease went to the second call").isZero();
       assertThat(leasesInRedis(name)).as("the second call's lease, and no leaked one").isEqualTo(1);

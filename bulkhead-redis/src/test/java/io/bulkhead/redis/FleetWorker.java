@@ -25,11 +25,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * pause  REDIS_URI COMPARTMENT TTL_MS DEPENDENCY_PORT HELD THREADS CALLS_PER_THREAD
  * </pre>
  *
- * <p>{@code until} hammers like {@code hammer} until a line arrives on its standard input. {@code pause}
- * is the process {@link FleetPauseTest} stops: HELD calls each call the dependency once and then keep
- * their leases without touching it ("HOLDING n"); once the fleet has reported those leases lost ("LOST
- * n", after the test's kill -STOP, kill -CONT and a line on standard input), they end, and the process
- * hammers like {@code hammer}, with new leases.
+ * <p>{@code until} hammers like {@code hammer} until a line arrives on its standard input. {@code
+ * pause} is the process {@link FleetPauseTest} stops: HELD calls each call the dependency once and
+ * then keep their leases without touching it ("HOLDING n"); once the fleet has reported those
+ * leases lost ("LOST n", after the test's kill -STOP, kill -CONT and a line on standard input),
+ * they end, and the process hammers like {@code hammer}, with new leases.
  */
 public final class FleetWorker {
 
@@ -39,14 +39,16 @@ public final class FleetWorker {
 
   public static void main(String[] args) throws Exception {
     String mode = args[0];
-    RedisCompartments fleet = RedisCompartments.settings()
-        .leaseTtl(Duration.ofMillis(Long.parseLong(args[3])))
-        .pollInterval(Duration.ofMillis(100))
-        // These tests are about the fleet's limit, not about a slow Redis: a command that takes
-        // longer than the default 500 ms on a loaded 2-core host must not switch a worker to its
-        // fallback share (RedisOutageTest covers that).
-        .commandTimeout(Duration.ofSeconds(5))
-        .connect(args[1]);
+    RedisCompartments fleet =
+        RedisCompartments.settings()
+            .leaseTtl(Duration.ofMillis(Long.parseLong(args[3])))
+            .pollInterval(Duration.ofMillis(100))
+            // These tests are about the fleet's limit, not about a slow Redis: a command that takes
+            // longer than the default 500 ms on a loaded 2-core host must not switch a worker to
+            // its
+            // fallback share (RedisOutageTest covers that).
+            .commandTimeout(Duration.ofSeconds(5))
+            .connect(args[1]);
     // A cold JVM can miss the first connection's short timeout; the oracle needs every process on
     // leases, not on its fallback share, so wait (bounded) until the fleet is connected.
     long connectBy = System.nanoTime() + Duration.ofSeconds(30).toNanos();
@@ -57,11 +59,16 @@ public final class FleetWorker {
       }
       Thread.sleep(50); // polling an observable state, bounded above
     }
-    FleetBulkhead compartment = fleet.builder(args[2]).limit(LIMIT).maxQueue(100)
-        .maxWait(Duration.ofSeconds(20)).build();
+    FleetBulkhead compartment =
+        fleet.builder(args[2]).limit(LIMIT).maxQueue(100).maxWait(Duration.ofSeconds(20)).build();
     if (mode.equals("pause")) {
-      pauseThenHammer(fleet, compartment, Integer.parseInt(args[4]), Integer.parseInt(args[5]),
-          Integer.parseInt(args[6]), Integer.parseInt(args[7]));
+      pauseThenHammer(
+          fleet,
+          compartment,
+          Integer.parseInt(args[4]),
+          Integer.parseInt(args[5]),
+          Integer.parseInt(args[6]),
+          Integer.parseInt(args[7]));
       return;
     }
     if (mode.equals("hold")) {
@@ -79,14 +86,17 @@ public final class FleetWorker {
     int threads = Integer.parseInt(args[5]);
     if (mode.equals("until")) {
       AtomicBoolean stop = new AtomicBoolean();
-      Thread stdin = new Thread(() -> {
-        try {
-          new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
-        } catch (java.io.IOException e) {
-          // the test went away: stop as well
-        }
-        stop.set(true);
-      });
+      Thread stdin =
+          new Thread(
+              () -> {
+                try {
+                  new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))
+                      .readLine();
+                } catch (java.io.IOException e) {
+                  // the test went away: stop as well
+                }
+                stop.set(true);
+              });
       stdin.setDaemon(true);
       stdin.start();
       System.out.println("HAMMERING");
@@ -98,24 +108,34 @@ public final class FleetWorker {
     hammer(fleet, compartment, port, threads, i -> i < calls, 0);
   }
 
-  private static void pauseThenHammer(RedisCompartments fleet, FleetBulkhead compartment, int port,
-      int heldCalls, int threads, int calls) throws Exception {
+  private static void pauseThenHammer(
+      RedisCompartments fleet,
+      FleetBulkhead compartment,
+      int port,
+      int heldCalls,
+      int threads,
+      int calls)
+      throws Exception {
     CountDownLatch holding = new CountDownLatch(heldCalls);
     CountDownLatch release = new CountDownLatch(1);
     List<Thread> held = new ArrayList<>();
     for (int i = 0; i < heldCalls; i++) {
-      Thread t = new Thread(() -> {
-        try {
-          compartment.call(() -> {
-            callDependency(port); // under its lease
-            holding.countDown();
-            release.await(); // holds the lease, out of the dependency, through the pause
-            return null;
-          });
-        } catch (Exception e) {
-          throw new IllegalStateException(e);
-        }
-      });
+      Thread t =
+          new Thread(
+              () -> {
+                try {
+                  compartment.call(
+                      () -> {
+                        callDependency(port); // under its lease
+                        holding.countDown();
+                        release
+                            .await(); // holds the lease, out of the dependency, through the pause
+                        return null;
+                      });
+                } catch (Exception e) {
+                  throw new IllegalStateException(e);
+                }
+              });
       t.start();
       held.add(t);
     }
@@ -124,7 +144,8 @@ public final class FleetWorker {
     System.out.flush();
     // The test stops this process now, for longer than the lease TTL, resumes it, and then says so
     // on standard input: the bound below starts there, not before the other JVMs start and the stop
-    // (both unbounded here, and long on a loaded host). The renewal that runs after the resume finds
+    // (both unbounded here, and long on a loaded host). The renewal that runs after the resume
+    // finds
     // the leases gone; poll that observable state, bounded above.
     new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
     long by = System.nanoTime() + Duration.ofSeconds(60).toNanos();
@@ -145,24 +166,32 @@ public final class FleetWorker {
   }
 
   /** Calls the dependency from {@code threads} threads while {@code more} says so; prints DONE. */
-  private static void hammer(RedisCompartments fleet, FleetBulkhead compartment, int port,
-      int threads, java.util.function.IntPredicate more, int calledBefore) throws Exception {
+  private static void hammer(
+      RedisCompartments fleet,
+      FleetBulkhead compartment,
+      int port,
+      int threads,
+      java.util.function.IntPredicate more,
+      int calledBefore)
+      throws Exception {
     AtomicLong admitted = new AtomicLong(calledBefore);
     AtomicLong refused = new AtomicLong();
     List<Thread> workers = new ArrayList<>();
     for (int t = 0; t < threads; t++) {
-      Thread w = new Thread(() -> {
-        for (int i = 0; more.test(i); i++) {
-          try {
-            compartment.call(() -> callDependency(port));
-            admitted.incrementAndGet();
-          } catch (BulkheadFullException e) {
-            refused.incrementAndGet();
-          } catch (Exception e) {
-            throw new IllegalStateException(e);
-          }
-        }
-      });
+      Thread w =
+          new Thread(
+              () -> {
+                for (int i = 0; more.test(i); i++) {
+                  try {
+                    compartment.call(() -> callDependency(port));
+                    admitted.incrementAndGet();
+                  } catch (BulkheadFullException e) {
+                    refused.incrementAndGet();
+                  } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                  }
+                }
+              });
       w.start();
       workers.add(w);
     }
@@ -170,8 +199,17 @@ public final class FleetWorker {
       w.join();
     }
     FleetStats stats = compartment.fleetStats();
-    System.out.println("DONE " + admitted.get() + " " + refused.get() + " " + stats.leasesHeld()
-        + " " + stats.fallbackSwitches() + " " + stats.leasesLost());
+    System.out.println(
+        "DONE "
+            + admitted.get()
+            + " "
+            + refused.get()
+            + " "
+            + stats.leasesHeld()
+            + " "
+            + stats.fallbackSwitches()
+            + " "
+            + stats.leasesLost());
     fleet.close();
   }
 
@@ -180,7 +218,8 @@ public final class FleetWorker {
       OutputStream out = s.getOutputStream();
       out.write("call\n".getBytes(StandardCharsets.US_ASCII));
       out.flush();
-      return new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII))
+      return new BufferedReader(
+              new InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII))
           .readLine();
     }
   }

@@ -35,9 +35,9 @@ import org.junit.jupiter.api.Test;
  * A lease that expires between its grant and the start of its call (R10 in RedisBulkhead), on the
  * Redis at 127.0.0.1:6379: the call must not start under it. The submit's start is held in a queue
  * the test runs by hand, standing for a process paused at that moment; its lease runs out by its
- * maxCallDuration, and another process takes the slot meanwhile. The compartment counts such a call as
- * it counts any call: waiting until it starts under a good lease, then admitted once; or rejected with
- * WAIT_TIMEOUT when no time is left to wait again.
+ * maxCallDuration, and another process takes the slot meanwhile. The compartment counts such a call
+ * as it counts any call: waiting until it starts under a good lease, then admitted once; or
+ * rejected with WAIT_TIMEOUT when no time is left to wait again.
  */
 class LeaseLostBeforeStartTest {
 
@@ -82,12 +82,19 @@ class LeaseLostBeforeStartTest {
   void aCallWhoseLeaseExpiredBeforeItStartedWaitsForANewOne() throws Exception {
     String name = "r8-" + UUID.randomUUID();
     RedisClient client = RedisClient.create(RedisURI.create(REDIS));
-    try (RedisCompartments otherProcess = connect(); RedisCompartments thisProcess = connect();
+    try (RedisCompartments otherProcess = connect();
+        RedisCompartments thisProcess = connect();
         StatefulRedisConnection<String, String> connection = client.connect()) {
       RedisCommands<String, String> redis = connection.sync();
       FleetBulkhead theirs = otherProcess.builder(name).limit(1).build();
-      FleetBulkhead ours = thisProcess.builder(name).limit(1).maxQueue(1)
-          .maxWait(Duration.ofSeconds(60)).maxCallDuration(MAX_CALL).build();
+      FleetBulkhead ours =
+          thisProcess
+              .builder(name)
+              .limit(1)
+              .maxQueue(1)
+              .maxWait(Duration.ofSeconds(60))
+              .maxCallDuration(MAX_CALL)
+              .build();
       BlockingQueue<Runnable> starts = new LinkedBlockingQueue<>();
       ((RedisBulkhead) ours).startWaitedCallsOn(starts::add);
       Events events = new Events();
@@ -97,25 +104,34 @@ class LeaseLostBeforeStartTest {
       AtomicReference<Permit> takenMeanwhile = new AtomicReference<>();
       AtomicInteger started = new AtomicInteger();
       AtomicLong leasesWhenStarted = new AtomicLong(-1);
-      CompletableFuture<String> call = ours.submit(() -> {
-        started.incrementAndGet();
-        leasesWhenStarted.set(redis.zcard(LettuceLeaseStore.leasesKey(name)));
-        return CompletableFuture.completedFuture("done");
-      });
-      await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+      CompletableFuture<String> call =
+          ours.submit(
+              () -> {
+                started.incrementAndGet();
+                leasesWhenStarted.set(redis.zcard(LettuceLeaseStore.leasesKey(name)));
+                return CompletableFuture.completedFuture("done");
+              });
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .pollInterval(Duration.ofMillis(10))
           .until(() -> ours.fleetStats().leaseWaiting() == 1);
 
       held.close(); // the release message: our scheduler takes the lease, the start is held
       Runnable firstStart = starts.poll(10, TimeUnit.SECONDS);
       assertThat(firstStart).as("granted, not started").isNotNull();
       assertThat(ours.fleetStats().leasesHeld()).isEqualTo(1);
-      // Not renewed past maxCallDuration, the lease expires; the other process's admission purges it
+      // Not renewed past maxCallDuration, the lease expires; the other process's admission purges
+      // it
       // and takes the slot.
-      await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(20)).until(() -> {
-        Optional<Permit> p = theirs.tryAcquire();
-        p.ifPresent(takenMeanwhile::set);
-        return p.isPresent();
-      });
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .pollInterval(Duration.ofMillis(20))
+          .until(
+              () -> {
+                Optional<Permit> p = theirs.tryAcquire();
+                p.ifPresent(takenMeanwhile::set);
+                return p.isPresent();
+              });
       assertThat(redis.zcard(LettuceLeaseStore.leasesKey(name))).isEqualTo(1);
 
       firstStart.run(); // the "resumed" process gets to start the call
@@ -154,10 +170,17 @@ class LeaseLostBeforeStartTest {
       throws Exception {
     String name = "r10-timeout-" + UUID.randomUUID();
     Duration maxWait = Duration.ofSeconds(1);
-    try (RedisCompartments otherProcess = connect(); RedisCompartments thisProcess = connect()) {
+    try (RedisCompartments otherProcess = connect();
+        RedisCompartments thisProcess = connect()) {
       FleetBulkhead theirs = otherProcess.builder(name).limit(1).build();
-      FleetBulkhead ours = thisProcess.builder(name).limit(1).maxQueue(1).maxWait(maxWait)
-          .maxCallDuration(MAX_CALL).build();
+      FleetBulkhead ours =
+          thisProcess
+              .builder(name)
+              .limit(1)
+              .maxQueue(1)
+              .maxWait(maxWait)
+              .maxCallDuration(MAX_CALL)
+              .build();
       BlockingQueue<Runnable> starts = new LinkedBlockingQueue<>();
       ((RedisBulkhead) ours).startWaitedCallsOn(starts::add);
       Events events = new Events();
@@ -165,23 +188,31 @@ class LeaseLostBeforeStartTest {
 
       Permit held = theirs.tryAcquire().orElseThrow();
       AtomicInteger started = new AtomicInteger();
-      CompletableFuture<String> call = ours.submit(() -> {
-        started.incrementAndGet();
-        return CompletableFuture.completedFuture("never");
-      });
+      CompletableFuture<String> call =
+          ours.submit(
+              () -> {
+                started.incrementAndGet();
+                return CompletableFuture.completedFuture("never");
+              });
       long submittedBy = System.nanoTime(); // its deadline is at most maxWait after this
-      await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .pollInterval(Duration.ofMillis(10))
           .until(() -> ours.fleetStats().leaseWaiting() == 1);
       held.close();
       Runnable start = starts.poll(10, TimeUnit.SECONDS);
       assertThat(start).as("granted, not started").isNotNull();
       // The "paused" process resumes after its whole wait and its lease's maxCallDuration are over.
-      await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(20))
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .pollInterval(Duration.ofMillis(20))
           .until(() -> System.nanoTime() - submittedBy > maxWait.toNanos());
 
       start.run();
-      BulkheadFullException e = (BulkheadFullException) catchThrowableOfType(
-          () -> call.get(10, TimeUnit.SECONDS), ExecutionException.class).getCause();
+      BulkheadFullException e =
+          (BulkheadFullException)
+              catchThrowableOfType(() -> call.get(10, TimeUnit.SECONDS), ExecutionException.class)
+                  .getCause();
       assertThat(e.reason()).isEqualTo(Reason.WAIT_TIMEOUT);
       assertThat(started).hasValue(0);
       assertThat(ours.fleetStats().leasesLost()).isEqualTo(1);

@@ -17,18 +17,19 @@ final class LogCapture implements AutoCloseable {
   private final Logger logger;
   private final Level previous;
   private final List<LogRecord> records = new CopyOnWriteArrayList<>();
-  private final Handler handler = new Handler() {
-    @Override
-    public void publish(LogRecord record) {
-      records.add(record);
-    }
+  private final Handler handler =
+      new Handler() {
+        @Override
+        public void publish(LogRecord record) {
+          records.add(record);
+        }
 
-    @Override
-    public void flush() {}
+        @Override
+        public void flush() {}
 
-    @Override
-    public void close() {}
-  };
+        @Override
+        public void close() {}
+      };
 
   private LogCapture(String name) {
     this.logger = Logger.getLogger(name);
@@ -52,7 +53,8 @@ final class LogCapture implements AutoCloseable {
   List<String> warningsContaining(String text) {
     List<String> out = new ArrayList<>();
     for (LogRecord r : records) {
-      if (r.getLevel().intValue() >= Level.WARNING.intValue() && r.getMessage() != null
+      if (r.getLevel().intValue() >= Level.WARNING.intValue()
+          && r.getMessage() != null
           && r.getMessage().contains(text)) {
         out.add(r.getMessage());
       }

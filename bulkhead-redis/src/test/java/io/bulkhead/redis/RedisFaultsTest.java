@@ -31,8 +31,11 @@ class RedisFaultsTest {
   private static final Duration COMMAND_TIMEOUT = Duration.ofMillis(300);
 
   private static RedisCompartments connect(String uri) {
-    return RedisCompartments.settings().leaseTtl(TTL).pollInterval(POLL)
-        .commandTimeout(COMMAND_TIMEOUT).connect(uri);
+    return RedisCompartments.settings()
+        .leaseTtl(TTL)
+        .pollInterval(POLL)
+        .commandTimeout(COMMAND_TIMEOUT)
+        .connect(uri);
   }
 
   @Test
@@ -51,11 +54,15 @@ class RedisFaultsTest {
 
       long killedAt = System.nanoTime();
       redis.stop(); // SIGKILL; every write was fsynced to the append-only file before its reply
-      await().atMost(Duration.ofSeconds(20)).pollInterval(POLL).until(() -> {
-        Optional<Permit> p = llm.tryAcquire();
-        p.ifPresent(Permit::close);
-        return llm.fleetStats().inFallback();
-      });
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .pollInterval(POLL)
+          .until(
+              () -> {
+                Optional<Permit> p = llm.tryAcquire();
+                p.ifPresent(Permit::close);
+                return llm.fleetStats().inFallback();
+              });
       long fallbackAfter = (System.nanoTime() - killedAt) / 1_000_000;
       Permit c = llm.tryAcquire().orElseThrow(); // the local share of 1
       assertThat(llm.tryAcquire()).as("beyond the local share").isEmpty();
@@ -64,26 +71,35 @@ class RedisFaultsTest {
       redis.start(); // same port, same directory: it loads its append-only file
       long restartedAt = System.nanoTime();
       String epochAfter = redisCall(redis, cmd -> cmd.get(LettuceLeaseStore.epochKey(name)));
-      assertThat(epochAfter)
-          .as("the same state, so the same epoch").isEqualTo(epochBefore);
+      assertThat(epochAfter).as("the same state, so the same epoch").isEqualTo(epochBefore);
       assertThat(leasesInRedis(redis, name)).as("the running calls' leases came back").isEqualTo(2);
       // The first acquire that reaches Redis ends the fallback: same epoch, no rejoin window. The
       // share is full (c), so a permit now can only be a lease.
-      await().atMost(Duration.ofSeconds(20)).pollInterval(POLL).until(() -> {
-        Optional<Permit> p = llm.tryAcquire();
-        p.ifPresent(Permit::close);
-        return p.isPresent();
-      });
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .pollInterval(POLL)
+          .until(
+              () -> {
+                Optional<Permit> p = llm.tryAcquire();
+                p.ifPresent(Permit::close);
+                return p.isPresent();
+              });
       long globalAfter = (System.nanoTime() - restartedAt) / 1_000_000;
       assertThat(log.warningsContaining("for one lease TTL")).as("no rejoin window").isEmpty();
       FleetStats stats = llm.fleetStats();
       assertThat(stats.inFallback()).isFalse();
-      System.out.println("Redis restarted with its data: fallback " + fallbackAfter
-          + " ms after the kill, leases again " + globalAfter + " ms after the restart; " + stats);
+      System.out.println(
+          "Redis restarted with its data: fallback "
+              + fallbackAfter
+              + " ms after the kill, leases again "
+              + globalAfter
+              + " ms after the restart; "
+              + stats);
       assertThat(stats.fallbackSwitches()).as("one outage, one switch").isEqualTo(1);
       assertThat(stats.leasesLost()).as("nothing expired: the leases outlived the outage").isZero();
       assertThat(stats.leasesHeld()).isEqualTo(2);
-      assertThat(log.warningsContaining("cannot reach Redis")).as("the switch, logged once")
+      assertThat(log.warningsContaining("cannot reach Redis"))
+          .as("the switch, logged once")
           .hasSize(1);
       assertThat(log.warningsContaining("lost its leases")).as("no new epoch was seen").isEmpty();
 
@@ -117,7 +133,8 @@ class RedisFaultsTest {
       String flushed = redisCall(redis, RedisCommands::scriptFlush);
       assertThat(flushed).isEqualTo("OK");
       Permit next = llm.tryAcquire().orElseThrow(); // NOSCRIPT, then EVAL
-      // The renewal of `running` (every third of the TTL) may also meet the flushed cache first, and
+      // The renewal of `running` (every third of the TTL) may also meet the flushed cache first,
+      // and
       // reload its own script: once per flush at most, since it is loaded again then.
       assertThat(llm.fleetStats().scriptReloads()).isBetween(reloadsBefore + 1, reloadsBefore + 2);
       assertThat(llm.fleetStats().inFallback()).as("NOSCRIPT is not an outage").isFalse();
@@ -128,8 +145,9 @@ class RedisFaultsTest {
       running.close(); // the release script, flushed too
       next.close();
       assertThat(leasesInRedis(redis, name)).as("both released, nothing leaks").isZero();
-      assertThat(llm.fleetStats().scriptReloads()).as("the release script once, the renewal's at most"
-          + " once per flush").isBetween(reloadsBefore + 2, reloadsBefore + 4);
+      assertThat(llm.fleetStats().scriptReloads())
+          .as("the release script once, the renewal's at most" + " once per flush")
+          .isBetween(reloadsBefore + 2, reloadsBefore + 4);
       assertThat(llm.fleetStats().fallbackSwitches()).isZero();
     }
   }
@@ -156,7 +174,8 @@ class RedisFaultsTest {
       System.out.println("wrong password: " + lines);
       assertThat(lines).as("one line names the server, and why").hasSize(1);
       assertThat(lines.get(0)).contains("WRONGPASS").doesNotContain("\n");
-      assertThat(library.allText()).as("no line of ours, at any level, shows a password")
+      assertThat(library.allText())
+          .as("no line of ours, at any level, shows a password")
           .noneMatch(line -> line.contains(wrongPassword) || line.contains(serverPassword));
       // Lettuce's own DEBUG/TRACE protocol log prints commands as sent, AUTH included (the README
       // says so); at INFO and above, what a default set-up shows, it never does.
@@ -176,24 +195,28 @@ class RedisFaultsTest {
   void aUriThatIsNotOneIsRefusedInOneLineNamingTheFieldWithThePasswordMasked() {
     assertThatThrownBy(() -> RedisCompartments.connect("redis://:pass-3b8d@127.0.0.1:notaport"))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("uri is not a Redis URI (redis://[password@]host:port[/database]):"
-            + " 'redis://***@127.0.0.1:notaport'")
+        .hasMessage(
+            "uri is not a Redis URI (redis://[password@]host:port[/database]):"
+                + " 'redis://***@127.0.0.1:notaport'")
         .hasNoCause();
     assertThatThrownBy(() -> RedisCompartments.connect("http://127.0.0.1:6379"))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("uri is not a Redis URI (redis://[password@]host:port[/database]):"
-            + " 'http://127.0.0.1:6379'");
+        .hasMessage(
+            "uri is not a Redis URI (redis://[password@]host:port[/database]):"
+                + " 'http://127.0.0.1:6379'");
     assertThatThrownBy(() -> RedisCompartments.connect("redis://secret@"))
         .isInstanceOf(IllegalArgumentException.class)
-        .message().doesNotContain("secret").startsWith("uri ");
+        .message()
+        .doesNotContain("secret")
+        .startsWith("uri ");
   }
 
   private static long leasesInRedis(RedisServerProcess redis, String name) {
     return redisCall(redis, c -> c.zcard(LettuceLeaseStore.leasesKey(name)));
   }
 
-  private static <T> T redisCall(RedisServerProcess redis,
-      Function<RedisCommands<String, String>, T> command) {
+  private static <T> T redisCall(
+      RedisServerProcess redis, Function<RedisCommands<String, String>, T> command) {
     RedisClient client = RedisClient.create(RedisURI.create(redis.uri()));
     try (StatefulRedisConnection<String, String> c = client.connect()) {
       return command.apply(c.sync());

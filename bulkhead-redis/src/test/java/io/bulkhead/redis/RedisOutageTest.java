@@ -13,7 +13,9 @@ import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
-/** Redis down at start, and Redis restarted without its data mid-run, on servers of the test's own. */
+/**
+ * Redis down at start, and Redis restarted without its data mid-run, on servers of the test's own.
+ */
 class RedisOutageTest {
 
   private static final Duration TTL = Duration.ofMillis(1000);
@@ -21,8 +23,11 @@ class RedisOutageTest {
   private static final Duration COMMAND_TIMEOUT = Duration.ofMillis(300);
 
   private static RedisCompartments connect(String uri) {
-    return RedisCompartments.settings().leaseTtl(TTL).pollInterval(POLL)
-        .commandTimeout(COMMAND_TIMEOUT).connect(uri);
+    return RedisCompartments.settings()
+        .leaseTtl(TTL)
+        .pollInterval(POLL)
+        .commandTimeout(COMMAND_TIMEOUT)
+        .connect(uri);
   }
 
   @Test
@@ -63,24 +68,34 @@ class RedisOutageTest {
       assertThat(leasesInRedis(redis, name)).isEqualTo(2);
 
       redis.stop(); // SIGKILL, no persistence: the leases, the epoch and the script cache are gone
-      await().atMost(Duration.ofSeconds(20)).pollInterval(POLL).until(() -> {
-        Optional<Permit> p = llm.tryAcquire();
-        p.ifPresent(Permit::close);
-        return llm.fleetStats().inFallback();
-      });
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .pollInterval(POLL)
+          .until(
+              () -> {
+                Optional<Permit> p = llm.tryAcquire();
+                p.ifPresent(Permit::close);
+                return llm.fleetStats().inFallback();
+              });
       Permit c = llm.tryAcquire().orElseThrow(); // the local share of 1
       assertThat(llm.fleetStats().fallbackInFlight()).isEqualTo(1);
       assertThat(llm.tryAcquire()).as("beyond the local share").isEmpty();
 
       redis.start(); // same port, empty
       // The renewal registers the two calls still running under the new epoch (after NOSCRIPT).
-      await().atMost(Duration.ofSeconds(30)).pollInterval(POLL)
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .pollInterval(POLL)
           .until(() -> leasesInRedis(redis, name) == 2);
-      await().atMost(Duration.ofSeconds(10)).pollInterval(POLL).until(() -> {
-        Optional<Permit> p = llm.tryAcquire();
-        p.ifPresent(Permit::close);
-        return p.isPresent() && !llm.fleetStats().inFallback();
-      });
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .pollInterval(POLL)
+          .until(
+              () -> {
+                Optional<Permit> p = llm.tryAcquire();
+                p.ifPresent(Permit::close);
+                return p.isPresent() && !llm.fleetStats().inFallback();
+              });
       FleetStats stats = llm.fleetStats();
       System.out.println("Redis restarted without its data: " + stats);
       assertThat(stats.scriptReloads()).as("NOSCRIPT answered by EVAL").isPositive();
@@ -109,36 +124,51 @@ class RedisOutageTest {
     String name = "llm";
     Duration ttl = Duration.ofSeconds(3); // the window the test's admissions must fall into
     try (RedisServerProcess redis = new RedisServerProcess(RedisServerProcess.freePort()).start();
-        RedisCompartments fleet = RedisCompartments.settings().leaseTtl(ttl).pollInterval(POLL)
-            .commandTimeout(COMMAND_TIMEOUT).connect(redis.uri())) {
+        RedisCompartments fleet =
+            RedisCompartments.settings()
+                .leaseTtl(ttl)
+                .pollInterval(POLL)
+                .commandTimeout(COMMAND_TIMEOUT)
+                .connect(redis.uri())) {
       FleetBulkhead llm = fleet.builder(name).limit(5).fallbackToLocalShare(2).build();
       Permit running = llm.tryAcquire().orElseThrow();
 
       redis.stop();
-      await().atMost(Duration.ofSeconds(20)).pollInterval(POLL).until(() -> {
-        Optional<Permit> p = llm.tryAcquire();
-        p.ifPresent(Permit::close);
-        return llm.fleetStats().inFallback();
-      });
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .pollInterval(POLL)
+          .until(
+              () -> {
+                Optional<Permit> p = llm.tryAcquire();
+                p.ifPresent(Permit::close);
+                return llm.fleetStats().inFallback();
+              });
       Permit duringOutage = llm.tryAcquire().orElseThrow();
 
       redis.start(); // empty: the running call's lease is gone until this process registers it
-      await().atMost(Duration.ofSeconds(30)).pollInterval(POLL)
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .pollInterval(POLL)
           .until(() -> leasesInRedis(redis, name) == 1);
       Permit afterReturn = llm.tryAcquire().orElseThrow();
       FleetStats rejoining = llm.fleetStats();
-      assertThat(rejoining.fallbackInFlight()).as("admitted by the share, not by a lease")
+      assertThat(rejoining.fallbackInFlight())
+          .as("admitted by the share, not by a lease")
           .isEqualTo(2);
       assertThat(rejoining.leasesHeld()).isEqualTo(1);
       assertThat(rejoining.inFallback()).isTrue();
       assertThat(leasesInRedis(redis, name)).isEqualTo(1);
       assertThat(llm.tryAcquire()).as("the share of 2 is taken").isEmpty();
 
-      await().atMost(ttl.multipliedBy(3)).pollInterval(POLL).until(() -> {
-        Optional<Permit> p = llm.tryAcquire();
-        p.ifPresent(Permit::close);
-        return p.isPresent() && !llm.fleetStats().inFallback();
-      });
+      await()
+          .atMost(ttl.multipliedBy(3))
+          .pollInterval(POLL)
+          .until(
+              () -> {
+                Optional<Permit> p = llm.tryAcquire();
+                p.ifPresent(Permit::close);
+                return p.isPresent() && !llm.fleetStats().inFallback();
+              });
       assertThat(llm.fleetStats().fallbackSwitches()).as("one outage, one switch").isEqualTo(1);
       running.close();
       duringOutage.close();
@@ -152,8 +182,8 @@ class RedisOutageTest {
   @Test
   void connectingGetsItsOwnTimeoutLongerThanACommands() throws Exception {
     try (RedisServerProcess redis = new RedisServerProcess(RedisServerProcess.freePort()).start();
-        RedisCompartments fleet = RedisCompartments.settings().commandTimeout(Duration.ofNanos(1))
-            .connect(redis.uri())) {
+        RedisCompartments fleet =
+            RedisCompartments.settings().commandTimeout(Duration.ofNanos(1)).connect(redis.uri())) {
       // No connection opens in a nanosecond; the default connect timeout lets it, and only the
       // commands after it are held to the command timeout.
       FleetBulkhead llm = fleet.builder("llm").limit(5).build();

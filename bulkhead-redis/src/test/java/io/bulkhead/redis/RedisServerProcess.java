@@ -33,7 +33,13 @@ final class RedisServerProcess implements AutoCloseable {
    * before the reply, in {@code dir}.
    */
   static RedisServerProcess persistent(int port, Path dir) {
-    return new RedisServerProcess(port, "--appendonly", "yes", "--appendfsync", "always", "--dir",
+    return new RedisServerProcess(
+        port,
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        "always",
+        "--dir",
         dir.toAbsolutePath().toString());
   }
 
@@ -52,13 +58,25 @@ final class RedisServerProcess implements AutoCloseable {
   }
 
   RedisServerProcess start() throws IOException {
-    List<String> command = new ArrayList<>(List.of("redis-server", "--port",
-        Integer.toString(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"));
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                "redis-server",
+                "--port",
+                Integer.toString(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no"));
     command.addAll(extraArgs); // later arguments win
-    process = new ProcessBuilder(command)
-        .redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.appendTo(new File("target/redis-" + port + ".log")))
-        .start();
+    process =
+        new ProcessBuilder(command)
+            .redirectErrorStream(true)
+            .redirectOutput(
+                ProcessBuilder.Redirect.appendTo(new File("target/redis-" + port + ".log")))
+            .start();
     await().atMost(Duration.ofSeconds(10)).until(this::answers);
     return this;
   }

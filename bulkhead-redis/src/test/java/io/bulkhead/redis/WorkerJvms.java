@@ -29,16 +29,20 @@ final class WorkerJvms {
     command.addAll(List.of(args));
     Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
     BlockingQueue<String> lines = new LinkedBlockingQueue<>();
-    Thread reader = new Thread(() -> {
-      try (BufferedReader r = new BufferedReader(
-          new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-        for (String line; (line = r.readLine()) != null; ) {
-          lines.add(line);
-        }
-      } catch (IOException e) {
-        // the process ended
-      }
-    }, "output of " + main.getSimpleName());
+    Thread reader =
+        new Thread(
+            () -> {
+              try (BufferedReader r =
+                  new BufferedReader(
+                      new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                for (String line; (line = r.readLine()) != null; ) {
+                  lines.add(line);
+                }
+              } catch (IOException e) {
+                // the process ended
+              }
+            },
+            "output of " + main.getSimpleName());
     reader.setDaemon(true);
     reader.start();
     return new Started(p, lines);
@@ -51,7 +55,7 @@ final class WorkerJvms {
   static String lineStartingWith(BlockingQueue<String> lines, String prefix, Duration within)
       throws InterruptedException {
     long deadline = System.nanoTime() + within.toNanos();
-    for (;;) {
+    for (; ; ) {
       String line = lines.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
       assertThat(line).as("a line starting with '" + prefix + "' within " + within).isNotNull();
       if (line.startsWith(prefix)) {
@@ -63,6 +67,8 @@ final class WorkerJvms {
 
   private static String testClassPath() {
     String surefire = System.getProperty("surefire.test.class.path");
-    return surefire != null && !surefire.isEmpty() ? surefire : System.getProperty("java.class.path");
+    return surefire != null && !surefire.isEmpty()
+        ? surefire
+        : System.getProperty("java.class.path");
   }
 }

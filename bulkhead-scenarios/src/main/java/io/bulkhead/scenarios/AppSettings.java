@@ -9,9 +9,10 @@ import java.util.Objects;
 import java.util.function.Supplier;
 
 /**
- * How the demo app is set up. The defaults are the slow-upstream experiment's numbers: a server-wide cap of 50 slots with
- * an unbounded queue, and in bulkhead mode an "llm" compartment of 10 in flight, 20 waiting and one
- * second of patience, whose client is capped at the same 10 connections.
+ * How the demo app is set up. The defaults are the slow-upstream experiment's numbers: a
+ * server-wide cap of 50 slots with an unbounded queue, and in bulkhead mode an "llm" compartment of
+ * 10 in flight, 20 waiting and one second of patience, whose client is capped at the same 10
+ * connections.
  *
  * @param mode shared or bulkhead
  * @param upstream the slow provider, a loopback URL
@@ -34,7 +35,10 @@ public record AppSettings(
   public static final int LLM_LIMIT = 10;
   public static final int LLM_QUEUE = 20;
   public static final Duration LLM_WAIT = Duration.ofSeconds(1);
-  /** The experiment sets no deadline of its own; ours only has to outlast its 30-second upstream. */
+
+  /**
+   * The experiment sets no deadline of its own; ours only has to outlast its 30-second upstream.
+   */
   public static final Duration UPSTREAM_DEADLINE = Duration.ofSeconds(60);
 
   public AppSettings {
@@ -46,29 +50,34 @@ public record AppSettings(
   }
 
   /** Checks the numbers, naming the option and the value of the first that is wrong. */
-  static void check(int serverLimit, int llmLimit, int llmQueue, Duration llmWait,
-      Duration upstreamDeadline) {
+  static void check(
+      int serverLimit, int llmLimit, int llmQueue, Duration llmWait, Duration upstreamDeadline) {
     requireAtLeast("--server-limit", serverLimit, 1);
     requireAtLeast("--llm-limit", llmLimit, 1);
     requireAtLeast("--llm-queue", llmQueue, 0);
     if (llmWait.isNegative() || (llmQueue > 0 && llmWait.isZero())) {
-      throw new CliException("--llm-wait must be above zero when --llm-queue lets calls wait, but was "
-          + Durations.format(llmWait));
+      throw new CliException(
+          "--llm-wait must be above zero when --llm-queue lets calls wait, but was "
+              + Durations.format(llmWait));
     }
     if (upstreamDeadline.isNegative() || upstreamDeadline.isZero()) {
-      throw new CliException("--upstream-deadline must be above zero but was "
-          + Durations.format(upstreamDeadline));
+      throw new CliException(
+          "--upstream-deadline must be above zero but was " + Durations.format(upstreamDeadline));
     }
     // The bounds the app's builders apply (a queue a compartment can count, a wait a nanosecond
-    // deadline holds, a deadline the upstream client takes), applied by the builders themselves so that
-    // they cannot drift: a value they refuse is a usage error naming its option, not a failure later.
+    // deadline holds, a deadline the upstream client takes), applied by the builders themselves so
+    // that
+    // they cannot drift: a value they refuse is a usage error naming its option, not a failure
+    // later.
     option("--server-limit", () -> Bulkhead.builder("server").limit(serverLimit));
     BulkheadBuilder llm = Bulkhead.builder("llm");
     option("--llm-limit", () -> llm.limit(llmLimit));
     option("--llm-queue", () -> llm.maxQueue(llmQueue));
     option("--llm-wait", () -> llm.maxWait(llmWait));
     Bulkhead compartment = option("--llm-wait", llm::build); // holds nothing: no thread, no budget
-    option("--upstream-deadline", () -> UpstreamClient.builder(compartment).deadline(upstreamDeadline));
+    option(
+        "--upstream-deadline",
+        () -> UpstreamClient.builder(compartment).deadline(upstreamDeadline));
   }
 
   private static <T> T option(String option, Supplier<T> check) {
@@ -81,14 +90,14 @@ public record AppSettings(
 
   /** The slow-upstream experiment's settings for {@code mode} against {@code upstream}. */
   public static AppSettings defaults(Mode mode, URI upstream) {
-    return new AppSettings(mode, upstream, SERVER_LIMIT, LLM_LIMIT, LLM_QUEUE, LLM_WAIT,
-        UPSTREAM_DEADLINE);
+    return new AppSettings(
+        mode, upstream, SERVER_LIMIT, LLM_LIMIT, LLM_QUEUE, LLM_WAIT, UPSTREAM_DEADLINE);
   }
 
   /** The same settings in another mode. */
   public AppSettings withMode(Mode other) {
-    return new AppSettings(other, upstream, serverLimit, llmLimit, llmQueue, llmWait,
-        upstreamDeadline);
+    return new AppSettings(
+        other, upstream, serverLimit, llmLimit, llmQueue, llmWait, upstreamDeadline);
   }
 
   private static void requireAtLeast(String option, int value, int min) {

@@ -35,20 +35,21 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
 /**
- * The checkout-vs-reports outage, measured on a real PostgreSQL: checkout and reports share a database; the report
- * query degrades; does checkout survive?
+ * The checkout-vs-reports outage, measured on a real PostgreSQL: checkout and reports share a
+ * database; the report query degrades; does checkout survive?
  *
  * <p>Checkout calls arrive at 40 per second and each runs a 50 ms query; reports arrive at 2 per
- * second and each runs a 1.5 s query (both {@code pg_sleep}). After a healthy phase (10 s by default)
- * the report query degrades to 30 s for the degraded phase (40 s by default). The same load runs
- * twice against a budget of 10 connections:
+ * second and each runs a 1.5 s query (both {@code pg_sleep}). After a healthy phase (10 s by
+ * default) the report query degrades to 30 s for the degraded phase (40 s by default). The same
+ * load runs twice against a budget of 10 connections:
  *
  * <ul>
- *   <li><b>shared</b>: one pool of 10 for both workloads, where callers wait in line for a connection
- *       up to 30 s (HikariCP's default {@code connectionTimeout}), as in most applications.
- *   <li><b>split</b>: checkout gets 6 connections (it needs 40/s x 0.05 s = 2; a queue of 40 callers
- *       who wait at most 1 s) and reports get 4 (they need 2/s x 1.5 s = 3; no queue: a report that
- *       finds its 4 connections busy is rejected at once).
+ *   <li><b>shared</b>: one pool of 10 for both workloads, where callers wait in line for a
+ *       connection up to 30 s (HikariCP's default {@code connectionTimeout}), as in most
+ *       applications.
+ *   <li><b>split</b>: checkout gets 6 connections (it needs 40/s x 0.05 s = 2; a queue of 40
+ *       callers who wait at most 1 s) and reports get 4 (they need 2/s x 1.5 s = 3; no queue: a
+ *       report that finds its 4 connections busy is rejected at once).
  * </ul>
  *
  * <p>Arrivals follow the clock, not the completions (an open loop): a call due while the machine or
@@ -58,9 +59,9 @@ import java.util.function.Consumer;
  * <p>Figures, for the degraded phase: checkout p50 and p99 over every checkout call due in it, the
  * failed ones included; checkout errors (rejected, timed out or failed); checkout calls completed
  * successfully per second of the phase; reports that completed, were rejected, or failed. When the
- * phase ends the run cancels the report queries still running (counted as cut off, in none of those)
- * and lets the checkout calls still waiting finish; they then get a connection sooner than they would
- * have, so the shared pool's figures are, if anything, flattering.
+ * phase ends the run cancels the report queries still running (counted as cut off, in none of
+ * those) and lets the checkout calls still waiting finish; they then get a connection sooner than
+ * they would have, so the shared pool's figures are, if anything, flattering.
  *
  * <p>A default run takes about 2 x 50 seconds plus start-up.
  */
@@ -73,9 +74,9 @@ public final class CheckoutVsReports {
   private CheckoutVsReports() {}
 
   /**
-   * Follows the pools of each run, for a dashboard: their compartments join {@link #registry()} while
-   * the run lasts, and {@link #opened}/{@link #closing} frame it. Called on the thread that calls
-   * {@link CheckoutVsReports#run(LocalPostgres, Settings, Consumer, Watch)}.
+   * Follows the pools of each run, for a dashboard: their compartments join {@link #registry()}
+   * while the run lasts, and {@link #opened}/{@link #closing} frame it. Called on the thread that
+   * calls {@link CheckoutVsReports#run(LocalPostgres, Settings, Consumer, Watch)}.
    */
   public interface Watch {
     /**
@@ -109,8 +110,9 @@ public final class CheckoutVsReports {
    * @param progress receives one line as each run starts and ends
    * @throws SQLException if the pools cannot be opened (the message says why)
    */
-  public static Result run(LocalPostgres db, Settings settings, Consumer<String> progress,
-      Watch watch) throws SQLException, InterruptedException {
+  public static Result run(
+      LocalPostgres db, Settings settings, Consumer<String> progress, Watch watch)
+      throws SQLException, InterruptedException {
     Objects.requireNonNull(db, "db");
     Objects.requireNonNull(settings, "settings");
     Objects.requireNonNull(progress, "progress");
@@ -120,11 +122,16 @@ public final class CheckoutVsReports {
     return new Result(settings, db.description(), runId, shared, split);
   }
 
-  private static Outcome runLayout(LocalPostgres db, Settings s, Layout layout, String runId,
-      Consumer<String> progress, Watch watch) throws SQLException, InterruptedException {
-    DatabasePools.Builder builder = DatabasePools.builder(runId + "-" + layout.key)
-        .jdbcUrl(db.jdbcUrl())
-        .budget(BUDGET);
+  private static Outcome runLayout(
+      LocalPostgres db,
+      Settings s,
+      Layout layout,
+      String runId,
+      Consumer<String> progress,
+      Watch watch)
+      throws SQLException, InterruptedException {
+    DatabasePools.Builder builder =
+        DatabasePools.builder(runId + "-" + layout.key).jdbcUrl(db.jdbcUrl()).budget(BUDGET);
     db.username().ifPresent(builder::username);
     if (watch != null) {
       builder.registry(watch.registry());
@@ -132,9 +139,16 @@ public final class CheckoutVsReports {
     for (PoolConfig pool : layout.pools) {
       builder.pool(pool);
     }
-    progress.accept("running " + layout.description + " for "
-        + seconds(s.healthyPhase.plus(s.degradedPhase)) + " (connections named " + runId + "-"
-        + layout.key + ".*) ...");
+    progress.accept(
+        "running "
+            + layout.description
+            + " for "
+            + seconds(s.healthyPhase.plus(s.degradedPhase))
+            + " (connections named "
+            + runId
+            + "-"
+            + layout.key
+            + ".*) ...");
     try (DatabasePools pools = builder.open()) {
       try {
         if (watch != null) {
@@ -144,8 +158,12 @@ public final class CheckoutVsReports {
         WorkloadPool reports = pools.pool(layout.reportsPool);
         warmUp(checkout);
         Outcome outcome = new Load(s, layout, pools, checkout, reports).run();
-        progress.accept("  checkout p99 " + millis(outcome.degradedCheckout.p99Nanos)
-            + " in the degraded phase, " + outcome.degradedCheckout.errors + " errors");
+        progress.accept(
+            "  checkout p99 "
+                + millis(outcome.degradedCheckout.p99Nanos)
+                + " in the degraded phase, "
+                + outcome.degradedCheckout.errors
+                + " errors");
         return outcome;
       } finally {
         if (watch != null) {
@@ -158,7 +176,8 @@ public final class CheckoutVsReports {
   /** A few untimed calls, so class loading and the first JIT do not land in the healthy figures. */
   private static void warmUp(WorkloadPool pool) throws SQLException {
     for (int i = 0; i < 20; i++) {
-      try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(SLEEP)) {
+      try (Connection c = pool.getConnection();
+          PreparedStatement ps = c.prepareStatement(SLEEP)) {
         ps.setDouble(1, 0.001);
         ps.execute();
       }
@@ -215,7 +234,11 @@ public final class CheckoutVsReports {
     private volatile boolean stopping;
     private long healthyEnd;
 
-    Load(Settings s, Layout layout, DatabasePools pools, WorkloadPool checkout,
+    Load(
+        Settings s,
+        Layout layout,
+        DatabasePools pools,
+        WorkloadPool checkout,
         WorkloadPool reports) {
       this.s = s;
       this.layout = layout;
@@ -225,8 +248,14 @@ public final class CheckoutVsReports {
     }
 
     Outcome run() throws InterruptedException {
-      ThreadPoolExecutor workers = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 10, TimeUnit.SECONDS,
-          new SynchronousQueue<>(), daemon("demo-db-call"));
+      ThreadPoolExecutor workers =
+          new ThreadPoolExecutor(
+              0,
+              Integer.MAX_VALUE,
+              10,
+              TimeUnit.SECONDS,
+              new SynchronousQueue<>(),
+              daemon("demo-db-call"));
       ScheduledExecutorService sampler =
           Executors.newSingleThreadScheduledExecutor(daemon("demo-db-sampler"));
       try {
@@ -272,7 +301,8 @@ public final class CheckoutVsReports {
 
     private void checkout(long due) {
       Status outcome;
-      try (Connection c = checkout.getConnection(); PreparedStatement ps = c.prepareStatement(SLEEP)) {
+      try (Connection c = checkout.getConnection();
+          PreparedStatement ps = c.prepareStatement(SLEEP)) {
         ps.setDouble(1, s.checkoutQuery.toNanos() / 1e9);
         ps.execute();
         outcome = Status.OK;
@@ -287,7 +317,8 @@ public final class CheckoutVsReports {
     private void report(long due) {
       Duration query = due < healthyEnd ? s.reportQuery : s.degradedReportQuery;
       Status outcome;
-      try (Connection c = reports.getConnection(); PreparedStatement ps = c.prepareStatement(SLEEP)) {
+      try (Connection c = reports.getConnection();
+          PreparedStatement ps = c.prepareStatement(SLEEP)) {
         ps.setDouble(1, query.toNanos() / 1e9);
         runningReports.add(ps);
         try {
@@ -303,19 +334,23 @@ public final class CheckoutVsReports {
       } catch (BulkheadFullException e) {
         outcome = Status.REJECTED;
       } catch (SQLException e) {
-        outcome = stopping && QUERY_CANCELED.equals(e.getSQLState()) ? Status.CUT_OFF : Status.ERROR;
+        outcome =
+            stopping && QUERY_CANCELED.equals(e.getSQLState()) ? Status.CUT_OFF : Status.ERROR;
       } catch (RuntimeException e) {
         outcome = Status.ERROR;
       }
       calls.add(new Call(false, due, System.nanoTime(), outcome));
     }
 
-    /** Cancels the report queries still running and lets the queued ones give up their turn (R1-R3). */
+    /**
+     * Cancels the report queries still running and lets the queued ones give up their turn (R1-R3).
+     */
     private void stopReports() throws InterruptedException {
       stopping = true;
-      CompletableFuture<Void> all = CompletableFuture.allOf(reportsDone.toArray(new CompletableFuture<?>[0]));
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30)
-          + layout.longestWait().toNanos();
+      CompletableFuture<Void> all =
+          CompletableFuture.allOf(reportsDone.toArray(new CompletableFuture<?>[0]));
+      long deadline =
+          System.nanoTime() + TimeUnit.SECONDS.toNanos(30) + layout.longestWait().toNanos();
       while (!all.isDone()) {
         for (PreparedStatement ps : runningReports) {
           try {
@@ -342,8 +377,8 @@ public final class CheckoutVsReports {
         CompletableFuture.allOf(futures.toArray(new CompletableFuture<?>[0]))
             .get(limit.toNanos(), TimeUnit.NANOSECONDS);
       } catch (TimeoutException e) {
-        throw new IllegalStateException("checkout calls still running " + seconds(limit)
-            + " after the run ended");
+        throw new IllegalStateException(
+            "checkout calls still running " + seconds(limit) + " after the run ended");
       } catch (ExecutionException e) {
         throw new IllegalStateException("a checkout call failed unexpectedly", e.getCause());
       }
@@ -395,11 +430,21 @@ public final class CheckoutVsReports {
         }
       }
       double phaseSeconds = s.degradedPhase.toNanos() / 1e9;
-      return new Outcome(layout.key, layout.description,
-          CheckoutFigures.of(healthyCheckouts, s.healthyPhase.toNanos() / 1e9,
+      return new Outcome(
+          layout.key,
+          layout.description,
+          CheckoutFigures.of(
+              healthyCheckouts,
+              s.healthyPhase.toNanos() / 1e9,
               countCompleted(healthyCheckouts, healthyEnd)),
           CheckoutFigures.of(degradedCheckouts, phaseSeconds, completedInPhase),
-          ok, rejected, errors, cutOff, peakQueued.get(), peakWaiting.get(), timeline);
+          ok,
+          rejected,
+          errors,
+          cutOff,
+          peakQueued.get(),
+          peakWaiting.get(),
+          timeline);
     }
 
     private static int countCompleted(List<Call> calls, long before) {
@@ -413,7 +458,12 @@ public final class CheckoutVsReports {
     }
   }
 
-  private enum Status { OK, REJECTED, ERROR, CUT_OFF }
+  private enum Status {
+    OK,
+    REJECTED,
+    ERROR,
+    CUT_OFF
+  }
 
   private static final class Call {
     final boolean checkout;
@@ -437,7 +487,11 @@ public final class CheckoutVsReports {
     final String checkoutPool;
     final String reportsPool;
 
-    private Layout(String key, String description, List<PoolConfig> pools, String checkoutPool,
+    private Layout(
+        String key,
+        String description,
+        List<PoolConfig> pools,
+        String checkoutPool,
         String reportsPool) {
       this.key = key;
       this.description = description;
@@ -447,18 +501,34 @@ public final class CheckoutVsReports {
     }
 
     static Layout shared(Settings s) {
-      PoolConfig shared = PoolConfig.builder("shared").size(BUDGET).unboundedQueue()
-          .maxWait(s.sharedMaxWait).build();
-      return new Layout("shared", "one shared pool of " + BUDGET + " (callers wait up to "
-          + seconds(s.sharedMaxWait) + ")", List.of(shared), "shared", "shared");
+      PoolConfig shared =
+          PoolConfig.builder("shared")
+              .size(BUDGET)
+              .unboundedQueue()
+              .maxWait(s.sharedMaxWait)
+              .build();
+      return new Layout(
+          "shared",
+          "one shared pool of " + BUDGET + " (callers wait up to " + seconds(s.sharedMaxWait) + ")",
+          List.of(shared),
+          "shared",
+          "shared");
     }
 
     static Layout split(Settings s) {
-      PoolConfig checkout = PoolConfig.builder("checkout").size(s.checkoutSize)
-          .maxQueue(s.checkoutMaxQueue).maxWait(s.checkoutMaxWait).build();
+      PoolConfig checkout =
+          PoolConfig.builder("checkout")
+              .size(s.checkoutSize)
+              .maxQueue(s.checkoutMaxQueue)
+              .maxWait(s.checkoutMaxWait)
+              .build();
       PoolConfig reports = PoolConfig.builder("reports").size(BUDGET - s.checkoutSize).build();
-      return new Layout("split", "split pools: checkout " + s.checkoutSize + ", reports "
-          + (BUDGET - s.checkoutSize), List.of(checkout, reports), "checkout", "reports");
+      return new Layout(
+          "split",
+          "split pools: checkout " + s.checkoutSize + ", reports " + (BUDGET - s.checkoutSize),
+          List.of(checkout, reports),
+          "checkout",
+          "reports");
     }
 
     Duration longestWait() {
@@ -527,8 +597,12 @@ public final class CheckoutVsReports {
         }
       }
       Arrays.sort(latencies);
-      return new CheckoutFigures(latencies.length, errors, percentile(latencies, 0.50),
-          percentile(latencies, 0.99), completed / phaseSeconds);
+      return new CheckoutFigures(
+          latencies.length,
+          errors,
+          percentile(latencies, 0.50),
+          percentile(latencies, 0.99),
+          completed / phaseSeconds);
     }
 
     /** Nearest-rank percentile of sorted values; 0 when there are none. */
@@ -580,9 +654,18 @@ public final class CheckoutVsReports {
     private final long peakWaiting;
     private final List<CheckoutCall> checkoutCalls;
 
-    Outcome(String key, String description, CheckoutFigures healthyCheckout,
-        CheckoutFigures degradedCheckout, int reportsOk, int reportsRejected, int reportsErrors,
-        int reportsCutOff, long peakQueued, long peakWaiting, List<CheckoutCall> checkoutCalls) {
+    Outcome(
+        String key,
+        String description,
+        CheckoutFigures healthyCheckout,
+        CheckoutFigures degradedCheckout,
+        int reportsOk,
+        int reportsRejected,
+        int reportsErrors,
+        int reportsCutOff,
+        long peakQueued,
+        long peakWaiting,
+        List<CheckoutCall> checkoutCalls) {
       this.key = key;
       this.description = description;
       this.healthyCheckout = healthyCheckout;
@@ -656,16 +739,25 @@ public final class CheckoutVsReports {
     void writeTo(JsonWriter out) {
       CheckoutFigures c = degradedCheckout;
       out.beginObject();
-      out.name("checkout").beginObject()
-          .name("p50_ms").value(Math.round(c.p50Nanos / 1e5) / 10.0)
-          .name("p99_ms").value(Math.round(c.p99Nanos / 1e5) / 10.0)
-          .name("errors").value(c.errors)
-          .name("per_s").value(Math.round(c.perSecond * 10) / 10.0)
+      out.name("checkout")
+          .beginObject()
+          .name("p50_ms")
+          .value(Math.round(c.p50Nanos / 1e5) / 10.0)
+          .name("p99_ms")
+          .value(Math.round(c.p99Nanos / 1e5) / 10.0)
+          .name("errors")
+          .value(c.errors)
+          .name("per_s")
+          .value(Math.round(c.perSecond * 10) / 10.0)
           .endObject();
-      out.name("reports").beginObject()
-          .name("ok").value(reportsOk)
-          .name("rejected").value(reportsRejected)
-          .name("errors").value(reportsErrors)
+      out.name("reports")
+          .beginObject()
+          .name("ok")
+          .value(reportsOk)
+          .name("rejected")
+          .value(reportsRejected)
+          .name("errors")
+          .value(reportsErrors)
           .endObject();
       out.endObject();
     }
@@ -725,20 +817,29 @@ public final class CheckoutVsReports {
      * {@link #table()}.
      */
     public String setup() {
-      return String.format(Locale.ROOT,
+      return String.format(
+          Locale.ROOT,
           "Checkout (%.0f/s, %s queries) and reports (%.0f/s, %s queries, degraded to %s)%n"
               + "on %s.%n%s healthy, then %s with reports degraded; figures for the degraded"
               + " phase unless marked healthy.",
-          settings.checkoutsPerSecond, millisOrSeconds(settings.checkoutQuery),
-          settings.reportsPerSecond, millisOrSeconds(settings.reportQuery),
-          millisOrSeconds(settings.degradedReportQuery), database,
-          seconds(settings.healthyPhase), seconds(settings.degradedPhase));
+          settings.checkoutsPerSecond,
+          millisOrSeconds(settings.checkoutQuery),
+          settings.reportsPerSecond,
+          millisOrSeconds(settings.reportQuery),
+          millisOrSeconds(settings.degradedReportQuery),
+          database,
+          seconds(settings.healthyPhase),
+          seconds(settings.degradedPhase));
     }
 
     /** The two column headings: the shared layout and the split one. */
     public List<String> headings() {
-      return List.of("shared pool of " + BUDGET, "split: checkout " + settings.checkoutSize
-          + ", reports " + (BUDGET - settings.checkoutSize));
+      return List.of(
+          "shared pool of " + BUDGET,
+          "split: checkout "
+              + settings.checkoutSize
+              + ", reports "
+              + (BUDGET - settings.checkoutSize));
     }
 
     /**
@@ -747,30 +848,59 @@ public final class CheckoutVsReports {
      */
     public List<List<String>> rows() {
       List<List<String>> rows = new ArrayList<>();
-      rows.add(List.of("checkout p50 (healthy)", millis(shared.healthyCheckout.p50Nanos),
-          millis(split.healthyCheckout.p50Nanos)));
-      rows.add(List.of("checkout p99 (healthy)", millis(shared.healthyCheckout.p99Nanos),
-          millis(split.healthyCheckout.p99Nanos)));
-      rows.add(List.of("checkout p50", millis(shared.degradedCheckout.p50Nanos),
-          millis(split.degradedCheckout.p50Nanos)));
-      rows.add(List.of("checkout p99", millis(shared.degradedCheckout.p99Nanos),
-          millis(split.degradedCheckout.p99Nanos)));
-      rows.add(List.of("checkout errors", shared.degradedCheckout.errors + " of "
-          + shared.degradedCheckout.calls, split.degradedCheckout.errors + " of "
-          + split.degradedCheckout.calls));
-      rows.add(List.of("checkout completed per second",
-          String.format(Locale.ROOT, "%.1f", shared.degradedCheckout.perSecond),
-          String.format(Locale.ROOT, "%.1f", split.degradedCheckout.perSecond)));
-      rows.add(List.of("reports ok", Integer.toString(shared.reportsOk),
-          Integer.toString(split.reportsOk)));
-      rows.add(List.of("reports rejected", Integer.toString(shared.reportsRejected),
-          Integer.toString(split.reportsRejected)));
-      rows.add(List.of("reports errors", Integer.toString(shared.reportsErrors),
-          Integer.toString(split.reportsErrors)));
-      rows.add(List.of("reports cut off when the run ended", Integer.toString(shared.reportsCutOff),
-          Integer.toString(split.reportsCutOff)));
-      rows.add(List.of("most callers queued for a connection", Long.toString(shared.peakQueued),
-          Long.toString(split.peakQueued)));
+      rows.add(
+          List.of(
+              "checkout p50 (healthy)",
+              millis(shared.healthyCheckout.p50Nanos),
+              millis(split.healthyCheckout.p50Nanos)));
+      rows.add(
+          List.of(
+              "checkout p99 (healthy)",
+              millis(shared.healthyCheckout.p99Nanos),
+              millis(split.healthyCheckout.p99Nanos)));
+      rows.add(
+          List.of(
+              "checkout p50",
+              millis(shared.degradedCheckout.p50Nanos),
+              millis(split.degradedCheckout.p50Nanos)));
+      rows.add(
+          List.of(
+              "checkout p99",
+              millis(shared.degradedCheckout.p99Nanos),
+              millis(split.degradedCheckout.p99Nanos)));
+      rows.add(
+          List.of(
+              "checkout errors",
+              shared.degradedCheckout.errors + " of " + shared.degradedCheckout.calls,
+              split.degradedCheckout.errors + " of " + split.degradedCheckout.calls));
+      rows.add(
+          List.of(
+              "checkout completed per second",
+              String.format(Locale.ROOT, "%.1f", shared.degradedCheckout.perSecond),
+              String.format(Locale.ROOT, "%.1f", split.degradedCheckout.perSecond)));
+      rows.add(
+          List.of(
+              "reports ok", Integer.toString(shared.reportsOk), Integer.toString(split.reportsOk)));
+      rows.add(
+          List.of(
+              "reports rejected",
+              Integer.toString(shared.reportsRejected),
+              Integer.toString(split.reportsRejected)));
+      rows.add(
+          List.of(
+              "reports errors",
+              Integer.toString(shared.reportsErrors),
+              Integer.toString(split.reportsErrors)));
+      rows.add(
+          List.of(
+              "reports cut off when the run ended",
+              Integer.toString(shared.reportsCutOff),
+              Integer.toString(split.reportsCutOff)));
+      rows.add(
+          List.of(
+              "most callers queued for a connection",
+              Long.toString(shared.peakQueued),
+              Long.toString(split.peakQueued)));
       return rows;
     }
 
@@ -780,8 +910,8 @@ public final class CheckoutVsReports {
 
     /** The side-by-side table the demo prints: {@link #setup()}, then {@link #rows()}. */
     public String table() {
-      StringBuilder sb = new StringBuilder(setup()).append(System.lineSeparator())
-          .append(System.lineSeparator());
+      StringBuilder sb =
+          new StringBuilder(setup()).append(System.lineSeparator()).append(System.lineSeparator());
       String format = "%-38s %20s %30s%n";
       List<String> headings = headings();
       sb.append(String.format(Locale.ROOT, format, "", headings.get(0), headings.get(1)));
@@ -798,7 +928,8 @@ public final class CheckoutVsReports {
 
   static String seconds(Duration d) {
     double s = d.toNanos() / 1e9;
-    return s == Math.rint(s) ? String.format(Locale.ROOT, "%d s", (long) s)
+    return s == Math.rint(s)
+        ? String.format(Locale.ROOT, "%d s", (long) s)
         : String.format(Locale.ROOT, "%.1f s", s);
   }
 

@@ -10,8 +10,8 @@ import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.handler.PathMappingsHandler;
 
 /**
- * A loopback server with nothing but an {@link Observability}'s routes ({@code /dashboard},
- * {@code /bulkheads}, {@code /metrics}), for an experiment that has no app of its own to serve them
+ * A loopback server with nothing but an {@link Observability}'s routes ({@code /dashboard}, {@code
+ * /bulkheads}, {@code /metrics}), for an experiment that has no app of its own to serve them
  * ({@code demo db --dashboard}). Closing stops it; the observability is the caller's to close.
  */
 final class DashboardServer implements AutoCloseable {
@@ -35,10 +35,11 @@ final class DashboardServer implements AutoCloseable {
   static DashboardServer start(Observability observability, int port) {
     PathMappingsHandler paths = new PathMappingsHandler();
     List<String> admin = new ArrayList<>();
-    observability.install((path, handler) -> {
-      paths.addMapping(new ServletPathSpec(path), handler);
-      admin.add(path);
-    });
+    observability.install(
+        (path, handler) -> {
+          paths.addMapping(new ServletPathSpec(path), handler);
+          admin.add(path);
+        });
     Server s = Servers.create("dashboard", port, HANDLING_IDLE_TIMEOUT);
     EdgeGuard guard = new EdgeGuard(admin, Set.of());
     guard.setHandler(paths);

@@ -18,10 +18,10 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * {@code demo db --dashboard}: {@code /dashboard}, {@code /bulkheads} and {@code /metrics} for the
  * compartments of the experiment's pools, on a loopback server of their own. Each run's pools join
- * the registry when they open and leave it when they close, so the page shows the shared pool during
- * the first run and the checkout and reports pools during the second, each card with its pool's
- * connections; {@code /metrics} has the compartments' meters and the pools' gauges
- * ({@link DatabasePoolMetrics}) for as long as the pools are open.
+ * the registry when they open and leave it when they close, so the page shows the shared pool
+ * during the first run and the checkout and reports pools during the second, each card with its
+ * pool's connections; {@code /metrics} has the compartments' meters and the pools' gauges ({@link
+ * DatabasePoolMetrics}) for as long as the pools are open.
  */
 public final class DbDashboard implements CheckoutVsReports.Watch, AutoCloseable {
 

@@ -43,19 +43,20 @@ import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
- * The app of the slow-upstream experiment: {@code /login} answers at once and never calls the upstream; {@code /chat}
- * calls the slow upstream. Every route sits behind a server-wide cap of slots with an unbounded queue
- * and unbounded wait (a platform's per-instance concurrency limit, like Cloud Run's); in
- * {@link Mode#BULKHEAD bulkhead} mode {@code /chat} also goes through the upstream's own compartment
- * and its own client, capped at the compartment's limit in connections.
+ * The app of the slow-upstream experiment: {@code /login} answers at once and never calls the
+ * upstream; {@code /chat} calls the slow upstream. Every route sits behind a server-wide cap of
+ * slots with an unbounded queue and unbounded wait (a platform's per-instance concurrency limit,
+ * like Cloud Run's); in {@link Mode#BULKHEAD bulkhead} mode {@code /chat} also goes through the
+ * upstream's own compartment and its own client, capped at the compartment's limit in connections.
  *
- * <p>The compartments live in a {@link BulkheadRegistry} ({@code server}, and {@code llm} in bulkhead
- * mode) for whatever watches them. The app watches them itself on routes outside the server-wide cap:
- * {@code /metrics} (Prometheus text), {@code /bulkheads} (a JSON snapshot with each compartment's
- * diagnosis) and {@code /dashboard} (a live page); see {@link Observability}. More routes can be added before {@link #start}: {@link #route}
- * puts one behind the server-wide cap like {@code /login}, {@link #adminRoute} keeps one out of it so
- * it answers while the server is saturated (metrics, a dashboard), and {@link #replaceRoute} swaps the
- * handler of an existing route.
+ * <p>The compartments live in a {@link BulkheadRegistry} ({@code server}, and {@code llm} in
+ * bulkhead mode) for whatever watches them. The app watches them itself on routes outside the
+ * server-wide cap: {@code /metrics} (Prometheus text), {@code /bulkheads} (a JSON snapshot with
+ * each compartment's diagnosis) and {@code /dashboard} (a live page); see {@link Observability}.
+ * More routes can be added before {@link #start}: {@link #route} puts one behind the server-wide
+ * cap like {@code /login}, {@link #adminRoute} keeps one out of it so it answers while the server
+ * is saturated (metrics, a dashboard), and {@link #replaceRoute} swaps the handler of an existing
+ * route.
  *
  * <pre>{@code
  * try (DemoApp app = new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream))) {
@@ -72,13 +73,14 @@ public class DemoApp implements AutoCloseable {
 
   /**
    * Jetty threads of the app, a fixed pool started with it. The app's handlers never block: /login
-   * answers at once, /chat waits for the upstream without a thread, a request queued for a server slot
-   * holds none. So a thread is busy for microseconds per request, and two per core keep up with any
-   * burst; the rest are Jetty's own (its acceptor, its selector, the reserved thread it keeps for
-   * handing work over) and the disconnect watcher's. Jetty's default, 8 threads growing to 200 on
-   * demand, started about 60 threads in the first burst of the slow-upstream experiment: each one a
-   * clone() and a stack paid for while the logins waited, and 60 runnable threads on two cores
-   * switching in turn. A route that blocks a thread (see {@link #replaceRoute}) needs the pool grown.
+   * answers at once, /chat waits for the upstream without a thread, a request queued for a server
+   * slot holds none. So a thread is busy for microseconds per request, and two per core keep up
+   * with any burst; the rest are Jetty's own (its acceptor, its selector, the reserved thread it
+   * keeps for handing work over) and the disconnect watcher's. Jetty's default, 8 threads growing
+   * to 200 on demand, started about 60 threads in the first burst of the slow-upstream experiment:
+   * each one a clone() and a stack paid for while the logins waited, and 60 runnable threads on two
+   * cores switching in turn. A route that blocks a thread (see {@link #replaceRoute}) needs the
+   * pool grown.
    */
   static final int THREADS = 8 + 2 * Runtime.getRuntime().availableProcessors();
 
@@ -104,9 +106,9 @@ public class DemoApp implements AutoCloseable {
    * Lets the admin routes ({@code /bulkheads}, {@code /metrics}, {@code /dashboard} and those added
    * with {@link #adminRoute}) answer requests whose {@code Host} is {@code host} as well: a name
    * ({@code bulkheads.internal}, any port) or a name and a port ({@code bulkheads.internal:8080}),
-   * for a reverse proxy that forwards its own name. Without it they answer only to
-   * {@code localhost}, {@code 127.0.0.1} or {@code [::1]} with the app's port, so that a web page
-   * that rebinds its own name to 127.0.0.1 cannot read them.
+   * for a reverse proxy that forwards its own name. Without it they answer only to {@code
+   * localhost}, {@code 127.0.0.1} or {@code [::1]} with the app's port, so that a web page that
+   * rebinds its own name to 127.0.0.1 cannot read them.
    *
    * @throws IllegalStateException if the app has started
    * @throws IllegalArgumentException if {@code host} is blank or holds a character a host cannot
@@ -114,12 +116,15 @@ public class DemoApp implements AutoCloseable {
   public DemoApp allowHost(String host) {
     Objects.requireNonNull(host, "host");
     if (server != null) {
-      throw new IllegalStateException("hosts must be allowed before the app starts; '" + host
-          + "' came too late");
+      throw new IllegalStateException(
+          "hosts must be allowed before the app starts; '" + host + "' came too late");
     }
     if (!ALLOWED_HOST.matcher(host).matches()) {
-      throw new IllegalArgumentException("allowed host '" + host + "' is not a host name or"
-          + " name:port (letters, digits, '.', '-', or an [IPv6] address)");
+      throw new IllegalArgumentException(
+          "allowed host '"
+              + host
+              + "' is not a host name or"
+              + " name:port (letters, digits, '.', '-', or an [IPv6] address)");
     }
     allowedHosts.add(host.toLowerCase(Locale.ROOT));
     return this;
@@ -135,8 +140,8 @@ public class DemoApp implements AutoCloseable {
   }
 
   /**
-   * Accepts at most {@code connections} connections at once instead of the default (512, or half the
-   * process's open-file limit if that is lower): for the slow-upstream experiment at ten or a
+   * Accepts at most {@code connections} connections at once instead of the default (512, or half
+   * the process's open-file limit if that is lower): for the slow-upstream experiment at ten or a
    * hundred times its load, where every request is a connection of its own. Raise the process's
    * open-file limit with it ({@code ulimit -n}); the kernel's accept queue holds the next ones.
    *
@@ -145,10 +150,11 @@ public class DemoApp implements AutoCloseable {
    */
   public DemoApp maxConnections(int connections) {
     if (connections < 1) {
-      throw new IllegalArgumentException("maxConnections must be at least 1 but was " + connections);
+      throw new IllegalArgumentException(
+          "maxConnections must be at least 1 but was " + connections);
     }
-    return edgeLimits(new EdgeLimits(connections, edgeLimits.idleTimeout(),
-        edgeLimits.requestHeadDeadline()));
+    return edgeLimits(
+        new EdgeLimits(connections, edgeLimits.idleTimeout(), edgeLimits.requestHeadDeadline()));
   }
 
   /** Builds the app and its compartments; nothing listens until {@link #start}. */
@@ -172,21 +178,27 @@ public class DemoApp implements AutoCloseable {
   private DemoApp(Bulkhead givenLlm, AppSettings settings) {
     this.settings = Objects.requireNonNull(settings, "settings");
     if (givenLlm != null && settings.mode() != Mode.BULKHEAD) {
-      throw new IllegalArgumentException("a given llm compartment needs bulkhead mode, not "
-          + settings.mode().label());
+      throw new IllegalArgumentException(
+          "a given llm compartment needs bulkhead mode, not " + settings.mode().label());
     }
     this.upstreamUri = settings.upstream().resolve(UPSTREAM_PATH);
-    this.serverCap = registry.register(Bulkhead.builder("server")
-        .limit(settings.serverLimit())
-        .unboundedQueue()
-        .unboundedWait()
-        .build());
+    this.serverCap =
+        registry.register(
+            Bulkhead.builder("server")
+                .limit(settings.serverLimit())
+                .unboundedQueue()
+                .unboundedWait()
+                .build());
     if (settings.mode() == Mode.BULKHEAD) {
-      Bulkhead llm = registry.register(givenLlm != null ? givenLlm : Bulkhead.builder("llm")
-          .limit(settings.llmLimit())
-          .maxQueue(settings.llmQueue())
-          .maxWait(settings.llmWait())
-          .build());
+      Bulkhead llm =
+          registry.register(
+              givenLlm != null
+                  ? givenLlm
+                  : Bulkhead.builder("llm")
+                      .limit(settings.llmLimit())
+                      .maxQueue(settings.llmQueue())
+                      .maxWait(settings.llmWait())
+                      .build());
       this.llmClient = UpstreamClient.builder(llm).deadline(settings.upstreamDeadline()).build();
       this.sharedClient = null;
       this.sharedExecutor = null;
@@ -194,10 +206,11 @@ public class DemoApp implements AutoCloseable {
       this.llmClient = null;
       // A plain client with no cap, like Node's global agent: every call its connection.
       this.sharedExecutor = Executors.newCachedThreadPool(Threads.daemon("app-shared-client-"));
-      this.sharedClient = HttpClient.newBuilder()
-          .version(HttpClient.Version.HTTP_1_1)
-          .executor(sharedExecutor)
-          .build();
+      this.sharedClient =
+          HttpClient.newBuilder()
+              .version(HttpClient.Version.HTTP_1_1)
+              .executor(sharedExecutor)
+              .build();
     }
     routes.put("/login", new Login());
     routes.put("/chat", new Chat());
@@ -227,7 +240,8 @@ public class DemoApp implements AutoCloseable {
       if (queue.isEmpty()) {
         out.append("unbounded queue)");
       } else {
-        out.append(queue.getAsInt()).append(" waiting, ")
+        out.append(queue.getAsInt())
+            .append(" waiting, ")
             .append(b.config().maxWait().map(Durations::format).orElse("unbounded"))
             .append(" wait)");
       }
@@ -260,14 +274,15 @@ public class DemoApp implements AutoCloseable {
   }
 
   /**
-   * Replaces the handler of a route that is already there ({@code /login}, {@code /chat}, or one added
-   * with {@link #route} or {@link #adminRoute}), keeping its place behind or outside the server-wide
-   * cap. Everything else about the app stays as it was: the server cap, its queue, Jetty's setup and
-   * the other routes. This lets an experiment compare another way of guarding {@code /chat} inside
-   * the very same app (the benchmarks put it behind another library's bulkhead), without the demo
-   * depending on that library. The app's thread pool is sized for handlers that never block; one that
-   * blocks a thread per request needs it grown ({@code QueuedThreadPool.setMinThreads} on
-   * {@code server().getThreadPool()} once started), as the benchmarks' peer app does.
+   * Replaces the handler of a route that is already there ({@code /login}, {@code /chat}, or one
+   * added with {@link #route} or {@link #adminRoute}), keeping its place behind or outside the
+   * server-wide cap. Everything else about the app stays as it was: the server cap, its queue,
+   * Jetty's setup and the other routes. This lets an experiment compare another way of guarding
+   * {@code /chat} inside the very same app (the benchmarks put it behind another library's
+   * bulkhead), without the demo depending on that library. The app's thread pool is sized for
+   * handlers that never block; one that blocks a thread per request needs it grown ({@code
+   * QueuedThreadPool.setMinThreads} on {@code server().getThreadPool()} once started), as the
+   * benchmarks' peer app does.
    *
    * @throws IllegalStateException if the app has started
    * @throws IllegalArgumentException if no route {@code path} exists
@@ -276,12 +291,12 @@ public class DemoApp implements AutoCloseable {
     Objects.requireNonNull(path, "path");
     Objects.requireNonNull(handler, "handler");
     if (server != null) {
-      throw new IllegalStateException("routes must be replaced before the app starts; '" + path
-          + "' came too late");
+      throw new IllegalStateException(
+          "routes must be replaced before the app starts; '" + path + "' came too late");
     }
     if (!routes.containsKey(path)) {
-      throw new IllegalArgumentException("there is no route '" + path + "' to replace; the routes are "
-          + routes.keySet());
+      throw new IllegalArgumentException(
+          "there is no route '" + path + "' to replace; the routes are " + routes.keySet());
     }
     routes.put(path, handler);
     return this;
@@ -291,11 +306,12 @@ public class DemoApp implements AutoCloseable {
     Objects.requireNonNull(path, "path");
     Objects.requireNonNull(handler, "handler");
     if (server != null) {
-      throw new IllegalStateException("routes must be added before the app starts; '" + path
-          + "' came too late");
+      throw new IllegalStateException(
+          "routes must be added before the app starts; '" + path + "' came too late");
     }
     if (!path.startsWith("/")) {
-      throw new IllegalArgumentException("route '" + path + "' must be an absolute path like /metrics");
+      throw new IllegalArgumentException(
+          "route '" + path + "' must be an absolute path like /metrics");
     }
     if (routes.containsKey(path)) {
       throw new IllegalArgumentException("route '" + path + "' is already taken");
@@ -382,7 +398,8 @@ public class DemoApp implements AutoCloseable {
   private CompletableFuture<HttpResponse<String>> callUpstream() {
     URI uri = upstreamUri;
     if (llmClient != null) {
-      return llmClient.sendAsync(HttpRequest.newBuilder(uri).build(),
+      return llmClient.sendAsync(
+          HttpRequest.newBuilder(uri).build(),
           HttpResponse.BodyHandlers.ofString()); // the client applies its own deadline
     }
     return sharedClient.sendAsync(
@@ -428,37 +445,49 @@ public class DemoApp implements AutoCloseable {
       // frees its llm slot now rather than when the upstream answers. The answer below then fails
       // Jetty's callback, which frees the server slot.
       request.addFailureListener(gone -> call.cancel(true));
-      call.whenComplete((answer, failure) -> {
-        try {
-          if (failure == null) {
-            if (answer.statusCode() == HttpStatus.OK_200) {
-              answer(response, callback, HttpStatus.OK_200, answer.body());
-            } else {
-              answer(response, callback, HttpStatus.BAD_GATEWAY_502,
-                  "the upstream answered " + answer.statusCode() + "\n");
+      call.whenComplete(
+          (answer, failure) -> {
+            try {
+              if (failure == null) {
+                if (answer.statusCode() == HttpStatus.OK_200) {
+                  answer(response, callback, HttpStatus.OK_200, answer.body());
+                } else {
+                  answer(
+                      response,
+                      callback,
+                      HttpStatus.BAD_GATEWAY_502,
+                      "the upstream answered " + answer.statusCode() + "\n");
+                }
+                return;
+              }
+              Throwable cause =
+                  failure instanceof CompletionException && failure.getCause() != null
+                      ? failure.getCause()
+                      : failure;
+              if (cause instanceof BulkheadFullException) {
+                Rejection.send(response, callback, (BulkheadFullException) cause);
+              } else if (cause instanceof UpstreamTimeoutException
+                  || cause instanceof HttpTimeoutException) {
+                answer(
+                    response,
+                    callback,
+                    HttpStatus.GATEWAY_TIMEOUT_504,
+                    "the upstream did not answer in time\n");
+              } else if (refused(cause)) {
+                answer(
+                    response,
+                    callback,
+                    HttpStatus.BAD_GATEWAY_502,
+                    "the upstream refused the connection: it is down or restarting\n");
+              } else if (cause instanceof UpstreamException || cause instanceof IOException) {
+                answer(response, callback, HttpStatus.BAD_GATEWAY_502, "the upstream failed\n");
+              } else {
+                callback.failed(cause);
+              }
+            } catch (Throwable t) {
+              callback.failed(t);
             }
-            return;
-          }
-          Throwable cause = failure instanceof CompletionException && failure.getCause() != null
-              ? failure.getCause() : failure;
-          if (cause instanceof BulkheadFullException) {
-            Rejection.send(response, callback, (BulkheadFullException) cause);
-          } else if (cause instanceof UpstreamTimeoutException
-              || cause instanceof HttpTimeoutException) {
-            answer(response, callback, HttpStatus.GATEWAY_TIMEOUT_504,
-                "the upstream did not answer in time\n");
-          } else if (refused(cause)) {
-            answer(response, callback, HttpStatus.BAD_GATEWAY_502,
-                "the upstream refused the connection: it is down or restarting\n");
-          } else if (cause instanceof UpstreamException || cause instanceof IOException) {
-            answer(response, callback, HttpStatus.BAD_GATEWAY_502, "the upstream failed\n");
-          } else {
-            callback.failed(cause);
-          }
-        } catch (Throwable t) {
-          callback.failed(t);
-        }
-      });
+          });
       return true;
     }
   }

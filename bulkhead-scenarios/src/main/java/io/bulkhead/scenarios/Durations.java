@@ -4,9 +4,9 @@ import java.time.Duration;
 import java.util.Locale;
 
 /**
- * Durations as the scenarios' messages and reports write them ({@code 30 s}, {@code 1.5 s},
- * {@code 500 ms}). Reading them is {@code io.bulkhead.config.Quantities}' job: one grammar for the
- * command line and the YAML file.
+ * Durations as the scenarios' messages and reports write them ({@code 30 s}, {@code 1.5 s}, {@code
+ * 500 ms}). Reading them is {@code io.bulkhead.config.Quantities}' job: one grammar for the command
+ * line and the YAML file.
  */
 public final class Durations {
 

@@ -13,13 +13,14 @@ import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
 
 /**
- * The outermost handler of a demo server. Every response says {@code X-Content-Type-Options: nosniff}
- * (a browser must not run a text answer as a script). The admin routes ({@code /bulkheads},
- * {@code /metrics}, {@code /dashboard}) answer only a request whose {@code Host} names this server by
- * a loopback name ({@code localhost}, {@code 127.0.0.1}, {@code [::1]}) with the port it listens on,
- * or a host allowed explicitly; any other gets a one-line {@code 403}. The server listens on loopback
- * only, but a page from another site can rebind its own name to 127.0.0.1 (DNS rebinding) and read
- * the routes as same-origin: its requests still carry its own name in {@code Host}.
+ * The outermost handler of a demo server. Every response says {@code X-Content-Type-Options:
+ * nosniff} (a browser must not run a text answer as a script). The admin routes ({@code
+ * /bulkheads}, {@code /metrics}, {@code /dashboard}) answer only a request whose {@code Host} names
+ * this server by a loopback name ({@code localhost}, {@code 127.0.0.1}, {@code [::1]}) with the
+ * port it listens on, or a host allowed explicitly; any other gets a one-line {@code 403}. The
+ * server listens on loopback only, but a page from another site can rebind its own name to
+ * 127.0.0.1 (DNS rebinding) and read the routes as same-origin: its requests still carry its own
+ * name in {@code Host}.
  */
 final class EdgeGuard extends Handler.Wrapper {
 
@@ -31,8 +32,8 @@ final class EdgeGuard extends Handler.Wrapper {
 
   /**
    * @param adminPaths the servlet path specs of the admin routes
-   * @param allowedHosts more names the admin routes answer to, lower case, each with a port
-   *     ({@code name:port}, that port only) or without (any port)
+   * @param allowedHosts more names the admin routes answer to, lower case, each with a port ({@code
+   *     name:port}, that port only) or without (any port)
    */
   EdgeGuard(List<String> adminPaths, Set<String> allowedHosts) {
     this.adminPaths = adminPaths.stream().map(ServletPathSpec::new).toList();
@@ -48,10 +49,15 @@ final class EdgeGuard extends Handler.Wrapper {
       if (host == null || !isThisServer(host, port)) {
         response.setStatus(HttpStatus.FORBIDDEN_403);
         response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain;charset=utf-8");
-        String named = host == null ? "the request names no Host" : "the Host header '" + host
-            + "' is not this server's";
-        Content.Sink.write(response, true, named + "; admin routes answer only to a loopback name"
-            + " with port " + port + "\n", callback);
+        String named =
+            host == null
+                ? "the request names no Host"
+                : "the Host header '" + host + "' is not this server's";
+        Content.Sink.write(
+            response,
+            true,
+            named + "; admin routes answer only to a loopback name" + " with port " + port + "\n",
+            callback);
         return true;
       }
     }

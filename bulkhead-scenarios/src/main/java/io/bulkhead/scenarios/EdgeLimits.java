@@ -19,9 +19,9 @@ record EdgeLimits(int maxConnections, Duration idleTimeout, Duration requestHead
 
   /**
    * The most connections a demo server accepts. Each costs a file descriptor, and the process needs
-   * others too (its upstream connections, database connections, jars, selectors): 512 leaves half of
-   * the usual soft limit of 1,024 for them. A lower limit of the process lowers the cap with it, see
-   * {@link #defaults()}.
+   * others too (its upstream connections, database connections, jars, selectors): 512 leaves half
+   * of the usual soft limit of 1,024 for them. A lower limit of the process lowers the cap with it,
+   * see {@link #defaults()}.
    */
   static final int MAX_CONNECTIONS = 512;
 
@@ -37,16 +37,17 @@ record EdgeLimits(int maxConnections, Duration idleTimeout, Duration requestHead
   static final Duration IDLE_TIMEOUT = Duration.ofSeconds(30);
 
   /**
-   * A request head (at most Jetty's 8 KiB) arrives in one round trip from a real client; 10 s covers
-   * a very slow mobile link. A client that takes longer, however steadily it trickles bytes to dodge
-   * {@link #IDLE_TIMEOUT}, is a slow-header ("slowloris") attack holding a connection: it is closed.
+   * A request head (at most Jetty's 8 KiB) arrives in one round trip from a real client; 10 s
+   * covers a very slow mobile link. A client that takes longer, however steadily it trickles bytes
+   * to dodge {@link #IDLE_TIMEOUT}, is a slow-header ("slowloris") attack holding a connection: it
+   * is closed.
    */
   static final Duration REQUEST_HEAD_DEADLINE = Duration.ofSeconds(10);
 
   EdgeLimits {
     if (maxConnections < 1) {
-      throw new IllegalArgumentException("maxConnections must be at least 1 but was "
-          + maxConnections);
+      throw new IllegalArgumentException(
+          "maxConnections must be at least 1 but was " + maxConnections);
     }
     requirePositive("idleTimeout", idleTimeout);
     requirePositive("requestHeadDeadline", requestHeadDeadline);
@@ -54,17 +55,17 @@ record EdgeLimits(int maxConnections, Duration idleTimeout, Duration requestHead
 
   /**
    * {@link #MAX_CONNECTIONS}, or half the process's open-file limit when that is lower (a container
-   * started with {@code ulimit -n 400} gets 200), with {@link #IDLE_TIMEOUT} and
-   * {@link #REQUEST_HEAD_DEADLINE}.
+   * started with {@code ulimit -n 400} gets 200), with {@link #IDLE_TIMEOUT} and {@link
+   * #REQUEST_HEAD_DEADLINE}.
    */
   static EdgeLimits defaults() {
     return new EdgeLimits(connectionCap(), IDLE_TIMEOUT, REQUEST_HEAD_DEADLINE);
   }
 
   /**
-   * Half the process's open-file limit in connections (all of them up to that, not
-   * {@link #MAX_CONNECTIONS}), with the usual timeouts: for the fake upstream, which must never be
-   * what limits an experiment, even at a hundred times its load.
+   * Half the process's open-file limit in connections (all of them up to that, not {@link
+   * #MAX_CONNECTIONS}), with the usual timeouts: for the fake upstream, which must never be what
+   * limits an experiment, even at a hundred times its load.
    */
   static EdgeLimits wide() {
     return new EdgeLimits(fileShare(Integer.MAX_VALUE), IDLE_TIMEOUT, REQUEST_HEAD_DEADLINE);

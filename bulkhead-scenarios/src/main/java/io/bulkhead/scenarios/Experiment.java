@@ -11,9 +11,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
- * Runs the slow-upstream experiment in this process: for each mode, a fresh upstream and a fresh app on
- * loopback ports chosen by the system, the load against the app, then both stopped. Nothing it
- * starts outlives {@link #run(Progress)}.
+ * Runs the slow-upstream experiment in this process: for each mode, a fresh upstream and a fresh
+ * app on loopback ports chosen by the system, the load against the app, then both stopped. Nothing
+ * it starts outlives {@link #run(Progress)}.
  *
  * <p>For someone watching the app's {@code /dashboard}, {@link #run(Progress, int, Consumer)} puts
  * both apps on one port (one address to keep open in the browser) and hands the bulkhead-mode app
@@ -31,7 +31,9 @@ public final class Experiment {
     default void started(Mode mode, URI app) {}
   }
 
-  /** The bulkhead-mode app and its upstream, left running by {@link #run(Progress, int, Consumer)}. */
+  /**
+   * The bulkhead-mode app and its upstream, left running by {@link #run(Progress, int, Consumer)}.
+   */
   public record Kept(DemoApp app, FakeUpstream upstream) implements AutoCloseable {
     @Override
     public void close() {
@@ -64,12 +66,20 @@ public final class Experiment {
     List<Integer> ports = new ArrayList<>();
     ModeResult shared = runMode(Mode.SHARED, progress, ports, appPort, null);
     ModeResult bulkhead = runMode(Mode.BULKHEAD, progress, ports, appPort, keep);
-    return new ExperimentResult(settings, shared, bulkhead, started, loadBefore, loadAverage(),
-        Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"), ports);
+    return new ExperimentResult(
+        settings,
+        shared,
+        bulkhead,
+        started,
+        loadBefore,
+        loadAverage(),
+        Runtime.getRuntime().availableProcessors(),
+        System.getProperty("java.version"),
+        ports);
   }
 
-  private ModeResult runMode(Mode mode, Progress progress, List<Integer> ports, int appPort,
-      Consumer<Kept> keep) {
+  private ModeResult runMode(
+      Mode mode, Progress progress, List<Integer> ports, int appPort, Consumer<Kept> keep) {
     FakeUpstream upstream = FakeUpstream.start(0, settings.delay());
     DemoApp app = null;
     boolean handedOver = false;
@@ -78,13 +88,21 @@ public final class Experiment {
       ports.add(upstream.port());
       ports.add(app.start(appPort));
       progress.started(mode, app.uri());
-      LoadGenerator load = new LoadGenerator(app.uri(), settings.chats(), settings.logins(),
-          settings.loginsAfter(), settings.loadTimeout());
+      LoadGenerator load =
+          new LoadGenerator(
+              app.uri(),
+              settings.chats(),
+              settings.logins(),
+              settings.loginsAfter(),
+              settings.loadTimeout());
       ScheduledExecutorService ticker =
           new ScheduledThreadPoolExecutor(1, Threads.daemon("demo-progress-"));
       long start = System.nanoTime();
-      ticker.scheduleAtFixedRate(() -> progress.tick(mode, System.nanoTime() - start, load),
-          0, 250, TimeUnit.MILLISECONDS);
+      ticker.scheduleAtFixedRate(
+          () -> progress.tick(mode, System.nanoTime() - start, load),
+          0,
+          250,
+          TimeUnit.MILLISECONDS);
       LoadResult result;
       try {
         result = load.run();

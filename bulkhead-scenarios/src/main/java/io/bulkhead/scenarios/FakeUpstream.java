@@ -16,10 +16,12 @@ import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.Callback;
 
 /**
- * The slow provider of the slow-upstream experiment: every request, on any path, is answered {@code 200 a slow answer}
- * after the same delay; optionally a fixed fraction of them is answered {@code 500} instead (after the
- * same delay), spread evenly over the requests rather than at random, so that a run is repeatable. Waiting answers hold no thread (they are scheduled), so the upstream itself is
- * never the bottleneck. It counts its open connections, so a run can report how many the app opened.
+ * The slow provider of the slow-upstream experiment: every request, on any path, is answered {@code
+ * 200 a slow answer} after the same delay; optionally a fixed fraction of them is answered {@code
+ * 500} instead (after the same delay), spread evenly over the requests rather than at random, so
+ * that a run is repeatable. Waiting answers hold no thread (they are scheduled), so the upstream
+ * itself is never the bottleneck. It counts its open connections, so a run can report how many the
+ * app opened.
  */
 public final class FakeUpstream implements AutoCloseable {
 
@@ -39,8 +41,8 @@ public final class FakeUpstream implements AutoCloseable {
 
   private FakeUpstream(int port, Duration delay, double failureFraction) {
     if (!(failureFraction >= 0 && failureFraction <= 1)) {
-      throw new IllegalArgumentException("failureFraction must be within [0, 1] but was "
-          + failureFraction);
+      throw new IllegalArgumentException(
+          "failureFraction must be within [0, 1] but was " + failureFraction);
     }
     this.delay = delay;
     this.failureFraction = failureFraction;
@@ -49,31 +51,41 @@ public final class FakeUpstream implements AutoCloseable {
     // times the experiment's load opens thousands, and the upstream must not be what limits it.
     this.server = Servers.create("upstream", port, delay.plusSeconds(60), EdgeLimits.wide());
     ServerConnector connector = (ServerConnector) server.getConnectors()[0];
-    connector.addEventListener(new Connection.Listener() {
-      @Override
-      public void onOpened(Connection connection) {
-        maxOpen.accumulateAndGet(open.incrementAndGet(), Math::max);
-      }
-
-      @Override
-      public void onClosed(Connection connection) {
-        open.decrementAndGet();
-      }
-    });
-    server.setHandler(new Handler.Abstract.NonBlocking() {
-      @Override
-      public boolean handle(Request request, Response response, Callback callback) {
-        boolean fail = fails(requests.incrementAndGet());
-        request.getComponents().getScheduler().schedule(() -> {
-          response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain;charset=utf-8");
-          if (fail) {
-            response.setStatus(HttpStatus.INTERNAL_SERVER_ERROR_500);
+    connector.addEventListener(
+        new Connection.Listener() {
+          @Override
+          public void onOpened(Connection connection) {
+            maxOpen.accumulateAndGet(open.incrementAndGet(), Math::max);
           }
-          Content.Sink.write(response, true, fail ? FAILURE : ANSWER, callback);
-        }, delay.toNanos(), TimeUnit.NANOSECONDS);
-        return true;
-      }
-    });
+
+          @Override
+          public void onClosed(Connection connection) {
+            open.decrementAndGet();
+          }
+        });
+    server.setHandler(
+        new Handler.Abstract.NonBlocking() {
+          @Override
+          public boolean handle(Request request, Response response, Callback callback) {
+            boolean fail = fails(requests.incrementAndGet());
+            request
+                .getComponents()
+                .getScheduler()
+                .schedule(
+                    () -> {
+                      response
+                          .getHeaders()
+                          .put(HttpHeader.CONTENT_TYPE, "text/plain;charset=utf-8");
+                      if (fail) {
+                        response.setStatus(HttpStatus.INTERNAL_SERVER_ERROR_500);
+                      }
+                      Content.Sink.write(response, true, fail ? FAILURE : ANSWER, callback);
+                    },
+                    delay.toNanos(),
+                    TimeUnit.NANOSECONDS);
+            return true;
+          }
+        });
     this.port = Servers.start(server, "upstream", "--port");
   }
 
@@ -88,8 +100,8 @@ public final class FakeUpstream implements AutoCloseable {
 
   /**
    * Starts the upstream on 127.0.0.1:{@code port} (0: any free port), answering {@code 500} to the
-   * fraction {@code failureFraction} of requests: the n-th request fails when
-   * {@code floor(n * failureFraction)} steps up at n, so 0.1 fails the 10th, 20th, 30th and so on.
+   * fraction {@code failureFraction} of requests: the n-th request fails when {@code floor(n *
+   * failureFraction)} steps up at n, so 0.1 fails the 10th, 20th, 30th and so on.
    *
    * @throws CliException if the port is in use
    * @throws IllegalArgumentException if {@code failureFraction} is outside [0, 1]

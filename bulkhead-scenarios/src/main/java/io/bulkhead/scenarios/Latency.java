@@ -31,7 +31,8 @@ public record Latency(int count, Double p50Ms, Double p99Ms, Double maxMs) {
       long micros = Math.max(1, TimeUnit.NANOSECONDS.toMicros(nanos));
       histogram.recordValue(Math.min(micros, HIGHEST_MICROS));
     }
-    return new Latency(latencies.length,
+    return new Latency(
+        latencies.length,
         millis(histogram.getValueAtPercentile(50.0)),
         millis(histogram.getValueAtPercentile(99.0)),
         millis(histogram.getMaxValue()));

@@ -21,15 +21,15 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * The slow-upstream experiment's load: {@code chats} requests to {@code /chat} at once, then after {@code loginsAfter}
- * {@code logins} requests to {@code /login} at once; every request's latency (to the last byte of the
- * answer) and status are recorded. Each request has its own connection, as a crowd of users would,
- * and its own thread, started before the clock so that the burst measures the app rather than the
- * load generator.
+ * The slow-upstream experiment's load: {@code chats} requests to {@code /chat} at once, then after
+ * {@code loginsAfter} {@code logins} requests to {@code /login} at once; every request's latency
+ * (to the last byte of the answer) and status are recorded. Each request has its own connection, as
+ * a crowd of users would, and its own thread, started before the clock so that the burst measures
+ * the app rather than the load generator.
  *
- * <p>A run can be watched from another thread through {@link #chatsAnswered()},
- * {@link #loginsAnswered()}, and {@link #startedAtNanos()}, which puts what the watcher sees on the
- * run's own time axis.
+ * <p>A run can be watched from another thread through {@link #chatsAnswered()}, {@link
+ * #loginsAnswered()}, and {@link #startedAtNanos()}, which puts what the watcher sees on the run's
+ * own time axis.
  */
 public final class LoadGenerator {
 
@@ -53,12 +53,14 @@ public final class LoadGenerator {
    */
   /**
    * The most requests of one kind a run sends. Each is its own thread and connection, all sent at
-   * once: ten thousand already measures the machine's thread and file-descriptor limits more than the
-   * app, and a count near {@code int}'s max would ask for billions of threads.
+   * once: ten thousand already measures the machine's thread and file-descriptor limits more than
+   * the app, and a count near {@code int}'s max would ask for billions of threads.
    */
   public static final int MOST_REQUESTS = 10_000;
 
-  /** The longest wait before the logins: a run is watched by someone, and a day is more than enough. */
+  /**
+   * The longest wait before the logins: a run is watched by someone, and a day is more than enough.
+   */
   public static final Duration LATEST_LOGINS = Duration.ofDays(1);
 
   /** Checks {@code --chats} and {@code --logins}, naming the option and the value that is wrong. */
@@ -69,16 +71,24 @@ public final class LoadGenerator {
 
   private static void checkCount(String option, int count) {
     if (count < 0 || count > MOST_REQUESTS) {
-      throw new CliException(option + " must be from 0 to " + MOST_REQUESTS + " (each request is a"
-          + " thread and a connection, all at once) but was " + count);
+      throw new CliException(
+          option
+              + " must be from 0 to "
+              + MOST_REQUESTS
+              + " (each request is a"
+              + " thread and a connection, all at once) but was "
+              + count);
     }
   }
 
   /** Checks {@code --logins-after}. */
   public static void checkLoginsAfter(Duration loginsAfter) {
     if (loginsAfter.isNegative() || loginsAfter.compareTo(LATEST_LOGINS) > 0) {
-      throw new CliException("--logins-after must be from 0 to " + Durations.format(LATEST_LOGINS)
-          + " but was " + Durations.format(loginsAfter));
+      throw new CliException(
+          "--logins-after must be from 0 to "
+              + Durations.format(LATEST_LOGINS)
+              + " but was "
+              + Durations.format(loginsAfter));
     }
   }
 
@@ -109,8 +119,8 @@ public final class LoadGenerator {
   }
 
   /**
-   * The {@link System#nanoTime()} at which the run's clock started, the moment the chats were let go:
-   * every {@link Sample#sentAtNanos()} counts from it. Empty until {@link #run()} gets there.
+   * The {@link System#nanoTime()} at which the run's clock started, the moment the chats were let
+   * go: every {@link Sample#sentAtNanos()} counts from it. Empty until {@link #run()} gets there.
    */
   public OptionalLong startedAtNanos() {
     return startedAtNanos;
@@ -124,18 +134,27 @@ public final class LoadGenerator {
   public LoadResult run() {
     String problem = unreachable(target);
     if (problem != null) {
-      throw new CliException("nothing answers at " + target + " (" + problem + "): start the app"
-          + " first with 'app', or run 'demo'");
+      throw new CliException(
+          "nothing answers at "
+              + target
+              + " ("
+              + problem
+              + "): start the app"
+              + " first with 'app', or run 'demo'");
     }
     // The client's threads exist before the first request: starting threads inside the burst would
     // be measured as latency of the app.
-    ThreadPoolExecutor executor = new ThreadPoolExecutor(CLIENT_THREADS, CLIENT_THREADS, 0,
-        TimeUnit.SECONDS, new LinkedBlockingQueue<>(), Threads.daemon("load-client-"));
+    ThreadPoolExecutor executor =
+        new ThreadPoolExecutor(
+            CLIENT_THREADS,
+            CLIENT_THREADS,
+            0,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(),
+            Threads.daemon("load-client-"));
     executor.prestartAllCoreThreads();
-    HttpClient client = HttpClient.newBuilder()
-        .version(HttpClient.Version.HTTP_1_1)
-        .executor(executor)
-        .build();
+    HttpClient client =
+        HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).executor(executor).build();
     ConcurrentLinkedQueue<Sample> samples = new ConcurrentLinkedQueue<>();
     CountDownLatch chatsGo = new CountDownLatch(1);
     CountDownLatch loginsGo = new CountDownLatch(1);
@@ -179,38 +198,48 @@ public final class LoadGenerator {
     }
   }
 
-  private Thread sender(HttpClient client, Route route, CountDownLatch go, long[] start,
-      ConcurrentLinkedQueue<Sample> samples, AtomicInteger answered, int index) {
-    HttpRequest request = HttpRequest.newBuilder(target.resolve(route.path()))
-        .timeout(timeout)
-        .build();
+  private Thread sender(
+      HttpClient client,
+      Route route,
+      CountDownLatch go,
+      long[] start,
+      ConcurrentLinkedQueue<Sample> samples,
+      AtomicInteger answered,
+      int index) {
+    HttpRequest request =
+        HttpRequest.newBuilder(target.resolve(route.path())).timeout(timeout).build();
     // The latency ends when the body's last byte has been read, on the client's own thread.
-    HttpResponse.BodyHandler<Long> timed = info -> HttpResponse.BodySubscribers.mapping(
-        HttpResponse.BodySubscribers.discarding(), ignored -> System.nanoTime());
-    Thread t = new Thread(() -> {
-      try {
-        go.await();
-      } catch (InterruptedException e) {
-        return;
-      }
-      long sent = System.nanoTime();
-      long end;
-      int status;
-      try {
-        HttpResponse<Long> response = client.send(request, timed);
-        end = response.body();
-        status = response.statusCode();
-      } catch (IOException e) {
-        end = System.nanoTime();
-        status = 0;
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        end = System.nanoTime();
-        status = 0;
-      }
-      samples.add(new Sample(route, sent - start[0], end - sent, status));
-      answered.incrementAndGet();
-    }, "load-" + route.name().toLowerCase(java.util.Locale.ROOT) + "-" + index);
+    HttpResponse.BodyHandler<Long> timed =
+        info ->
+            HttpResponse.BodySubscribers.mapping(
+                HttpResponse.BodySubscribers.discarding(), ignored -> System.nanoTime());
+    Thread t =
+        new Thread(
+            () -> {
+              try {
+                go.await();
+              } catch (InterruptedException e) {
+                return;
+              }
+              long sent = System.nanoTime();
+              long end;
+              int status;
+              try {
+                HttpResponse<Long> response = client.send(request, timed);
+                end = response.body();
+                status = response.statusCode();
+              } catch (IOException e) {
+                end = System.nanoTime();
+                status = 0;
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                end = System.nanoTime();
+                status = 0;
+              }
+              samples.add(new Sample(route, sent - start[0], end - sent, status));
+              answered.incrementAndGet();
+            },
+            "load-" + route.name().toLowerCase(java.util.Locale.ROOT) + "-" + index);
     t.setDaemon(true);
     t.start();
     return t;

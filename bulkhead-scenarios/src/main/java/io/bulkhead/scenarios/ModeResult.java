@@ -8,5 +8,5 @@ package io.bulkhead.scenarios;
  * @param upstreamMaxConnections the most connections the upstream saw open at once
  * @param upstreamRequests how many requests reached the upstream
  */
-public record ModeResult(Mode mode, LoadResult load, int upstreamMaxConnections,
-    int upstreamRequests) {}
+public record ModeResult(
+    Mode mode, LoadResult load, int upstreamMaxConnections, int upstreamRequests) {}

@@ -32,12 +32,13 @@ import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
 
 /**
- * What the demo shows about the compartments of a registry, on routes that bypass the server-wide cap
- * of the demo app so they answer while the server is saturated (or on a server of their own, see
- * {@link DashboardServer}):
+ * What the demo shows about the compartments of a registry, on routes that bypass the server-wide
+ * cap of the demo app so they answer while the server is saturated (or on a server of their own,
+ * see {@link DashboardServer}):
+ *
  * <ul>
- *   <li>{@code /metrics}: Prometheus text, from {@link BulkheadMetrics} bound to a
- *       {@link PrometheusMeterRegistry}, and from any other binder bound to {@link #meters()};
+ *   <li>{@code /metrics}: Prometheus text, from {@link BulkheadMetrics} bound to a {@link
+ *       PrometheusMeterRegistry}, and from any other binder bound to {@link #meters()};
  *   <li>{@code /bulkheads}: the library's {@link Snapshot} of every compartment (its settings, the
  *       four numbers, its counters, its diagnosis, the advice on its limit, and the figures of the
  *       resource behind it when a {@link ResourceView} added here knows them: a connection pool's
@@ -45,14 +46,15 @@ import org.eclipse.jetty.util.Callback;
  *   <li>{@code /dashboard}: a live page (plain HTML, CSS and JavaScript from this jar's resources)
  *       that polls {@code /bulkheads} twice a second.
  * </ul>
+ *
  * A daemon thread samples the {@link Insight} once a second, which feeds both the diagnosis and the
  * sizing advice. {@link #close()} stops it and removes the meters.
  *
- * <p>Thread safety: the handlers run on Jetty's threads and the sampling on its own; they share only
- * the registry, the Prometheus registry, the insight and the list of {@link ResourceView}s, each
- * thread-safe, and this class keeps no other mutable state. A snapshot reads each compartment's stats
- * once, so its numbers for one compartment hang together, while two compartments (and a compartment
- * and its resource) are read a few microseconds apart.
+ * <p>Thread safety: the handlers run on Jetty's threads and the sampling on its own; they share
+ * only the registry, the Prometheus registry, the insight and the list of {@link ResourceView}s,
+ * each thread-safe, and this class keeps no other mutable state. A snapshot reads each
+ * compartment's stats once, so its numbers for one compartment hang together, while two
+ * compartments (and a compartment and its resource) are read a few microseconds apart.
  */
 public final class Observability implements AutoCloseable {
 
@@ -60,10 +62,11 @@ public final class Observability implements AutoCloseable {
   static final Duration SAMPLE_EVERY = Duration.ofSeconds(1);
 
   private static final String RESOURCES = "/io/bulkhead/scenarios/dashboard/";
-  private static final Map<String, String> FILES = Map.of(
-      "dashboard.html", "text/html;charset=utf-8",
-      "dashboard.css", "text/css;charset=utf-8",
-      "dashboard.js", "text/javascript;charset=utf-8");
+  private static final Map<String, String> FILES =
+      Map.of(
+          "dashboard.html", "text/html;charset=utf-8",
+          "dashboard.css", "text/css;charset=utf-8",
+          "dashboard.js", "text/javascript;charset=utf-8");
 
   private final PrometheusMeterRegistry prometheus =
       new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -78,8 +81,7 @@ public final class Observability implements AutoCloseable {
     this.metrics = BulkheadMetrics.of(registry);
     metrics.bindTo(prometheus);
     insight.watch(registry);
-    sampler.scheduleAtFixedRate(insight::sample, 0, SAMPLE_EVERY.toMillis(),
-        TimeUnit.MILLISECONDS);
+    sampler.scheduleAtFixedRate(insight::sample, 0, SAMPLE_EVERY.toMillis(), TimeUnit.MILLISECONDS);
   }
 
   /**
@@ -87,14 +89,15 @@ public final class Observability implements AutoCloseable {
    * {@code route} (a demo app's {@link DemoApp#adminRoute}, or a {@link DashboardServer}'s routes).
    */
   void install(BiConsumer<String, Handler> route) {
-    route.accept("/metrics", new Text("text/plain;version=0.0.4;charset=utf-8", prometheus::scrape));
+    route.accept(
+        "/metrics", new Text("text/plain;version=0.0.4;charset=utf-8", prometheus::scrape));
     route.accept("/bulkheads", new Text("application/json;charset=utf-8", this::snapshotJson));
     route.accept("/dashboard/*", new Dashboard());
   }
 
   /**
-   * Adds what {@code more} knows about the resources behind compartments to every later snapshot; the
-   * first view added that knows a compartment's resource gives it.
+   * Adds what {@code more} knows about the resources behind compartments to every later snapshot;
+   * the first view added that knows a compartment's resource gives it.
    */
   public void add(ResourceView more) {
     resources.add(Objects.requireNonNull(more, "more"));
@@ -181,7 +184,8 @@ public final class Observability implements AutoCloseable {
       for (String name : FILES.keySet()) {
         try (InputStream in = Observability.class.getResourceAsStream(RESOURCES + name)) {
           if (in == null) {
-            throw new IllegalStateException("dashboard resource " + RESOURCES + name + " is missing");
+            throw new IllegalStateException(
+                "dashboard resource " + RESOURCES + name + " is missing");
           }
           files.put(name, in.readAllBytes());
         } catch (IOException e) {
@@ -193,9 +197,10 @@ public final class Observability implements AutoCloseable {
     @Override
     public boolean handle(Request request, Response response, Callback callback) {
       String path = request.getHttpURI().getDecodedPath();
-      String name = path.equals("/dashboard") || path.equals("/dashboard/")
-          ? "dashboard.html"
-          : path.substring("/dashboard/".length());
+      String name =
+          path.equals("/dashboard") || path.equals("/dashboard/")
+              ? "dashboard.html"
+              : path.substring("/dashboard/".length());
       byte[] content = files.get(name);
       if (content == null) {
         response.setStatus(HttpStatus.NOT_FOUND_404);

@@ -16,19 +16,22 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * Steady load on the checkout API: {@code /login} and {@code /checkout}, each at a fixed rate, due on
- * the clock (an open loop: a stalled API does not slow the load, and a call's latency counts from
- * when it was due, so a stall is never hidden).
+ * Steady load on the checkout API: {@code /login} and {@code /checkout}, each at a fixed rate, due
+ * on the clock (an open loop: a stalled API does not slow the load, and a call's latency counts
+ * from when it was due, so a stall is never hidden).
  *
  * <p>Threads: one pacer per route computes due times and hands each call to a bounded pool of
- * senders; a call that finds every sender busy fails at once (it would otherwise wait in a queue and
- * count the load generator's backlog as the API's latency). Each sender adds its outcome to a
- * concurrent queue; {@link #stop} stops the pacers, then waits for the senders, and only then are the
- * outcomes read, so no outcome is added after they are.
+ * senders; a call that finds every sender busy fails at once (it would otherwise wait in a queue
+ * and count the load generator's backlog as the API's latency). Each sender adds its outcome to a
+ * concurrent queue; {@link #stop} stops the pacers, then waits for the senders, and only then are
+ * the outcomes read, so no outcome is added after they are.
  */
 final class PacedLoad {
 
-  /** One call: which route, when it was due (from the start), how long it took, whether it was a 200. */
+  /**
+   * One call: which route, when it was due (from the start), how long it took, whether it was a
+   * 200.
+   */
   record Call(boolean checkout, long dueNanos, long latencyNanos, boolean ok) {}
 
   private static final int MOST_IN_FLIGHT = 64;
@@ -38,12 +41,19 @@ final class PacedLoad {
   private final Duration interval;
   private final Duration timeout;
   private final ConcurrentLinkedQueue<Call> calls = new ConcurrentLinkedQueue<>();
-  private final ThreadPoolExecutor senders = new ThreadPoolExecutor(0, MOST_IN_FLIGHT, 10,
-      TimeUnit.SECONDS, new SynchronousQueue<>(), Threads.daemon("process-load-"));
-  private final HttpClient client = HttpClient.newBuilder()
-      .version(HttpClient.Version.HTTP_1_1)
-      .connectTimeout(Duration.ofSeconds(1))
-      .build();
+  private final ThreadPoolExecutor senders =
+      new ThreadPoolExecutor(
+          0,
+          MOST_IN_FLIGHT,
+          10,
+          TimeUnit.SECONDS,
+          new SynchronousQueue<>(),
+          Threads.daemon("process-load-"));
+  private final HttpClient client =
+      HttpClient.newBuilder()
+          .version(HttpClient.Version.HTTP_1_1)
+          .connectTimeout(Duration.ofSeconds(1))
+          .build();
   private final List<Thread> pacers = new ArrayList<>();
   private volatile boolean stopping;
   private long start;
@@ -87,8 +97,10 @@ final class PacedLoad {
   }
 
   private void pace(boolean checkout) {
-    HttpRequest request = HttpRequest.newBuilder(api.resolve(checkout ? "/checkout" : "/login"))
-        .timeout(timeout).build();
+    HttpRequest request =
+        HttpRequest.newBuilder(api.resolve(checkout ? "/checkout" : "/login"))
+            .timeout(timeout)
+            .build();
     for (long due = start; !stopping; due += interval.toNanos()) {
       for (long left; (left = due - System.nanoTime()) > 0 && !stopping; ) {
         LockSupport.parkNanos(left); // pacing the schedule, not waiting for an event
@@ -122,8 +134,8 @@ final class PacedLoad {
       pacer.join(STOP_PATIENCE.toMillis());
     }
     senders.shutdown();
-    if (!senders.awaitTermination(STOP_PATIENCE.toMillis() + timeout.toMillis(),
-        TimeUnit.MILLISECONDS)) {
+    if (!senders.awaitTermination(
+        STOP_PATIENCE.toMillis() + timeout.toMillis(), TimeUnit.MILLISECONDS)) {
       senders.shutdownNow();
     }
     Threads.shutdown(client, senders);

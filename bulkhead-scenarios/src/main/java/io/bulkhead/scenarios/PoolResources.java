@@ -61,8 +61,19 @@ public final class PoolResources implements ResourceView {
     figures.put("idle", (long) st.idle());
     figures.put("total", (long) st.total());
     figures.put("awaiting", (long) st.waiting());
-    return new ResourceView.Resource("pool", figures, "HikariCP pool of " + st.size() + ": "
-        + st.active() + " connections handed out, " + st.idle() + " idle, " + st.total()
-        + " open; " + st.waiting() + " threads waiting inside it for one");
+    return new ResourceView.Resource(
+        "pool",
+        figures,
+        "HikariCP pool of "
+            + st.size()
+            + ": "
+            + st.active()
+            + " connections handed out, "
+            + st.idle()
+            + " idle, "
+            + st.total()
+            + " open; "
+            + st.waiting()
+            + " threads waiting inside it for one");
   }
 }

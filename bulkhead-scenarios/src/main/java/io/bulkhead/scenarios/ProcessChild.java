@@ -50,24 +50,29 @@ public final class ProcessChild {
   static final String WORKER = "worker";
   static final String ROGUE = "rogue";
   static final String READY = "ready ";
+
   /** What the child prints when the rogue report starts, followed by how many threads spin. */
   static final String ROGUE_STARTED = "rogue threads ";
 
   /** A checkout's work: hashing this many bytes (about a millisecond on a laptop core). */
   private static final int CHECKOUT_BYTES = 256 * 1024;
+
   private static final Duration HANDLING_IDLE_TIMEOUT = Duration.ofSeconds(30);
 
   private ProcessChild() {}
 
   public static void main(String[] args) throws IOException {
     if (args.length != 3) {
-      System.err.println("usage: ProcessChild api|api-with-worker|worker LEAK_BYTES_PER_SECOND"
-          + " LEAK_CAP_BYTES");
+      System.err.println(
+          "usage: ProcessChild api|api-with-worker|worker LEAK_BYTES_PER_SECOND"
+              + " LEAK_CAP_BYTES");
       System.exit(2);
     }
     String role = args[0];
-    ReportWorker worker = role.equals(API) ? null
-        : new ReportWorker(Long.parseLong(args[1]), Long.parseLong(args[2]));
+    ReportWorker worker =
+        role.equals(API)
+            ? null
+            : new ReportWorker(Long.parseLong(args[1]), Long.parseLong(args[2]));
     Server server = null;
     int port = 0;
     if (!role.equals(WORKER)) {
@@ -80,7 +85,8 @@ public final class ProcessChild {
     }
     System.out.println(READY + port);
     System.out.flush();
-    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    BufferedReader in =
+        new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     for (String line; (line = in.readLine()) != null; ) {
       if (line.equals(ROGUE) && worker != null) {
         // Said before it starts: once the leak runs, the process may die at any moment.
@@ -125,6 +131,7 @@ public final class ProcessChild {
   static final class ReportWorker {
     private static final Duration REPORT_PERIOD = Duration.ofMillis(100);
     private static final int REPORT_BYTES = 64 * 1024;
+
     /** The leak grows by chunks of this size, each filled so that its pages are really used. */
     private static final int CHUNK_BYTES = 1024 * 1024;
 
@@ -180,7 +187,8 @@ public final class ProcessChild {
     /** Adds a chunk on schedule until the cap; never frees one. */
     private void leak() {
       List<byte[]> kept = new ArrayList<>();
-      long nanosPerChunk = Math.max(1, TimeUnit.SECONDS.toNanos(1) * CHUNK_BYTES / leakBytesPerSecond);
+      long nanosPerChunk =
+          Math.max(1, TimeUnit.SECONDS.toNanos(1) * CHUNK_BYTES / leakBytesPerSecond);
       long next = System.nanoTime();
       for (long held = 0; held + CHUNK_BYTES <= leakCapBytes; held += CHUNK_BYTES) {
         byte[] chunk = new byte[CHUNK_BYTES];

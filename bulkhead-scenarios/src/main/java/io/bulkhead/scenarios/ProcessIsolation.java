@@ -31,17 +31,17 @@ import java.util.function.Consumer;
  *   <li><b>inside</b>: the worker runs in the API's JVM, one process with the two's ceilings added
  *       up ({@value #API_CPUS} + {@value #WORKER_CPUS} CPUs, 256 + 192 MiB);
  *   <li><b>separate</b>: the worker is its own JVM with its own ceiling ({@value #WORKER_CPUS} CPU,
- *       192 MiB) and the API keeps its own ({@value #API_CPUS} CPU, 256 MiB); a worker that dies
- *       is restarted alone.
+ *       192 MiB) and the API keeps its own ({@value #API_CPUS} CPU, 256 MiB); a worker that dies is
+ *       restarted alone.
  * </ul>
  *
  * <p>Both cases run in child JVMs started from this JVM's classpath, so that this process survives
  * to report what happened. The ceilings are the kernel's when this process may create control
  * groups, the JVM's otherwise: each child is a {@link WorkerProcess} (the API one that is not
- * restarted, so that its death shows). Load: {@value #CALLS_PER_SECOND} logins and
- * as many checkouts per second, due on the clock, after a warm-up the figures leave out; a call's
- * latency counts from when it was due. A call is an error when it is not answered 200 within
- * {@link #CALL_TIMEOUT}, and its latency then counts as that timeout at least.
+ * restarted, so that its death shows). Load: {@value #CALLS_PER_SECOND} logins and as many
+ * checkouts per second, due on the clock, after a warm-up the figures leave out; a call's latency
+ * counts from when it was due. A call is an error when it is not answered 200 within {@link
+ * #CALL_TIMEOUT}, and its latency then counts as that timeout at least.
  *
  * <p>Nothing is left behind: every child process is killed and every group removed when a run ends,
  * fails, or this JVM is stopped (a shutdown hook), and a child whose parent vanished exits when its
@@ -56,22 +56,30 @@ public final class ProcessIsolation {
   static final long WORKER_MEMORY = 192 * MIB;
   static final int CALLS_PER_SECOND = 20;
   static final Duration CALL_TIMEOUT = Duration.ofSeconds(2);
+
   /**
    * Calls of each route sent one after the other before the measured load: a fresh JVM interprets
    * its first few hundred requests, which would put the JIT's warm-up into the "before" p99.
    */
   private static final int WARM_UP_CALLS = 500;
+
   /** How long a child JVM may take to say it is ready; a busy machine starts a JVM slowly. */
   private static final Duration READY_PATIENCE = Duration.ofSeconds(60);
+
   /** How long a dead child may take to be reported so. */
   private static final Duration EXIT_PATIENCE = Duration.ofSeconds(10);
+
   /** A worker that keeps dying is not restarted forever. */
   private static final int MOST_RESTARTS = 10;
+
   /** The first restart waits this long, each next one twice as long, up to the most. */
   private static final Duration FIRST_BACKOFF = Duration.ofMillis(200);
+
   private static final Duration MOST_BACKOFF = Duration.ofSeconds(2);
+
   /** How often the processes' cards are read during the runaway. */
   private static final Duration CARD_PERIOD = Duration.ofSeconds(1);
+
   private static final int KEPT_OUTPUT_LINES = 20;
   private static final Duration LONGEST_PHASE = Duration.ofHours(1);
 
@@ -92,8 +100,12 @@ public final class ProcessIsolation {
 
     private static void check(String option, Duration d) {
       if (d.compareTo(Duration.ofSeconds(1)) < 0 || d.compareTo(LONGEST_PHASE) > 0) {
-        throw new CliException(option + " must be from 1 s to " + Durations.format(LONGEST_PHASE)
-            + " but was " + Durations.format(d));
+        throw new CliException(
+            option
+                + " must be from 1 s to "
+                + Durations.format(LONGEST_PHASE)
+                + " but was "
+                + Durations.format(d));
       }
     }
   }
@@ -110,14 +122,15 @@ public final class ProcessIsolation {
    * @param spinningThreads how many threads the rogue report spun
    * @param fate one sentence for the table
    */
-  public record Worker(int deaths, int restarts, long throttledPeriods, int spinningThreads,
-      String fate) {}
+  public record Worker(
+      int deaths, int restarts, long throttledPeriods, int spinningThreads, String fate) {}
 
   /**
    * One checkout call, for a chart.
    *
    * @param due when it was due, from the start of the load
-   * @param latency from when it was due to its answer (a failure counts as the call timeout at least)
+   * @param latency from when it was due to its answer (a failure counts as the call timeout at
+   *     least)
    * @param ok whether it was answered 200
    */
   public record CheckoutCall(Duration due, Duration latency, boolean ok) {}
@@ -133,8 +146,16 @@ public final class ProcessIsolation {
    * @param checkoutCalls every checkout call, in the order they were due
    * @param cards the processes of the case (the API, and the worker when separate)
    */
-  public record Side(String name, Phase before, Phase during, boolean apiSurvived, String ceilings,
-      String ceilingsDetail, Worker worker, Duration runawayAt, List<CheckoutCall> checkoutCalls,
+  public record Side(
+      String name,
+      Phase before,
+      Phase during,
+      boolean apiSurvived,
+      String ceilings,
+      String ceilingsDetail,
+      Worker worker,
+      Duration runawayAt,
+      List<CheckoutCall> checkoutCalls,
       List<ProcessCard> cards) {
     public Side {
       checkoutCalls = List.copyOf(checkoutCalls);
@@ -159,8 +180,16 @@ public final class ProcessIsolation {
    * @param state its supervision's state at the end ("RUNNING", "STOPPED", ...)
    * @param lastExit how its latest process ended, or "" when none did
    */
-  public record ProcessCard(String name, String ceilings, double cpus, double cpusUsed,
-      long memoryLimitBytes, long memoryPeakBytes, int restarts, String state, String lastExit) {}
+  public record ProcessCard(
+      String name,
+      String ceilings,
+      double cpus,
+      double cpusUsed,
+      long memoryLimitBytes,
+      long memoryPeakBytes,
+      int restarts,
+      String state,
+      String lastExit) {}
 
   /** Runs both cases, inside first; {@code log} hears what happens as it happens. */
   public static Result run(Settings settings, Consumer<String> log) {
@@ -171,17 +200,28 @@ public final class ProcessIsolation {
     String name = separate ? "separate" : "inside";
     Child apiSide = new Child(name, "API", false, log);
     Child workerSide = separate ? new Child(name, "worker", true, log) : null;
-    try (WorkerProcess api = apiSide.start(separate ? ProcessChild.API : ProcessChild.API_WITH_WORKER,
-            separate ? API_CPUS : API_CPUS + WORKER_CPUS,
-            separate ? API_MEMORY : API_MEMORY + WORKER_MEMORY, settings);
-        WorkerProcess worker = workerSide == null ? null
-            : workerSide.start(ProcessChild.WORKER, WORKER_CPUS, WORKER_MEMORY, settings)) {
+    try (WorkerProcess api =
+            apiSide.start(
+                separate ? ProcessChild.API : ProcessChild.API_WITH_WORKER,
+                separate ? API_CPUS : API_CPUS + WORKER_CPUS,
+                separate ? API_MEMORY : API_MEMORY + WORKER_MEMORY,
+                settings);
+        WorkerProcess worker =
+            workerSide == null
+                ? null
+                : workerSide.start(ProcessChild.WORKER, WORKER_CPUS, WORKER_MEMORY, settings)) {
       return measure(settings, name, api, apiSide, worker, workerSide, log);
     }
   }
 
-  private static Side measure(Settings settings, String name, WorkerProcess api, Child apiSide,
-      WorkerProcess worker, Child workerSide, Consumer<String> log) {
+  private static Side measure(
+      Settings settings,
+      String name,
+      WorkerProcess api,
+      Child apiSide,
+      WorkerProcess worker,
+      Child workerSide,
+      Consumer<String> log) {
     ProcessStats apiAtStart = api.stats();
     String detail = detail(apiAtStart, worker == null ? null : worker.stats());
     log.accept(name + ": " + detail);
@@ -189,8 +229,14 @@ public final class ProcessIsolation {
     if (workerSide != null) {
       workerSide.awaitReady();
     }
-    log.accept(name + ": API at " + uri + ", load for " + Durations.format(settings.before())
-        + ", then the runaway report for " + Durations.format(settings.during()));
+    log.accept(
+        name
+            + ": API at "
+            + uri
+            + ", load for "
+            + Durations.format(settings.before())
+            + ", then the runaway report for "
+            + Durations.format(settings.during()));
 
     PacedLoad load = new PacedLoad(uri, CALLS_PER_SECOND, CALL_TIMEOUT);
     load.warmUp(WARM_UP_CALLS);
@@ -217,26 +263,36 @@ public final class ProcessIsolation {
       Thread.currentThread().interrupt();
       throw new CliException("the run was interrupted");
     }
-    Worker outcome = worker != null ? separateOutcome(worker, workerSide)
-        : insideOutcome(api, apiSide, apiSurvived);
+    Worker outcome =
+        worker != null
+            ? separateOutcome(worker, workerSide)
+            : insideOutcome(api, apiSide, apiSurvived);
     List<ProcessCard> cards = new ArrayList<>();
     cards.add(apiCard.card("API"));
     if (workerCard != null) {
       cards.add(workerCard.card("report worker"));
     }
-    log.accept(name + ": API " + (apiSurvived ? "survived" : "died") + "; worker "
-        + outcome.fate());
+    log.accept(
+        name + ": API " + (apiSurvived ? "survived" : "died") + "; worker " + outcome.fate());
     List<CheckoutCall> checkouts = new ArrayList<>();
     for (PacedLoad.Call c : calls) {
       if (c.checkout()) {
-        checkouts.add(new CheckoutCall(Duration.ofNanos(c.dueNanos()),
-            Duration.ofNanos(counted(c)), c.ok()));
+        checkouts.add(
+            new CheckoutCall(Duration.ofNanos(c.dueNanos()), Duration.ofNanos(counted(c)), c.ok()));
       }
     }
     checkouts.sort(Comparator.comparing(CheckoutCall::due));
-    return new Side(name, phase(calls, 0, rogueAt), phase(calls, rogueAt, Long.MAX_VALUE),
-        apiSurvived, apiAtStart.ceilings().kernel() ? "cgroup" : "jvm", detail, outcome,
-        Duration.ofNanos(rogueAt), checkouts, cards);
+    return new Side(
+        name,
+        phase(calls, 0, rogueAt),
+        phase(calls, rogueAt, Long.MAX_VALUE),
+        apiSurvived,
+        apiAtStart.ceilings().kernel() ? "cgroup" : "jvm",
+        detail,
+        outcome,
+        Duration.ofNanos(rogueAt),
+        checkouts,
+        cards);
   }
 
   private static Worker insideOutcome(WorkerProcess api, Child apiSide, boolean apiSurvived) {
@@ -248,13 +304,19 @@ public final class ProcessIsolation {
       // Not restarted: STOPPED comes once its death, and all it printed, has been taken in.
       apiSide.awaitStopped();
       deaths = 1;
-      fate = "took the API down with it: " + api.stats().lastExit().map(Exit::description)
-          .orElse("ended without an exit status");
+      fate =
+          "took the API down with it: "
+              + api.stats()
+                  .lastExit()
+                  .map(Exit::description)
+                  .orElse("ended without an exit status");
     }
     ProcessStats s = api.stats();
     if (s.ceilings().kernel() && s.throttledPeriods() > 0) {
-      fate += "; the API and the worker were throttled together in " + s.throttledPeriods()
-          + " CPU periods";
+      fate +=
+          "; the API and the worker were throttled together in "
+              + s.throttledPeriods()
+              + " CPU periods";
     }
     return new Worker(deaths, 0, s.throttledPeriods(), apiSide.spinning.get(), fate);
   }
@@ -266,19 +328,29 @@ public final class ProcessIsolation {
     if (s.deaths() == 0 || first == null) {
       parts.add("kept running");
     } else {
-      parts.add(first.description() + (s.deaths() > 1 ? " (" + s.deaths() + " times)" : "")
-          + ", restarted alone");
+      parts.add(
+          first.description()
+              + (s.deaths() > 1 ? " (" + s.deaths() + " times)" : "")
+              + ", restarted alone");
     }
     if (s.ceilings().kernel() && s.throttledPeriods() > 0) {
-      parts.add("throttled to its " + s.cpus() + " CPU share in " + s.throttledPeriods()
-          + " CPU periods");
+      parts.add(
+          "throttled to its "
+              + s.cpus()
+              + " CPU share in "
+              + s.throttledPeriods()
+              + " CPU periods");
     } else if (s.ceilings().kernel()) {
       // A machine busier than the quota: the spinning threads never got their share to exceed.
       parts.add("never throttled: the machine left it less than its " + s.cpus() + " CPU share");
     } else {
       parts.add("spun " + workerSide.spinning.get() + " thread(s) (-XX:ActiveProcessorCount)");
     }
-    return new Worker(s.deaths(), s.restarts(), s.throttledPeriods(), workerSide.spinning.get(),
+    return new Worker(
+        s.deaths(),
+        s.restarts(),
+        s.throttledPeriods(),
+        workerSide.spinning.get(),
         String.join("; ", parts));
   }
 
@@ -314,14 +386,16 @@ public final class ProcessIsolation {
         }
       }
     }
-    return new Phase(Latency.ofNanos(login.stream().mapToLong(Long::longValue).toArray()),
-        loginErrors, Latency.ofNanos(checkout.stream().mapToLong(Long::longValue).toArray()),
+    return new Phase(
+        Latency.ofNanos(login.stream().mapToLong(Long::longValue).toArray()),
+        loginErrors,
+        Latency.ofNanos(checkout.stream().mapToLong(Long::longValue).toArray()),
         checkoutErrors);
   }
 
   /**
-   * A call's latency as the figures count it: a failed call counts as the call timeout at least (its
-   * user got no answer, however fast the refusal came; a dead API must not look fast).
+   * A call's latency as the figures count it: a failed call counts as the call timeout at least
+   * (its user got no answer, however fast the refusal came; a dead API must not look fast).
    */
   private static long counted(PacedLoad.Call c) {
     return c.ok() ? c.latencyNanos() : Math.max(c.latencyNanos(), CALL_TIMEOUT.toNanos());
@@ -364,9 +438,16 @@ public final class ProcessIsolation {
 
     ProcessCard card(String name) {
       ProcessStats s = process.stats();
-      return new ProcessCard(name, s.ceilings().description(), s.cpus(),
-          readings == 0 ? 0 : cpusUsedSum / readings, s.memoryLimitBytes(), memoryPeak,
-          s.restarts(), s.state().name(), s.lastExit().map(Exit::description).orElse(""));
+      return new ProcessCard(
+          name,
+          s.ceilings().description(),
+          s.cpus(),
+          readings == 0 ? 0 : cpusUsedSum / readings,
+          s.memoryLimitBytes(),
+          memoryPeak,
+          s.restarts(),
+          s.state().name(),
+          s.lastExit().map(Exit::description).orElse(""));
     }
   }
 
@@ -400,9 +481,10 @@ public final class ProcessIsolation {
       // The leak would reach twice the process's memory ceiling halfway through the runaway: the
       // ceiling is crossed early enough that a slow, throttled, collecting JVM still gets there.
       long leakCap = 2 * memoryBytes;
-      long leakPerSecond = Math.max(1, leakCap * 1000 / Math.max(1, settings.during().toMillis() / 2));
-      return WorkerProcess.builder(role.toLowerCase(Locale.ROOT) + "-" + caseName,
-              ProcessChild.class.getName())
+      long leakPerSecond =
+          Math.max(1, leakCap * 1000 / Math.max(1, settings.during().toMillis() / 2));
+      return WorkerProcess.builder(
+              role.toLowerCase(Locale.ROOT) + "-" + caseName, ProcessChild.class.getName())
           .arguments(List.of(childRole, Long.toString(leakPerSecond), Long.toString(leakCap)))
           .jvmOptions(List.of("-XX:+UseSerialGC"))
           .cpus(cpus)
@@ -444,14 +526,20 @@ public final class ProcessIsolation {
     private void changed(ProcessStats s) {
       s.lastExit().ifPresent(e -> firstExit.compareAndSet(null, e));
       switch (s.state()) {
-        case BACKING_OFF -> log.accept(caseName + ": " + role + " " + s.lastExit()
-            .map(Exit::description).orElse("died") + "; restarting it alone in "
-            + Durations.format(s.backoff()));
+        case BACKING_OFF ->
+            log.accept(
+                caseName
+                    + ": "
+                    + role
+                    + " "
+                    + s.lastExit().map(Exit::description).orElse("died")
+                    + "; restarting it alone in "
+                    + Durations.format(s.backoff()));
         case STOPPED -> {
           stopped.countDown();
           ready.completeExceptionally(new IllegalStateException("stopped"));
         }
-        default -> { }
+        default -> {}
       }
     }
 
@@ -463,8 +551,13 @@ public final class ProcessIsolation {
         Thread.currentThread().interrupt();
         throw new CliException("interrupted while the " + role + " JVM started");
       } catch (ExecutionException | TimeoutException e) {
-        throw new CliException("the " + role + " JVM did not start within "
-            + Durations.format(READY_PATIENCE) + ": " + lastLines());
+        throw new CliException(
+            "the "
+                + role
+                + " JVM did not start within "
+                + Durations.format(READY_PATIENCE)
+                + ": "
+                + lastLines());
       }
     }
 

@@ -82,8 +82,8 @@ final class RequestHeadDeadline implements Connection.Listener {
     }
 
     void schedule() {
-      Scheduler.Task task = connector.getScheduler().schedule(this::check, periodNanos,
-          TimeUnit.NANOSECONDS);
+      Scheduler.Task task =
+          connector.getScheduler().schedule(this::check, periodNanos, TimeUnit.NANOSECONDS);
       next = task;
       if (closed) {
         task.cancel(); // R2
@@ -108,9 +108,13 @@ final class RequestHeadDeadline implements Connection.Listener {
       boolean idle = headsNow == connection.getMessagesOut();
       boolean late = first ? headsNow == 0 : receivingHead && headsNow == heads;
       if (late) {
-        LOG.log(System.Logger.Level.DEBUG, () -> "closing " + connection.getEndPoint()
-            .getRemoteSocketAddress() + ": no request head within "
-            + Durations.format(Duration.ofNanos(periodNanos)));
+        LOG.log(
+            System.Logger.Level.DEBUG,
+            () ->
+                "closing "
+                    + connection.getEndPoint().getRemoteSocketAddress()
+                    + ": no request head within "
+                    + Durations.format(Duration.ofNanos(periodNanos)));
         connection.close();
         return;
       }

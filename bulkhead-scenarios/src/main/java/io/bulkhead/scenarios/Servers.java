@@ -22,20 +22,20 @@ final class Servers {
   private Servers() {}
 
   /**
-   * A server with one loopback connector on {@code port} (0: any free port) and the default
-   * {@link EdgeLimits}; not started.
+   * A server with one loopback connector on {@code port} (0: any free port) and the default {@link
+   * EdgeLimits}; not started.
    */
   static Server create(String name, int port, Duration handlingIdleTimeout) {
     return create(name, port, handlingIdleTimeout, EdgeLimits.defaults());
   }
 
   /**
-   * A server with one loopback connector on {@code port} (0: any free port); not started. It accepts
-   * at most {@code limits.maxConnections()} connections, closes a connection that is silent for
-   * {@code limits.idleTimeout()} between requests or takes longer than
-   * {@code limits.requestHeadDeadline()} to send a request head, and lets a request being handled
-   * wait {@code handlingIdleTimeout} without any traffic (an answer that is slow to come). It
-   * announces no version: no {@code Server} or {@code X-Powered-By} header.
+   * A server with one loopback connector on {@code port} (0: any free port); not started. It
+   * accepts at most {@code limits.maxConnections()} connections, closes a connection that is silent
+   * for {@code limits.idleTimeout()} between requests or takes longer than {@code
+   * limits.requestHeadDeadline()} to send a request head, and lets a request being handled wait
+   * {@code handlingIdleTimeout} without any traffic (an answer that is slow to come). It announces
+   * no version: no {@code Server} or {@code X-Powered-By} header.
    */
   static Server create(String name, int port, Duration handlingIdleTimeout, EdgeLimits limits) {
     if (port < 0 || port > 65_535) {
@@ -73,7 +73,9 @@ final class Servers {
     return server;
   }
 
-  /** Starts {@code server}; a port in use becomes a one-line error naming the port and the option. */
+  /**
+   * Starts {@code server}; a port in use becomes a one-line error naming the port and the option.
+   */
   static int start(Server server, String what, String option) {
     ServerConnector connector = (ServerConnector) server.getConnectors()[0];
     try {
@@ -82,8 +84,14 @@ final class Servers {
     } catch (IOException e) {
       stopQuietly(server);
       if (e instanceof BindException || e.getCause() instanceof BindException) {
-        throw new CliException("cannot start the " + what + ": port " + connector.getPort()
-            + " on 127.0.0.1 is already in use (" + option + ")");
+        throw new CliException(
+            "cannot start the "
+                + what
+                + ": port "
+                + connector.getPort()
+                + " on 127.0.0.1 is already in use ("
+                + option
+                + ")");
       }
       throw new CliException("cannot start the " + what + ": " + e.getMessage(), e);
     } catch (Exception e) {
@@ -96,7 +104,8 @@ final class Servers {
     try {
       server.stop();
     } catch (Exception e) {
-      System.getLogger("io.bulkhead.scenarios").log(System.Logger.Level.DEBUG, "stopping " + server, e);
+      System.getLogger("io.bulkhead.scenarios")
+          .log(System.Logger.Level.DEBUG, "stopping " + server, e);
     }
   }
 }

@@ -23,8 +23,8 @@ final class Threads {
   }
 
   /**
-   * Stops {@code client} and its executor. Java 21 added {@code HttpClient.shutdownNow()}; on Java 17
-   * the client's selector thread and idle connections end once the client is garbage collected.
+   * Stops {@code client} and its executor. Java 21 added {@code HttpClient.shutdownNow()}; on Java
+   * 17 the client's selector thread and idle connections end once the client is garbage collected.
    */
   static void shutdown(HttpClient client, ExecutorService executor) {
     if (SHUTDOWN_NOW != null) {

@@ -13,55 +13,65 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The shape of the checkout-vs-reports outage on a real PostgreSQL, with the degraded report time shortened to 8 s
- * and reports arriving at 4/s (so the shared pool fills in about 2 s instead of 5) to keep the test
- * near half a minute.
+ * The shape of the checkout-vs-reports outage on a real PostgreSQL, with the degraded report time
+ * shortened to 8 s and reports arriving at 4/s (so the shared pool fills in about 2 s instead of 5)
+ * to keep the test near half a minute.
  */
 class CheckoutVsReportsTest {
 
   /** A figure to a tenth: whole ones without a fraction, as the JSON writer writes them. */
   static final String TENTHS = "\\d+(\\.\\d)?";
+
   /** The JSON the demo prints, key for key. */
-  static final String D = "\\{\"checkout\":\\{\"p50_ms\":" + TENTHS + ",\"p99_ms\":" + TENTHS
-      + ",\"errors\":\\d+,\"per_s\":" + TENTHS + "\\},\"reports\":\\{\"ok\":\\d+,"
-      + "\"rejected\":\\d+,\"errors\":\\d+\\}\\}";
+  static final String D =
+      "\\{\"checkout\":\\{\"p50_ms\":"
+          + TENTHS
+          + ",\"p99_ms\":"
+          + TENTHS
+          + ",\"errors\":\\d+,\"per_s\":"
+          + TENTHS
+          + "\\},\"reports\":\\{\"ok\":\\d+,"
+          + "\"rejected\":\\d+,\"errors\":\\d+\\}\\}";
+
   static final String JSON = "\\{\"shared\":" + D + ",\"split\":" + D + "\\}";
 
   @Test
   void sharedPoolStallsCheckoutForMostOfTheReportTimeWhileSplitPoolsKeepItHealthy()
       throws Exception {
     Duration degraded = Duration.ofSeconds(8);
-    CheckoutVsReports.Settings settings = CheckoutVsReports.Settings.builder()
-        .healthyPhase(Duration.ofSeconds(3))
-        .degradedPhase(Duration.ofSeconds(10))
-        .degradedReportQuery(degraded)
-        .reportsPerSecond(4)
-        .build();
+    CheckoutVsReports.Settings settings =
+        CheckoutVsReports.Settings.builder()
+            .healthyPhase(Duration.ofSeconds(3))
+            .degradedPhase(Duration.ofSeconds(10))
+            .degradedReportQuery(degraded)
+            .reportsPerSecond(4)
+            .build();
     List<String> progress = new ArrayList<>();
     BulkheadRegistry registry = BulkheadRegistry.create();
     List<String> watched = new ArrayList<>();
-    CheckoutVsReports.Watch watch = new CheckoutVsReports.Watch() {
-      @Override
-      public BulkheadRegistry registry() {
-        return registry;
-      }
+    CheckoutVsReports.Watch watch =
+        new CheckoutVsReports.Watch() {
+          @Override
+          public BulkheadRegistry registry() {
+            return registry;
+          }
 
-      @Override
-      public void opened(DatabasePools pools) {
-        // Open in full, and the pools' compartments in the registry, before the load starts.
-        for (WorkloadPool p : pools.pools()) {
-          assertThat(p.stats().total()).as("%s", p).isEqualTo(p.config().size());
-          assertThat(registry.find(p.qualifiedName())).containsSame(p.compartment());
-        }
-        watched.add("opened " + names(pools));
-      }
+          @Override
+          public void opened(DatabasePools pools) {
+            // Open in full, and the pools' compartments in the registry, before the load starts.
+            for (WorkloadPool p : pools.pools()) {
+              assertThat(p.stats().total()).as("%s", p).isEqualTo(p.config().size());
+              assertThat(registry.find(p.qualifiedName())).containsSame(p.compartment());
+            }
+            watched.add("opened " + names(pools));
+          }
 
-      @Override
-      public void closing(DatabasePools pools) {
-        assertThat(registry.all()).hasSize(pools.pools().size());
-        watched.add("closing " + names(pools));
-      }
-    };
+          @Override
+          public void closing(DatabasePools pools) {
+            assertThat(registry.all()).hasSize(pools.pools().size());
+            watched.add("closing " + names(pools));
+          }
+        };
     CheckoutVsReports.Result r =
         CheckoutVsReports.run(PostgresTestSupport.db(), settings, progress::add, watch);
 
@@ -84,26 +94,35 @@ class CheckoutVsReportsTest {
     assertThat(r.split().reportsErrors()).as(table).isZero();
     assertThat(r.shared().reportsErrors()).as(table).isZero();
 
-    assertThat(r.split().checkoutCalls()).hasSize(520) // 13 s at 40/s
+    assertThat(r.split().checkoutCalls())
+        .hasSize(520) // 13 s at 40/s
         .allSatisfy(c -> assertThat(c.ok()).isTrue());
-    assertThat(r.shared().checkoutCalls()).extracting(c -> c.latency())
-        .contains(shared.p99());
+    assertThat(r.shared().checkoutCalls()).extracting(c -> c.latency()).contains(shared.p99());
 
     assertThat(r.toJson()).matches(JSON);
-    assertThat(table).contains("checkout p99").contains("shared pool of 10")
+    assertThat(table)
+        .contains("checkout p99")
+        .contains("shared pool of 10")
         .contains("split: checkout 6, reports 4");
     assertThat(progress).hasSize(4);
-    assertThat(watched).as("the watch follows each run's pools")
-        .containsExactly("opened [shared]", "closing [shared]", "opened [checkout, reports]",
+    assertThat(watched)
+        .as("the watch follows each run's pools")
+        .containsExactly(
+            "opened [shared]",
+            "closing [shared]",
+            "opened [checkout, reports]",
             "closing [checkout, reports]");
     assertThat(registry.all()).as("every run's compartments left the registry").isEmpty();
 
-    // Every connection the runs opened is gone: none was leaked by a rejected, failed or cut-off call.
-    await().atMost(PostgresTestSupport.SERVER_SETTLES)
+    // Every connection the runs opened is gone: none was leaked by a rejected, failed or cut-off
+    // call.
+    await()
+        .atMost(PostgresTestSupport.SERVER_SETTLES)
         .until(() -> PostgresTestSupport.backends(r.applicationNamePrefix()), n -> n == 0);
     // And every thread the runs started is gone: the callers, the sampler, HikariCP's own.
-    await().atMost(PostgresTestSupport.SERVER_SETTLES).until(() -> liveThreads("demo-db-"),
-        List::isEmpty);
+    await()
+        .atMost(PostgresTestSupport.SERVER_SETTLES)
+        .until(() -> liveThreads("demo-db-"), List::isEmpty);
   }
 
   private static List<String> names(DatabasePools pools) {

@@ -17,10 +17,11 @@ class CleanupTest {
 
   /**
    * Threads that may outlive the run, by name prefix, and what the test waits for instead of them:
+   *
    * <ul>
    *   <li>{@code bulkhead-}: the core's shared timer ({@code bulkhead-timer}), which ends a second
-   *       after its last task, and each compartment's own threads ({@code bulkhead-<name>-<n>}), which
-   *       end 10 s after their last task; joined.
+   *       after its last task, and each compartment's own threads ({@code bulkhead-<name>-<n>}),
+   *       which end 10 s after their last task; joined.
    *   <li>{@code HttpClient-}: on Java 17 the JDK gives no way to close an HttpClient; its selector
    *       thread ends once the client is garbage collected (Java 21+ closes it); joined, collecting
    *       garbage while it runs.
@@ -29,34 +30,51 @@ class CleanupTest {
    *       so the test does not wait for them: it waits for the pool to be quiescent, that is for no
    *       task of the run to be left in it.
    * </ul>
+   *
    * Everything else must be gone as soon as the run returns.
    */
   private static final String LIBRARY_THREADS = "bulkhead-";
+
   private static final String HTTP_CLIENT = "HttpClient-";
   private static final String COMMON_POOL = "ForkJoinPool.commonPool-worker";
-  private static final Set<String> ENDS_ON_ITS_OWN = Set.of(LIBRARY_THREADS, HTTP_CLIENT, COMMON_POOL);
+  private static final Set<String> ENDS_ON_ITS_OWN =
+      Set.of(LIBRARY_THREADS, HTTP_CLIENT, COMMON_POOL);
 
-  /** A bound on each wait, so that a thread that never ends fails the test instead of hanging it. */
+  /**
+   * A bound on each wait, so that a thread that never ends fails the test instead of hanging it.
+   */
   private static final long BOUND_SECONDS = 60;
+
   /** How long one join waits before the next garbage collection. */
   private static final long JOIN_SLICE_MILLIS = 200;
 
   @Test
   void experimentLeavesNoThreadAndNoPortBehind() throws Exception {
     Set<Thread> before = threads();
-    DemoSettings small = new DemoSettings(Duration.ofMillis(600), 20, 10, Duration.ofMillis(200),
-        8, 3, 4, Duration.ofMillis(300), Duration.ofSeconds(60));
+    DemoSettings small =
+        new DemoSettings(
+            Duration.ofMillis(600),
+            20,
+            10,
+            Duration.ofMillis(200),
+            8,
+            3,
+            4,
+            Duration.ofMillis(300),
+            Duration.ofSeconds(60));
 
     ExperimentResult result = new Experiment(small).run(new Experiment.Progress() {});
 
     assertThat(result.ports()).hasSize(4).doesNotContain(0);
     Set<Thread> leftover = newThreads(before);
-    assertThat(leftover).extracting(Thread::getName)
+    assertThat(leftover)
+        .extracting(Thread::getName)
         .as("threads still running right after the run, other than those that end on their own")
         .allMatch(name -> ENDS_ON_ITS_OWN.stream().anyMatch(name::startsWith));
 
     assertThat(ForkJoinPool.commonPool().awaitQuiescence(BOUND_SECONDS, TimeUnit.SECONDS))
-        .as("no task of the run left in the common pool").isTrue();
+        .as("no task of the run left in the common pool")
+        .isTrue();
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(BOUND_SECONDS);
     for (Thread t : leftover) {
       if (t.getName().startsWith(COMMON_POOL)) {
@@ -66,7 +84,8 @@ class CleanupTest {
         System.gc(); // lets a Java 17 HttpClient be collected, which ends its selector thread
         t.join(JOIN_SLICE_MILLIS);
       }
-      assertThat(t.isAlive()).as("%s still running %d s after the run", t.getName(), BOUND_SECONDS)
+      assertThat(t.isAlive())
+          .as("%s still running %d s after the run", t.getName(), BOUND_SECONDS)
           .isFalse();
     }
     for (int port : result.ports()) {
@@ -79,7 +98,8 @@ class CleanupTest {
   }
 
   private static Set<Thread> threads() {
-    return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive)
+    return Thread.getAllStackTraces().keySet().stream()
+        .filter(Thread::isAlive)
         .collect(Collectors.toSet());
   }
 

@@ -31,11 +31,14 @@ import org.junit.jupiter.api.Test;
  */
 class DbDashboardTest {
 
-  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+  private final HttpClient http =
+      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
   private String get(URI base, String path) throws Exception {
-    HttpResponse<String> r = http.send(HttpRequest.newBuilder(base.resolve(path))
-        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> r =
+        http.send(
+            HttpRequest.newBuilder(base.resolve(path)).timeout(Duration.ofSeconds(30)).build(),
+            HttpResponse.BodyHandlers.ofString());
     assertThat(r.statusCode()).as(path).isEqualTo(200);
     return r.body();
   }
@@ -62,11 +65,15 @@ class DbDashboardTest {
   @Test
   void eachPoolsConnections_areItsStats_inBulkheadsAndMetrics_whileItsRunLasts() throws Exception {
     String name = "bhd-" + Integer.toHexString(ThreadLocalRandom.current().nextInt(1 << 20));
-    try (LocalPostgres db = LocalPostgres.findOrStart(); DbDashboard watch = DbDashboard.start(0)) {
-      DatabasePools.Builder b = DatabasePools.builder(name).jdbcUrl(db.jdbcUrl()).budget(5)
-          .registry(watch.registry())
-          .pool(PoolConfig.builder("checkout").size(3).build())
-          .pool(PoolConfig.builder("reports").size(2).build());
+    try (LocalPostgres db = LocalPostgres.findOrStart();
+        DbDashboard watch = DbDashboard.start(0)) {
+      DatabasePools.Builder b =
+          DatabasePools.builder(name)
+              .jdbcUrl(db.jdbcUrl())
+              .budget(5)
+              .registry(watch.registry())
+              .pool(PoolConfig.builder("checkout").size(3).build())
+              .pool(PoolConfig.builder("reports").size(2).build());
       db.username().ifPresent(b::username);
       DatabasePools pools = b.open();
       WorkloadPool checkout = pools.pool("checkout");
@@ -75,10 +82,12 @@ class DbDashboardTest {
         JsonNode before = compartments(watch);
         assertThat(before).hasSize(2);
         assertThat(named(before, name + ".checkout").get("resource").isNull())
-            .as("registered, not yet announced: no resource").isTrue();
+            .as("registered, not yet announced: no resource")
+            .isTrue();
 
         watch.opened(pools);
-        try (Connection c1 = checkout.getConnection(); Connection c2 = checkout.getConnection();
+        try (Connection c1 = checkout.getConnection();
+            Connection c2 = checkout.getConnection();
             Connection r1 = reports.getConnection()) {
           JsonNode now = compartments(watch);
           PoolStats cs = checkout.stats();
@@ -89,28 +98,31 @@ class DbDashboardTest {
           assertThat(c.get("inFlight").asInt()).isEqualTo(cs.bulkhead().inFlight()).isEqualTo(2);
           JsonNode cr = c.get("resource");
           assertThat(cr.get("kind").asText()).isEqualTo("pool");
-          assertThat(fieldNames(cr.get("figures"))).containsExactly("active", "idle", "total",
-              "awaiting");
+          assertThat(fieldNames(cr.get("figures")))
+              .containsExactly("active", "idle", "total", "awaiting");
           assertThat(cr.get("figures").get("active").asInt()).isEqualTo(cs.active()).isEqualTo(2);
           assertThat(cr.get("figures").get("idle").asInt()).isEqualTo(cs.idle()).isEqualTo(1);
           assertThat(cr.get("figures").get("total").asInt()).isEqualTo(cs.total()).isEqualTo(3);
           assertThat(cr.get("figures").get("awaiting").asInt()).isEqualTo(cs.waiting()).isZero();
-          assertThat(cr.get("summary").asText()).isEqualTo("HikariCP pool of 3: 2 connections"
-              + " handed out, 1 idle, 3 open; 0 threads waiting inside it for one");
+          assertThat(cr.get("summary").asText())
+              .isEqualTo(
+                  "HikariCP pool of 3: 2 connections"
+                      + " handed out, 1 idle, 3 open; 0 threads waiting inside it for one");
 
           JsonNode rr = named(now, name + ".reports").get("resource");
           assertThat(rr.get("figures").get("active").asInt()).isEqualTo(rs.active()).isEqualTo(1);
           assertThat(rr.get("figures").get("idle").asInt()).isEqualTo(rs.idle()).isEqualTo(1);
           assertThat(rr.get("figures").get("total").asInt()).isEqualTo(rs.total()).isEqualTo(2);
 
-          assertThat(get(watch.uri(), "/metrics")).contains(
-              "bulkhead_pool_connections_active{name=\"" + name + ".checkout\"} 2.0",
-              "bulkhead_pool_connections_idle{name=\"" + name + ".checkout\"} 1.0",
-              "bulkhead_pool_connections_open{name=\"" + name + ".checkout\"} 3.0",
-              "bulkhead_pool_threads_awaiting{name=\"" + name + ".checkout\"} 0.0",
-              "bulkhead_pool_connections_active{name=\"" + name + ".reports\"} 1.0",
-              "bulkhead_in_flight{name=\"" + name + ".checkout\"} 2.0",
-              "bulkhead_limit{name=\"" + name + ".reports\"} 2.0");
+          assertThat(get(watch.uri(), "/metrics"))
+              .contains(
+                  "bulkhead_pool_connections_active{name=\"" + name + ".checkout\"} 2.0",
+                  "bulkhead_pool_connections_idle{name=\"" + name + ".checkout\"} 1.0",
+                  "bulkhead_pool_connections_open{name=\"" + name + ".checkout\"} 3.0",
+                  "bulkhead_pool_threads_awaiting{name=\"" + name + ".checkout\"} 0.0",
+                  "bulkhead_pool_connections_active{name=\"" + name + ".reports\"} 1.0",
+                  "bulkhead_in_flight{name=\"" + name + ".checkout\"} 2.0",
+                  "bulkhead_limit{name=\"" + name + ".reports\"} 2.0");
         }
       } finally {
         watch.closing(pools);
@@ -118,15 +130,18 @@ class DbDashboardTest {
       }
 
       assertThat(compartments(watch)).as("the run's compartments are gone").isEmpty();
-      assertThat(get(watch.uri(), "/metrics")).doesNotContain("bulkhead_pool_")
+      assertThat(get(watch.uri(), "/metrics"))
+          .doesNotContain("bulkhead_pool_")
           .doesNotContain("name=\"" + name);
       await().atMost(Duration.ofSeconds(20)).until(() -> backends(db, name) == 0);
     }
   }
 
   private static int backends(LocalPostgres db, String prefix) throws Exception {
-    try (Connection c = db.connect(); PreparedStatement ps = c.prepareStatement(
-        "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE ?")) {
+    try (Connection c = db.connect();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE ?")) {
       ps.setString(1, prefix + "%");
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();

@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.bulkhead.Compartment;
 import io.bulkhead.Bulkhead;
+import io.bulkhead.Compartment;
 import io.bulkhead.testing.Closer;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -29,23 +29,28 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 class DemoAppTest {
 
-  private final HttpClient client = HttpClient.newBuilder()
-      .version(HttpClient.Version.HTTP_1_1).build();
-  @RegisterExtension
-  final Closer closer = new Closer();
+  private final HttpClient client =
+      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+  @RegisterExtension final Closer closer = new Closer();
 
   private HttpResponse<String> get(URI base, String path) throws Exception {
-    return client.send(HttpRequest.newBuilder(base.resolve(path)).build(),
-        HttpResponse.BodyHandlers.ofString());
+    return client.send(
+        HttpRequest.newBuilder(base.resolve(path)).build(), HttpResponse.BodyHandlers.ofString());
   }
 
   private CompletableFuture<HttpResponse<String>> getAsync(URI base, String path) {
-    return client.sendAsync(HttpRequest.newBuilder(base.resolve(path)).build(),
-        HttpResponse.BodyHandlers.ofString());
+    return client.sendAsync(
+        HttpRequest.newBuilder(base.resolve(path)).build(), HttpResponse.BodyHandlers.ofString());
   }
 
-  private static AppSettings settings(Mode mode, URI upstream, int serverLimit, int llmLimit,
-      int llmQueue, Duration llmWait, Duration deadline) {
+  private static AppSettings settings(
+      Mode mode,
+      URI upstream,
+      int serverLimit,
+      int llmLimit,
+      int llmQueue,
+      Duration llmWait,
+      Duration deadline) {
     return new AppSettings(mode, upstream, serverLimit, llmLimit, llmQueue, llmWait, deadline);
   }
 
@@ -53,10 +58,12 @@ class DemoAppTest {
   void registryHoldsTheCompartmentsOfEachMode() {
     URI upstream = URI.create("http://127.0.0.1:1");
     DemoApp shared = closer.closeLater(new DemoApp(AppSettings.defaults(Mode.SHARED, upstream)));
-    DemoApp bulkhead = closer.closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream)));
+    DemoApp bulkhead =
+        closer.closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream)));
 
     assertThat(shared.registry().all()).extracting(Compartment::name).containsExactly("server");
-    assertThat(bulkhead.registry().all()).extracting(Compartment::name)
+    assertThat(bulkhead.registry().all())
+        .extracting(Compartment::name)
         .containsExactly("server", "llm");
     Bulkhead server = bulkhead.registry().bulkhead("server").orElseThrow();
     assertThat(server.config().limit()).isEqualTo(50);
@@ -72,8 +79,8 @@ class DemoAppTest {
   void aGivenLlmCompartmentIsTheOneChatGoesThrough() throws Exception {
     FakeUpstream upstream = closer.closeLater(FakeUpstream.start(0, Duration.ofSeconds(5)));
     Bulkhead given = Bulkhead.builder("llm").limit(1).build(); // no queue: a second chat is refused
-    DemoApp app = closer.closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream.uri()),
-        given));
+    DemoApp app =
+        closer.closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream.uri()), given));
     app.start(0);
     assertThat(app.registry().bulkhead("llm")).containsSame(given);
 
@@ -89,14 +96,24 @@ class DemoAppTest {
     URI upstream = URI.create("http://127.0.0.1:1");
     Bulkhead given = Bulkhead.builder("llm").limit(1).build();
     assertThatThrownBy(() -> new DemoApp(AppSettings.defaults(Mode.SHARED, upstream), given))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("bulkhead mode");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("bulkhead mode");
   }
 
   @Test
   void bulkheadMode_fullCompartment_is503WithRetryAfter_andLoginStillAnswers() throws Exception {
     FakeUpstream upstream = closer.closeLater(FakeUpstream.start(0, Duration.ofSeconds(5)));
-    DemoApp app = closer.closeLater(new DemoApp(settings(Mode.BULKHEAD, upstream.uri(), 10, 1, 0,
-        Duration.ZERO, Duration.ofSeconds(30))));
+    DemoApp app =
+        closer.closeLater(
+            new DemoApp(
+                settings(
+                    Mode.BULKHEAD,
+                    upstream.uri(),
+                    10,
+                    1,
+                    0,
+                    Duration.ZERO,
+                    Duration.ofSeconds(30))));
     app.start(0);
     CompletableFuture<HttpResponse<String>> holding = getAsync(app.uri(), "/chat");
     await().atMost(10, SECONDS).until(() -> upstream.requests() == 1);
@@ -117,8 +134,10 @@ class DemoAppTest {
   void missedDeadline_is504_inBothModes() throws Exception {
     FakeUpstream upstream = closer.closeLater(FakeUpstream.start(0, Duration.ofSeconds(5)));
     for (Mode mode : Mode.values()) {
-      DemoApp app = closer.closeLater(new DemoApp(settings(mode, upstream.uri(), 10, 2, 0, Duration.ZERO,
-          Duration.ofMillis(300))));
+      DemoApp app =
+          closer.closeLater(
+              new DemoApp(
+                  settings(mode, upstream.uri(), 10, 2, 0, Duration.ZERO, Duration.ofMillis(300))));
       app.start(0);
 
       HttpResponse<String> late = get(app.uri(), "/chat");
@@ -134,8 +153,9 @@ class DemoAppTest {
       down = s.getLocalPort();
     }
     for (Mode mode : Mode.values()) {
-      DemoApp app = closer.closeLater(new DemoApp(
-          AppSettings.defaults(mode, URI.create("http://127.0.0.1:" + down))));
+      DemoApp app =
+          closer.closeLater(
+              new DemoApp(AppSettings.defaults(mode, URI.create("http://127.0.0.1:" + down))));
       app.start(0);
 
       assertThat(get(app.uri(), "/chat").statusCode()).as(mode.label()).isEqualTo(502);
@@ -146,8 +166,11 @@ class DemoAppTest {
   @Test
   void adminRoute_answersWhileEverySlotIsTaken_andRouteWaitsBehindTheCap() throws Exception {
     FakeUpstream upstream = closer.closeLater(FakeUpstream.start(0, Duration.ofSeconds(3)));
-    DemoApp app = closer.closeLater(new DemoApp(settings(Mode.SHARED, upstream.uri(), 1, 1, 0,
-        Duration.ZERO, Duration.ofSeconds(30))));
+    DemoApp app =
+        closer.closeLater(
+            new DemoApp(
+                settings(
+                    Mode.SHARED, upstream.uri(), 1, 1, 0, Duration.ZERO, Duration.ofSeconds(30))));
     app.adminRoute("/probe", text("probe")); // /metrics itself is built in: see ObservabilityTest
     app.route("/hello", text("hello"));
     app.start(0);
@@ -160,30 +183,37 @@ class DemoAppTest {
     await().atMost(10, SECONDS).until(() -> server.stats().waiting() == 1);
 
     assertThat(probe.body()).isEqualTo("probe");
-    assertThat(hello.isDone()).isFalse(); // queued behind the chat, like /login in the slow-upstream experiment
+    assertThat(hello.isDone())
+        .isFalse(); // queued behind the chat, like /login in the slow-upstream experiment
     assertThat(holding.get(30, SECONDS).statusCode()).isEqualTo(200);
     assertThat(hello.get(30, SECONDS).body()).isEqualTo("hello");
   }
 
   @Test
   void routesAreFixedOnceStarted_andNamesAreChecked() throws Exception {
-    DemoApp app = closer.closeLater(new DemoApp(AppSettings.defaults(Mode.SHARED,
-        URI.create("http://127.0.0.1:1"))));
+    DemoApp app =
+        closer.closeLater(
+            new DemoApp(AppSettings.defaults(Mode.SHARED, URI.create("http://127.0.0.1:1"))));
     assertThatThrownBy(() -> app.route("/login", text("x")))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'/login'");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("'/login'");
     assertThatThrownBy(() -> app.route("metrics", text("x")))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'metrics'");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("'metrics'");
     app.start(0);
     assertThatThrownBy(() -> app.adminRoute("/late", text("x")))
-        .isInstanceOf(IllegalStateException.class).hasMessageContaining("'/late'");
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("'/late'");
   }
 
   @Test
   void maxConnections_setsTheConnectorsCapAndAcceptQueue_beforeTheStartOnly() throws Exception {
-    DemoApp app = closer.closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD,
-        URI.create("http://127.0.0.1:1"))));
+    DemoApp app =
+        closer.closeLater(
+            new DemoApp(AppSettings.defaults(Mode.BULKHEAD, URI.create("http://127.0.0.1:1"))));
     assertThatThrownBy(() -> app.maxConnections(0))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("was 0");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("was 0");
     app.maxConnections(3_000).start(0);
     org.eclipse.jetty.server.NetworkConnectionLimit cap =
         app.server().getBean(org.eclipse.jetty.server.NetworkConnectionLimit.class);
@@ -191,26 +221,30 @@ class DemoAppTest {
     org.eclipse.jetty.server.ServerConnector connector =
         (org.eclipse.jetty.server.ServerConnector) app.server().getConnectors()[0];
     assertThat(connector.getAcceptQueueSize()).isEqualTo(3_000);
-    assertThatThrownBy(() -> app.maxConnections(10))
-        .isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> app.maxConnections(10)).isInstanceOf(IllegalStateException.class);
   }
 
   @Test
   void replaceRoute_swapsTheHandler_andKeepsTheRouteBehindTheServerCap() throws Exception {
     FakeUpstream upstream = closer.closeLater(FakeUpstream.start(0, Duration.ofSeconds(3)));
-    DemoApp app = closer.closeLater(new DemoApp(settings(Mode.SHARED, upstream.uri(), 1, 1, 0,
-        Duration.ZERO, Duration.ofSeconds(30))));
+    DemoApp app =
+        closer.closeLater(
+            new DemoApp(
+                settings(
+                    Mode.SHARED, upstream.uri(), 1, 1, 0, Duration.ZERO, Duration.ofSeconds(30))));
     CompletableFuture<Void> release = new CompletableFuture<>();
     CompletableFuture<Void> entered = new CompletableFuture<>();
-    app.replaceRoute("/chat", new Handler.Abstract() {
-      @Override
-      public boolean handle(Request request, Response response, Callback callback) {
-        entered.complete(null);
-        // Answers when the test says so, holding its server slot until then.
-        release.thenRun(() -> Content.Sink.write(response, true, "replaced", callback));
-        return true;
-      }
-    });
+    app.replaceRoute(
+        "/chat",
+        new Handler.Abstract() {
+          @Override
+          public boolean handle(Request request, Response response, Callback callback) {
+            entered.complete(null);
+            // Answers when the test says so, holding its server slot until then.
+            release.thenRun(() -> Content.Sink.write(response, true, "replaced", callback));
+            return true;
+          }
+        });
     app.start(0);
     Bulkhead server = app.registry().bulkhead("server").orElseThrow();
 
@@ -228,23 +262,27 @@ class DemoAppTest {
 
   @Test
   void replaceRoute_needsAnExistingRoute_beforeTheStart() {
-    DemoApp app = closer.closeLater(new DemoApp(AppSettings.defaults(Mode.SHARED,
-        URI.create("http://127.0.0.1:1"))));
+    DemoApp app =
+        closer.closeLater(
+            new DemoApp(AppSettings.defaults(Mode.SHARED, URI.create("http://127.0.0.1:1"))));
     assertThatThrownBy(() -> app.replaceRoute("/nowhere", text("x")))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'/nowhere'")
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("'/nowhere'")
         .hasMessageContaining("/chat");
     app.start(0);
     assertThatThrownBy(() -> app.replaceRoute("/chat", text("x")))
-        .isInstanceOf(IllegalStateException.class).hasMessageContaining("'/chat'");
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("'/chat'");
   }
 
   @Test
   void loadGenerator_tellsWhenItsClockStarted() throws Exception {
     FakeUpstream upstream = closer.closeLater(FakeUpstream.start(0, Duration.ofMillis(100)));
-    DemoApp app = closer.closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream.uri())));
+    DemoApp app =
+        closer.closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream.uri())));
     app.start(0);
-    LoadGenerator load = new LoadGenerator(app.uri(), 2, 2, Duration.ofMillis(50),
-        Duration.ofSeconds(30));
+    LoadGenerator load =
+        new LoadGenerator(app.uri(), 2, 2, Duration.ofMillis(50), Duration.ofSeconds(30));
     assertThat(load.startedAtNanos()).isEmpty();
 
     long before = System.nanoTime();
@@ -255,16 +293,20 @@ class DemoAppTest {
     long start = load.startedAtNanos().getAsLong();
     assertThat(start - before).isBetween(0L, after - before);
     // Every request was sent after the clock started and answered before run() returned.
-    assertThat(result.samples()).hasSize(4).allSatisfy(sample -> {
-      assertThat(sample.sentAtNanos()).isNotNegative();
-      assertThat(start + sample.answeredAtNanos()).isLessThanOrEqualTo(after);
-    });
+    assertThat(result.samples())
+        .hasSize(4)
+        .allSatisfy(
+            sample -> {
+              assertThat(sample.sentAtNanos()).isNotNegative();
+              assertThat(start + sample.answeredAtNanos()).isLessThanOrEqualTo(after);
+            });
   }
 
   @Test
   void threadPool_isStartedInFull_andABurstOfLoginsAndChatsStartsNoThread() throws Exception {
     FakeUpstream upstream = closer.closeLater(FakeUpstream.start(0, Duration.ofMillis(200)));
-    DemoApp app = closer.closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream.uri())));
+    DemoApp app =
+        closer.closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream.uri())));
     app.start(0);
     QueuedThreadPool pool = (QueuedThreadPool) app.server().getThreadPool();
     assertThat(pool.getMaxThreads()).isEqualTo(DemoApp.THREADS);
@@ -276,8 +318,10 @@ class DemoAppTest {
     HttpClient burst = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     List<CompletableFuture<HttpResponse<String>>> answers = new ArrayList<>();
     for (int i = 0; i < requests; i++) {
-      answers.add(burst.sendAsync(HttpRequest.newBuilder(app.uri().resolve(
-          i % 3 == 0 ? "/chat" : "/login")).build(), HttpResponse.BodyHandlers.ofString()));
+      answers.add(
+          burst.sendAsync(
+              HttpRequest.newBuilder(app.uri().resolve(i % 3 == 0 ? "/chat" : "/login")).build(),
+              HttpResponse.BodyHandlers.ofString()));
     }
     for (CompletableFuture<HttpResponse<String>> answer : answers) {
       assertThat(answer.get(30, SECONDS).statusCode()).isIn(200, 503);

@@ -35,11 +35,11 @@ class EdgeHardeningTest {
 
   /** Long enough that only the deadline under test, never this one, can end a connection. */
   private static final Duration NEVER = Duration.ofMinutes(10);
+
   /** How long a test socket waits for the server to answer or close before the test fails. */
   private static final int READ_TIMEOUT_MS = 60_000;
 
-  @RegisterExtension
-  final Closer closer = new Closer();
+  @RegisterExtension final Closer closer = new Closer();
 
   // --- the connection cap and the request-head deadline -----------------------------------------
 
@@ -48,22 +48,25 @@ class EdgeHardeningTest {
     int cap = 64;
     int idle = 100;
     FakeUpstream upstream = closer.closeLater(FakeUpstream.start(0, Duration.ofMillis(10)));
-    DemoApp app = closer.closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream.uri())));
+    DemoApp app =
+        closer.closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream.uri())));
     app.edgeLimits(new EdgeLimits(cap, NEVER, Duration.ofMillis(500)));
     AtomicInteger open = new AtomicInteger();
     AtomicInteger maxOpen = new AtomicInteger();
     app.start(0);
-    ((ServerConnector) app.server().getConnectors()[0]).addEventListener(new Connection.Listener() {
-      @Override
-      public void onOpened(Connection connection) {
-        maxOpen.accumulateAndGet(open.incrementAndGet(), Math::max);
-      }
+    ((ServerConnector) app.server().getConnectors()[0])
+        .addEventListener(
+            new Connection.Listener() {
+              @Override
+              public void onOpened(Connection connection) {
+                maxOpen.accumulateAndGet(open.incrementAndGet(), Math::max);
+              }
 
-      @Override
-      public void onClosed(Connection connection) {
-        open.decrementAndGet();
-      }
-    });
+              @Override
+              public void onClosed(Connection connection) {
+                open.decrementAndGet();
+              }
+            });
     List<Socket> sockets = new ArrayList<>();
     try {
       for (int i = 0; i < idle; i++) {
@@ -87,15 +90,17 @@ class EdgeHardeningTest {
   @Test
   void aRequestHeadTrickledByteByByte_isCutOffAtTheDeadline() throws Exception {
     FakeUpstream upstream = closer.closeLater(FakeUpstream.start(0, Duration.ofMillis(10)));
-    DemoApp app = closer.closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream.uri())));
-    app.edgeLimits(new EdgeLimits(EdgeLimits.defaults().maxConnections(), NEVER,
-        Duration.ofMillis(300)));
+    DemoApp app =
+        closer.closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream.uri())));
+    app.edgeLimits(
+        new EdgeLimits(EdgeLimits.defaults().maxConnections(), NEVER, Duration.ofMillis(300)));
     app.start(0);
 
     try (Socket slow = new Socket(InetAddress.getLoopbackAddress(), port(app))) {
       OutputStream out = slow.getOutputStream();
-      out.write(("GET /login HTTP/1.1\r\nHost: 127.0.0.1:" + port(app) + "\r\nX-Slow: ")
-          .getBytes(StandardCharsets.US_ASCII));
+      out.write(
+          ("GET /login HTTP/1.1\r\nHost: 127.0.0.1:" + port(app) + "\r\nX-Slow: ")
+              .getBytes(StandardCharsets.US_ASCII));
       out.flush();
       // One byte every 50 ms keeps the connection busy, so its idle timeout never fires; a head of
       // Jetty's 8 KiB limit would take minutes. Only a deadline on the whole head ends it.
@@ -119,16 +124,18 @@ class EdgeHardeningTest {
   @Test
   void aSecondRequestHeadTrickledOnAKeptAliveConnection_isCutOffToo() throws Exception {
     FakeUpstream upstream = closer.closeLater(FakeUpstream.start(0, Duration.ofMillis(10)));
-    DemoApp app = closer.closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream.uri())));
-    app.edgeLimits(new EdgeLimits(EdgeLimits.defaults().maxConnections(), NEVER,
-        Duration.ofMillis(300)));
+    DemoApp app =
+        closer.closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream.uri())));
+    app.edgeLimits(
+        new EdgeLimits(EdgeLimits.defaults().maxConnections(), NEVER, Duration.ofMillis(300)));
     app.start(0);
 
     try (Socket slow = new Socket(InetAddress.getLoopbackAddress(), port(app))) {
       OutputStream out = slow.getOutputStream();
       InputStream in = slow.getInputStream();
-      out.write(("GET /login HTTP/1.1\r\nHost: 127.0.0.1:" + port(app) + "\r\n\r\n")
-          .getBytes(StandardCharsets.US_ASCII));
+      out.write(
+          ("GET /login HTTP/1.1\r\nHost: 127.0.0.1:" + port(app) + "\r\n\r\n")
+              .getBytes(StandardCharsets.US_ASCII));
       out.flush();
       slow.setSoTimeout(READ_TIMEOUT_MS);
       assertThat(readUntil(in, "ok\n")).startsWith("HTTP/1.1 200");
@@ -155,23 +162,35 @@ class EdgeHardeningTest {
   @Test
   void adminRoutes_refuseAForeignHost_butAnswerLoopbackNames() throws Exception {
     FakeUpstream upstream = closer.closeLater(FakeUpstream.start(0, Duration.ofMillis(10)));
-    DemoApp app = closer.closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream.uri())));
+    DemoApp app =
+        closer.closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream.uri())));
     app.start(0);
     int port = port(app);
 
     for (String path : List.of("/bulkheads", "/metrics", "/dashboard", "/dashboard/dashboard.js")) {
-      for (String host : List.of("evil.example", "evil.example:" + port, "127.0.0.1.evil.example:"
-          + port, "localhost:" + (port == 65_535 ? 1 : port + 1))) {
+      for (String host :
+          List.of(
+              "evil.example",
+              "evil.example:" + port,
+              "127.0.0.1.evil.example:" + port,
+              "localhost:" + (port == 65_535 ? 1 : port + 1))) {
         Answer refused = Answer.exchange(port, "GET", path, host);
         assertThat(refused.status).as(path + " with Host " + host).isEqualTo(403);
-        assertThat(refused.body).as(path + " with Host " + host)
-            .isEqualTo("the Host header '" + host + "' is not this server's; admin routes answer"
-                + " only to a loopback name with port " + port + "\n");
+        assertThat(refused.body)
+            .as(path + " with Host " + host)
+            .isEqualTo(
+                "the Host header '"
+                    + host
+                    + "' is not this server's; admin routes answer"
+                    + " only to a loopback name with port "
+                    + port
+                    + "\n");
         assertThat(refused.header("X-Content-Type-Options")).isEqualTo("nosniff");
       }
-      for (String host : List.of("127.0.0.1:" + port, "localhost:" + port, "[::1]:" + port,
-          "LOCALHOST:" + port)) {
-        assertThat(Answer.exchange(port, "GET", path, host).status).as(path + " with Host " + host)
+      for (String host :
+          List.of("127.0.0.1:" + port, "localhost:" + port, "[::1]:" + port, "LOCALHOST:" + port)) {
+        assertThat(Answer.exchange(port, "GET", path, host).status)
+            .as(path + " with Host " + host)
             .isEqualTo(200);
       }
     }
@@ -182,7 +201,8 @@ class EdgeHardeningTest {
   @Test
   void anExplicitlyAllowedHost_reachesTheAdminRoutes() throws Exception {
     FakeUpstream upstream = closer.closeLater(FakeUpstream.start(0, Duration.ofMillis(10)));
-    DemoApp app = closer.closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream.uri())));
+    DemoApp app =
+        closer.closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream.uri())));
     app.allowHost("bulkheads.internal");
     app.start(0);
 
@@ -207,7 +227,8 @@ class EdgeHardeningTest {
   @Test
   void noServerBanner_onTheApp_theUpstream_orTheDashboard() throws Exception {
     FakeUpstream upstream = closer.closeLater(FakeUpstream.start(0, Duration.ofMillis(10)));
-    DemoApp app = closer.closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream.uri())));
+    DemoApp app =
+        closer.closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream.uri())));
     app.start(0);
     DbDashboard dashboard = closer.closeLater(DbDashboard.start(0));
 
@@ -224,8 +245,11 @@ class EdgeHardeningTest {
   void textAnswersOfAdminRoutesAndThe503s_sayNosniff() throws Exception {
     HeldUpstream held = closer.closeLater(new HeldUpstream());
     // The llm compartment has one slot and no queue: a second /chat gets the llm's 503.
-    DemoApp app = closer.closeLater(new DemoApp(new AppSettings(Mode.BULKHEAD, held.uri(), 10, 1, 0,
-        Duration.ZERO, Duration.ofSeconds(60))));
+    DemoApp app =
+        closer.closeLater(
+            new DemoApp(
+                new AppSettings(
+                    Mode.BULKHEAD, held.uri(), 10, 1, 0, Duration.ZERO, Duration.ofSeconds(60))));
     app.start(0);
     int port = port(app);
     String host = "127.0.0.1:" + port;
@@ -236,10 +260,11 @@ class EdgeHardeningTest {
 
       assertThat(refused.status).isEqualTo(503);
       assertThat(refused.header("X-Content-Type-Options")).isEqualTo("nosniff");
-      for (String path : List.of("/bulkheads", "/metrics", "/dashboard", "/dashboard/dashboard.js",
-          "/login")) {
+      for (String path :
+          List.of("/bulkheads", "/metrics", "/dashboard", "/dashboard/dashboard.js", "/login")) {
         assertThat(Answer.exchange(port, "GET", path, host).header("X-Content-Type-Options"))
-            .as(path).isEqualTo("nosniff");
+            .as(path)
+            .isEqualTo("nosniff");
       }
     } finally {
       held.release();
@@ -316,8 +341,8 @@ class EdgeHardeningTest {
     static Socket send(int port, String method, String path, String host) throws IOException {
       Socket socket = new Socket(InetAddress.getLoopbackAddress(), port);
       socket.setSoTimeout(READ_TIMEOUT_MS);
-      String request = method + " " + path + " HTTP/1.1\r\nHost: " + host
-          + "\r\nConnection: close\r\n\r\n";
+      String request =
+          method + " " + path + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n";
       socket.getOutputStream().write(request.getBytes(StandardCharsets.ISO_8859_1));
       socket.getOutputStream().flush();
       return socket;
@@ -325,7 +350,8 @@ class EdgeHardeningTest {
 
     static Answer exchange(int port, String method, String path, String host) throws IOException {
       try (Socket socket = send(port, method, path, host)) {
-        String all = new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+        String all =
+            new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
         int split = all.indexOf("\r\n\r\n");
         String head = all.substring(0, split);
         String body = all.substring(split + 4);
@@ -364,11 +390,13 @@ class EdgeHardeningTest {
   /**
    * An upstream on a plain server socket that holds every request until {@link #release()} and
    * counts the connections its clients close while held: a thread per connection blocks reading it,
-   * so it sees the client's FIN as soon as it comes (Jetty would not read while it holds a request).
+   * so it sees the client's FIN as soon as it comes (Jetty would not read while it holds a
+   * request).
    */
   static final class HeldUpstream implements AutoCloseable {
-    private static final byte[] ANSWER = ("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n"
-        + "Connection: close\r\n\r\nreleased\n").getBytes(StandardCharsets.ISO_8859_1);
+    private static final byte[] ANSWER =
+        ("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n" + "Connection: close\r\n\r\nreleased\n")
+            .getBytes(StandardCharsets.ISO_8859_1);
 
     private final ServerSocket listener;
     private final CountDownLatch release = new CountDownLatch(1);

@@ -13,20 +13,21 @@ import org.junit.jupiter.api.Test;
 
 class FakeUpstreamTest {
 
-  private final HttpClient client = HttpClient.newBuilder()
-      .version(HttpClient.Version.HTTP_1_1).build();
+  private final HttpClient client =
+      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
   @Test
   void failsTheGivenFractionOfRequestsEvenlySpread() throws Exception {
     try (FakeUpstream upstream = FakeUpstream.start(0, Duration.ofMillis(1), 0.25)) {
       List<Integer> statuses = new ArrayList<>();
       for (int i = 0; i < 8; i++) {
-        HttpResponse<String> r = client.send(
-            HttpRequest.newBuilder(upstream.uri().resolve(DemoApp.UPSTREAM_PATH)).build(),
-            HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> r =
+            client.send(
+                HttpRequest.newBuilder(upstream.uri().resolve(DemoApp.UPSTREAM_PATH)).build(),
+                HttpResponse.BodyHandlers.ofString());
         statuses.add(r.statusCode());
-        assertThat(r.body()).isEqualTo(r.statusCode() == 200 ? FakeUpstream.ANSWER
-            : FakeUpstream.FAILURE);
+        assertThat(r.body())
+            .isEqualTo(r.statusCode() == 200 ? FakeUpstream.ANSWER : FakeUpstream.FAILURE);
       }
       assertThat(statuses).containsExactly(200, 200, 200, 500, 200, 200, 200, 500);
       assertThat(upstream.requests()).isEqualTo(8);
@@ -37,8 +38,13 @@ class FakeUpstreamTest {
   void neverFailsByDefault() throws Exception {
     try (FakeUpstream upstream = FakeUpstream.start(0, Duration.ofMillis(1))) {
       for (int i = 0; i < 5; i++) {
-        assertThat(client.send(HttpRequest.newBuilder(upstream.uri()).build(),
-            HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
+        assertThat(
+                client
+                    .send(
+                        HttpRequest.newBuilder(upstream.uri()).build(),
+                        HttpResponse.BodyHandlers.ofString())
+                    .statusCode())
+            .isEqualTo(200);
       }
       assertThat(upstream.failureFraction()).isZero();
     }

@@ -36,20 +36,21 @@ class RequestHeadDeadlineTest {
   void closingAConnection_cancelsItsPendingCheck_soTheSchedulerNoLongerHoldsIt() throws Exception {
     RecordingScheduler scheduler = new RecordingScheduler(DEADLINE.toNanos());
     Server server = new Server();
-    ServerConnector connector = new ServerConnector(server, null, scheduler, null, 1, 1,
-        new HttpConnectionFactory());
+    ServerConnector connector =
+        new ServerConnector(server, null, scheduler, null, 1, 1, new HttpConnectionFactory());
     connector.setHost("127.0.0.1");
     connector.setPort(0);
     connector.addEventListener(new RequestHeadDeadline(connector, DEADLINE));
     server.addConnector(connector);
-    server.setHandler(new Handler.Abstract() {
-      @Override
-      public boolean handle(Request request, Response response, Callback callback) {
-        response.getHeaders().put(HttpHeader.CONNECTION, "close");
-        Content.Sink.write(response, true, "ok\n", callback);
-        return true;
-      }
-    });
+    server.setHandler(
+        new Handler.Abstract() {
+          @Override
+          public boolean handle(Request request, Response response, Callback callback) {
+            response.getHeaders().put(HttpHeader.CONNECTION, "close");
+            Content.Sink.write(response, true, "ok\n", callback);
+            return true;
+          }
+        });
     server.start();
     try {
       try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), connector.getLocalPort())) {

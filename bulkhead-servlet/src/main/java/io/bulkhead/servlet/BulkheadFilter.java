@@ -44,64 +44,66 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * }</pre>
  *
  * <p><b>Routes.</b> Paths are servlet path specs matched against the request's path in its context
- * (servlet path plus path info, decoded): an exact path ({@code /login}), a prefix ({@code /api/*}), a
- * suffix ({@code *.csv}) or the default ({@code /}). The most specific spec wins, as when the
- * container picks a servlet: exact, then the longest prefix, then the longest suffix, then default;
- * the order of the {@code route} calls does not matter. A request that matches no route, or a
- * {@link Builder#bypass bypassed} one, goes down the chain untouched: no compartment sees it.
+ * (servlet path plus path info, decoded): an exact path ({@code /login}), a prefix ({@code
+ * /api/*}), a suffix ({@code *.csv}) or the default ({@code /}). The most specific spec wins, as
+ * when the container picks a servlet: exact, then the longest prefix, then the longest suffix, then
+ * default; the order of the {@code route} calls does not matter. A request that matches no route,
+ * or a {@link Builder#bypass bypassed} one, goes down the chain untouched: no compartment sees it.
  *
- * <p><b>Waiting holds no thread.</b> The filter asks the compartment with {@link Bulkhead#submit}. A
- * request admitted at once continues down the chain on the container's thread, as if the filter were
- * not there. A request that has to wait is put into async mode ({@code startAsync}) and the container's
- * thread goes back to its pool; when a slot is handed to it, the filter
- * {@linkplain jakarta.servlet.AsyncContext#dispatch() dispatches} the request again and, on that second
- * pass, continues down the chain holding the slot. Map the filter for the {@code REQUEST} and
- * {@code ASYNC} dispatcher types, and mark it and every filter before it {@code asyncSupported}; the
+ * <p><b>Waiting holds no thread.</b> The filter asks the compartment with {@link Bulkhead#submit}.
+ * A request admitted at once continues down the chain on the container's thread, as if the filter
+ * were not there. A request that has to wait is put into async mode ({@code startAsync}) and the
+ * container's thread goes back to its pool; when a slot is handed to it, the filter {@linkplain
+ * jakarta.servlet.AsyncContext#dispatch() dispatches} the request again and, on that second pass,
+ * continues down the chain holding the slot. Map the filter for the {@code REQUEST} and {@code
+ * ASYNC} dispatcher types, and mark it and every filter before it {@code asyncSupported}; the
  * servlets behind it need async support only for async of their own, since a waiting request is
- * parked before it reaches them. If a filter before it does not support async, a request that has to
- * wait waits on the container's thread instead (still in order, still at most {@code maxWait}); the
- * filter logs this once.
+ * parked before it reaches them. If a filter before it does not support async, a request that has
+ * to wait waits on the container's thread instead (still in order, still at most {@code maxWait});
+ * the filter logs this once.
  *
- * <p><b>The slot is held until the response is done</b>: until the chain returns or throws, or, if the
- * application started async itself, until that async completes, fails or times out. It is freed
+ * <p><b>The slot is held until the response is done</b>: until the chain returns or throws, or, if
+ * the application started async itself, until that async completes, fails or times out. It is freed
  * exactly once however the request ends. When the container stops and {@linkplain #destroy()
- * destroys} the filter, the requests it still holds give their slots back and the waiting ones leave
- * their queues, so a compartment that outlives the web application counts nothing it no longer has.
+ * destroys} the filter, the requests it still holds give their slots back and the waiting ones
+ * leave their queues, so a compartment that outlives the web application counts nothing it no
+ * longer has.
  *
- * <p><b>Rejection.</b> If the compartment refuses the request (its queue is full, or the request waited
- * the compartment's {@code maxWait}), nothing behind the filter sees it and the client gets a
- * {@link Rejection}: {@code 503}, {@code Retry-After} in whole seconds from
- * {@link BulkheadFullException#retryAfter()} (rounded up, at least 1), and a one-line plain-text body
+ * <p><b>Rejection.</b> If the compartment refuses the request (its queue is full, or the request
+ * waited the compartment's {@code maxWait}), nothing behind the filter sees it and the client gets
+ * a {@link Rejection}: {@code 503}, {@code Retry-After} in whole seconds from {@link
+ * BulkheadFullException#retryAfter()} (rounded up, at least 1), and a one-line plain-text body
  * naming the compartment, or the body of your {@link Builder#rejectionBody}.
  *
- * <p><b>The async timeout.</b> While a request waits, its async timeout is the compartment's
- * {@code maxWait} plus a second, so the compartment's own 503, with its {@code Retry-After}, comes
- * first. With an unbounded {@code maxWait} the container's default async timeout applies (30 s on
- * Tomcat and Jetty); when it runs out the request leaves the queue, counts as cancelled, and gets a
- * bare {@code 503} without {@code Retry-After}.
+ * <p><b>The async timeout.</b> While a request waits, its async timeout is the compartment's {@code
+ * maxWait} plus a second, so the compartment's own 503, with its {@code Retry-After}, comes first.
+ * With an unbounded {@code maxWait} the container's default async timeout applies (30 s on Tomcat
+ * and Jetty); when it runs out the request leaves the queue, counts as cancelled, and gets a bare
+ * {@code 503} without {@code Retry-After}.
  *
- * <p><b>A client that leaves while its request waits.</b> The request leaves the queue (it counts as
- * cancelled, and never reaches the servlet) when the container reports the failure to the filter's
- * {@link jakarta.servlet.AsyncListener}: {@code onError}, or {@code onComplete} when the container
- * completes a parked request itself. What a container notices about a parked request is its own
- * affair, and the Servlet API offers no way to look at the connection. On Tomcat 11 and Jetty 12
- * ee10 (both checked by this module's tests):
+ * <p><b>A client that leaves while its request waits.</b> The request leaves the queue (it counts
+ * as cancelled, and never reaches the servlet) when the container reports the failure to the
+ * filter's {@link jakarta.servlet.AsyncListener}: {@code onError}, or {@code onComplete} when the
+ * container completes a parked request itself. What a container notices about a parked request is
+ * its own affair, and the Servlet API offers no way to look at the connection. On Tomcat 11 and
+ * Jetty 12 ee10 (both checked by this module's tests):
+ *
  * <ul>
  *   <li><b>HTTP/2:</b> a client that gives up on a request resets its stream, the container reports
  *       it, and the request leaves the queue at once; the connection's other streams carry on.
  *   <li><b>HTTP/1.1:</b> neither container reads the connection of a request parked in async mode,
  *       so a client that closes its connection while its request waits goes unnoticed. The request
  *       stays queued until it is admitted, and then runs, its answer going nowhere, or until the
- *       compartment refuses it at {@code maxWait}: it holds its place no longer than a request whose
- *       client stayed, and its slot is freed as usual. Keep {@code maxWait} short on routes whose
- *       clients give up early. On Jetty, {@code io.bulkhead.jetty.BulkheadHandler} (module
+ *       compartment refuses it at {@code maxWait}: it holds its place no longer than a request
+ *       whose client stayed, and its slot is freed as usual. Keep {@code maxWait} short on routes
+ *       whose clients give up early. On Jetty, {@code io.bulkhead.jetty.BulkheadHandler} (module
  *       {@code bulkhead-jetty}) watches the sockets of waiting requests itself and removes such a
  *       request at once.
  * </ul>
  *
  * <p>A request goes through at most one compartment at this edge: the filter marks each request it
- * routes with a request attribute, and a second {@code BulkheadFilter} in the same chain lets a marked
- * request pass. Give one filter all the routes.
+ * routes with a request attribute, and a second {@code BulkheadFilter} in the same chain lets a
+ * marked request pass. Give one filter all the routes.
  *
  * <p>This class is thread-safe; its routes are fixed when it is built. One instance may serve any
  * number of requests concurrently.
@@ -148,9 +150,10 @@ public final class BulkheadFilter implements Filter {
       known.resume(request, response, chain); // its admission's dispatch, or any later one
       return;
     }
-    Optional<Bulkhead> compartment = request.getDispatcherType() == DispatcherType.REQUEST
-        ? compartmentFor(pathInContext(request))
-        : Optional.empty(); // forwards, includes and error pages of requests we never routed
+    Optional<Bulkhead> compartment =
+        request.getDispatcherType() == DispatcherType.REQUEST
+            ? compartmentFor(pathInContext(request))
+            : Optional.empty(); // forwards, includes and error pages of requests we never routed
     if (compartment.isEmpty()) {
       chain.doFilter(request, response);
     } else if (request.isAsyncSupported()) {
@@ -161,13 +164,23 @@ public final class BulkheadFilter implements Filter {
   }
 
   /** The fallback when async is not allowed here: the same queue, waited on by this thread. */
-  private void waitOnThisThread(Bulkhead compartment, HttpServletRequest request,
-      HttpServletResponse response, FilterChain chain) throws IOException, ServletException {
+  private void waitOnThisThread(
+      Bulkhead compartment,
+      HttpServletRequest request,
+      HttpServletResponse response,
+      FilterChain chain)
+      throws IOException, ServletException {
     if (warnedAboutBlockingWait.compareAndSet(false, true)) {
-      LOG.log(Level.WARNING, "a request to " + pathInContext(request) + " has no async support at"
-          + " the bulkhead filter (mark it and every filter before it asyncSupported): requests in"
-          + " bulkhead '" + compartment.name() + "' that have to wait hold a container thread while"
-          + " they do");
+      LOG.log(
+          Level.WARNING,
+          "a request to "
+              + pathInContext(request)
+              + " has no async support at"
+              + " the bulkhead filter (mark it and every filter before it asyncSupported): requests in"
+              + " bulkhead '"
+              + compartment.name()
+              + "' that have to wait hold a container thread while"
+              + " they do");
     }
     Permit permit;
     try {
@@ -205,8 +218,8 @@ public final class BulkheadFilter implements Filter {
   }
 
   /**
-   * Builds a {@link BulkheadFilter}. Each method checks its argument and throws
-   * {@link IllegalArgumentException} naming the path spec; {@link #build()} copies the routes, so the
+   * Builds a {@link BulkheadFilter}. Each method checks its argument and throws {@link
+   * IllegalArgumentException} naming the path spec; {@link #build()} copies the routes, so the
    * builder can be changed and reused.
    *
    * <p>This class is <em>not</em> thread-safe.
@@ -230,8 +243,8 @@ public final class BulkheadFilter implements Filter {
     /**
      * Sends requests whose path matches {@code pathSpec} through {@code compartment}.
      *
-     * @throws IllegalArgumentException if {@code pathSpec} is not a servlet path spec, or is already
-     *     routed
+     * @throws IllegalArgumentException if {@code pathSpec} is not a servlet path spec, or is
+     *     already routed
      */
     public Builder route(String pathSpec, Bulkhead compartment) {
       Objects.requireNonNull(compartment, "compartment");
@@ -243,8 +256,8 @@ public final class BulkheadFilter implements Filter {
      * spec such as {@code /*} routes everything else through a compartment: for health checks and
      * metrics, which must answer while the server is saturated.
      *
-     * @throws IllegalArgumentException if {@code pathSpec} is not a servlet path spec, or is already
-     *     routed
+     * @throws IllegalArgumentException if {@code pathSpec} is not a servlet path spec, or is
+     *     already routed
      */
     public Builder bypass(String pathSpec) {
       return add(pathSpec, Optional.empty());
@@ -255,8 +268,8 @@ public final class BulkheadFilter implements Filter {
       Routes.Spec spec = Routes.Spec.parse(pathSpec);
       for (Routes.Route existing : routes) {
         if (existing.spec().equals(spec)) {
-          throw new IllegalArgumentException("path spec '" + pathSpec + "' is already routed to "
-              + describe(existing.target()));
+          throw new IllegalArgumentException(
+              "path spec '" + pathSpec + "' is already routed to " + describe(existing.target()));
         }
       }
       routes.add(new Routes.Route(spec, target));

@@ -126,7 +126,8 @@ final class ProtectedRequest implements Supplier<CompletionStage<Void>>, AsyncLi
   private static final int REJECTED = 6;
   private static final int ABANDONED = 7;
 
-  private static final CompletionStage<Void> NOTHING_TO_HOLD = CompletableFuture.completedStage(null);
+  private static final CompletionStage<Void> NOTHING_TO_HOLD =
+      CompletableFuture.completedStage(null);
 
   private final Bulkhead bulkhead;
   private final HttpServletRequest request;
@@ -141,8 +142,12 @@ final class ProtectedRequest implements Supplier<CompletionStage<Void>>, AsyncLi
   private volatile AsyncContext async;
   private volatile BulkheadFullException refusal;
 
-  ProtectedRequest(Bulkhead bulkhead, HttpServletRequest request, HttpServletResponse response,
-      RejectionBody rejectionBody, Set<ProtectedRequest> live) {
+  ProtectedRequest(
+      Bulkhead bulkhead,
+      HttpServletRequest request,
+      HttpServletResponse response,
+      RejectionBody rejectionBody,
+      Set<ProtectedRequest> live) {
     this.bulkhead = bulkhead;
     this.request = request;
     this.response = response;
@@ -196,11 +201,12 @@ final class ProtectedRequest implements Supplier<CompletionStage<Void>>, AsyncLi
     bulkhead.config().maxWait().ifPresent(maxWait -> ctx.setTimeout(asyncTimeoutMillis(maxWait)));
     ctx.addListener(this);
     async = ctx;
-    queued.whenComplete((ignored, failure) -> {
-      if (failure != null) {
-        refusedLater(queued);
-      }
-    });
+    queued.whenComplete(
+        (ignored, failure) -> {
+          if (failure != null) {
+            refusedLater(queued);
+          }
+        });
     if (state.compareAndSet(SUBMITTING, PARKED)) {
       return; // the container's thread goes back to its pool; get() or the listener takes it on
     }
@@ -212,10 +218,10 @@ final class ProtectedRequest implements Supplier<CompletionStage<Void>>, AsyncLi
   }
 
   /**
-   * Any later pass of the same request. On the ASYNC dispatch that get() asked for, the request holds
-   * its slot and runs the chain; any other (the application's own dispatches, forwards, error pages)
-   * passes untouched. {@code req} and {@code res} are this pass's, as the filters before may have
-   * wrapped them anew.
+   * Any later pass of the same request. On the ASYNC dispatch that get() asked for, the request
+   * holds its slot and runs the chain; any other (the application's own dispatches, forwards, error
+   * pages) passes untouched. {@code req} and {@code res} are this pass's, as the filters before may
+   * have wrapped them anew.
    */
   void resume(ServletRequest req, ServletResponse res, FilterChain chain)
       throws IOException, ServletException {
@@ -296,7 +302,8 @@ final class ProtectedRequest implements Supplier<CompletionStage<Void>>, AsyncLi
       return; // we withdrew it because the request was abandoned
     }
     if (!(cause instanceof BulkheadFullException)) {
-      LOG.log(Level.WARNING, "the queued request in bulkhead '" + bulkhead.name() + "' failed", cause);
+      LOG.log(
+          Level.WARNING, "the queued request in bulkhead '" + bulkhead.name() + "' failed", cause);
       return;
     }
     refusal = (BulkheadFullException) cause;
@@ -369,14 +376,19 @@ final class ProtectedRequest implements Supplier<CompletionStage<Void>>, AsyncLi
       release();
       return;
     }
-    // Only with an unbounded maxWait, or a timeout shortened by someone else: the compartment has not
+    // Only with an unbounded maxWait, or a timeout shortened by someone else: the compartment has
+    // not
     // refused the request, so there is no Retry-After to give, only the fact.
     try {
       if (!response.isCommitted()) {
         response.setStatus(HttpServletResponse.SC_SERVICE_UNAVAILABLE);
         response.setContentType("text/plain;charset=utf-8");
-        Rejection.writeBody(response, "bulkhead '" + bulkhead.name() + "': the request's async"
-            + " timeout ran out while it waited for a slot\n");
+        Rejection.writeBody(
+            response,
+            "bulkhead '"
+                + bulkhead.name()
+                + "': the request's async"
+                + " timeout ran out while it waited for a slot\n");
       }
     } finally {
       complete(event.getAsyncContext());

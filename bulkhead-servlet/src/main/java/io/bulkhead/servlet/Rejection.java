@@ -8,12 +8,11 @@ import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.Objects;
 
 /**
- * The HTTP form of a compartment's "no": {@code 503 Service Unavailable}, a {@code Retry-After} header
- * in whole seconds, and by default a one-line plain-text body naming the compartment (a
+ * The HTTP form of a compartment's "no": {@code 503 Service Unavailable}, a {@code Retry-After}
+ * header in whole seconds, and by default a one-line plain-text body naming the compartment (a
  * {@link RejectionBody} can say it in your API's own error format).
  *
  * <pre>
@@ -53,14 +52,17 @@ public final class Rejection {
    * @throws IllegalStateException if the response has already been committed
    * @throws IOException if the body cannot be written (the client has gone, typically)
    */
-  public static void send(HttpServletResponse response, BulkheadFullException rejection,
-      RejectionBody body) throws IOException {
+  public static void send(
+      HttpServletResponse response, BulkheadFullException rejection, RejectionBody body)
+      throws IOException {
     Objects.requireNonNull(response, "response");
     Objects.requireNonNull(rejection, "rejection");
     Objects.requireNonNull(body, "body");
     if (response.isCommitted()) {
-      throw new IllegalStateException("cannot send a 503 for bulkhead '" + rejection.bulkheadName()
-          + "': the response has already been committed");
+      throw new IllegalStateException(
+          "cannot send a 503 for bulkhead '"
+              + rejection.bulkheadName()
+              + "': the response has already been committed");
     }
     long seconds = rejection.retryAfterSeconds();
     response.setStatus(HttpServletResponse.SC_SERVICE_UNAVAILABLE);
@@ -69,13 +71,24 @@ public final class Rejection {
     try {
       text = body.render(rejection, seconds, response);
     } catch (RuntimeException failure) {
-      LOG.log(Level.WARNING, "the rejection body " + body + " failed for bulkhead '"
-          + rejection.bulkheadName() + "'; sending the default one", failure);
+      LOG.log(
+          Level.WARNING,
+          "the rejection body "
+              + body
+              + " failed for bulkhead '"
+              + rejection.bulkheadName()
+              + "'; sending the default one",
+          failure);
     }
     if (text == null) {
       if (body != RejectionBody.plainText()) {
-        LOG.log(Level.WARNING, "the rejection body " + body + " gave no body for bulkhead '"
-            + rejection.bulkheadName() + "'; sending the default one");
+        LOG.log(
+            Level.WARNING,
+            "the rejection body "
+                + body
+                + " gave no body for bulkhead '"
+                + rejection.bulkheadName()
+                + "'; sending the default one");
       }
       text = RejectionBody.plainText().render(rejection, seconds, response);
     }

@@ -9,15 +9,18 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * Servlet path specs mapped to a compartment (or to a bypass, as {@link Optional#empty()}), matched as
- * a servlet container maps a request to a servlet: an exact path first, then the longest prefix, then
- * the longest suffix, then the default {@code /}. Immutable once built.
+ * Servlet path specs mapped to a compartment (or to a bypass, as {@link Optional#empty()}), matched
+ * as a servlet container maps a request to a servlet: an exact path first, then the longest prefix,
+ * then the longest suffix, then the default {@code /}. Immutable once built.
  */
 final class Routes {
 
   /** One kind of servlet path spec, in the order the container tries them. */
   enum Kind {
-    EXACT, PREFIX, SUFFIX, DEFAULT
+    EXACT,
+    PREFIX,
+    SUFFIX,
+    DEFAULT
   }
 
   /** A parsed spec: {@code key} is the exact path, the prefix without {@code /*}, or the suffix. */
@@ -25,8 +28,9 @@ final class Routes {
 
     static Spec parse(String declaration) {
       if (declaration.isEmpty()) {
-        throw new IllegalArgumentException("path spec '' matches only the context root; use '/' for"
-            + " every request or an exact path like /login");
+        throw new IllegalArgumentException(
+            "path spec '' matches only the context root; use '/' for"
+                + " every request or an exact path like /login");
       }
       if (declaration.equals("/")) {
         return new Spec(declaration, Kind.DEFAULT, "");
@@ -46,15 +50,19 @@ final class Routes {
           return new Spec(declaration, Kind.EXACT, declaration);
         }
       }
-      throw new IllegalArgumentException("path spec '" + declaration + "' is not a servlet path spec"
-          + " (an exact path like /login, a prefix like /api/*, a suffix like *.csv, or /)");
+      throw new IllegalArgumentException(
+          "path spec '"
+              + declaration
+              + "' is not a servlet path spec"
+              + " (an exact path like /login, a prefix like /api/*, a suffix like *.csv, or /)");
     }
 
     boolean matches(String path) {
       return switch (kind) {
         case EXACT -> path.equals(key);
-        case PREFIX -> path.startsWith(key)
-            && (path.length() == key.length() || path.charAt(key.length()) == '/');
+        case PREFIX ->
+            path.startsWith(key)
+                && (path.length() == key.length() || path.charAt(key.length()) == '/');
         case SUFFIX -> path.substring(path.lastIndexOf('/') + 1).endsWith(key);
         case DEFAULT -> true;
       };
@@ -76,8 +84,9 @@ final class Routes {
         rest.add(route);
       }
     }
-    rest.sort(Comparator.comparing((Route r) -> r.spec().kind())
-        .thenComparing(r -> -r.spec().key().length()));
+    rest.sort(
+        Comparator.comparing((Route r) -> r.spec().kind())
+            .thenComparing(r -> -r.spec().key().length()));
     this.ordered = List.copyOf(rest);
   }
 

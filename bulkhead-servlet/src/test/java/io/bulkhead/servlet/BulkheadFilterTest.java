@@ -13,7 +13,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
-/** The filter on real servers over real sockets: each case runs on Tomcat 11 and on Jetty 12 ee10. */
+/**
+ * The filter on real servers over real sockets: each case runs on Tomcat 11 and on Jetty 12 ee10.
+ */
 class BulkheadFilterTest {
 
   private Container.Running server;
@@ -45,10 +47,13 @@ class BulkheadFilterTest {
     return Bulkhead.builder(name).limit(limit).maxQueue(maxQueue).maxWait(maxWait).build();
   }
 
-  /** Waits until the compartment has neither calls in flight nor waiters, and returns its numbers. */
+  /**
+   * Waits until the compartment has neither calls in flight nor waiters, and returns its numbers.
+   */
   private static BulkheadStats atRest(Bulkhead compartment) {
-    await().atMost(10, SECONDS).until(
-        () -> compartment.stats().inFlight() == 0 && compartment.stats().waiting() == 0);
+    await()
+        .atMost(10, SECONDS)
+        .until(() -> compartment.stats().inFlight() == 0 && compartment.stats().waiting() == 0);
     return compartment.stats();
   }
 
@@ -88,7 +93,8 @@ class BulkheadFilterTest {
         long retryAfter = Long.parseLong(c.header("Retry-After"));
         assertThat(retryAfter).isGreaterThanOrEqualTo(1);
         assertThat(c.header("Content-Type")).startsWith("text/plain");
-        assertThat(c.body()).isEqualTo("bulkhead 'llm' is full: retry after " + retryAfter + " s\n");
+        assertThat(c.body())
+            .isEqualTo("bulkhead 'llm' is full: retry after " + retryAfter + " s\n");
         assertThat(app.seen()).containsExactly("/chat/a");
 
         heldA.answer("a");
@@ -168,8 +174,8 @@ class BulkheadFilterTest {
   /**
    * Neither Tomcat 11 nor Jetty 12 ee10 tells a parked HTTP/1.1 request that its client closed the
    * connection (they do not read it while nobody asks for content), so the request may stay queued
-   * and be admitted. Whichever way the container goes, the slot must not leak and the counts must add
-   * up: the request is either withdrawn (cancelled) or admitted and completed.
+   * and be admitted. Whichever way the container goes, the slot must not leak and the counts must
+   * add up: the request is either withdrawn (cancelled) or admitted and completed.
    */
   @ParameterizedTest
   @EnumSource(Container.class)
@@ -186,8 +192,9 @@ class BulkheadFilterTest {
       heldA.answer("a");
       assertThat(RawHttp.read(a).body()).isEqualTo("a");
     }
-    await().atMost(10, SECONDS).until(
-        () -> llm.stats().cancelled() == 1 || app.seen().contains("/chat/b"));
+    await()
+        .atMost(10, SECONDS)
+        .until(() -> llm.stats().cancelled() == 1 || app.seen().contains("/chat/b"));
     if (app.seen().contains("/chat/b")) {
       app.next().answer("b"); // to nobody: the client has gone
     }
@@ -289,8 +296,13 @@ class BulkheadFilterTest {
       throws Exception {
     Bulkhead llm = Bulkhead.builder("llm").limit(1).build(); // no queue: a second /chat is refused
     Bulkhead server = Bulkhead.builder("server").limit(1).build();
-    start(container, BulkheadFilter.builder()
-        .route("/chat/*", llm).route("/", server).bypass("/health/*").build());
+    start(
+        container,
+        BulkheadFilter.builder()
+            .route("/chat/*", llm)
+            .route("/", server)
+            .bypass("/health/*")
+            .build());
     try (Socket a = RawHttp.sendGet(port, "/chat/a")) {
       HeldServlet.Held heldA = app.next();
 
@@ -319,17 +331,25 @@ class BulkheadFilterTest {
       Container container) throws Exception {
     Bulkhead llm = Bulkhead.builder("llm").limit(1).build();
     Bulkhead broken = Bulkhead.builder("broken").limit(1).build();
-    start(container, BulkheadFilter.builder().route("/chat/*", llm).route("/broken/*", broken)
-        .rejectionBody((rejection, retryAfterSeconds, response) -> {
-          response.setContentType("application/problem+json");
-          response.setHeader("Retry-After", "0"); // not the body's to change
-          if (rejection.bulkheadName().equals("broken")) {
-            throw new IllegalStateException("a bug in the body");
-          }
-          return "{\"title\":\"busy\",\"compartment\":\"" + rejection.bulkheadName()
-              + "\",\"retryAfter\":" + retryAfterSeconds + "}";
-        })
-        .build());
+    start(
+        container,
+        BulkheadFilter.builder()
+            .route("/chat/*", llm)
+            .route("/broken/*", broken)
+            .rejectionBody(
+                (rejection, retryAfterSeconds, response) -> {
+                  response.setContentType("application/problem+json");
+                  response.setHeader("Retry-After", "0"); // not the body's to change
+                  if (rejection.bulkheadName().equals("broken")) {
+                    throw new IllegalStateException("a bug in the body");
+                  }
+                  return "{\"title\":\"busy\",\"compartment\":\""
+                      + rejection.bulkheadName()
+                      + "\",\"retryAfter\":"
+                      + retryAfterSeconds
+                      + "}";
+                })
+            .build());
     try (Socket a = RawHttp.sendGet(port, "/chat/a")) {
       HeldServlet.Held heldA = app.next();
       RawHttp.Answer refused = RawHttp.get(port, "/chat/b");
@@ -349,7 +369,8 @@ class BulkheadFilterTest {
       assertThat(refused.header("Content-Type")).startsWith("text/plain");
       String seconds = refused.header("Retry-After");
       assertThat(Long.parseLong(seconds)).isGreaterThanOrEqualTo(1);
-      assertThat(refused.body()).isEqualTo("bulkhead 'broken' is full: retry after " + seconds + " s\n");
+      assertThat(refused.body())
+          .isEqualTo("bulkhead 'broken' is full: retry after " + seconds + " s\n");
       heldA.answer("a");
       assertThat(RawHttp.read(a).body()).isEqualTo("a");
     }
@@ -365,7 +386,9 @@ class BulkheadFilterTest {
   void servletWithoutAsyncSupport_stillWaitsWithoutAContainerThread(Container container)
       throws Exception {
     Bulkhead llm = compartment("llm", 1, 1, Duration.ofSeconds(30));
-    start(container, BulkheadFilter.builder().route("/chat/*", llm).build(),
+    start(
+        container,
+        BulkheadFilter.builder().route("/chat/*", llm).build(),
         new Container.Options(true, false, false));
     try (Socket a = RawHttp.sendGet(port, "/chat/a")) {
       HeldServlet.Held heldA = app.next();
@@ -396,7 +419,9 @@ class BulkheadFilterTest {
   void filterBeforeItWithoutAsyncSupport_waitsOnTheContainersThread_withTheSameQueueAndRefusals(
       Container container) throws Exception {
     Bulkhead llm = compartment("llm", 1, 1, Duration.ofSeconds(30));
-    start(container, BulkheadFilter.builder().route("/chat/*", llm).build(),
+    start(
+        container,
+        BulkheadFilter.builder().route("/chat/*", llm).build(),
         new Container.Options(false, true, false));
     try (Socket a = RawHttp.sendGet(port, "/chat/a")) {
       HeldServlet.Held heldA = app.next();

@@ -64,8 +64,8 @@ enum Container {
       };
     }
 
-    private static void addFilter(Context context, String name, Filter filter, boolean async,
-        String... dispatchers) {
+    private static void addFilter(
+        Context context, String name, Filter filter, boolean async, String... dispatchers) {
       FilterDef def = new FilterDef();
       def.setFilterName(name);
       def.setFilter(filter);
@@ -89,21 +89,22 @@ enum Container {
       pool.setName("jetty-ee10");
       Server server = new Server(pool);
       HttpConfiguration config = new HttpConfiguration();
-      ServerConnector connector = options.h2c()
-          ? new ServerConnector(server, 1, 1, new HTTP2CServerConnectionFactory(config))
-          : new ServerConnector(server, 1, 1, new HttpConnectionFactory(config));
+      ServerConnector connector =
+          options.h2c()
+              ? new ServerConnector(server, 1, 1, new HTTP2CServerConnectionFactory(config))
+              : new ServerConnector(server, 1, 1, new HttpConnectionFactory(config));
       connector.setHost("127.0.0.1");
       connector.setPort(0);
       server.addConnector(connector);
       ServletContextHandler context = new ServletContextHandler("/");
       FilterHolder firstHolder = new FilterHolder(first);
       firstHolder.setAsyncSupported(options.asyncFirst());
-      context.addFilter(firstHolder, "/*",
-          EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC));
+      context.addFilter(
+          firstHolder, "/*", EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC));
       FilterHolder bulkheadHolder = new FilterHolder(bulkheads);
       bulkheadHolder.setAsyncSupported(true);
-      context.addFilter(bulkheadHolder, "/*",
-          EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC));
+      context.addFilter(
+          bulkheadHolder, "/*", EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC));
       ServletHolder servlet = new ServletHolder(app);
       servlet.setAsyncSupported(options.asyncServlet());
       context.addServlet(servlet, "/");

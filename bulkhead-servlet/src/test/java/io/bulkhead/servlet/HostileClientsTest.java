@@ -28,11 +28,11 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Clients that never behave, in front of the filter on each container with its default connection
- * settings: idle and half-sent connections by the thousand, clients that leave while queued or halfway
- * through a response, an oversized head. A compartment of 2 slots and a small queue guards
+ * settings: idle and half-sent connections by the thousand, clients that leave while queued or
+ * halfway through a response, an oversized head. A compartment of 2 slots and a small queue guards
  * {@code /chat/*}; {@code /login/now} is unguarded. Each case checks that the unguarded route still
- * answers, that no slot leaks and that the counts are exact; resource figures are printed and asserted
- * only against bounds a leak would break.
+ * answers, that no slot leaks and that the counts are exact; resource figures are printed and
+ * asserted only against bounds a leak would break.
  */
 class HostileClientsTest {
 
@@ -43,18 +43,24 @@ class HostileClientsTest {
   private static final int LEAVERS = 100;
   private static final int BIG_BODY_CHUNK = 64 * 1024;
   private static final int BIG_BODY_CHUNKS = 64; // 4 MiB: far more than the socket buffers hold
+
   /**
    * Slack for the containers' worker pools (Tomcat's grows to 200 threads) and threads started
    * lazily: a thread per connection (1,200) would still break the bound.
    */
   private static final int THREAD_SLACK = 200 + 16;
+
   /** Slack for descriptors opened lazily (a jar, a selector). */
   private static final int FD_SLACK = 32;
 
   private Container.Running server;
   private final HeldServlet held = new HeldServlet();
-  private final Bulkhead llm = Bulkhead.builder("llm").limit(LIMIT).maxQueue(MAX_QUEUE)
-      .maxWait(Duration.ofSeconds(60)).build();
+  private final Bulkhead llm =
+      Bulkhead.builder("llm")
+          .limit(LIMIT)
+          .maxQueue(MAX_QUEUE)
+          .maxWait(Duration.ofSeconds(60))
+          .build();
   private int port;
 
   @AfterEach
@@ -65,9 +71,12 @@ class HostileClientsTest {
   }
 
   private void start(Container container) throws Exception {
-    server = container.start(new Returns(),
-        BulkheadFilter.builder().route("/chat/*", llm).build(), new App(held),
-        Container.Options.DEFAULT);
+    server =
+        container.start(
+            new Returns(),
+            BulkheadFilter.builder().route("/chat/*", llm).build(),
+            new App(held),
+            Container.Options.DEFAULT);
     port = server.port();
   }
 
@@ -84,8 +93,9 @@ class HostileClientsTest {
       for (int i = 0; i < LIMIT + MAX_QUEUE; i++) {
         chats.add(RawHttp.sendGet(port, "/chat/" + i));
       }
-      await().atMost(10, SECONDS).until(
-          () -> llm.stats().inFlight() == LIMIT && llm.stats().waiting() == MAX_QUEUE);
+      await()
+          .atMost(10, SECONDS)
+          .until(() -> llm.stats().inFlight() == LIMIT && llm.stats().waiting() == MAX_QUEUE);
       for (int i = 0; i < IDLE_CLIENTS; i++) {
         hostile.add(RawHttp.connect(port)); // connects and never sends a byte
       }
@@ -130,7 +140,8 @@ class HostileClientsTest {
   void clientsLeavingWhileQueuedOrMidResponse_freeEverySlot(Container container) throws Exception {
     start(container);
     Resources before = Resources.now();
-    // HTTP/1.1 leavers while queued are not seen (README): each is admitted once the holders answer,
+    // HTTP/1.1 leavers while queued are not seen (README): each is admitted once the holders
+    // answer,
     // served to a closed socket, and its slot freed like any other.
     int holders = 0;
     for (int left = 0; left < LEAVERS; left += MAX_QUEUE) {
@@ -158,7 +169,8 @@ class HostileClientsTest {
     }
     Resources during = Resources.now();
 
-    // Mid-response leavers, a slot's worth at a time: each reads the start of a 4 MiB body and resets.
+    // Mid-response leavers, a slot's worth at a time: each reads the start of a 4 MiB body and
+    // resets.
     for (int left = 0; left < LEAVERS; left += LIMIT) {
       List<Socket> readers = new ArrayList<>();
       for (int i = 0; i < LIMIT; i++) {
@@ -189,20 +201,22 @@ class HostileClientsTest {
   @EnumSource(Container.class)
   void hugeHead_isRefusedByTheContainer_withoutTakingASlot(Container container) throws Exception {
     start(container);
-    String huge = "GET /chat/x HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Huge: " + "a".repeat(64 * 1024)
-        + "\r\n\r\n";
+    String huge =
+        "GET /chat/x HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Huge: " + "a".repeat(64 * 1024) + "\r\n\r\n";
     String status;
     try (Socket socket = RawHttp.connect(port)) {
       // Sent from another thread: the server may answer and stop reading before the head is all in.
-      CompletableFuture<Void> sent = CompletableFuture.runAsync(() -> {
-        try {
-          OutputStream out = socket.getOutputStream();
-          out.write(huge.getBytes(StandardCharsets.US_ASCII));
-          out.flush();
-        } catch (IOException serverStoppedReading) {
-          // expected once the server has answered and closed
-        }
-      });
+      CompletableFuture<Void> sent =
+          CompletableFuture.runAsync(
+              () -> {
+                try {
+                  OutputStream out = socket.getOutputStream();
+                  out.write(huge.getBytes(StandardCharsets.US_ASCII));
+                  out.flush();
+                } catch (IOException serverStoppedReading) {
+                  // expected once the server has answered and closed
+                }
+              });
       status = readStatusLine(socket.getInputStream());
       sent.get(10, SECONDS);
     }
@@ -218,8 +232,9 @@ class HostileClientsTest {
   }
 
   private BulkheadStats atRest() {
-    await().atMost(10, SECONDS).until(
-        () -> llm.stats().inFlight() == 0 && llm.stats().waiting() == 0);
+    await()
+        .atMost(10, SECONDS)
+        .until(() -> llm.stats().inFlight() == 0 && llm.stats().waiting() == 0);
     return llm.stats();
   }
 
@@ -239,11 +254,19 @@ class HostileClientsTest {
   }
 
   private static void print(String test, Resources before, Resources during, Resources after) {
-    System.out.printf("hostile %s: heap MiB %d/%d/%d, threads %d/%d/%d, fds %d/%d/%d"
-            + " (before/during/after)%n", test,
-        before.heapMib, during.heapMib, after.heapMib,
-        before.threads, during.threads, after.threads,
-        before.fds, during.fds, after.fds);
+    System.out.printf(
+        "hostile %s: heap MiB %d/%d/%d, threads %d/%d/%d, fds %d/%d/%d"
+            + " (before/during/after)%n",
+        test,
+        before.heapMib,
+        during.heapMib,
+        after.heapMib,
+        before.threads,
+        during.threads,
+        after.threads,
+        before.fds,
+        during.fds,
+        after.fds);
   }
 
   /** What the process holds at one moment: used heap, live threads, open file descriptors. */

@@ -24,10 +24,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * HTTP/2 (h2c) in front of the filter: many requests share one connection, so a client that gives up
- * on one of them resets its stream, and the container reports that to the parked request through
- * {@code AsyncListener.onError}. The waiting request must leave the queue, count as cancelled, never
- * reach the servlet, and leave the connection's other streams alone.
+ * HTTP/2 (h2c) in front of the filter: many requests share one connection, so a client that gives
+ * up on one of them resets its stream, and the container reports that to the parked request through
+ * {@code AsyncListener.onError}. The waiting request must leave the queue, count as cancelled,
+ * never reach the servlet, and leave the connection's other streams alone.
  */
 class Http2StreamResetTest {
 
@@ -48,16 +48,22 @@ class Http2StreamResetTest {
   @EnumSource(Container.class)
   void streamResetWhileWaiting_leavesTheQueue_andTheConnectionsOtherStreamsCarryOn(
       Container container) throws Exception {
-    Bulkhead llm = Bulkhead.builder("llm").limit(1).maxQueue(1).maxWait(Duration.ofSeconds(60))
-        .build();
+    Bulkhead llm =
+        Bulkhead.builder("llm").limit(1).maxQueue(1).maxWait(Duration.ofSeconds(60)).build();
     HeldServlet app = new HeldServlet();
-    server = container.start(new Returns(), BulkheadFilter.builder().route("/chat/*", llm).build(),
-        app, new Container.Options(true, true, true));
+    server =
+        container.start(
+            new Returns(),
+            BulkheadFilter.builder().route("/chat/*", llm).build(),
+            app,
+            new Container.Options(true, true, true));
     int port = server.port();
     client = new HTTP2Client();
     client.start();
-    Session session = client.connect(new InetSocketAddress("127.0.0.1", port),
-        new Session.Listener() {}).get(10, SECONDS);
+    Session session =
+        client
+            .connect(new InetSocketAddress("127.0.0.1", port), new Session.Listener() {})
+            .get(10, SECONDS);
 
     Answer holder = new Answer();
     session.newStream(get(port, "/chat/holder"), holder).get(10, SECONDS);
@@ -66,7 +72,8 @@ class Http2StreamResetTest {
     Stream leaving = session.newStream(get(port, "/chat/leaver"), new Answer()).get(10, SECONDS);
     await().atMost(10, SECONDS).until(() -> llm.stats().waiting() == 1);
 
-    leaving.reset(new ResetFrame(leaving.getId(), ErrorCode.CANCEL_STREAM_ERROR.code))
+    leaving
+        .reset(new ResetFrame(leaving.getId(), ErrorCode.CANCEL_STREAM_ERROR.code))
         .get(10, SECONDS); // the client gives up on this request only
 
     await().atMost(10, SECONDS).until(() -> llm.stats().cancelled() == 1);
@@ -94,8 +101,12 @@ class Http2StreamResetTest {
   }
 
   private static HeadersFrame get(int port, String path) {
-    MetaData.Request request = new MetaData.Request("GET",
-        HttpURI.from("http://127.0.0.1:" + port + path), HttpVersion.HTTP_2, HttpFields.EMPTY);
+    MetaData.Request request =
+        new MetaData.Request(
+            "GET",
+            HttpURI.from("http://127.0.0.1:" + port + path),
+            HttpVersion.HTTP_2,
+            HttpFields.EMPTY);
     return new HeadersFrame(request, null, true);
   }
 

@@ -31,8 +31,8 @@ final class RawHttp {
   /** A GET sent on a fresh connection, left open for the caller to read from or to drop. */
   static Socket sendGet(int port, String path, String... headerLines) throws IOException {
     Socket socket = connect(port);
-    StringBuilder request = new StringBuilder("GET ").append(path)
-        .append(" HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+    StringBuilder request =
+        new StringBuilder("GET ").append(path).append(" HTTP/1.1\r\nHost: 127.0.0.1\r\n");
     for (String line : headerLines) {
       request.append(line).append("\r\n");
     }
@@ -61,7 +61,8 @@ final class RawHttp {
     String line;
     while ((line = line(in)) != null && !line.isEmpty()) {
       int colon = line.indexOf(':');
-      headers.put(line.substring(0, colon).trim().toLowerCase(Locale.ROOT),
+      headers.put(
+          line.substring(0, colon).trim().toLowerCase(Locale.ROOT),
           line.substring(colon + 1).trim());
     }
     byte[] body;

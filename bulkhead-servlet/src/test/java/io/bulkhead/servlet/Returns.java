@@ -11,10 +11,10 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The test's own filter, in front of the filter under test. It records when a dispatch has come back
- * out of the chain (so a test knows a container thread has let go of a request), and shortens a
- * request's async timeout to the milliseconds of its {@value #ASYNC_TIMEOUT} header, as an application
- * or a container setting could.
+ * The test's own filter, in front of the filter under test. It records when a dispatch has come
+ * back out of the chain (so a test knows a container thread has let go of a request), and shortens
+ * a request's async timeout to the milliseconds of its {@value #ASYNC_TIMEOUT} header, as an
+ * application or a container setting could.
  */
 final class Returns implements Filter {
 

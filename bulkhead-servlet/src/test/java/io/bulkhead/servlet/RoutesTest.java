@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.bulkhead.Bulkhead;
-import java.time.Duration;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
@@ -22,24 +21,25 @@ class RoutesTest {
 
   @Test
   void theMostSpecificSpecWins_asWhenTheContainerPicksAServlet_whateverTheOrderOfTheRoutes() {
-    BulkheadFilter filter = BulkheadFilter.builder()
-        .route("/", SERVER)
-        .route("*.csv", CSV)
-        .route("/api/*", API)
-        .route("/api/reports/*", REPORTS)
-        .route("/api/login", LOGIN)
-        .bypass("/api/health")
-        .build();
+    BulkheadFilter filter =
+        BulkheadFilter.builder()
+            .route("/", SERVER)
+            .route("*.csv", CSV)
+            .route("/api/*", API)
+            .route("/api/reports/*", REPORTS)
+            .route("/api/login", LOGIN)
+            .bypass("/api/health")
+            .build();
 
-    assertThat(target(filter, "/api/login")).isEqualTo("login");           // exact
-    assertThat(target(filter, "/api/health")).isEqualTo("-");              // exact bypass
+    assertThat(target(filter, "/api/login")).isEqualTo("login"); // exact
+    assertThat(target(filter, "/api/health")).isEqualTo("-"); // exact bypass
     assertThat(target(filter, "/api/reports/q1.csv")).isEqualTo("reports"); // longest prefix
-    assertThat(target(filter, "/api/reports")).isEqualTo("reports");       // the prefix itself
+    assertThat(target(filter, "/api/reports")).isEqualTo("reports"); // the prefix itself
     assertThat(target(filter, "/api/users")).isEqualTo("api");
     assertThat(target(filter, "/api")).isEqualTo("api");
-    assertThat(target(filter, "/apiary")).isEqualTo("server");             // not under /api
-    assertThat(target(filter, "/export/q1.csv")).isEqualTo("csv");         // suffix before default
-    assertThat(target(filter, "/export.csv/q1")).isEqualTo("server");      // only the last segment
+    assertThat(target(filter, "/apiary")).isEqualTo("server"); // not under /api
+    assertThat(target(filter, "/export/q1.csv")).isEqualTo("csv"); // suffix before default
+    assertThat(target(filter, "/export.csv/q1")).isEqualTo("server"); // only the last segment
     assertThat(target(filter, "/")).isEqualTo("server");
     assertThat(target(filter, "/anything")).isEqualTo("server");
   }
@@ -54,8 +54,8 @@ class RoutesTest {
 
   @Test
   void slashStar_matchesEverythingTheExactAndLongerPrefixesDoNot() {
-    BulkheadFilter filter = BulkheadFilter.builder().route("/*", SERVER).route("/a/*", API)
-        .bypass("/health").build();
+    BulkheadFilter filter =
+        BulkheadFilter.builder().route("/*", SERVER).route("/a/*", API).bypass("/health").build();
     assertThat(target(filter, "/x/y")).isEqualTo("server");
     assertThat(target(filter, "/a/y")).isEqualTo("api");
     assertThat(target(filter, "/health")).isEqualTo("-");
@@ -66,8 +66,11 @@ class RoutesTest {
     for (String bad : new String[] {"chat", "/chat*", "/*/x", "*.", "*.a/b", "**.csv", "/a*/*"}) {
       assertThatThrownBy(() -> BulkheadFilter.builder().route(bad, API))
           .isInstanceOf(IllegalArgumentException.class)
-          .hasMessage("path spec '" + bad + "' is not a servlet path spec (an exact path like"
-              + " /login, a prefix like /api/*, a suffix like *.csv, or /)");
+          .hasMessage(
+              "path spec '"
+                  + bad
+                  + "' is not a servlet path spec (an exact path like"
+                  + " /login, a prefix like /api/*, a suffix like *.csv, or /)");
     }
     assertThatThrownBy(() -> BulkheadFilter.builder().route("", API))
         .isInstanceOf(IllegalArgumentException.class)
@@ -76,11 +79,14 @@ class RoutesTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("path spec '/chat/*' is already routed to bulkhead 'api'");
     assertThatThrownBy(() -> BulkheadFilter.builder().route(null, API))
-        .isInstanceOf(NullPointerException.class).hasMessage("pathSpec");
+        .isInstanceOf(NullPointerException.class)
+        .hasMessage("pathSpec");
     assertThatThrownBy(() -> BulkheadFilter.builder().route("/chat", null))
-        .isInstanceOf(NullPointerException.class).hasMessage("compartment");
+        .isInstanceOf(NullPointerException.class)
+        .hasMessage("compartment");
     assertThatThrownBy(() -> BulkheadFilter.builder().rejectionBody(null))
-        .isInstanceOf(NullPointerException.class).hasMessage("body");
+        .isInstanceOf(NullPointerException.class)
+        .hasMessage("body");
   }
 
   @Test

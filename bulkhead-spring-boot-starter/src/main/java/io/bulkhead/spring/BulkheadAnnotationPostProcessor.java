@@ -5,10 +5,10 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
+import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
-import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.core.MethodIntrospector;
@@ -17,9 +17,10 @@ import org.springframework.util.function.SingletonSupplier;
 
 /**
  * Proxies every bean with a {@link Bulkhead @Bulkhead} method, after checking each such method
- * ({@link BulkheadMethodInterceptor#check}), so that a wrong name or an unsupported return type stops
- * start-up at the bean that has it rather than failing its first call. It is a post-processor of its
- * own, like the one behind {@code @Async}, so it works whether or not the application uses AspectJ.
+ * ({@link BulkheadMethodInterceptor#check}), so that a wrong name or an unsupported return type
+ * stops start-up at the bean that has it rather than failing its first call. It is a post-processor
+ * of its own, like the one behind {@code @Async}, so it works whether or not the application uses
+ * AspectJ.
  */
 final class BulkheadAnnotationPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor {
 
@@ -42,10 +43,11 @@ final class BulkheadAnnotationPostProcessor extends AbstractBeanFactoryAwareAdvi
         beanFactory.getBeanProvider(BulkheadMethodAdapter.class);
     Supplier<List<BulkheadMethodAdapter>> orderedAdapters =
         SingletonSupplier.of(() -> adapters.orderedStream().toList());
-    interceptor = new BulkheadMethodInterceptor(
-        SingletonSupplier.of(registry::getObject), orderedAdapters);
-    advisor = new DefaultPointcutAdvisor(
-        new AnnotationMatchingPointcut(null, Bulkhead.class, true), interceptor);
+    interceptor =
+        new BulkheadMethodInterceptor(SingletonSupplier.of(registry::getObject), orderedAdapters);
+    advisor =
+        new DefaultPointcutAdvisor(
+            new AnnotationMatchingPointcut(null, Bulkhead.class, true), interceptor);
   }
 
   @Override
@@ -56,9 +58,12 @@ final class BulkheadAnnotationPostProcessor extends AbstractBeanFactoryAwareAdvi
     Class<?> targetClass = AopUtils.getTargetClass(bean);
     if (!withoutAnnotation.contains(targetClass)
         && AnnotationUtils.isCandidateClass(targetClass, Bulkhead.class)) {
-      boolean annotated = !MethodIntrospector.selectMethods(targetClass,
-          (MethodIntrospector.MetadataLookup<Boolean>) m -> interceptor.check(m) ? Boolean.TRUE : null)
-          .isEmpty();
+      boolean annotated =
+          !MethodIntrospector.selectMethods(
+                  targetClass,
+                  (MethodIntrospector.MetadataLookup<Boolean>)
+                      m -> interceptor.check(m) ? Boolean.TRUE : null)
+              .isEmpty();
       if (!annotated) {
         withoutAnnotation.add(targetClass); // a prototype bean's class is not searched again
       }

@@ -11,13 +11,13 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Role;
 
 /**
- * The compartments of {@code bulkhead.*} as a {@link BulkheadRegistry} bean, the
- * {@link Bulkhead @Bulkhead} annotation, and an {@link Insight} sampled once a second.
+ * The compartments of {@code bulkhead.*} as a {@link BulkheadRegistry} bean, the {@link
+ * Bulkhead @Bulkhead} annotation, and an {@link Insight} sampled once a second.
  *
  * <p>Nothing here calls an upstream: a service starts whether or not its dependencies are up. Every
- * setting is checked when the registry is built, and the first wrong one stops start-up with its key
- * and value ({@link BulkheadFailureAnalyzer}). A registry bean of the application's own replaces this
- * one (and then {@code bulkhead.*} is not read).
+ * setting is checked when the registry is built, and the first wrong one stops start-up with its
+ * key and value ({@link BulkheadFailureAnalyzer}). A registry bean of the application's own
+ * replaces this one (and then {@code bulkhead.*} is not read).
  */
 @AutoConfiguration
 @EnableConfigurationProperties(BulkheadProperties.class)
@@ -51,7 +51,9 @@ public class BulkheadAutoConfiguration {
   /** Applies {@link Bulkhead @Bulkhead}: Spring AOP, without AspectJ. */
   @Bean
   @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-  @ConditionalOnClass(name = "org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor")
+  @ConditionalOnClass(
+      name =
+          "org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor")
   static BulkheadAnnotationPostProcessor bulkheadAnnotationPostProcessor() {
     return new BulkheadAnnotationPostProcessor();
   }

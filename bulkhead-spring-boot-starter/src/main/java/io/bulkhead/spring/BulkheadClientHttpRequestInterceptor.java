@@ -14,18 +14,18 @@ import org.springframework.http.client.ClientHttpRequestInterceptor;
 import org.springframework.http.client.ClientHttpResponse;
 
 /**
- * Puts a {@code RestClient}'s calls into compartments: a call takes a slot before the request is sent
- * (waiting as the compartment's {@code max-queue} and {@code max-wait} allow) and frees it when the
- * response is closed, so the slot covers the whole exchange, body included. {@code RestClient}
- * closes the response once it has read the body ({@code retrieve().body(..)}, {@code toEntity},
- * {@code exchange}); a caller that takes the body as a stream closes it itself. A request that fails
- * frees its slot at once. A full compartment throws {@link io.bulkhead.BulkheadFullException} and
- * sends nothing.
+ * Puts a {@code RestClient}'s calls into compartments: a call takes a slot before the request is
+ * sent (waiting as the compartment's {@code max-queue} and {@code max-wait} allow) and frees it
+ * when the response is closed, so the slot covers the whole exchange, body included. {@code
+ * RestClient} closes the response once it has read the body ({@code retrieve().body(..)}, {@code
+ * toEntity}, {@code exchange}); a caller that takes the body as a stream closes it itself. A
+ * request that fails frees its slot at once. A full compartment throws {@link
+ * io.bulkhead.BulkheadFullException} and sends nothing.
  *
- * <p>The auto-configuration adds one to every {@code RestClient.Builder} Spring Boot builds, routing
- * each request to the compartment whose {@code bulkhead.compartments.<name>.upstream} matches it (the
- * longest base path wins); a request that matches none passes untouched. For a client of your own,
- * {@link #of(io.bulkhead.Bulkhead)} puts all its calls into one compartment:
+ * <p>The auto-configuration adds one to every {@code RestClient.Builder} Spring Boot builds,
+ * routing each request to the compartment whose {@code bulkhead.compartments.<name>.upstream}
+ * matches it (the longest base path wins); a request that matches none passes untouched. For a
+ * client of your own, {@link #of(io.bulkhead.Bulkhead)} puts all its calls into one compartment:
  *
  * <pre>{@code
  * RestClient llm = RestClient.builder().baseUrl(url)
@@ -47,7 +47,9 @@ public final class BulkheadClientHttpRequestInterceptor implements ClientHttpReq
     return new BulkheadClientHttpRequestInterceptor(uri -> compartment);
   }
 
-  /** An interceptor that routes by upstream, longest base path first; for the auto-configuration. */
+  /**
+   * An interceptor that routes by upstream, longest base path first; for the auto-configuration.
+   */
   static BulkheadClientHttpRequestInterceptor routing(
       BulkheadRegistry registry, List<CompartmentFactory.UpstreamRoute> routes) {
     return new BulkheadClientHttpRequestInterceptor(UpstreamRouter.byUpstream(registry, routes));
@@ -71,7 +73,9 @@ public final class BulkheadClientHttpRequestInterceptor implements ClientHttpReq
     return new PermitHoldingResponse(response, permit);
   }
 
-  /** A response that frees its slot when it is closed (once: {@link Permit#close()} is idempotent). */
+  /**
+   * A response that frees its slot when it is closed (once: {@link Permit#close()} is idempotent).
+   */
   private static final class PermitHoldingResponse implements ClientHttpResponse {
     private final ClientHttpResponse response;
     private final Permit permit;

@@ -2,7 +2,8 @@ package io.bulkhead.spring;
 
 /**
  * A {@code bulkhead.*} setting or a {@link Bulkhead @Bulkhead} use that cannot work: start-up stops
- * with one line naming what is wrong ({@link BulkheadFailureAnalyzer} prints it without a stack trace).
+ * with one line naming what is wrong ({@link BulkheadFailureAnalyzer} prints it without a stack
+ * trace).
  */
 final class BulkheadConfigurationException extends IllegalStateException {
 
@@ -17,15 +18,21 @@ final class BulkheadConfigurationException extends IllegalStateException {
 
   /** A setting that is wrong: {@code bulkhead.compartments.llm.limit=0: <why>}. */
   static BulkheadConfigurationException property(String key, Object value, String why) {
-    return new BulkheadConfigurationException(key + "=" + value + ": " + why,
-        "Correct " + key + " in the application's configuration (application.yml, properties or"
+    return new BulkheadConfigurationException(
+        key + "=" + value + ": " + why,
+        "Correct "
+            + key
+            + " in the application's configuration (application.yml, properties or"
             + " environment).");
   }
 
   /** A setting that is missing: {@code bulkhead.compartments.llm.limit is not set: <why>}. */
   static BulkheadConfigurationException missing(String key, String why) {
-    return new BulkheadConfigurationException(key + " is not set: " + why,
-        "Set " + key + " in the application's configuration (application.yml, properties or"
+    return new BulkheadConfigurationException(
+        key + " is not set: " + why,
+        "Set "
+            + key
+            + " in the application's configuration (application.yml, properties or"
             + " environment).");
   }
 

@@ -18,19 +18,19 @@ import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotationMetadata;
 
 /**
- * Per-workload {@link DataSource} beans from {@code bulkhead.datasources.*}, when
- * {@code bulkhead-jdbc} and HikariCP are on the class path: each database gets one pool per
- * workload ({@code io.bulkhead.jdbc.DatabasePools}), sized so that together they fit the server's
- * {@code max_connections}, and each pool is a {@code DataSource} bean named
- * {@code <database>.<workload>}, to inject with {@code @Qualifier("orders.checkout") DataSource}.
- * Each pool's compartment is in the {@link BulkheadRegistry} under the same name, so its meters and
- * the {@code bulkheads} endpoint show it.
+ * Per-workload {@link DataSource} beans from {@code bulkhead.datasources.*}, when {@code
+ * bulkhead-jdbc} and HikariCP are on the class path: each database gets one pool per workload
+ * ({@code io.bulkhead.jdbc.DatabasePools}), sized so that together they fit the server's {@code
+ * max_connections}, and each pool is a {@code DataSource} bean named {@code <database>.<workload>},
+ * to inject with {@code @Qualifier("orders.checkout") DataSource}. Each pool's compartment is in
+ * the {@link BulkheadRegistry} under the same name, so its meters and the {@code bulkheads}
+ * endpoint show it.
  *
  * <p>Start-up opens the pools when the database answers, and a total that does not fit what the
  * server allows stops it with the key and the arithmetic. A database that does not answer does not
  * stop the service: it logs one warning, and the pools open (and are checked) when one of its
- * DataSources is first used; until then every {@code getConnection()} throws an
- * {@link java.sql.SQLException} saying why the database could not be reached.
+ * DataSources is first used; until then every {@code getConnection()} throws an {@link
+ * java.sql.SQLException} saying why the database could not be reached.
  *
  * <p>These DataSources come before Spring Boot's own, which then backs off; as there are several,
  * nothing that needs a single DataSource ({@code JdbcTemplate}, JPA) is auto-configured on them.
@@ -47,9 +47,9 @@ public class BulkheadDataSourceAutoConfiguration {
 
   /**
    * Registers the beans: the bean names come from the configuration, so they are registered as
-   * definitions before any bean is made. {@code bulkhead.datasources.<database>} holds the database's
-   * pools (it opens them, and closes them with the context); each {@code <database>.<workload>} is a
-   * DataSource over one of them.
+   * definitions before any bean is made. {@code bulkhead.datasources.<database>} holds the
+   * database's pools (it opens them, and closes them with the context); each {@code
+   * <database>.<workload>} is a DataSource over one of them.
    */
   static final class Registrar implements ImportBeanDefinitionRegistrar {
 
@@ -63,26 +63,42 @@ public class BulkheadDataSourceAutoConfiguration {
     }
 
     @Override
-    public void registerBeanDefinitions(AnnotationMetadata metadata, BeanDefinitionRegistry registry) {
-      Map<String, BulkheadProperties.Database> databases = Binder.get(environment)
-          .bind(BulkheadProperties.PREFIX + ".datasources",
-              Bindable.mapOf(String.class, BulkheadProperties.Database.class))
-          .orElse(Map.of());
-      databases.forEach((database, settings) -> {
-        String poolsBean = BulkheadProperties.PREFIX + ".datasources." + database;
-        RootBeanDefinition pools = new RootBeanDefinition(WorkloadDataSources.class,
-            () -> new WorkloadDataSources(
-                database, settings, beanFactory.getBean(BulkheadRegistry.class)));
-        pools.setInitMethodName("start");
-        pools.setDestroyMethodName("close");
-        registry.registerBeanDefinition(poolsBean, pools);
-        settings.getPools().keySet().forEach(workload -> {
-          RootBeanDefinition dataSource = new RootBeanDefinition(DataSource.class,
-              () -> beanFactory.getBean(poolsBean, WorkloadDataSources.class).dataSource(workload));
-          dataSource.setDependsOn(poolsBean);
-          registry.registerBeanDefinition(database + "." + workload, dataSource);
-        });
-      });
+    public void registerBeanDefinitions(
+        AnnotationMetadata metadata, BeanDefinitionRegistry registry) {
+      Map<String, BulkheadProperties.Database> databases =
+          Binder.get(environment)
+              .bind(
+                  BulkheadProperties.PREFIX + ".datasources",
+                  Bindable.mapOf(String.class, BulkheadProperties.Database.class))
+              .orElse(Map.of());
+      databases.forEach(
+          (database, settings) -> {
+            String poolsBean = BulkheadProperties.PREFIX + ".datasources." + database;
+            RootBeanDefinition pools =
+                new RootBeanDefinition(
+                    WorkloadDataSources.class,
+                    () ->
+                        new WorkloadDataSources(
+                            database, settings, beanFactory.getBean(BulkheadRegistry.class)));
+            pools.setInitMethodName("start");
+            pools.setDestroyMethodName("close");
+            registry.registerBeanDefinition(poolsBean, pools);
+            settings
+                .getPools()
+                .keySet()
+                .forEach(
+                    workload -> {
+                      RootBeanDefinition dataSource =
+                          new RootBeanDefinition(
+                              DataSource.class,
+                              () ->
+                                  beanFactory
+                                      .getBean(poolsBean, WorkloadDataSources.class)
+                                      .dataSource(workload));
+                      dataSource.setDependsOn(poolsBean);
+                      registry.registerBeanDefinition(database + "." + workload, dataSource);
+                    });
+          });
     }
   }
 }

@@ -93,21 +93,27 @@ public final class BulkheadExchangeFilterFunction implements ExchangeFilterFunct
     if (compartment == null) {
       return next.exchange(request);
     }
-    return Mono.create(sink -> {
-      Sinks.Empty<Void> bodyEnded = Sinks.empty();
-      Runnable endBody = bodyEnded::tryEmitEmpty;
-      // doOnTerminate, not doFinally: the slot is freed before the caller sees the body end.
-      Flux<ClientResponse> heldExchange = next.exchange(request)
-          .map(response -> response.mutate()
-              .body(body -> body.doOnTerminate(endBody).doOnCancel(endBody))
-              .build())
-          .concatWith(bodyEnded.asMono().then(Mono.empty()));
-      Disposable held = heldExchange
-          .transformDeferred(BulkheadOperator.of(compartment))
-          .contextWrite(sink.contextView())
-          .subscribe(sink::success, sink::error, sink::success);
-      sink.onCancel(held);
-    });
+    return Mono.create(
+        sink -> {
+          Sinks.Empty<Void> bodyEnded = Sinks.empty();
+          Runnable endBody = bodyEnded::tryEmitEmpty;
+          // doOnTerminate, not doFinally: the slot is freed before the caller sees the body end.
+          Flux<ClientResponse> heldExchange =
+              next.exchange(request)
+                  .map(
+                      response ->
+                          response
+                              .mutate()
+                              .body(body -> body.doOnTerminate(endBody).doOnCancel(endBody))
+                              .build())
+                  .concatWith(bodyEnded.asMono().then(Mono.empty()));
+          Disposable held =
+              heldExchange
+                  .transformDeferred(BulkheadOperator.of(compartment))
+                  .contextWrite(sink.contextView())
+                  .subscribe(sink::success, sink::error, sink::success);
+          sink.onCancel(held);
+        });
   }
 
   @Override

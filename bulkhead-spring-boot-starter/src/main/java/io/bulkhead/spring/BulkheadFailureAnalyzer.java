@@ -50,26 +50,34 @@ public final class BulkheadFailureAnalyzer implements FailureAnalyzer, Ordered {
   private static @Nullable FailureAnalysis bindFailure(BindException e) {
     if (e.getCause() instanceof UnboundConfigurationPropertiesException unbound
         && e.getName().toString().equals(BulkheadProperties.PREFIX)) {
-      String keys = unbound.getUnboundProperties().stream()
-          .map(p -> p.getName() + "=" + p.getValue() + origin(p))
-          .collect(Collectors.joining(", "));
-      return new FailureAnalysis(keys + ": not a setting of " + BulkheadProperties.PREFIX
-          + " (a compartment takes limit, max-queue, max-wait, budget, paths and upstream;"
-          + " a budget takes capacity; a datasource takes url, username, password, reserve, budget"
-          + " and pools, whose entries take size, max-queue, max-wait and connection-timeout)",
-          "Correct the key's spelling or remove it.", e);
+      String keys =
+          unbound.getUnboundProperties().stream()
+              .map(p -> p.getName() + "=" + p.getValue() + origin(p))
+              .collect(Collectors.joining(", "));
+      return new FailureAnalysis(
+          keys
+              + ": not a setting of "
+              + BulkheadProperties.PREFIX
+              + " (a compartment takes limit, max-queue, max-wait, budget, paths and upstream;"
+              + " a budget takes capacity; a datasource takes url, username, password, reserve, budget"
+              + " and pools, whose entries take size, max-queue, max-wait and connection-timeout)",
+          "Correct the key's spelling or remove it.",
+          e);
     }
     ConfigurationProperty property = e.getProperty();
     if (property == null || !property.getName().toString().startsWith(PREFIX)) {
       return null;
     }
-    String why = e.getCause() instanceof ConversionFailedException conversion
-        ? "cannot be read as " + article(conversion.getTargetType().getType().getSimpleName())
-        : "cannot be bound (" + (e.getCause() == null ? e.getMessage() : e.getCause().getMessage())
-            + ")";
+    String why =
+        e.getCause() instanceof ConversionFailedException conversion
+            ? "cannot be read as " + article(conversion.getTargetType().getType().getSimpleName())
+            : "cannot be bound ("
+                + (e.getCause() == null ? e.getMessage() : e.getCause().getMessage())
+                + ")";
     return new FailureAnalysis(
         property.getName() + "=" + property.getValue() + ": " + why + origin(property),
-        "Correct " + property.getName() + " in the application's configuration.", e);
+        "Correct " + property.getName() + " in the application's configuration.",
+        e);
   }
 
   private static String article(String type) {

@@ -5,10 +5,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Runs a {@link Bulkhead @Bulkhead} method whose return type needs its own handling: the extension
- * point for reactive types. Declare one as a bean and it is asked before the built-in handling of plain
- * values and {@link java.util.concurrent.CompletionStage}; the first bean, in
- * {@link org.springframework.core.annotation.Order} order, that {@linkplain #supports supports} a
- * method's return type handles its calls.
+ * point for reactive types. Declare one as a bean and it is asked before the built-in handling of
+ * plain values and {@link java.util.concurrent.CompletionStage}; the first bean, in {@link
+ * org.springframework.core.annotation.Order} order, that {@linkplain #supports supports} a method's
+ * return type handles its calls.
  *
  * <pre>{@code
  * @Bean
@@ -23,12 +23,15 @@ import org.jspecify.annotations.Nullable;
  * }</pre>
  *
  * <p>An adapter must take a slot before the work starts and free it exactly once, however the work
- * ends (value, error, cancel), and signal {@link io.bulkhead.BulkheadFullException} the way its type
- * signals errors when the compartment is full.
+ * ends (value, error, cancel), and signal {@link io.bulkhead.BulkheadFullException} the way its
+ * type signals errors when the compartment is full.
  */
 public interface BulkheadMethodAdapter {
 
-  /** Whether this adapter runs methods returning {@code returnType}; asked once per method at start-up. */
+  /**
+   * Whether this adapter runs methods returning {@code returnType}; asked once per method at
+   * start-up.
+   */
   boolean supports(Class<?> returnType);
 
   /**
@@ -37,5 +40,6 @@ public interface BulkheadMethodAdapter {
    * @return what the caller of the bean method gets
    * @throws Throwable whatever the method throws, or the rejection
    */
-  @Nullable Object invoke(io.bulkhead.Bulkhead compartment, MethodInvocation method) throws Throwable;
+  @Nullable Object invoke(io.bulkhead.Bulkhead compartment, MethodInvocation method)
+      throws Throwable;
 }

@@ -26,10 +26,10 @@ import org.springframework.util.ClassUtils;
  */
 
 /**
- * Runs {@link Bulkhead @Bulkhead} methods in their compartment: plain values through
- * {@link io.bulkhead.Bulkhead#call}, {@link CompletionStage}s through
- * {@link io.bulkhead.Bulkhead#submit}, other types through a {@link BulkheadMethodAdapter}.
- * {@link #resolve} checks a method at start-up and refuses what it cannot run correctly.
+ * Runs {@link Bulkhead @Bulkhead} methods in their compartment: plain values through {@link
+ * io.bulkhead.Bulkhead#call}, {@link CompletionStage}s through {@link io.bulkhead.Bulkhead#submit},
+ * other types through a {@link BulkheadMethodAdapter}. {@link #resolve} checks a method at start-up
+ * and refuses what it cannot run correctly.
  */
 final class BulkheadMethodInterceptor implements MethodInterceptor {
 
@@ -40,7 +40,8 @@ final class BulkheadMethodInterceptor implements MethodInterceptor {
   private final Map<Method, Handler> handlers = new ConcurrentHashMap<>();
 
   /** How one method runs: in which compartment, and through which adapter (null: built in). */
-  private record Handler(String compartment, boolean stage, @Nullable BulkheadMethodAdapter adapter) {}
+  private record Handler(
+      String compartment, boolean stage, @Nullable BulkheadMethodAdapter adapter) {}
 
   BulkheadMethodInterceptor(
       Supplier<BulkheadRegistry> registry, Supplier<List<BulkheadMethodAdapter>> adapters) {
@@ -50,9 +51,10 @@ final class BulkheadMethodInterceptor implements MethodInterceptor {
 
   @Override
   public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
-    Class<?> targetClass = invocation.getThis() == null
-        ? invocation.getMethod().getDeclaringClass()
-        : AopUtils.getTargetClass(invocation.getThis());
+    Class<?> targetClass =
+        invocation.getThis() == null
+            ? invocation.getMethod().getDeclaringClass()
+            : AopUtils.getTargetClass(invocation.getThis());
     Method method = AopUtils.getMostSpecificMethod(invocation.getMethod(), targetClass);
     Handler handler = handlers.get(method);
     if (handler == null) {
@@ -61,9 +63,18 @@ final class BulkheadMethodInterceptor implements MethodInterceptor {
       handler = raced == null ? handler : raced;
     }
     String name = handler.compartment();
-    io.bulkhead.Bulkhead compartment = registry.get().bulkhead(name).orElseThrow(
-        () -> new IllegalStateException("compartment '" + name + "' of @Bulkhead on "
-            + describe(method) + " was removed from the registry"));
+    io.bulkhead.Bulkhead compartment =
+        registry
+            .get()
+            .bulkhead(name)
+            .orElseThrow(
+                () ->
+                    new IllegalStateException(
+                        "compartment '"
+                            + name
+                            + "' of @Bulkhead on "
+                            + describe(method)
+                            + " was removed from the registry"));
     if (handler.adapter() != null) {
       return handler.adapter().invoke(compartment, invocation);
     }
@@ -96,14 +107,23 @@ final class BulkheadMethodInterceptor implements MethodInterceptor {
     String name = annotation.value();
     BulkheadRegistry compartments = registry.get();
     if (compartments.bulkhead(name).isEmpty()) {
-      String why = compartments.find(name).isPresent()
-          ? "which is a view that admits no calls of its own (a worker or connection pool)"
-          : "which is not configured; the compartments are " + compartments.all().stream()
-              .map(io.bulkhead.Compartment::name).toList()
-              + " (define it under bulkhead.compartments." + name + ")";
+      String why =
+          compartments.find(name).isPresent()
+              ? "which is a view that admits no calls of its own (a worker or connection pool)"
+              : "which is not configured; the compartments are "
+                  + compartments.all().stream().map(io.bulkhead.Compartment::name).toList()
+                  + " (define it under bulkhead.compartments."
+                  + name
+                  + ")";
       throw new BulkheadConfigurationException(
-          "@Bulkhead(\"" + name + "\") on " + describe(method) + " names compartment '" + name
-              + "', " + why,
+          "@Bulkhead(\""
+              + name
+              + "\") on "
+              + describe(method)
+              + " names compartment '"
+              + name
+              + "', "
+              + why,
           "Correct the name in the annotation or configure the compartment.");
     }
     Class<?> returnType = method.getReturnType();
@@ -114,20 +134,35 @@ final class BulkheadMethodInterceptor implements MethodInterceptor {
     }
     if (CompletionStage.class.isAssignableFrom(returnType)) {
       if (!returnType.isAssignableFrom(CompletableFuture.class)) {
-        throw refused(method, name, "returns " + returnType.getName() + ", a CompletionStage that is"
-            + " not a CompletableFuture; declare CompletionStage or CompletableFuture");
+        throw refused(
+            method,
+            name,
+            "returns "
+                + returnType.getName()
+                + ", a CompletionStage that is"
+                + " not a CompletableFuture; declare CompletionStage or CompletableFuture");
       }
       return new Handler(name, true, null);
     }
     if (isPublisher(returnType, method.getDeclaringClass().getClassLoader())) {
-      throw refused(method, name, "returns " + returnType.getName() + ", a Publisher that no"
-          + " BulkheadMethodAdapter runs: Mono and Flux run once bulkhead-reactor is on the class"
-          + " path (its adapter is auto-configured); other Publishers need an adapter bean of their"
-          + " own");
+      throw refused(
+          method,
+          name,
+          "returns "
+              + returnType.getName()
+              + ", a Publisher that no"
+              + " BulkheadMethodAdapter runs: Mono and Flux run once bulkhead-reactor is on the class"
+              + " path (its adapter is auto-configured); other Publishers need an adapter bean of their"
+              + " own");
     }
     if (Future.class.isAssignableFrom(returnType)) {
-      throw refused(method, name, "returns " + returnType.getName() + ", a Future that does not say"
-          + " when its work ends; return a CompletionStage (CompletableFuture)");
+      throw refused(
+          method,
+          name,
+          "returns "
+              + returnType.getName()
+              + ", a Future that does not say"
+              + " when its work ends; return a CompletionStage (CompletableFuture)");
     }
     return new Handler(name, false, null);
   }
@@ -146,9 +181,12 @@ final class BulkheadMethodInterceptor implements MethodInterceptor {
   }
 
   private static String describe(Method method) {
-    return method.getDeclaringClass().getName() + "." + method.getName() + "("
-        + String.join(", ", Arrays.stream(method.getParameterTypes())
-            .map(Class::getSimpleName).toList())
+    return method.getDeclaringClass().getName()
+        + "."
+        + method.getName()
+        + "("
+        + String.join(
+            ", ", Arrays.stream(method.getParameterTypes()).map(Class::getSimpleName).toList())
         + ")";
   }
 
@@ -165,7 +203,8 @@ final class BulkheadMethodInterceptor implements MethodInterceptor {
   private static CompletionStage<@Nullable Object> proceedToStage(MethodInvocation invocation) {
     try {
       @SuppressWarnings("unchecked")
-      CompletionStage<@Nullable Object> stage = (CompletionStage<@Nullable Object>) invocation.proceed();
+      CompletionStage<@Nullable Object> stage =
+          (CompletionStage<@Nullable Object>) invocation.proceed();
       return stage;
     } catch (RuntimeException | Error e) {
       throw e; // the core frees the slot and fails the returned future with it

@@ -15,13 +15,13 @@ import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
 
 /**
- * Micrometer: the {@code bulkhead.*} meters of every compartment ({@link BulkheadMetrics}), bound to
- * each {@link MeterRegistry} when the application has one.
+ * Micrometer: the {@code bulkhead.*} meters of every compartment ({@link BulkheadMetrics}), bound
+ * to each {@link MeterRegistry} when the application has one.
  *
  * <p>The two timers publish no percentile histogram unless it is asked for, as everywhere in Spring
- * Boot: {@code management.metrics.distribution.percentiles-histogram.bulkhead=true} (or
- * {@code ...bulkhead.call.duration} for one of them). Without Spring, {@code bulkhead-micrometer}
- * keeps its own default (histograms on).
+ * Boot: {@code management.metrics.distribution.percentiles-histogram.bulkhead=true} (or {@code
+ * ...bulkhead.call.duration} for one of them). Without Spring, {@code bulkhead-micrometer} keeps
+ * its own default (histograms on).
  */
 @AutoConfiguration(
     after = BulkheadAutoConfiguration.class,
@@ -45,9 +45,9 @@ public class BulkheadMetricsAutoConfiguration {
   }
 
   /**
-   * Turns the timers' histograms off before Spring Boot's own filter (order 0) applies
-   * {@code management.metrics.distribution.*}, so that those properties, and any filter ordered
-   * after this one, decide.
+   * Turns the timers' histograms off before Spring Boot's own filter (order 0) applies {@code
+   * management.metrics.distribution.*}, so that those properties, and any filter ordered after this
+   * one, decide.
    */
   @Bean
   @Order(Ordered.HIGHEST_PRECEDENCE)
@@ -59,7 +59,10 @@ public class BulkheadMetricsAutoConfiguration {
         if (!id.getName().startsWith(METER_PREFIX)) {
           return config;
         }
-        return DistributionStatisticConfig.builder().percentilesHistogram(false).build().merge(config);
+        return DistributionStatisticConfig.builder()
+            .percentilesHistogram(false)
+            .build()
+            .merge(config);
       }
     };
   }

@@ -14,9 +14,9 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
 
 /**
  * Answers a {@link BulkheadFullException} thrown while a Spring MVC or WebFlux controller handles a
- * request (directly, from a {@link Bulkhead @Bulkhead} method, from a RestClient call, or by failing a
- * returned {@code CompletionStage}) with {@code 503 Service Unavailable}, a {@code Retry-After} header
- * and an RFC 9457 {@code application/problem+json} body:
+ * request (directly, from a {@link Bulkhead @Bulkhead} method, from a RestClient call, or by
+ * failing a returned {@code CompletionStage}) with {@code 503 Service Unavailable}, a {@code
+ * Retry-After} header and an RFC 9457 {@code application/problem+json} body:
  *
  * <pre>
  * HTTP/1.1 503
@@ -27,8 +27,8 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
  *  "detail":"bulkhead 'llm' is full (QUEUE_FULL): ...","compartment":"llm","reason":"queue_full"}
  * </pre>
  *
- * <p>{@code Retry-After} is the exception's {@link BulkheadFullException#retryAfter() hint} in whole
- * seconds, rounded up and at least 1. The advice has the lowest precedence, so an
+ * <p>{@code Retry-After} is the exception's {@link BulkheadFullException#retryAfter() hint} in
+ * whole seconds, rounded up and at least 1. The advice has the lowest precedence, so an
  * {@code @ExceptionHandler(BulkheadFullException.class)} of the application's own wins; declaring a
  * bean of this type replaces this one.
  */

@@ -9,7 +9,8 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
- * The {@code bulkhead.*} settings: budgets and compartments, with the setting names of the YAML file.
+ * The {@code bulkhead.*} settings: budgets and compartments, with the setting names of the YAML
+ * file.
  *
  * <pre>
  * bulkhead:
@@ -27,8 +28,9 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * </pre>
  *
  * <p>A key that is not one of these (a typo such as {@code limt}) fails start-up instead of being
- * ignored. Only binding happens here; {@link BulkheadAutoConfiguration} checks every value when it builds
- * the compartments and fails start-up with the key and the value of the first one that is wrong.
+ * ignored. Only binding happens here; {@link BulkheadAutoConfiguration} checks every value when it
+ * builds the compartments and fails start-up with the key and the value of the first one that is
+ * wrong.
  */
 @ConfigurationProperties(prefix = BulkheadProperties.PREFIX, ignoreUnknownFields = false)
 public class BulkheadProperties {
@@ -43,8 +45,8 @@ public class BulkheadProperties {
   private Map<String, Budget> budgets = new LinkedHashMap<>();
 
   /**
-   * Databases by name: each gets one connection pool per workload, a DataSource bean named
-   * {@code <database>.<workload>}, checked against the server's max_connections (needs bulkhead-jdbc).
+   * Databases by name: each gets one connection pool per workload, a DataSource bean named {@code
+   * <database>.<workload>}, checked against the server's max_connections (needs bulkhead-jdbc).
    */
   private Map<String, Database> datasources = new LinkedHashMap<>();
 
@@ -91,7 +93,8 @@ public class BulkheadProperties {
     private int maxQueue;
 
     /**
-     * How long one caller may wait for a slot (10ms, 1s, PT0.5S); required when max-queue is above 0.
+     * How long one caller may wait for a slot (10ms, 1s, PT0.5S); required when max-queue is above
+     * 0.
      */
     private @Nullable Duration maxWait;
 
@@ -99,9 +102,9 @@ public class BulkheadProperties {
     private @Nullable String budget;
 
     /**
-     * Path patterns whose requests enter this compartment at the web edge: an exact path (/login) or
-     * a path and everything below it (/chat/**). Enforced by bulkhead-servlet's filter in Spring MVC
-     * and by a WebFilter with bulkhead-reactor in WebFlux.
+     * Path patterns whose requests enter this compartment at the web edge: an exact path (/login)
+     * or a path and everything below it (/chat/**). Enforced by bulkhead-servlet's filter in Spring
+     * MVC and by a WebFilter with bulkhead-reactor in WebFlux.
      */
     private List<String> paths = new ArrayList<>();
 
@@ -215,8 +218,8 @@ public class BulkheadProperties {
 
     /**
      * How many connections the pools may hold together, below what the server allows; without it,
-     * all the server allows (PostgreSQL's max_connections less its reserved connections and reserve).
-     * Required for a database other than PostgreSQL, whose limit is not read.
+     * all the server allows (PostgreSQL's max_connections less its reserved connections and
+     * reserve). Required for a database other than PostgreSQL, whose limit is not read.
      */
     private @Nullable Integer budget;
 
@@ -287,13 +290,17 @@ public class BulkheadProperties {
     }
   }
 
-  /** The settings of one workload's pool, {@code bulkhead.datasources.<name>.pools.<workload>.*}. */
+  /**
+   * The settings of one workload's pool, {@code bulkhead.datasources.<name>.pools.<workload>.*}.
+   */
   public static class Pool {
 
     /** How many connections the pool holds, opened at start-up and kept; required, at least 1. */
     private @Nullable Integer size;
 
-    /** How many callers may wait when every connection is in use; 0 (the default) refuses at once. */
+    /**
+     * How many callers may wait when every connection is in use; 0 (the default) refuses at once.
+     */
     private int maxQueue;
 
     /** How long one caller may wait for a connection; required when max-queue is above 0. */

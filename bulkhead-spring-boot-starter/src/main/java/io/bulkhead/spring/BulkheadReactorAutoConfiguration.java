@@ -10,11 +10,11 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * {@link Bulkhead @Bulkhead} on methods returning a {@link Mono} or a {@link Flux}, when Reactor and
- * {@code bulkhead-reactor} are on the class path: every subscription to the returned publisher enters
- * the compartment through {@link BulkheadOperator} (it waits without a thread, holds the slot until the
- * publisher terminates or is cancelled, and a full compartment signals
- * {@link io.bulkhead.BulkheadFullException}).
+ * {@link Bulkhead @Bulkhead} on methods returning a {@link Mono} or a {@link Flux}, when Reactor
+ * and {@code bulkhead-reactor} are on the class path: every subscription to the returned publisher
+ * enters the compartment through {@link BulkheadOperator} (it waits without a thread, holds the
+ * slot until the publisher terminates or is cancelled, and a full compartment signals {@link
+ * io.bulkhead.BulkheadFullException}).
  */
 @AutoConfiguration(after = BulkheadAutoConfiguration.class)
 @ConditionalOnClass({Mono.class, BulkheadOperator.class})
@@ -31,8 +31,8 @@ public class BulkheadReactorAutoConfiguration {
 
   /**
    * Calls the bean method at once, as without the annotation (it only assembles the publisher), and
-   * puts each subscription to what it returns into the compartment; the slot is taken at subscription,
-   * not at the call, so a publisher that is never subscribed takes none.
+   * puts each subscription to what it returns into the compartment; the slot is taken at
+   * subscription, not at the call, so a publisher that is never subscribed takes none.
    */
   static final class ReactorMethodAdapter implements BulkheadMethodAdapter {
 

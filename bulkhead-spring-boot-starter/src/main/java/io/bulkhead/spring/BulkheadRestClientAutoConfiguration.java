@@ -9,8 +9,8 @@ import org.springframework.web.client.RestClient;
 
 /**
  * Outbound: every {@code RestClient.Builder} Spring Boot builds routes the calls to a configured
- * {@code bulkhead.compartments.<name>.upstream} into that compartment
- * ({@link BulkheadClientHttpRequestInterceptor}).
+ * {@code bulkhead.compartments.<name>.upstream} into that compartment ({@link
+ * BulkheadClientHttpRequestInterceptor}).
  */
 @AutoConfiguration(after = BulkheadAutoConfiguration.class)
 @ConditionalOnClass({RestClient.class, RestClientCustomizer.class})
@@ -23,8 +23,9 @@ public class BulkheadRestClientAutoConfiguration {
   @Bean
   public RestClientCustomizer bulkheadRestClientCustomizer(
       BulkheadRegistry registry, BulkheadProperties properties) {
-    BulkheadClientHttpRequestInterceptor interceptor = BulkheadClientHttpRequestInterceptor.routing(
-        registry, CompartmentFactory.upstreams(properties));
+    BulkheadClientHttpRequestInterceptor interceptor =
+        BulkheadClientHttpRequestInterceptor.routing(
+            registry, CompartmentFactory.upstreams(properties));
     return builder -> builder.requestInterceptor(interceptor);
   }
 }

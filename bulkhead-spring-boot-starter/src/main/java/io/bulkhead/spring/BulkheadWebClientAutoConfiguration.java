@@ -10,9 +10,9 @@ import org.springframework.web.reactive.function.client.WebClient;
 
 /**
  * Outbound, reactive: every {@code WebClient.Builder} Spring Boot builds routes the exchanges to a
- * configured {@code bulkhead.compartments.<name>.upstream} into that compartment
- * ({@link BulkheadExchangeFilterFunction}). Needs WebFlux's {@code WebClient}, Spring Boot's
- * {@code spring-boot-webclient} and {@code bulkhead-reactor}, through which exchanges wait for a slot
+ * configured {@code bulkhead.compartments.<name>.upstream} into that compartment ({@link
+ * BulkheadExchangeFilterFunction}). Needs WebFlux's {@code WebClient}, Spring Boot's {@code
+ * spring-boot-webclient} and {@code bulkhead-reactor}, through which exchanges wait for a slot
  * without a thread.
  */
 @AutoConfiguration(after = BulkheadAutoConfiguration.class)
@@ -26,8 +26,8 @@ public class BulkheadWebClientAutoConfiguration {
   @Bean
   public WebClientCustomizer bulkheadWebClientCustomizer(
       BulkheadRegistry registry, BulkheadProperties properties) {
-    BulkheadExchangeFilterFunction filter = BulkheadExchangeFilterFunction.routing(
-        registry, CompartmentFactory.upstreams(properties));
+    BulkheadExchangeFilterFunction filter =
+        BulkheadExchangeFilterFunction.routing(registry, CompartmentFactory.upstreams(properties));
     return builder -> builder.filter(filter);
   }
 }

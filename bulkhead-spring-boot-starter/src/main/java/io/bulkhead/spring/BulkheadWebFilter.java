@@ -30,9 +30,9 @@ import reactor.core.publisher.Mono;
 /**
  * WebFlux's edge: the handling of a request whose path matches a compartment's {@code paths} enters
  * that compartment through {@link BulkheadOperator}. It waits for a slot without a thread, holds it
- * until the response is written or the client goes, and a full compartment is answered with the same
- * {@code 503}, {@code Retry-After} and problem body as {@link BulkheadProblemHandler}'s, without
- * running the handler.
+ * until the response is written or the client goes, and a full compartment is answered with the
+ * same {@code 503}, {@code Retry-After} and problem body as {@link BulkheadProblemHandler}'s,
+ * without running the handler.
  */
 final class BulkheadWebFilter implements WebFilter, Ordered {
 
@@ -53,10 +53,11 @@ final class BulkheadWebFilter implements WebFilter, Ordered {
     }
     Bulkhead compartment = compartments.get(route.get().compartment());
     AtomicBoolean admitted = new AtomicBoolean();
-    return Mono.defer(() -> {
-          admitted.set(true);
-          return chain.filter(exchange);
-        })
+    return Mono.defer(
+            () -> {
+              admitted.set(true);
+              return chain.filter(exchange);
+            })
         .transformDeferred(BulkheadOperator.of(compartment))
         .onErrorResume(
             failure -> failure instanceof BulkheadFullException && !admitted.get(),
@@ -66,8 +67,7 @@ final class BulkheadWebFilter implements WebFilter, Ordered {
   private static Mono<Void> refuse(ServerHttpResponse response, BulkheadFullException rejection) {
     response.setStatusCode(HttpStatus.SERVICE_UNAVAILABLE);
     HttpHeaders headers = response.getHeaders();
-    headers.set(HttpHeaders.RETRY_AFTER,
-        Long.toString(rejection.retryAfterSeconds()));
+    headers.set(HttpHeaders.RETRY_AFTER, Long.toString(rejection.retryAfterSeconds()));
     headers.set(HttpHeaders.CONTENT_TYPE, ProblemJson.CONTENT_TYPE);
     byte[] body = ProblemJson.of(rejection).getBytes(StandardCharsets.UTF_8);
     return response.writeWith(Mono.just(response.bufferFactory().wrap(body)));
@@ -81,7 +81,9 @@ final class BulkheadWebFilter implements WebFilter, Ordered {
 
   @Override
   public String toString() {
-    return "BulkheadWebFilter" + routes.stream()
-        .map(route -> route.path().pattern() + " -> " + route.compartment()).toList();
+    return "BulkheadWebFilter"
+        + routes.stream()
+            .map(route -> route.path().pattern() + " -> " + route.compartment())
+            .toList();
   }
 }

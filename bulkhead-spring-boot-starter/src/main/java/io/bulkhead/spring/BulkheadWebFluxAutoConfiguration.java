@@ -20,9 +20,9 @@ import org.springframework.web.server.WebFilter;
 
 /**
  * Spring WebFlux: a {@link io.bulkhead.BulkheadFullException} in an annotated controller's handling
- * (thrown, or signalled by a returned {@code CompletionStage}) becomes {@code 503} with
- * {@code Retry-After} and a problem body, through the same {@link BulkheadProblemHandler} as in MVC;
- * with {@code bulkhead-reactor} on the class path, the requests of every compartment's {@code paths}
+ * (thrown, or signalled by a returned {@code CompletionStage}) becomes {@code 503} with {@code
+ * Retry-After} and a problem body, through the same {@link BulkheadProblemHandler} as in MVC; with
+ * {@code bulkhead-reactor} on the class path, the requests of every compartment's {@code paths}
  * enter it at the edge, through a {@code WebFilter} bean named {@value #FILTER_NAME}.
  */
 @AutoConfiguration(after = BulkheadAutoConfiguration.class)
@@ -72,9 +72,13 @@ public class BulkheadWebFluxAutoConfiguration {
   static class NoEdgeFilter {
     NoEdgeFilter(BulkheadProperties properties) {
       for (EdgePath.Route route : EdgePath.routes(properties)) {
-        LOG.warn("bulkhead.compartments." + route.compartment() + ".paths " + route.path().pattern()
-            + " is not enforced: add io.bulkhead:bulkhead-reactor, whose WebFilter routes requests"
-            + " into compartments in Spring WebFlux");
+        LOG.warn(
+            "bulkhead.compartments."
+                + route.compartment()
+                + ".paths "
+                + route.path().pattern()
+                + " is not enforced: add io.github.bulkhead:bulkhead-reactor, whose WebFilter routes requests"
+                + " into compartments in Spring WebFlux");
       }
     }
   }

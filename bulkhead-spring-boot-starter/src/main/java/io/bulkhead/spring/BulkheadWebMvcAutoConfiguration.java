@@ -18,9 +18,9 @@ import org.springframework.web.servlet.DispatcherServlet;
 
 /**
  * Spring MVC: a {@link io.bulkhead.BulkheadFullException} in a request becomes {@code 503} with
- * {@code Retry-After} and a problem body ({@link BulkheadProblemHandler}); with {@code bulkhead-servlet}
- * on the class path, the requests of every compartment's {@code paths} enter it at the edge, through a
- * {@link BulkheadFilter} registered as {@value #FILTER_NAME}.
+ * {@code Retry-After} and a problem body ({@link BulkheadProblemHandler}); with {@code
+ * bulkhead-servlet} on the class path, the requests of every compartment's {@code paths} enter it
+ * at the edge, through a {@link BulkheadFilter} registered as {@value #FILTER_NAME}.
  */
 @AutoConfiguration(after = BulkheadAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
@@ -31,10 +31,10 @@ public class BulkheadWebMvcAutoConfiguration {
   public static final String FILTER_NAME = "bulkheadFilter";
 
   /**
-   * The filter's place in the chain: just after Spring Security's ({@code -100}), so a request that is
-   * not allowed in never takes a slot, and before the application's own filters, so a refused request
-   * costs them nothing. The filters before it (Spring Boot's, Security's) support async, which a
-   * request that waits for a slot needs.
+   * The filter's place in the chain: just after Spring Security's ({@code -100}), so a request that
+   * is not allowed in never takes a slot, and before the application's own filters, so a refused
+   * request costs them nothing. The filters before it (Spring Boot's, Security's) support async,
+   * which a request that waits for a slot needs.
    */
   public static final int FILTER_ORDER = -90;
 
@@ -56,8 +56,8 @@ public class BulkheadWebMvcAutoConfiguration {
   static class EdgeFilter {
 
     /**
-     * The filter with one route per {@code paths} entry, mapped to every request for the
-     * {@code REQUEST} and {@code ASYNC} dispatches; disabled when no compartment has {@code paths}. A
+     * The filter with one route per {@code paths} entry, mapped to every request for the {@code
+     * REQUEST} and {@code ASYNC} dispatches; disabled when no compartment has {@code paths}. A
      * registration bean of this name of the application's own replaces it.
      */
     @Bean(FILTER_NAME)
@@ -65,11 +65,13 @@ public class BulkheadWebMvcAutoConfiguration {
     FilterRegistrationBean<BulkheadFilter> bulkheadFilter(
         BulkheadRegistry registry, BulkheadProperties properties) {
       List<EdgePath.Route> routes = EdgePath.routes(properties);
-      BulkheadFilter.Builder filter = BulkheadFilter.builder()
-          .rejectionBody((rejection, retryAfterSeconds, response) -> {
-            response.setContentType(ProblemJson.CONTENT_TYPE + ";charset=utf-8");
-            return ProblemJson.of(rejection);
-          });
+      BulkheadFilter.Builder filter =
+          BulkheadFilter.builder()
+              .rejectionBody(
+                  (rejection, retryAfterSeconds, response) -> {
+                    response.setContentType(ProblemJson.CONTENT_TYPE + ";charset=utf-8");
+                    return ProblemJson.of(rejection);
+                  });
       for (EdgePath.Route route : routes) {
         filter.route(route.path().servletPathSpec(), EdgeRoutes.compartment(registry, route));
       }
@@ -91,9 +93,13 @@ public class BulkheadWebMvcAutoConfiguration {
   static class NoEdgeFilter {
     NoEdgeFilter(BulkheadProperties properties) {
       for (EdgePath.Route route : EdgePath.routes(properties)) {
-        LOG.warn("bulkhead.compartments." + route.compartment() + ".paths " + route.path().pattern()
-            + " is not enforced: add io.bulkhead:bulkhead-servlet, whose filter routes requests"
-            + " into compartments in Spring MVC");
+        LOG.warn(
+            "bulkhead.compartments."
+                + route.compartment()
+                + ".paths "
+                + route.path().pattern()
+                + " is not enforced: add io.github.bulkhead:bulkhead-servlet, whose filter routes requests"
+                + " into compartments in Spring MVC");
       }
     }
   }

@@ -8,12 +8,12 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 
 /**
- * The {@code bulkheads} Actuator endpoint, read-only: {@code /actuator/bulkheads} serves the document
- * of {@link Snapshot#toJson()} (one member per compartment: its config, {@code inFlight},
+ * The {@code bulkheads} Actuator endpoint, read-only: {@code /actuator/bulkheads} serves the
+ * document of {@link Snapshot#toJson()} (one member per compartment: its config, {@code inFlight},
  * {@code waiting}, rejections by reason, latency, diagnosis and sizing advice), the same as the
  * demo's {@code /bulkheads}; {@code /actuator/bulkheads/{name}} the same document with that
- * compartment alone, or {@code 404} when there is none. Expose it as any endpoint:
- * {@code management.endpoints.web.exposure.include=bulkheads}.
+ * compartment alone, or {@code 404} when there is none. Expose it as any endpoint: {@code
+ * management.endpoints.web.exposure.include=bulkheads}.
  */
 @Endpoint(id = "bulkheads")
 public class BulkheadsEndpoint {

@@ -13,11 +13,11 @@ import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
- * Turns {@link BulkheadProperties} into compartments, checking every value on the way: the first one
- * that is wrong stops start-up with a {@link BulkheadConfigurationException} naming its key and value.
- * The checks of the values themselves are the core builders' (their messages are kept); this class
- * adds the key and checks what only the configuration knows (a budget name that is not defined, a
- * missing setting).
+ * Turns {@link BulkheadProperties} into compartments, checking every value on the way: the first
+ * one that is wrong stops start-up with a {@link BulkheadConfigurationException} naming its key and
+ * value. The checks of the values themselves are the core builders' (their messages are kept); this
+ * class adds the key and checks what only the configuration knows (a budget name that is not
+ * defined, a missing setting).
  */
 final class CompartmentFactory {
 
@@ -30,44 +30,53 @@ final class CompartmentFactory {
   private CompartmentFactory() {}
 
   /**
-   * A registry holding one {@link Bulkhead} per configured compartment, in the configured order; each
-   * compartment with a {@code budget} draws its limit from that budget.
+   * A registry holding one {@link Bulkhead} per configured compartment, in the configured order;
+   * each compartment with a {@code budget} draws its limit from that budget.
    *
    * @throws BulkheadConfigurationException for the first value that is wrong, and for a budget that
    *     is over-subscribed (with the core's message listing every share)
    */
   static BulkheadRegistry registry(BulkheadProperties properties) {
     Map<String, Budget> budgets = new LinkedHashMap<>();
-    properties.getBudgets().forEach((name, settings) -> {
-      String key = BUDGETS + name + ".capacity";
-      Integer capacity = settings.getCapacity();
-      if (capacity == null) {
-        throw BulkheadConfigurationException.missing(key,
-            "a budget needs the capacity of the resource it stands for");
-      }
-      budgets.put(name, build(key, capacity, () -> Budget.of(name, capacity)));
-    });
+    properties
+        .getBudgets()
+        .forEach(
+            (name, settings) -> {
+              String key = BUDGETS + name + ".capacity";
+              Integer capacity = settings.getCapacity();
+              if (capacity == null) {
+                throw BulkheadConfigurationException.missing(
+                    key, "a budget needs the capacity of the resource it stands for");
+              }
+              budgets.put(name, build(key, capacity, () -> Budget.of(name, capacity)));
+            });
     BulkheadRegistry registry = BulkheadRegistry.create();
     EdgePath.routes(properties); // checks every paths entry, whichever web stack enforces them
-    properties.getCompartments().forEach((name, settings) -> {
-      registry.register(compartment(name, settings, budgets));
-      String upstream = settings.getUpstream();
-      if (upstream != null) {
-        upstream(name, upstream);
-      }
-    });
+    properties
+        .getCompartments()
+        .forEach(
+            (name, settings) -> {
+              registry.register(compartment(name, settings, budgets));
+              String upstream = settings.getUpstream();
+              if (upstream != null) {
+                upstream(name, upstream);
+              }
+            });
     return registry;
   }
 
   /** The configured upstreams, in the order of their compartments. */
   static List<UpstreamRoute> upstreams(BulkheadProperties properties) {
     List<UpstreamRoute> routes = new ArrayList<>();
-    properties.getCompartments().forEach((name, settings) -> {
-      String upstream = settings.getUpstream();
-      if (upstream != null) {
-        routes.add(new UpstreamRoute(upstream(name, upstream), name));
-      }
-    });
+    properties
+        .getCompartments()
+        .forEach(
+            (name, settings) -> {
+              String upstream = settings.getUpstream();
+              if (upstream != null) {
+                routes.add(new UpstreamRoute(upstream(name, upstream), name));
+              }
+            });
     return List.copyOf(routes);
   }
 
@@ -77,7 +86,8 @@ final class CompartmentFactory {
     BulkheadBuilder builder = build(prefix + "name", name, () -> Bulkhead.builder(name));
     Integer limit = settings.getLimit();
     if (limit == null) {
-      throw BulkheadConfigurationException.missing(prefix + "limit",
+      throw BulkheadConfigurationException.missing(
+          prefix + "limit",
           "every compartment needs the number of calls it lets in flight at once");
     }
     apply(prefix + "limit", limit, builder::limit);
@@ -87,21 +97,32 @@ final class CompartmentFactory {
     if (maxWait != null) {
       apply(prefix + "max-wait", maxWait, builder::maxWait);
       if (maxQueue > 0 && maxWait.isZero()) {
-        throw BulkheadConfigurationException.property(prefix + "max-wait", maxWait,
-            "the " + maxQueue + " callers max-queue lets wait would be rejected the moment they"
+        throw BulkheadConfigurationException.property(
+            prefix + "max-wait",
+            maxWait,
+            "the "
+                + maxQueue
+                + " callers max-queue lets wait would be rejected the moment they"
                 + " queue: set max-wait above zero, or max-queue to 0 to reject at once");
       }
     } else if (maxQueue > 0) {
-      throw BulkheadConfigurationException.missing(prefix + "max-wait",
+      throw BulkheadConfigurationException.missing(
+          prefix + "max-wait",
           "max-queue lets " + maxQueue + " callers wait, so say how long one may wait (500ms, 1s)");
     }
     String budgetName = settings.getBudget();
     if (budgetName != null) {
       Budget budget = budgets.get(budgetName);
       if (budget == null) {
-        throw BulkheadConfigurationException.property(prefix + "budget", budgetName,
-            "no budget of that name; the budgets are " + budgets.keySet()
-                + " (define it as " + BUDGETS + budgetName + ".capacity)");
+        throw BulkheadConfigurationException.property(
+            prefix + "budget",
+            budgetName,
+            "no budget of that name; the budgets are "
+                + budgets.keySet()
+                + " (define it as "
+                + BUDGETS
+                + budgetName
+                + ".capacity)");
       }
       builder.budget(budget);
     }
@@ -116,10 +137,13 @@ final class CompartmentFactory {
   }
 
   private static <T> void apply(String key, T value, Consumer<T> setter) {
-    build(key, value, () -> {
-      setter.accept(value);
-      return value;
-    });
+    build(
+        key,
+        value,
+        () -> {
+          setter.accept(value);
+          return value;
+        });
   }
 
   /** Runs a core factory or check, naming {@code key} and {@code value} in what it refuses. */

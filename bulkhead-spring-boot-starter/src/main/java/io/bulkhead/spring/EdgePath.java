@@ -9,11 +9,13 @@ import java.util.Optional;
 
 /**
  * One entry of {@code bulkhead.compartments.<name>.paths}: an exact path ({@code /login}) or a path
- * and everything below it ({@code /chat/**}, {@code /**} for every request). These are the two forms
- * that mean the same in Spring's pattern syntax and in a servlet path spec, so a compartment routes
- * the same requests whether the servlet filter (MVC) or the {@code WebFilter} (WebFlux) enforces it.
+ * and everything below it ({@code /chat/**}, {@code /**} for every request). These are the two
+ * forms that mean the same in Spring's pattern syntax and in a servlet path spec, so a compartment
+ * routes the same requests whether the servlet filter (MVC) or the {@code WebFilter} (WebFlux)
+ * enforces it.
  *
- * @param path the exact path, or for a prefix the path before {@code /**} ({@code ""} for {@code /**})
+ * @param path the exact path, or for a prefix the path before {@code /**} ({@code ""} for {@code
+ *     /**})
  * @param prefix whether the pattern also matches every path below {@code path}
  * @param pattern the pattern as configured
  */
@@ -36,13 +38,15 @@ record EdgePath(String path, boolean prefix, String pattern) {
     boolean prefix = pattern.endsWith(ANY_BELOW);
     String path = prefix ? pattern.substring(0, pattern.length() - ANY_BELOW.length()) : pattern;
     if (path.contains("*") || path.contains("{") || path.contains("?")) {
-      throw new IllegalArgumentException("a path pattern is an exact path (/login) or a path followed"
-          + " by /** for everything below it (/chat/**); wildcards elsewhere and {variables} are not"
-          + " supported");
+      throw new IllegalArgumentException(
+          "a path pattern is an exact path (/login) or a path followed"
+              + " by /** for everything below it (/chat/**); wildcards elsewhere and {variables} are not"
+              + " supported");
     }
     if (path.endsWith("/")) {
-      throw new IllegalArgumentException("a path pattern does not end with / (write /chat or"
-          + " /chat/**, and /** for every request)");
+      throw new IllegalArgumentException(
+          "a path pattern does not end with / (write /chat or"
+              + " /chat/**, and /** for every request)");
     }
     return new EdgePath(path, prefix, pattern);
   }
@@ -72,26 +76,34 @@ record EdgePath(String path, boolean prefix, String pattern) {
   static List<Route> routes(BulkheadProperties properties) {
     Map<String, String> seen = new LinkedHashMap<>();
     List<Route> routes = new ArrayList<>();
-    properties.getCompartments().forEach((name, settings) -> {
-      List<String> paths = settings.getPaths();
-      for (int i = 0; i < paths.size(); i++) {
-        String key = BulkheadProperties.PREFIX + ".compartments." + name + ".paths[" + i + "]";
-        String pattern = paths.get(i);
-        EdgePath path;
-        try {
-          path = parse(pattern);
-        } catch (IllegalArgumentException e) {
-          throw BulkheadConfigurationException.property(key, pattern, e.getMessage());
-        }
-        String other = seen.putIfAbsent(path.servletPathSpec(), name);
-        if (other != null) {
-          throw BulkheadConfigurationException.property(key, pattern,
-              "the path is already routed to compartment '" + other + "'; a request enters one"
-                  + " compartment at the web edge");
-        }
-        routes.add(new Route(path, name));
-      }
-    });
+    properties
+        .getCompartments()
+        .forEach(
+            (name, settings) -> {
+              List<String> paths = settings.getPaths();
+              for (int i = 0; i < paths.size(); i++) {
+                String key =
+                    BulkheadProperties.PREFIX + ".compartments." + name + ".paths[" + i + "]";
+                String pattern = paths.get(i);
+                EdgePath path;
+                try {
+                  path = parse(pattern);
+                } catch (IllegalArgumentException e) {
+                  throw BulkheadConfigurationException.property(key, pattern, e.getMessage());
+                }
+                String other = seen.putIfAbsent(path.servletPathSpec(), name);
+                if (other != null) {
+                  throw BulkheadConfigurationException.property(
+                      key,
+                      pattern,
+                      "the path is already routed to compartment '"
+                          + other
+                          + "'; a request enters one"
+                          + " compartment at the web edge");
+                }
+                routes.add(new Route(path, name));
+              }
+            });
     return List.copyOf(routes);
   }
 
@@ -102,7 +114,8 @@ record EdgePath(String path, boolean prefix, String pattern) {
   static Optional<Route> select(List<Route> routes, String requestPath) {
     return routes.stream()
         .filter(route -> route.path().matches(requestPath))
-        .max(Comparator.comparing((Route route) -> !route.path().prefix())
-            .thenComparingInt(route -> route.path().path().length()));
+        .max(
+            Comparator.comparing((Route route) -> !route.path().prefix())
+                .thenComparingInt(route -> route.path().path().length()));
   }
 }

@@ -16,8 +16,15 @@ final class EdgeRoutes {
    */
   static Bulkhead compartment(BulkheadRegistry registry, EdgePath.Route route) {
     String name = route.compartment();
-    return registry.bulkhead(name).orElseThrow(() -> BulkheadConfigurationException.property(
-        BulkheadProperties.PREFIX + ".compartments." + name + ".paths", route.path().pattern(),
-        "the BulkheadRegistry bean has no compartment '" + name + "' that admits calls"));
+    return registry
+        .bulkhead(name)
+        .orElseThrow(
+            () ->
+                BulkheadConfigurationException.property(
+                    BulkheadProperties.PREFIX + ".compartments." + name + ".paths",
+                    route.path().pattern(),
+                    "the BulkheadRegistry bean has no compartment '"
+                        + name
+                        + "' that admits calls"));
   }
 }

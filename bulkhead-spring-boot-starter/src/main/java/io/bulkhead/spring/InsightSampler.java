@@ -16,8 +16,8 @@ import org.springframework.context.SmartLifecycle;
 
 /**
  * Samples the {@link Insight} once a second, on one daemon thread, from the moment the context has
- * started until it closes; what the diagnosis and the sizing advice of the {@code bulkheads} endpoint
- * are made of. It reads the compartments' stats only: it never calls an upstream.
+ * started until it closes; what the diagnosis and the sizing advice of the {@code bulkheads}
+ * endpoint are made of. It reads the compartments' stats only: it never calls an upstream.
  */
 final class InsightSampler implements SmartLifecycle {
 
@@ -33,11 +33,13 @@ final class InsightSampler implements SmartLifecycle {
 
   @Override
   public void start() {
-    ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor(task -> {
-      Thread thread = new Thread(task, "bulkhead-insight");
-      thread.setDaemon(true); // never what keeps a JVM from exiting
-      return thread;
-    });
+    ScheduledExecutorService sampler =
+        Executors.newSingleThreadScheduledExecutor(
+            task -> {
+              Thread thread = new Thread(task, "bulkhead-insight");
+              thread.setDaemon(true); // never what keeps a JVM from exiting
+              return thread;
+            });
     long period = PERIOD.toMillis();
     sampler.scheduleAtFixedRate(insight::sample, period, period, TimeUnit.MILLISECONDS);
     executor = sampler;

@@ -5,10 +5,10 @@ import io.bulkhead.insight.JsonWriter;
 import java.util.Locale;
 
 /**
- * The RFC 9457 body of a compartment's {@code 503} where Spring's message converters do not write it:
- * in the servlet filter and the {@code WebFilter}, which answer before any controller runs. It has the
- * members of {@link BulkheadProblemHandler}'s {@code ProblemDetail}, so a client sees one kind of
- * "busy" whichever part of the application said it.
+ * The RFC 9457 body of a compartment's {@code 503} where Spring's message converters do not write
+ * it: in the servlet filter and the {@code WebFilter}, which answer before any controller runs. It
+ * has the members of {@link BulkheadProblemHandler}'s {@code ProblemDetail}, so a client sees one
+ * kind of "busy" whichever part of the application said it.
  */
 final class ProblemJson {
 
@@ -24,14 +24,22 @@ final class ProblemJson {
 
   /** The problem document for {@code rejection}. */
   static String of(BulkheadFullException rejection) {
-    return JsonWriter.compact().beginObject()
-        .name("type").value(BulkheadProblemHandler.TYPE.toString())
-        .name("title").value(TITLE)
-        .name("status").value(STATUS)
-        .name("detail").value(rejection.getMessage())
-        .name("compartment").value(rejection.bulkheadName())
-        .name("reason").value(reason(rejection))
-        .endObject().toJson();
+    return JsonWriter.compact()
+        .beginObject()
+        .name("type")
+        .value(BulkheadProblemHandler.TYPE.toString())
+        .name("title")
+        .value(TITLE)
+        .name("status")
+        .value(STATUS)
+        .name("detail")
+        .value(rejection.getMessage())
+        .name("compartment")
+        .value(rejection.bulkheadName())
+        .name("reason")
+        .value(reason(rejection))
+        .endObject()
+        .toJson();
   }
 
   /** The rejection's reason as the problem's {@code reason} member says it. */

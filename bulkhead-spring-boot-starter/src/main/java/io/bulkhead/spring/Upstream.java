@@ -6,9 +6,10 @@ import java.util.Locale;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Which outgoing requests belong to a compartment: a base URL ({@code https://llm.internal:8443/v1})
- * matches requests to the same scheme, host and port whose path is the base path or below it; a host
- * alone ({@code llm.internal}, or {@code llm.internal:8443}) matches any scheme and path on it.
+ * Which outgoing requests belong to a compartment: a base URL ({@code
+ * https://llm.internal:8443/v1}) matches requests to the same scheme, host and port whose path is
+ * the base path or below it; a host alone ({@code llm.internal}, or {@code llm.internal:8443})
+ * matches any scheme and path on it.
  *
  * @param scheme lower case; null when any scheme matches
  * @param host lower case
@@ -39,8 +40,11 @@ record Upstream(@Nullable String scheme, String host, int port, String path) {
           "names no host: give a base URL (https://llm.internal:8443/v1) or a host (llm.internal)");
     }
     if (hostOnly && uri.getRawPath() != null && !uri.getRawPath().isEmpty()) {
-      throw new IllegalArgumentException("has a path but no scheme: give a base URL with its scheme"
-          + " (https://" + trimmed + ") or the host alone");
+      throw new IllegalArgumentException(
+          "has a path but no scheme: give a base URL with its scheme"
+              + " (https://"
+              + trimmed
+              + ") or the host alone");
     }
     String scheme = uri.getScheme() == null ? null : uri.getScheme().toLowerCase(Locale.ROOT);
     if (scheme != null && !scheme.equals("http") && !scheme.equals("https")) {
@@ -70,9 +74,7 @@ record Upstream(@Nullable String scheme, String host, int port, String path) {
       }
     }
     String requestPath = uri.getRawPath() == null ? "" : uri.getRawPath();
-    return path.isEmpty()
-        || requestPath.equals(path)
-        || requestPath.startsWith(path + "/");
+    return path.isEmpty() || requestPath.equals(path) || requestPath.startsWith(path + "/");
   }
 
   private static int defaultPort(String scheme) {

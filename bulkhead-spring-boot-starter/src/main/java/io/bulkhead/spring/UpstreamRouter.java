@@ -7,8 +7,8 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Finds the compartment an outgoing request enters; shared by the {@code RestClient} interceptor and
- * the {@code WebClient} filter, so both route a URL the same way.
+ * Finds the compartment an outgoing request enters; shared by the {@code RestClient} interceptor
+ * and the {@code WebClient} filter, so both route a URL the same way.
  */
 @FunctionalInterface
 interface UpstreamRouter {
@@ -18,15 +18,19 @@ interface UpstreamRouter {
 
   /**
    * Routes to the compartment whose {@code upstream} matches the request, the longest base path
-   * first; a request no upstream matches is not guarded. The compartment is looked up in
-   * {@code registry} at each request, so one replaced there is the one used.
+   * first; a request no upstream matches is not guarded. The compartment is looked up in {@code
+   * registry} at each request, so one replaced there is the one used.
    */
   static UpstreamRouter byUpstream(
       BulkheadRegistry registry, List<CompartmentFactory.UpstreamRoute> routes) {
-    List<CompartmentFactory.UpstreamRoute> byPathLength = routes.stream()
-        .sorted(Comparator.comparingInt(
-            (CompartmentFactory.UpstreamRoute route) -> route.upstream().path().length()).reversed())
-        .toList();
+    List<CompartmentFactory.UpstreamRoute> byPathLength =
+        routes.stream()
+            .sorted(
+                Comparator.comparingInt(
+                        (CompartmentFactory.UpstreamRoute route) ->
+                            route.upstream().path().length())
+                    .reversed())
+            .toList();
     return uri -> {
       for (CompartmentFactory.UpstreamRoute route : byPathLength) {
         if (route.upstream().matches(uri)) {

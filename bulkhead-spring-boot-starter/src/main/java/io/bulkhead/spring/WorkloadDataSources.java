@@ -60,7 +60,8 @@ final class WorkloadDataSources implements AutoCloseable {
    *
    * @throws BulkheadConfigurationException for the first setting that is wrong
    */
-  WorkloadDataSources(String name, BulkheadProperties.Database settings, BulkheadRegistry registry) {
+  WorkloadDataSources(
+      String name, BulkheadProperties.Database settings, BulkheadRegistry registry) {
     this.name = name;
     this.prefix = DATASOURCES + name + ".";
     this.settings = settings;
@@ -71,7 +72,8 @@ final class WorkloadDataSources implements AutoCloseable {
     DatabasePools.Builder b = check(prefix + "name", name, () -> DatabasePools.builder(name));
     String url = settings.getUrl();
     if (url == null) {
-      throw BulkheadConfigurationException.missing(prefix + "url",
+      throw BulkheadConfigurationException.missing(
+          prefix + "url",
           "the pools need the database's JDBC URL (jdbc:postgresql://db:5432/" + name + ")");
     }
     check(prefix + "url", url, () -> b.jdbcUrl(url));
@@ -88,8 +90,8 @@ final class WorkloadDataSources implements AutoCloseable {
       check(prefix + "budget", budget, () -> b.budget(budget));
     }
     if (settings.getPools().isEmpty()) {
-      throw BulkheadConfigurationException.missing(prefix + "pools",
-          "give each workload its pool (" + prefix + "pools.<workload>.size)");
+      throw BulkheadConfigurationException.missing(
+          prefix + "pools", "give each workload its pool (" + prefix + "pools.<workload>.size)");
     }
     settings.getPools().forEach((workload, pool) -> b.pool(poolConfig(workload, pool)));
     return b.registry(registry);
@@ -100,8 +102,8 @@ final class WorkloadDataSources implements AutoCloseable {
     PoolConfig.Builder b = check(poolPrefix + "name", workload, () -> PoolConfig.builder(workload));
     Integer size = pool.getSize();
     if (size == null) {
-      throw BulkheadConfigurationException.missing(poolPrefix + "size",
-          "every pool needs the number of connections its workload may hold");
+      throw BulkheadConfigurationException.missing(
+          poolPrefix + "size", "every pool needs the number of connections its workload may hold");
     }
     check(poolPrefix + "size", size, () -> b.size(size));
     check(poolPrefix + "max-queue", pool.getMaxQueue(), () -> b.maxQueue(pool.getMaxQueue()));
@@ -114,8 +116,11 @@ final class WorkloadDataSources implements AutoCloseable {
       check(poolPrefix + "connection-timeout", timeout, () -> b.connectionTimeout(timeout));
     }
     if (maxWait == null && pool.getMaxQueue() > 0) {
-      throw BulkheadConfigurationException.missing(poolPrefix + "max-wait", "max-queue lets "
-          + pool.getMaxQueue() + " callers wait, so say how long one may wait (500ms, 1s)");
+      throw BulkheadConfigurationException.missing(
+          poolPrefix + "max-wait",
+          "max-queue lets "
+              + pool.getMaxQueue()
+              + " callers wait, so say how long one may wait (500ms, 1s)");
     }
     // What build() still refuses is callers let queue with a max-wait of zero.
     return check(poolPrefix + "max-wait", maxWait, b::build);
@@ -132,9 +137,12 @@ final class WorkloadDataSources implements AutoCloseable {
     try {
       pools();
     } catch (SQLException e) {
-      LOG.warn("The service starts without its database: " + e.getMessage()
-          + " (the pools open, and are checked against the server's limit, when a DataSource of "
-          + prefix + "pools is first used)");
+      LOG.warn(
+          "The service starts without its database: "
+              + e.getMessage()
+              + " (the pools open, and are checked against the server's limit, when a DataSource of "
+              + prefix
+              + "pools is first used)");
     }
   }
 
@@ -167,8 +175,13 @@ final class WorkloadDataSources implements AutoCloseable {
     try {
       return builder.open();
     } catch (SQLException e) {
-      throw new SQLException("the pools of " + prefix.substring(0, prefix.length() - 1)
-          + " could not open: " + e.getMessage(), e.getSQLState(), e);
+      throw new SQLException(
+          "the pools of "
+              + prefix.substring(0, prefix.length() - 1)
+              + " could not open: "
+              + e.getMessage(),
+          e.getSQLState(),
+          e);
     } catch (IllegalArgumentException e) {
       throw refused(e);
     }
@@ -177,9 +190,10 @@ final class WorkloadDataSources implements AutoCloseable {
   /** What the server's limit refused, with the setting to change. */
   private BulkheadConfigurationException refused(IllegalArgumentException e) {
     // The builder's method names, in the words of this configuration.
-    String message = e.getMessage()
-        .replace("reserveForOtherClients(int)", prefix + "reserve")
-        .replace("budget(int)", prefix + "budget");
+    String message =
+        e.getMessage()
+            .replace("reserveForOtherClients(int)", prefix + "reserve")
+            .replace("budget(int)", prefix + "budget");
     if (message.startsWith("pools of database")) {
       Map<String, Integer> sizes = new LinkedHashMap<>();
       settings.getPools().forEach((workload, pool) -> sizes.put(workload, pool.getSize()));
@@ -192,7 +206,8 @@ final class WorkloadDataSources implements AutoCloseable {
     if (settings.getBudget() == null) {
       return BulkheadConfigurationException.missing(prefix + "budget", message);
     }
-    return BulkheadConfigurationException.property(prefix + "budget", settings.getBudget(), message);
+    return BulkheadConfigurationException.property(
+        prefix + "budget", settings.getBudget(), message);
   }
 
   /** A DataSource for {@code workload}'s pool. */
@@ -231,8 +246,8 @@ final class WorkloadDataSources implements AutoCloseable {
 
   /**
    * One workload's DataSource: a connection comes from its {@link WorkloadPool}, through the pool's
-   * compartment (a pool with all its connections in use refuses with
-   * {@link io.bulkhead.BulkheadFullException}, or after max-wait).
+   * compartment (a pool with all its connections in use refuses with {@link
+   * io.bulkhead.BulkheadFullException}, or after max-wait).
    */
   private final class Workload implements DataSource {
     private final String workload;
@@ -245,7 +260,8 @@ final class WorkloadDataSources implements AutoCloseable {
       try {
         return pools().pool(workload);
       } catch (BulkheadConfigurationException e) {
-        // The database answered only now, and its limit refuses the pools: too late to stop start-up.
+        // The database answered only now, and its limit refuses the pools: too late to stop
+        // start-up.
         throw new SQLException(e.getMessage(), e);
       }
     }
@@ -282,8 +298,8 @@ final class WorkloadDataSources implements AutoCloseable {
 
     @Override
     public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-      throw new SQLFeatureNotSupportedException("pool '" + name + "." + workload
-          + "' does not log through java.util.logging");
+      throw new SQLFeatureNotSupportedException(
+          "pool '" + name + "." + workload + "' does not log through java.util.logging");
     }
 
     @Override

@@ -1,7 +1,8 @@
 /**
  * Spring Boot auto-configuration for Bulkhead: compartments from {@code bulkhead.*} properties,
  * {@link io.bulkhead.spring.Bulkhead @Bulkhead} on bean methods, {@code 503} problem responses,
- * RestClient compartments per upstream, Micrometer meters and the {@code bulkheads} Actuator endpoint.
+ * RestClient compartments per upstream, Micrometer meters and the {@code bulkheads} Actuator
+ * endpoint.
  */
 @NullMarked
 package io.bulkhead.spring;

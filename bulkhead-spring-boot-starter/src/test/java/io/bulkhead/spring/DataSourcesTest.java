@@ -31,8 +31,8 @@ import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 
 /**
- * Per-workload DataSources from {@code bulkhead.datasources.*} against a real PostgreSQL (the server
- * on 127.0.0.1:5432, database test, or an embedded one), and against a closed port.
+ * Per-workload DataSources from {@code bulkhead.datasources.*} against a real PostgreSQL (the
+ * server on 127.0.0.1:5432, database test, or an embedded one), and against a closed port.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class DataSourcesTest {
@@ -49,8 +49,9 @@ class DataSourcesTest {
     db.username().ifPresent(user -> all.add("bulkhead.datasources.orders.username=" + user));
     all.addAll(List.of(properties));
     return new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(
-            BulkheadAutoConfiguration.class, BulkheadDataSourceAutoConfiguration.class))
+        .withConfiguration(
+            AutoConfigurations.of(
+                BulkheadAutoConfiguration.class, BulkheadDataSourceAutoConfiguration.class))
         .withPropertyValues(all.toArray(String[]::new));
   }
 
@@ -64,60 +65,73 @@ class DataSourcesTest {
 
   @Test
   void eachWorkloadGetsADataSourceBeanOfItsOwnSize() {
-    runner(db.jdbcUrl(),
-        "bulkhead.datasources.orders.pools.checkout.size=2",
-        "bulkhead.datasources.orders.pools.reports.size=1")
-        .run(context -> {
-          assertThat(context).hasNotFailed();
-          assertThat(context.getBeansOfType(DataSource.class))
-              .containsOnlyKeys("orders.checkout", "orders.reports");
-          DataSource checkout = context.getBean("orders.checkout", DataSource.class);
-          DataSource reports = context.getBean("orders.reports", DataSource.class);
-          BulkheadRegistry registry = context.getBean(BulkheadRegistry.class);
-          assertThat(registry.find("orders.checkout").orElseThrow().config().limit()).isEqualTo(2);
+    runner(
+            db.jdbcUrl(),
+            "bulkhead.datasources.orders.pools.checkout.size=2",
+            "bulkhead.datasources.orders.pools.reports.size=1")
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              assertThat(context.getBeansOfType(DataSource.class))
+                  .containsOnlyKeys("orders.checkout", "orders.reports");
+              DataSource checkout = context.getBean("orders.checkout", DataSource.class);
+              DataSource reports = context.getBean("orders.reports", DataSource.class);
+              BulkheadRegistry registry = context.getBean(BulkheadRegistry.class);
+              assertThat(registry.find("orders.checkout").orElseThrow().config().limit())
+                  .isEqualTo(2);
 
-          try (Connection first = checkout.getConnection();
-              Connection second = checkout.getConnection();
-              Connection report = reports.getConnection()) {
-            assertThat(selectOne(first) + selectOne(second) + selectOne(report)).isEqualTo(3);
-            assertThatThrownBy(checkout::getConnection).isInstanceOf(BulkheadFullException.class)
-                .hasMessageContaining("orders.checkout");
-            assertThatThrownBy(reports::getConnection).isInstanceOf(BulkheadFullException.class)
-                .hasMessageContaining("orders.reports");
-          }
-          assertThat(registry.find("orders.checkout").orElseThrow().stats().inFlight()).isZero();
-          try (Connection again = checkout.getConnection()) {
-            assertThat(selectOne(again)).isEqualTo(1);
-          }
-        });
+              try (Connection first = checkout.getConnection();
+                  Connection second = checkout.getConnection();
+                  Connection report = reports.getConnection()) {
+                assertThat(selectOne(first) + selectOne(second) + selectOne(report)).isEqualTo(3);
+                assertThatThrownBy(checkout::getConnection)
+                    .isInstanceOf(BulkheadFullException.class)
+                    .hasMessageContaining("orders.checkout");
+                assertThatThrownBy(reports::getConnection)
+                    .isInstanceOf(BulkheadFullException.class)
+                    .hasMessageContaining("orders.reports");
+              }
+              assertThat(registry.find("orders.checkout").orElseThrow().stats().inFlight())
+                  .isZero();
+              try (Connection again = checkout.getConnection()) {
+                assertThat(selectOne(again)).isEqualTo(1);
+              }
+            });
   }
 
   @Test
   void poolsThatDoNotFitTheServersLimitStopStartUpNamingTheKey() throws SQLException {
     int usable;
-    try (Connection c = db.connect(); Statement s = c.createStatement();
-        ResultSet rows = s.executeQuery("select current_setting('max_connections')::int"
-            + " - current_setting('superuser_reserved_connections')::int"
-            + " - coalesce(current_setting('reserved_connections', true)::int, 0)")) {
+    try (Connection c = db.connect();
+        Statement s = c.createStatement();
+        ResultSet rows =
+            s.executeQuery(
+                "select current_setting('max_connections')::int"
+                    + " - current_setting('superuser_reserved_connections')::int"
+                    + " - coalesce(current_setting('reserved_connections', true)::int, 0)")) {
       rows.next();
       usable = rows.getInt(1);
     }
     // Leaves these pools 2 connections of the server's; they ask for 3.
-    runner(db.jdbcUrl(),
-        "bulkhead.datasources.orders.reserve=" + (usable - 2),
-        "bulkhead.datasources.orders.pools.checkout.size=2",
-        "bulkhead.datasources.orders.pools.reports.size=1")
-        .run(context -> {
-          assertThat(context).hasFailed();
-          FailureAnalysis analysis = new BulkheadFailureAnalyzer().analyze(context.getStartupFailure());
-          assertThat(analysis).isNotNull();
-          assertThat(analysis.getDescription())
-              .startsWith("bulkhead.datasources.orders.pools={checkout=2, reports=1}: pools of"
-                  + " database 'orders' need checkout 2 + reports 1 = 3 connections, more than its"
-                  + " budget of 2")
-              .contains("bulkhead.datasources.orders.reserve")
-              .doesNotContain("\n");
-        });
+    runner(
+            db.jdbcUrl(),
+            "bulkhead.datasources.orders.reserve=" + (usable - 2),
+            "bulkhead.datasources.orders.pools.checkout.size=2",
+            "bulkhead.datasources.orders.pools.reports.size=1")
+        .run(
+            context -> {
+              assertThat(context).hasFailed();
+              FailureAnalysis analysis =
+                  new BulkheadFailureAnalyzer().analyze(context.getStartupFailure());
+              assertThat(analysis).isNotNull();
+              assertThat(analysis.getDescription())
+                  .startsWith(
+                      "bulkhead.datasources.orders.pools={checkout=2, reports=1}: pools of"
+                          + " database 'orders' need checkout 2 + reports 1 = 3 connections, more than its"
+                          + " budget of 2")
+                  .contains("bulkhead.datasources.orders.reserve")
+                  .doesNotContain("\n");
+            });
   }
 
   @Test
@@ -127,18 +141,23 @@ class DataSourcesTest {
     try (ServerSocket socket = new ServerSocket(0)) {
       closedPort = socket.getLocalPort();
     }
-    runner("jdbc:postgresql://127.0.0.1:" + closedPort + "/orders",
-        "bulkhead.datasources.orders.pools.checkout.size=2")
-        .run(context -> {
-          assertThat(context).hasNotFailed();
-          DataSource checkout = context.getBean("orders.checkout", DataSource.class);
-          assertThatThrownBy(checkout::getConnection).isInstanceOf(SQLException.class)
-              .hasMessageStartingWith("the pools of bulkhead.datasources.orders could not open: ")
-              .hasMessageContaining("127.0.0.1:" + closedPort);
-          assertThat(output.getAll())
-              .containsOnlyOnce("The service starts without its database: the pools of"
-                  + " bulkhead.datasources.orders could not open: ");
-        });
+    runner(
+            "jdbc:postgresql://127.0.0.1:" + closedPort + "/orders",
+            "bulkhead.datasources.orders.pools.checkout.size=2")
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              DataSource checkout = context.getBean("orders.checkout", DataSource.class);
+              assertThatThrownBy(checkout::getConnection)
+                  .isInstanceOf(SQLException.class)
+                  .hasMessageStartingWith(
+                      "the pools of bulkhead.datasources.orders could not open: ")
+                  .hasMessageContaining("127.0.0.1:" + closedPort);
+              assertThat(output.getAll())
+                  .containsOnlyOnce(
+                      "The service starts without its database: the pools of"
+                          + " bulkhead.datasources.orders could not open: ");
+            });
   }
 
   @Test
@@ -148,25 +167,29 @@ class DataSourcesTest {
     try (ServerSocket socket = new ServerSocket(0, 0, InetAddress.getLoopbackAddress())) {
       port = socket.getLocalPort(); // nothing listens there until the forwarder below
     }
-    runner("jdbc:postgresql://127.0.0.1:" + port + server.getRawPath(),
-        "bulkhead.datasources.orders.pools.checkout.size=1")
-        .run(context -> {
-          assertThat(context).hasNotFailed();
-          DataSource checkout = context.getBean("orders.checkout", DataSource.class);
-          BulkheadRegistry registry = context.getBean(BulkheadRegistry.class);
-          assertThatThrownBy(checkout::getConnection).isInstanceOf(SQLException.class);
-          assertThat(registry.find("orders.checkout")).isEmpty();
+    runner(
+            "jdbc:postgresql://127.0.0.1:" + port + server.getRawPath(),
+            "bulkhead.datasources.orders.pools.checkout.size=1")
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              DataSource checkout = context.getBean("orders.checkout", DataSource.class);
+              BulkheadRegistry registry = context.getBean(BulkheadRegistry.class);
+              assertThatThrownBy(checkout::getConnection).isInstanceOf(SQLException.class);
+              assertThat(registry.find("orders.checkout")).isEmpty();
 
-          try (Forwarder up = new Forwarder(port, server.getHost(), server.getPort())) {
-            try (Connection connection = checkout.getConnection()) {
-              assertThat(selectOne(connection)).isEqualTo(1);
-              assertThat(registry.find("orders.checkout").orElseThrow().stats().inFlight())
-                  .isEqualTo(1);
-              assertThatThrownBy(checkout::getConnection).isInstanceOf(BulkheadFullException.class);
-            }
-            context.close(); // closes the pools while the forwarder still carries their connections
-          }
-        });
+              try (Forwarder up = new Forwarder(port, server.getHost(), server.getPort())) {
+                try (Connection connection = checkout.getConnection()) {
+                  assertThat(selectOne(connection)).isEqualTo(1);
+                  assertThat(registry.find("orders.checkout").orElseThrow().stats().inFlight())
+                      .isEqualTo(1);
+                  assertThatThrownBy(checkout::getConnection)
+                      .isInstanceOf(BulkheadFullException.class);
+                }
+                context.close(); // closes the pools while the forwarder still carries their
+                // connections
+              }
+            });
   }
 
   /** Forwards a loopback port to the test database: the database "comes up" there. */
@@ -178,22 +201,24 @@ class DataSourcesTest {
       server = new ServerSocket();
       server.setReuseAddress(true);
       server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
-      threads.execute(() -> {
-        while (!server.isClosed()) {
-          try {
-            Socket client = server.accept();
-            Socket target = new Socket(host, targetPort);
-            threads.execute(() -> pump(client, target));
-            threads.execute(() -> pump(target, client));
-          } catch (IOException e) {
-            return; // closed
-          }
-        }
-      });
+      threads.execute(
+          () -> {
+            while (!server.isClosed()) {
+              try {
+                Socket client = server.accept();
+                Socket target = new Socket(host, targetPort);
+                threads.execute(() -> pump(client, target));
+                threads.execute(() -> pump(target, client));
+              } catch (IOException e) {
+                return; // closed
+              }
+            }
+          });
     }
 
     private static void pump(Socket from, Socket to) {
-      try (from; to) {
+      try (from;
+          to) {
         from.getInputStream().transferTo(to.getOutputStream());
       } catch (IOException e) {
         // one side went away; closing both ends the other pump too
@@ -210,33 +235,48 @@ class DataSourcesTest {
   @Test
   void aPoolWithoutASizeStopsStartUpNamingTheKey() {
     runner(db.jdbcUrl(), "bulkhead.datasources.orders.pools.checkout.max-queue=3")
-        .run(context -> {
-          FailureAnalysis analysis = new BulkheadFailureAnalyzer().analyze(context.getStartupFailure());
-          assertThat(analysis).isNotNull();
-          assertThat(analysis.getDescription()).isEqualTo("bulkhead.datasources.orders.pools.checkout"
-              + ".size is not set: every pool needs the number of connections its workload may hold");
-        });
+        .run(
+            context -> {
+              FailureAnalysis analysis =
+                  new BulkheadFailureAnalyzer().analyze(context.getStartupFailure());
+              assertThat(analysis).isNotNull();
+              assertThat(analysis.getDescription())
+                  .isEqualTo(
+                      "bulkhead.datasources.orders.pools.checkout"
+                          + ".size is not set: every pool needs the number of connections its workload may hold");
+            });
   }
 
   @Test
   void wrongPoolValuesStopStartUpNamingTheKeyAndTheValue() {
     runner(db.jdbcUrl(), "bulkhead.datasources.orders.pools.checkout.size=0")
-        .run(context -> assertThat(analysis(context.getStartupFailure())).isEqualTo(
-            "bulkhead.datasources.orders.pools.checkout.size=0: size of pool 'checkout' must be at"
-                + " least 1 but was 0"));
-    runner(db.jdbcUrl(), "bulkhead.datasources.orders.pools.checkout.size=2",
-        "bulkhead.datasources.orders.pools.checkout.max-queue=5")
-        .run(context -> assertThat(analysis(context.getStartupFailure())).isEqualTo(
-            "bulkhead.datasources.orders.pools.checkout.max-wait is not set: max-queue lets 5"
-                + " callers wait, so say how long one may wait (500ms, 1s)"));
+        .run(
+            context ->
+                assertThat(analysis(context.getStartupFailure()))
+                    .isEqualTo(
+                        "bulkhead.datasources.orders.pools.checkout.size=0: size of pool 'checkout' must be at"
+                            + " least 1 but was 0"));
+    runner(
+            db.jdbcUrl(),
+            "bulkhead.datasources.orders.pools.checkout.size=2",
+            "bulkhead.datasources.orders.pools.checkout.max-queue=5")
+        .run(
+            context ->
+                assertThat(analysis(context.getStartupFailure()))
+                    .isEqualTo(
+                        "bulkhead.datasources.orders.pools.checkout.max-wait is not set: max-queue lets 5"
+                            + " callers wait, so say how long one may wait (500ms, 1s)"));
   }
 
   @Test
   void aValueThatCannotBeReadStopsStartUpNamingTheKey() {
     runner(db.jdbcUrl(), "bulkhead.datasources.orders.pools.checkout.size=six")
-        .run(context -> assertThat(analysis(context.getStartupFailure()))
-            .startsWith("bulkhead.datasources.orders.pools.checkout.size=six: cannot be read as an"
-                + " Integer"));
+        .run(
+            context ->
+                assertThat(analysis(context.getStartupFailure()))
+                    .startsWith(
+                        "bulkhead.datasources.orders.pools.checkout.size=six: cannot be read as an"
+                            + " Integer"));
   }
 
   private static String analysis(Throwable failure) {

@@ -21,57 +21,76 @@ import org.springframework.boot.web.servlet.FilterRegistrationBean;
 @ExtendWith(OutputCaptureExtension.class)
 class EdgeConfigurationTest {
 
-  private static final AutoConfigurations STARTER = AutoConfigurations.of(
-      BulkheadAutoConfiguration.class, BulkheadWebMvcAutoConfiguration.class,
-      BulkheadWebFluxAutoConfiguration.class);
+  private static final AutoConfigurations STARTER =
+      AutoConfigurations.of(
+          BulkheadAutoConfiguration.class,
+          BulkheadWebMvcAutoConfiguration.class,
+          BulkheadWebFluxAutoConfiguration.class);
 
   @Test
   void withoutPathsTheServletFilterIsRegisteredButDisabled() {
-    new WebApplicationContextRunner().withConfiguration(STARTER)
+    new WebApplicationContextRunner()
+        .withConfiguration(STARTER)
         .withPropertyValues("bulkhead.compartments.llm.limit=2")
-        .run(context -> {
-          FilterRegistrationBean<?> registration = context.getBean(
-              BulkheadWebMvcAutoConfiguration.FILTER_NAME, FilterRegistrationBean.class);
-          assertThat(registration.isEnabled()).isFalse();
-        });
+        .run(
+            context -> {
+              FilterRegistrationBean<?> registration =
+                  context.getBean(
+                      BulkheadWebMvcAutoConfiguration.FILTER_NAME, FilterRegistrationBean.class);
+              assertThat(registration.isEnabled()).isFalse();
+            });
   }
 
   @Test
   void mvcWithoutBulkheadServletWarnsThatPathsAreNotEnforced(CapturedOutput output) {
-    new WebApplicationContextRunner().withConfiguration(STARTER)
+    new WebApplicationContextRunner()
+        .withConfiguration(STARTER)
         .withClassLoader(new FilteredClassLoader(BulkheadFilter.class))
-        .withPropertyValues("bulkhead.compartments.llm.limit=2",
-            "bulkhead.compartments.llm.paths=/chat/**")
-        .run(context -> {
-          assertThat(context).hasNotFailed();
-          assertThat(context).doesNotHaveBean(BulkheadWebMvcAutoConfiguration.FILTER_NAME);
-        });
-    assertThat(output.getAll()).contains("bulkhead.compartments.llm.paths /chat/** is not enforced:"
-        + " add io.bulkhead:bulkhead-servlet");
+        .withPropertyValues(
+            "bulkhead.compartments.llm.limit=2", "bulkhead.compartments.llm.paths=/chat/**")
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              assertThat(context).doesNotHaveBean(BulkheadWebMvcAutoConfiguration.FILTER_NAME);
+            });
+    assertThat(output.getAll())
+        .contains(
+            "bulkhead.compartments.llm.paths /chat/** is not enforced:"
+                + " add io.github.bulkhead:bulkhead-servlet");
   }
 
   @Test
   void webFluxWithoutBulkheadReactorWarnsThatPathsAreNotEnforced(CapturedOutput output) {
-    new ReactiveWebApplicationContextRunner().withConfiguration(STARTER)
+    new ReactiveWebApplicationContextRunner()
+        .withConfiguration(STARTER)
         .withClassLoader(new FilteredClassLoader(BulkheadOperator.class))
-        .withPropertyValues("bulkhead.compartments.llm.limit=2",
-            "bulkhead.compartments.llm.paths=/chat/**")
-        .run(context -> {
-          assertThat(context).hasNotFailed();
-          assertThat(context).doesNotHaveBean(BulkheadWebFluxAutoConfiguration.FILTER_NAME);
-        });
-    assertThat(output.getAll()).contains("bulkhead.compartments.llm.paths /chat/** is not enforced:"
-        + " add io.bulkhead:bulkhead-reactor");
+        .withPropertyValues(
+            "bulkhead.compartments.llm.limit=2", "bulkhead.compartments.llm.paths=/chat/**")
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              assertThat(context).doesNotHaveBean(BulkheadWebFluxAutoConfiguration.FILTER_NAME);
+            });
+    assertThat(output.getAll())
+        .contains(
+            "bulkhead.compartments.llm.paths /chat/** is not enforced:"
+                + " add io.github.bulkhead:bulkhead-reactor");
   }
 
   @Test
   void aRegistryOfTheApplicationsOwnMustHoldTheRoutedCompartment() {
-    new WebApplicationContextRunner().withConfiguration(STARTER)
+    new WebApplicationContextRunner()
+        .withConfiguration(STARTER)
         .withBean(io.bulkhead.BulkheadRegistry.class, io.bulkhead.BulkheadRegistry::create)
-        .withPropertyValues("bulkhead.compartments.llm.limit=2",
-            "bulkhead.compartments.llm.paths=/chat/**")
-        .run(context -> assertThat(context).getFailure().rootCause().hasMessageStartingWith(
-            "bulkhead.compartments.llm.paths=/chat/**: the BulkheadRegistry bean has no"
-                + " compartment 'llm'"));
+        .withPropertyValues(
+            "bulkhead.compartments.llm.limit=2", "bulkhead.compartments.llm.paths=/chat/**")
+        .run(
+            context ->
+                assertThat(context)
+                    .getFailure()
+                    .rootCause()
+                    .hasMessageStartingWith(
+                        "bulkhead.compartments.llm.paths=/chat/**: the BulkheadRegistry bean has no"
+                            + " compartment 'llm'"));
   }
 }

@@ -25,21 +25,27 @@ class MetricsAndInsightTest {
   static class App {}
 
   private static ConfigurableApplicationContext start(String... properties) {
-    return new SpringApplicationBuilder(App.class).web(WebApplicationType.NONE)
-        .properties(properties).run();
+    return new SpringApplicationBuilder(App.class)
+        .web(WebApplicationType.NONE)
+        .properties(properties)
+        .run();
   }
 
   @Test
   void histogramsAreOffByDefaultAndOnWhenManagementMetricsDistributionAsks() {
     try (ConfigurableApplicationContext off = start("bulkhead.compartments.llm.limit=2")) {
       String scrape = off.getBean(PrometheusMeterRegistry.class).scrape();
-      assertThat(scrape).contains("bulkhead_call_duration_seconds_count{name=\"llm\"}")
+      assertThat(scrape)
+          .contains("bulkhead_call_duration_seconds_count{name=\"llm\"}")
           .doesNotContain("bulkhead_call_duration_seconds_bucket");
     }
-    try (ConfigurableApplicationContext on = start("bulkhead.compartments.llm.limit=2",
-        "management.metrics.distribution.percentiles-histogram.bulkhead.call.duration=true")) {
+    try (ConfigurableApplicationContext on =
+        start(
+            "bulkhead.compartments.llm.limit=2",
+            "management.metrics.distribution.percentiles-histogram.bulkhead.call.duration=true")) {
       String scrape = on.getBean(PrometheusMeterRegistry.class).scrape();
-      assertThat(scrape).contains("bulkhead_call_duration_seconds_bucket{name=\"llm\"")
+      assertThat(scrape)
+          .contains("bulkhead_call_duration_seconds_bucket{name=\"llm\"")
           .as("only the timer that was asked for")
           .doesNotContain("bulkhead_queue_wait_seconds_bucket");
     }
@@ -52,7 +58,8 @@ class MetricsAndInsightTest {
 
   @Test
   void theSamplerFeedsTheInsightOnADaemonThreadUntilTheContextCloses() {
-    // Other contexts of this JVM (Spring's test context cache keeps them) have samplers of their own.
+    // Other contexts of this JVM (Spring's test context cache keeps them) have samplers of their
+    // own.
     Set<Thread> before = samplers().collect(Collectors.toSet());
     Thread sampler;
     try (ConfigurableApplicationContext context = start("bulkhead.compartments.llm.limit=2")) {
@@ -61,8 +68,12 @@ class MetricsAndInsightTest {
       await().atMost(Duration.ofSeconds(30)).until(() -> insight.advice("llm").isPresent());
       sampler = samplers().filter(t -> !before.contains(t)).findFirst().orElseThrow();
       assertThat(sampler.isDaemon()).isTrue();
-      assertThat(context.getBean(io.bulkhead.BulkheadRegistry.class).bulkhead("llm")
-          .map(Bulkhead::name)).hasValue("llm");
+      assertThat(
+              context
+                  .getBean(io.bulkhead.BulkheadRegistry.class)
+                  .bulkhead("llm")
+                  .map(Bulkhead::name))
+          .hasValue("llm");
     }
     await().atMost(Duration.ofSeconds(30)).until(() -> !sampler.isAlive());
   }

@@ -34,8 +34,9 @@ class ReactiveMethodTest {
   private static final Duration PATIENCE = Duration.ofSeconds(30);
 
   /**
-   * Each call returns a publisher the test holds; counts the subscriptions that got through. The test
-   * reaches the state through methods, as it holds the proxy (whose own fields are not the bean's).
+   * Each call returns a publisher the test holds; counts the subscriptions that got through. The
+   * test reaches the state through methods, as it holds the proxy (whose own fields are not the
+   * bean's).
    */
   static class AnswerService {
     private final Sinks.One<String> answer = Sinks.one();
@@ -66,7 +67,10 @@ class ReactiveMethodTest {
   }
 
   @Configuration(proxyBeanMethods = false)
-  @ImportAutoConfiguration({BulkheadAutoConfiguration.class, BulkheadReactorAutoConfiguration.class})
+  @ImportAutoConfiguration({
+    BulkheadAutoConfiguration.class,
+    BulkheadReactorAutoConfiguration.class
+  })
   static class Application {
     @Bean
     AnswerService answerService() {
@@ -96,8 +100,10 @@ class ReactiveMethodTest {
       CompletableFuture<String> second = service.answer().toFuture();
       assertThatThrownBy(() -> second.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
           .isInstanceOf(ExecutionException.class)
-          .cause().isInstanceOfSatisfying(BulkheadFullException.class, full ->
-              assertThat(full.reason()).isEqualTo(BulkheadFullException.Reason.QUEUE_FULL));
+          .cause()
+          .isInstanceOfSatisfying(
+              BulkheadFullException.class,
+              full -> assertThat(full.reason()).isEqualTo(BulkheadFullException.Reason.QUEUE_FULL));
       assertThat(service.subscriptions()).as("the refused one never subscribed").isEqualTo(1);
       assertThat(first).isNotDone();
 

@@ -32,8 +32,8 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * {@code paths} in Spring MVC on an embedded Tomcat, over real HTTP: the servlet filter the starter
- * registers puts {@code /chat/**} into the "llm" compartment before any controller runs, and answers
- * a full one with the problem body.
+ * registers puts {@code /chat/**} into the "llm" compartment before any controller runs, and
+ * answers a full one with the problem body.
  */
 @SpringBootTest(
     classes = ServletEdgeTest.ChatApplication.class,
@@ -99,7 +99,8 @@ class ServletEdgeTest {
 
   private HttpRequest request(String path) {
     return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-        .timeout(PATIENCE).build();
+        .timeout(PATIENCE)
+        .build();
   }
 
   @Test
@@ -139,7 +140,9 @@ class ServletEdgeTest {
     assertThat(problem.get("status").asInt()).isEqualTo(503);
     assertThat(problem.get("compartment").asString()).isEqualTo("llm");
     assertThat(problem.get("reason").asString()).isEqualTo("queue_full");
-    assertThat(ChatController.calls).as("the refused chat never reached the controller").isEqualTo(1);
+    assertThat(ChatController.calls)
+        .as("the refused chat never reached the controller")
+        .isEqualTo(1);
 
     // A path outside the compartment is untouched while it is full.
     HttpResponse<String> login = http.send(request("/login"), HttpResponse.BodyHandlers.ofString());
@@ -155,8 +158,10 @@ class ServletEdgeTest {
     BulkheadStats after = awaitIdle();
     assertThat(after.admitted() - before.admitted()).isEqualTo(1);
     assertThat(after.completed() - before.completed()).isEqualTo(1);
-    assertThat(after.rejected(BulkheadFullException.Reason.QUEUE_FULL)
-        - before.rejected(BulkheadFullException.Reason.QUEUE_FULL)).isEqualTo(1);
+    assertThat(
+            after.rejected(BulkheadFullException.Reason.QUEUE_FULL)
+                - before.rejected(BulkheadFullException.Reason.QUEUE_FULL))
+        .isEqualTo(1);
   }
 
   @Test

@@ -20,8 +20,8 @@ import org.springframework.context.annotation.Configuration;
 import reactor.core.publisher.Mono;
 
 /**
- * A wrong setting or annotation stops start-up with one line naming the key (or the bean method) and
- * the value, printed by Spring Boot's failure report through {@link BulkheadFailureAnalyzer}.
+ * A wrong setting or annotation stops start-up with one line naming the key (or the bean method)
+ * and the value, printed by Spring Boot's failure report through {@link BulkheadFailureAnalyzer}.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class StartupFailureTest {
@@ -56,7 +56,10 @@ class StartupFailureTest {
   }
 
   @Configuration(proxyBeanMethods = false)
-  @ImportAutoConfiguration({BulkheadAutoConfiguration.class, BulkheadReactorAutoConfiguration.class})
+  @ImportAutoConfiguration({
+    BulkheadAutoConfiguration.class,
+    BulkheadReactorAutoConfiguration.class
+  })
   static class Reactive {
     @Bean
     ReactiveService reactiveService() {
@@ -85,12 +88,17 @@ class StartupFailureTest {
   }
 
   private static Throwable startFailure(Class<?> config, String... properties) {
-    Throwable failure = catchThrowable(() -> {
-      try (ConfigurableApplicationContext ignored = new SpringApplicationBuilder(config)
-          .web(WebApplicationType.NONE).properties(properties).run()) {
-        // started: the assertion below says so
-      }
-    });
+    Throwable failure =
+        catchThrowable(
+            () -> {
+              try (ConfigurableApplicationContext ignored =
+                  new SpringApplicationBuilder(config)
+                      .web(WebApplicationType.NONE)
+                      .properties(properties)
+                      .run()) {
+                // started: the assertion below says so
+              }
+            });
     assertThat(failure).as("start-up must fail").isNotNull();
     return failure;
   }
@@ -124,8 +132,11 @@ class StartupFailureTest {
 
   @Test
   void aDurationThatIsNotOneNamesTheKey(CapturedOutput output) {
-    Throwable failure = startFailure(Compartments.class,
-        "bulkhead.compartments.llm.limit=2", "bulkhead.compartments.llm.max-wait=soon");
+    Throwable failure =
+        startFailure(
+            Compartments.class,
+            "bulkhead.compartments.llm.limit=2",
+            "bulkhead.compartments.llm.max-wait=soon");
 
     assertThat(description(failure, output))
         .startsWith("bulkhead.compartments.llm.max-wait=soon: cannot be read as a Duration");
@@ -133,8 +144,11 @@ class StartupFailureTest {
 
   @Test
   void aMisspeltKeyIsRefusedRatherThanIgnored(CapturedOutput output) {
-    Throwable failure = startFailure(Compartments.class,
-        "bulkhead.compartments.llm.limit=2", "bulkhead.compartments.llm.limt=3");
+    Throwable failure =
+        startFailure(
+            Compartments.class,
+            "bulkhead.compartments.llm.limit=2",
+            "bulkhead.compartments.llm.limt=3");
 
     assertThat(description(failure, output))
         .startsWith("bulkhead.compartments.llm.limt=3")
@@ -145,13 +159,17 @@ class StartupFailureTest {
   void aMissingLimitIsNamed(CapturedOutput output) {
     Throwable failure = startFailure(Compartments.class, "bulkhead.compartments.llm.max-queue=0");
 
-    assertThat(description(failure, output)).startsWith("bulkhead.compartments.llm.limit is not set");
+    assertThat(description(failure, output))
+        .startsWith("bulkhead.compartments.llm.limit is not set");
   }
 
   @Test
   void aQueueWithoutAMaximumWaitIsNamed(CapturedOutput output) {
-    Throwable failure = startFailure(Compartments.class,
-        "bulkhead.compartments.llm.limit=2", "bulkhead.compartments.llm.max-queue=5");
+    Throwable failure =
+        startFailure(
+            Compartments.class,
+            "bulkhead.compartments.llm.limit=2",
+            "bulkhead.compartments.llm.max-queue=5");
 
     assertThat(description(failure, output))
         .startsWith("bulkhead.compartments.llm.max-wait is not set: max-queue lets 5 callers wait");
@@ -159,31 +177,44 @@ class StartupFailureTest {
 
   @Test
   void anOverSubscribedBudgetFailsWithTheCoresMessage(CapturedOutput output) {
-    Throwable failure = startFailure(Compartments.class,
-        "bulkhead.budgets.postgres.capacity=10",
-        "bulkhead.compartments.checkout.limit=6", "bulkhead.compartments.checkout.budget=postgres",
-        "bulkhead.compartments.reports.limit=5", "bulkhead.compartments.reports.budget=postgres");
+    Throwable failure =
+        startFailure(
+            Compartments.class,
+            "bulkhead.budgets.postgres.capacity=10",
+            "bulkhead.compartments.checkout.limit=6",
+            "bulkhead.compartments.checkout.budget=postgres",
+            "bulkhead.compartments.reports.limit=5",
+            "bulkhead.compartments.reports.budget=postgres");
 
     // Whichever of the two is built second is refused (these properties come in no set order).
-    assertThat(description(failure, output)).matches("bulkhead\\.compartments\\.(checkout|reports)"
-        + "\\.budget=postgres: budget 'postgres' is over-subscribed: giving '(checkout|reports)' a"
-        + " limit of [56] makes (checkout 6 \\+ reports 5|reports 5 \\+ checkout 6) = 11, more than"
-        + " its capacity of 10");
+    assertThat(description(failure, output))
+        .matches(
+            "bulkhead\\.compartments\\.(checkout|reports)"
+                + "\\.budget=postgres: budget 'postgres' is over-subscribed: giving '(checkout|reports)' a"
+                + " limit of [56] makes (checkout 6 \\+ reports 5|reports 5 \\+ checkout 6) = 11, more than"
+                + " its capacity of 10");
   }
 
   @Test
   void aBudgetThatIsNotDefinedIsNamed(CapturedOutput output) {
-    Throwable failure = startFailure(Compartments.class,
-        "bulkhead.compartments.llm.limit=2", "bulkhead.compartments.llm.budget=gpu");
+    Throwable failure =
+        startFailure(
+            Compartments.class,
+            "bulkhead.compartments.llm.limit=2",
+            "bulkhead.compartments.llm.budget=gpu");
 
-    assertThat(description(failure, output)).startsWith(
-        "bulkhead.compartments.llm.budget=gpu: no budget of that name; the budgets are []");
+    assertThat(description(failure, output))
+        .startsWith(
+            "bulkhead.compartments.llm.budget=gpu: no budget of that name; the budgets are []");
   }
 
   @Test
   void aPathPatternMustStartWithASlash(CapturedOutput output) {
-    Throwable failure = startFailure(Compartments.class,
-        "bulkhead.compartments.llm.limit=2", "bulkhead.compartments.llm.paths=chat/**");
+    Throwable failure =
+        startFailure(
+            Compartments.class,
+            "bulkhead.compartments.llm.limit=2",
+            "bulkhead.compartments.llm.paths=chat/**");
 
     assertThat(description(failure, output))
         .startsWith("bulkhead.compartments.llm.paths[0]=chat/**: a path pattern starts with /");
@@ -191,45 +222,58 @@ class StartupFailureTest {
 
   @Test
   void anUpstreamMustBeAUrlOrAHost(CapturedOutput output) {
-    Throwable failure = startFailure(Compartments.class,
-        "bulkhead.compartments.llm.limit=2", "bulkhead.compartments.llm.upstream=ftp://llm.internal");
+    Throwable failure =
+        startFailure(
+            Compartments.class,
+            "bulkhead.compartments.llm.limit=2",
+            "bulkhead.compartments.llm.upstream=ftp://llm.internal");
 
-    assertThat(description(failure, output)).isEqualTo(
-        "bulkhead.compartments.llm.upstream=ftp://llm.internal: scheme must be http or https but was ftp");
+    assertThat(description(failure, output))
+        .isEqualTo(
+            "bulkhead.compartments.llm.upstream=ftp://llm.internal: scheme must be http or https but was ftp");
   }
 
   @Test
   void anAnnotationNamingNoCompartmentNamesTheBeanMethodAndTheName(CapturedOutput output) {
     Throwable failure = startFailure(UnknownCompartment.class, "bulkhead.compartments.llm.limit=2");
 
-    assertThat(description(failure, output)).isEqualTo("@Bulkhead(\"nope\") on "
-        + UnknownCompartmentService.class.getName() + ".call() names compartment 'nope', which is"
-        + " not configured; the compartments are [llm] (define it under bulkhead.compartments.nope)");
+    assertThat(description(failure, output))
+        .isEqualTo(
+            "@Bulkhead(\"nope\") on "
+                + UnknownCompartmentService.class.getName()
+                + ".call() names compartment 'nope', which is"
+                + " not configured; the compartments are [llm] (define it under bulkhead.compartments.nope)");
   }
 
   @Test
   void aPublisherOtherThanMonoOrFluxIsRefused(CapturedOutput output) {
     Throwable failure = startFailure(Reactive.class, "bulkhead.compartments.llm.limit=2");
 
-    assertThat(description(failure, output)).startsWith("@Bulkhead(\"llm\") on "
-        + ReactiveService.class.getName() + ".call() cannot be applied: it returns "
-        + Publisher.class.getName() + ", a Publisher that no BulkheadMethodAdapter runs");
+    assertThat(description(failure, output))
+        .startsWith(
+            "@Bulkhead(\"llm\") on "
+                + ReactiveService.class.getName()
+                + ".call() cannot be applied: it returns "
+                + Publisher.class.getName()
+                + ", a Publisher that no BulkheadMethodAdapter runs");
   }
 
   @Test
   void aCompletionStageTheCoreCannotReturnIsRefused(CapturedOutput output) {
     Throwable failure = startFailure(OtherStageConfig.class, "bulkhead.compartments.llm.limit=2");
 
-    assertThat(description(failure, output)).contains("a CompletionStage that is not a"
-        + " CompletableFuture");
+    assertThat(description(failure, output))
+        .contains("a CompletionStage that is not a" + " CompletableFuture");
   }
 
   @Test
   void pathsAreBoundWithoutAWebServer() {
-    try (ConfigurableApplicationContext context = new SpringApplicationBuilder(Compartments.class)
-        .web(WebApplicationType.NONE)
-        .properties("bulkhead.compartments.llm.limit=2", "bulkhead.compartments.llm.paths=/chat/**")
-        .run()) {
+    try (ConfigurableApplicationContext context =
+        new SpringApplicationBuilder(Compartments.class)
+            .web(WebApplicationType.NONE)
+            .properties(
+                "bulkhead.compartments.llm.limit=2", "bulkhead.compartments.llm.paths=/chat/**")
+            .run()) {
       assertThat(context.getBean(BulkheadProperties.class).getCompartments().get("llm").getPaths())
           .containsExactly("/chat/**");
     }
@@ -237,32 +281,45 @@ class StartupFailureTest {
 
   @Test
   void aPathPatternIsAnExactPathOrAPrefix(CapturedOutput output) {
-    Throwable failure = startFailure(Compartments.class,
-        "bulkhead.compartments.llm.limit=2", "bulkhead.compartments.llm.paths=/chat/*");
+    Throwable failure =
+        startFailure(
+            Compartments.class,
+            "bulkhead.compartments.llm.limit=2",
+            "bulkhead.compartments.llm.paths=/chat/*");
 
-    assertThat(description(failure, output)).startsWith("bulkhead.compartments.llm.paths[0]=/chat/*:"
-        + " a path pattern is an exact path (/login) or a path followed by /** for everything below"
-        + " it (/chat/**)");
+    assertThat(description(failure, output))
+        .startsWith(
+            "bulkhead.compartments.llm.paths[0]=/chat/*:"
+                + " a path pattern is an exact path (/login) or a path followed by /** for everything below"
+                + " it (/chat/**)");
   }
 
   @Test
   void aPathRoutedToTwoCompartmentsIsRefused(CapturedOutput output) {
-    Throwable failure = startFailure(Compartments.class,
-        "bulkhead.compartments.llm.limit=2", "bulkhead.compartments.llm.paths=/chat/**",
-        "bulkhead.compartments.other.limit=2", "bulkhead.compartments.other.paths=/login,/chat/**");
+    Throwable failure =
+        startFailure(
+            Compartments.class,
+            "bulkhead.compartments.llm.limit=2",
+            "bulkhead.compartments.llm.paths=/chat/**",
+            "bulkhead.compartments.other.limit=2",
+            "bulkhead.compartments.other.paths=/login,/chat/**");
 
-    assertThat(description(failure, output)).startsWith("bulkhead.compartments.other.paths[1]=/chat/**:"
-        + " the path is already routed to compartment 'llm'");
+    assertThat(description(failure, output))
+        .startsWith(
+            "bulkhead.compartments.other.paths[1]=/chat/**:"
+                + " the path is already routed to compartment 'llm'");
   }
 
   @Test
   void startsWhenTheUpstreamIsDown() {
     // Port 1 on the loopback: nothing listens. Start-up never calls an upstream.
-    try (ConfigurableApplicationContext context = new SpringApplicationBuilder(Compartments.class)
-        .web(WebApplicationType.NONE)
-        .properties("bulkhead.compartments.llm.limit=2",
-            "bulkhead.compartments.llm.upstream=http://127.0.0.1:1")
-        .run()) {
+    try (ConfigurableApplicationContext context =
+        new SpringApplicationBuilder(Compartments.class)
+            .web(WebApplicationType.NONE)
+            .properties(
+                "bulkhead.compartments.llm.limit=2",
+                "bulkhead.compartments.llm.upstream=http://127.0.0.1:1")
+            .run()) {
       assertThat(context.getBean(BulkheadRegistry.class).bulkhead("llm")).isPresent();
     }
   }

@@ -10,14 +10,16 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 
-/** A small MVC application whose service methods are held by latches to fill the "llm" compartment. */
+/**
+ * A small MVC application whose service methods are held by latches to fill the "llm" compartment.
+ */
 @Configuration(proxyBeanMethods = false)
 @EnableAutoConfiguration
 class TestApplication {
 
   /**
-   * The service: each call counts down a latch and then waits for the test. The test reaches the state
-   * through methods, as it holds the proxy (whose own fields are not the bean's).
+   * The service: each call counts down a latch and then waits for the test. The test reaches the
+   * state through methods, as it holds the proxy (whose own fields are not the bean's).
    */
   static class LlmService {
     private volatile CountDownLatch entered = new CountDownLatch(0);

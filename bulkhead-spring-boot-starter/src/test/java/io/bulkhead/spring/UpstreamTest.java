@@ -18,7 +18,9 @@ class UpstreamTest {
     String base = "https://LLM.internal:8443/v1/";
     assertThat(matches(base, "https://llm.internal:8443/v1")).isTrue();
     assertThat(matches(base, "https://llm.internal:8443/v1/chat?stream=true")).isTrue();
-    assertThat(matches(base, "https://llm.internal:8443/v10/chat")).as("not a path segment").isFalse();
+    assertThat(matches(base, "https://llm.internal:8443/v10/chat"))
+        .as("not a path segment")
+        .isFalse();
     assertThat(matches(base, "https://llm.internal:8443/v2/chat")).isFalse();
     assertThat(matches(base, "http://llm.internal:8443/v1/chat")).as("other scheme").isFalse();
     assertThat(matches(base, "https://llm.internal/v1/chat")).as("other port").isFalse();
@@ -47,8 +49,7 @@ class UpstreamTest {
         .hasMessage("scheme must be http or https but was ftp");
     assertThatThrownBy(() -> Upstream.parse("llm.internal/v1"))
         .hasMessageStartingWith("has a path but no scheme");
-    assertThatThrownBy(() -> Upstream.parse("https:///v1"))
-        .hasMessageStartingWith("names no host");
+    assertThatThrownBy(() -> Upstream.parse("https:///v1")).hasMessageStartingWith("names no host");
     assertThatThrownBy(() -> Upstream.parse("http://llm internal"))
         .hasMessageStartingWith("not a URL or host name");
   }

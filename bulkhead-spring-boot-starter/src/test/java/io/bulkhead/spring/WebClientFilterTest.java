@@ -29,9 +29,9 @@ import org.springframework.web.reactive.function.client.WebClient;
 import reactor.core.publisher.Mono;
 
 /**
- * The auto-configured {@code WebClient} (Reactor Netty) against a local upstream whose {@code /slow}
- * requests wait for the test: the upstream's exchanges enter its compartment, and the slot is held
- * until the response body ends.
+ * The auto-configured {@code WebClient} (Reactor Netty) against a local upstream whose {@code
+ * /slow} requests wait for the test: the upstream's exchanges enter its compartment, and the slot
+ * is held until the response body ends.
  */
 class WebClientFilterTest {
 
@@ -47,25 +47,29 @@ class WebClientFilterTest {
   void startUpstream() throws IOException {
     upstream = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
     upstream.setExecutor(upstreamThreads);
-    // /slow/**: waits for the test before answering. /stream/**: sends one line, waits for the test,
+    // /slow/**: waits for the test before answering. /stream/**: sends one line, waits for the
+    // test,
     // then sends the last. Anything else answers at once.
-    upstream.createContext("/", exchange -> {
-      String path = exchange.getRequestURI().getPath();
-      try (OutputStream out = exchange.getResponseBody()) {
-        if (path.startsWith("/slow/")) {
-          arrived.countDown();
-          await(release);
-        }
-        exchange.sendResponseHeaders(200, 0); // chunked: the body's length is not known up front
-        out.write(("upstream " + path + "\n").getBytes(StandardCharsets.UTF_8));
-        if (path.startsWith("/stream/")) {
-          out.flush();
-          firstChunkSent.countDown();
-          await(release);
-          out.write("end\n".getBytes(StandardCharsets.UTF_8));
-        }
-      }
-    });
+    upstream.createContext(
+        "/",
+        exchange -> {
+          String path = exchange.getRequestURI().getPath();
+          try (OutputStream out = exchange.getResponseBody()) {
+            if (path.startsWith("/slow/")) {
+              arrived.countDown();
+              await(release);
+            }
+            exchange.sendResponseHeaders(
+                200, 0); // chunked: the body's length is not known up front
+            out.write(("upstream " + path + "\n").getBytes(StandardCharsets.UTF_8));
+            if (path.startsWith("/stream/")) {
+              out.flush();
+              firstChunkSent.countDown();
+              await(release);
+              out.write("end\n".getBytes(StandardCharsets.UTF_8));
+            }
+          }
+        });
     upstream.start();
   }
 
@@ -86,9 +90,11 @@ class WebClientFilterTest {
 
   private ApplicationContextRunner runner(String base) {
     return new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(
-            BulkheadAutoConfiguration.class, BulkheadWebClientAutoConfiguration.class,
-            WebClientAutoConfiguration.class))
+        .withConfiguration(
+            AutoConfigurations.of(
+                BulkheadAutoConfiguration.class,
+                BulkheadWebClientAutoConfiguration.class,
+                WebClientAutoConfiguration.class))
         .withPropertyValues(
             "bulkhead.compartments.upstream-api.limit=1",
             "bulkhead.compartments.upstream-api.upstream=" + url(base));
@@ -101,12 +107,16 @@ class WebClientFilterTest {
   /** Counts down when the compartment frees a slot: the release can run on a Netty thread. */
   private static CountDownLatch released(BulkheadRegistry registry) {
     CountDownLatch released = new CountDownLatch(1);
-    registry.find("upstream-api").orElseThrow().addListener(new BulkheadListener() {
-      @Override
-      public void onReleased(Compartment compartment, long heldNanos) {
-        released.countDown();
-      }
-    });
+    registry
+        .find("upstream-api")
+        .orElseThrow()
+        .addListener(
+            new BulkheadListener() {
+              @Override
+              public void onReleased(Compartment compartment, long heldNanos) {
+                released.countDown();
+              }
+            });
     return released;
   }
 
@@ -116,91 +126,134 @@ class WebClientFilterTest {
 
   @Test
   void aFullCompartmentRefusesTheUpstreamsSecondExchangeAndLeavesOtherPathsAlone() {
-    runner("/slow").run(context -> {
-      BulkheadRegistry registry = context.getBean(BulkheadRegistry.class);
-      WebClient client = context.getBean(WebClient.Builder.class).baseUrl(url("")).build();
-      CountDownLatch released = released(registry);
+    runner("/slow")
+        .run(
+            context -> {
+              BulkheadRegistry registry = context.getBean(BulkheadRegistry.class);
+              WebClient client = context.getBean(WebClient.Builder.class).baseUrl(url("")).build();
+              CountDownLatch released = released(registry);
 
-      CompletableFuture<String> first =
-          client.get().uri("/slow/one").retrieve().bodyToMono(String.class).toFuture();
-      assertThat(arrived.await(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
-      assertThat(inFlight(registry)).isEqualTo(1);
+              CompletableFuture<String> first =
+                  client.get().uri("/slow/one").retrieve().bodyToMono(String.class).toFuture();
+              assertThat(arrived.await(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+              assertThat(inFlight(registry)).isEqualTo(1);
 
-      assertThatThrownBy(() -> client.get().uri("/slow/two").retrieve().bodyToMono(String.class)
-              .block(PATIENCE))
-          .isInstanceOf(BulkheadFullException.class)
-          .hasMessageStartingWith("bulkhead 'upstream-api' is full (QUEUE_FULL)");
-      // Not under the upstream's base path: not in its compartment, so not refused.
-      assertThat(client.get().uri("/fast").retrieve().bodyToMono(String.class).block(PATIENCE))
-          .isEqualTo("upstream /fast\n");
+              assertThatThrownBy(
+                      () ->
+                          client
+                              .get()
+                              .uri("/slow/two")
+                              .retrieve()
+                              .bodyToMono(String.class)
+                              .block(PATIENCE))
+                  .isInstanceOf(BulkheadFullException.class)
+                  .hasMessageStartingWith("bulkhead 'upstream-api' is full (QUEUE_FULL)");
+              // Not under the upstream's base path: not in its compartment, so not refused.
+              assertThat(
+                      client.get().uri("/fast").retrieve().bodyToMono(String.class).block(PATIENCE))
+                  .isEqualTo("upstream /fast\n");
 
-      release.countDown();
-      assertThat(first.get(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isEqualTo("upstream /slow/one\n");
-      assertThat(released.await(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
-      assertThat(inFlight(registry)).isZero();
-      assertThat(client.get().uri("/slow/three").retrieve().bodyToMono(String.class).block(PATIENCE))
-          .isEqualTo("upstream /slow/three\n");
-    });
+              release.countDown();
+              assertThat(first.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
+                  .isEqualTo("upstream /slow/one\n");
+              assertThat(released.await(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+              assertThat(inFlight(registry)).isZero();
+              assertThat(
+                      client
+                          .get()
+                          .uri("/slow/three")
+                          .retrieve()
+                          .bodyToMono(String.class)
+                          .block(PATIENCE))
+                  .isEqualTo("upstream /slow/three\n");
+            });
   }
 
   @Test
   void theSlotIsHeldUntilTheResponseBodyEndsNotJustItsHeaders() {
-    runner("/stream").run(context -> {
-      BulkheadRegistry registry = context.getBean(BulkheadRegistry.class);
-      WebClient client = context.getBean(WebClient.Builder.class).baseUrl(url("")).build();
-      CountDownLatch released = released(registry);
-      CountDownLatch firstLineRead = new CountDownLatch(1);
+    runner("/stream")
+        .run(
+            context -> {
+              BulkheadRegistry registry = context.getBean(BulkheadRegistry.class);
+              WebClient client = context.getBean(WebClient.Builder.class).baseUrl(url("")).build();
+              CountDownLatch released = released(registry);
+              CountDownLatch firstLineRead = new CountDownLatch(1);
 
-      CompletableFuture<List<String>> lines = client.get().uri("/stream/tokens")
-          .retrieve().bodyToFlux(String.class)
-          .doOnNext(line -> firstLineRead.countDown())
-          .collectList().toFuture();
-      assertThat(firstLineRead.await(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
-      // The status and the first line are in; the body is not over, so the slot is still taken.
-      assertThat(inFlight(registry)).isEqualTo(1);
-      assertThatThrownBy(() -> client.get().uri("/stream/other").retrieve()
-              .bodyToMono(String.class).block(PATIENCE))
-          .isInstanceOf(BulkheadFullException.class);
+              CompletableFuture<List<String>> lines =
+                  client
+                      .get()
+                      .uri("/stream/tokens")
+                      .retrieve()
+                      .bodyToFlux(String.class)
+                      .doOnNext(line -> firstLineRead.countDown())
+                      .collectList()
+                      .toFuture();
+              assertThat(firstLineRead.await(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+              // The status and the first line are in; the body is not over, so the slot is still
+              // taken.
+              assertThat(inFlight(registry)).isEqualTo(1);
+              assertThatThrownBy(
+                      () ->
+                          client
+                              .get()
+                              .uri("/stream/other")
+                              .retrieve()
+                              .bodyToMono(String.class)
+                              .block(PATIENCE))
+                  .isInstanceOf(BulkheadFullException.class);
 
-      release.countDown();
-      assertThat(lines.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
-          .containsExactly("upstream /stream/tokens", "end");
-      assertThat(released.await(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
-      assertThat(inFlight(registry)).isZero();
-    });
+              release.countDown();
+              assertThat(lines.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
+                  .containsExactly("upstream /stream/tokens", "end");
+              assertThat(released.await(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+              assertThat(inFlight(registry)).isZero();
+            });
   }
 
   @Test
   void aResponseWhoseBodyIsReleasedUnreadFreesTheSlot() {
-    runner("/slow").run(context -> {
-      BulkheadRegistry registry = context.getBean(BulkheadRegistry.class);
-      WebClient client = context.getBean(WebClient.Builder.class).baseUrl(url("")).build();
-      CountDownLatch released = released(registry);
-      release.countDown(); // the upstream answers at once
+    runner("/slow")
+        .run(
+            context -> {
+              BulkheadRegistry registry = context.getBean(BulkheadRegistry.class);
+              WebClient client = context.getBean(WebClient.Builder.class).baseUrl(url("")).build();
+              CountDownLatch released = released(registry);
+              release.countDown(); // the upstream answers at once
 
-      // exchangeToMono releases the body the function did not read.
-      assertThat(client.get().uri("/slow/status").exchangeToMono(
-              response -> Mono.just(response.statusCode().value())).block(PATIENCE))
-          .isEqualTo(200);
-      assertThat(released.await(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
-      assertThat(inFlight(registry)).isZero();
-    });
+              // exchangeToMono releases the body the function did not read.
+              assertThat(
+                      client
+                          .get()
+                          .uri("/slow/status")
+                          .exchangeToMono(response -> Mono.just(response.statusCode().value()))
+                          .block(PATIENCE))
+                  .isEqualTo(200);
+              assertThat(released.await(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+              assertThat(inFlight(registry)).isZero();
+            });
   }
 
   @Test
   void aCallerThatCancelsBeforeTheResponseFreesTheSlot() {
-    runner("/slow").run(context -> {
-      BulkheadRegistry registry = context.getBean(BulkheadRegistry.class);
-      WebClient client = context.getBean(WebClient.Builder.class).baseUrl(url("")).build();
-      CountDownLatch released = released(registry);
+    runner("/slow")
+        .run(
+            context -> {
+              BulkheadRegistry registry = context.getBean(BulkheadRegistry.class);
+              WebClient client = context.getBean(WebClient.Builder.class).baseUrl(url("")).build();
+              CountDownLatch released = released(registry);
 
-      var pending = client.get().uri("/slow/abandoned").retrieve().bodyToMono(String.class)
-          .subscribe();
-      assertThat(arrived.await(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
-      assertThat(inFlight(registry)).isEqualTo(1);
-      pending.dispose();
-      assertThat(released.await(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
-      assertThat(inFlight(registry)).isZero();
-    });
+              var pending =
+                  client
+                      .get()
+                      .uri("/slow/abandoned")
+                      .retrieve()
+                      .bodyToMono(String.class)
+                      .subscribe();
+              assertThat(arrived.await(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+              assertThat(inFlight(registry)).isEqualTo(1);
+              pending.dispose();
+              assertThat(released.await(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+              assertThat(inFlight(registry)).isZero();
+            });
   }
 }

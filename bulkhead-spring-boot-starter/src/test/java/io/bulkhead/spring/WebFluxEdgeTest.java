@@ -30,9 +30,9 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * {@code paths} in Spring WebFlux on Netty, over real HTTP: the {@code WebFilter} the starter registers
- * puts {@code /chat/**} into the "llm" compartment before any handler runs, holds the slot until the
- * response is written, and answers a full compartment with the problem body.
+ * {@code paths} in Spring WebFlux on Netty, over real HTTP: the {@code WebFilter} the starter
+ * registers puts {@code /chat/**} into the "llm" compartment before any handler runs, holds the
+ * slot until the response is written, and answers a full compartment with the problem body.
  */
 @SpringBootTest(
     classes = WebFluxEdgeTest.ChatApplication.class,
@@ -80,7 +80,8 @@ class WebFluxEdgeTest {
 
   private HttpRequest request(String path) {
     return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-        .timeout(PATIENCE).build();
+        .timeout(PATIENCE)
+        .build();
   }
 
   @Test
@@ -108,7 +109,8 @@ class WebFluxEdgeTest {
     assertThat(problem.get("detail").asString()).startsWith("bulkhead 'llm' is full (QUEUE_FULL)");
     assertThat(problem.get("compartment").asString()).isEqualTo("llm");
     assertThat(problem.get("reason").asString()).isEqualTo("queue_full");
-    assertThat(ChatController.calls.get()).as("the refused chat never reached the handler")
+    assertThat(ChatController.calls.get())
+        .as("the refused chat never reached the handler")
         .isEqualTo(1);
 
     HttpResponse<String> login = http.send(request("/login"), HttpResponse.BodyHandlers.ofString());
@@ -124,8 +126,10 @@ class WebFluxEdgeTest {
     BulkheadStats after = awaitIdle();
     assertThat(after.admitted() - before.admitted()).isEqualTo(1);
     assertThat(after.completed() - before.completed()).isEqualTo(1);
-    assertThat(after.rejected(BulkheadFullException.Reason.QUEUE_FULL)
-        - before.rejected(BulkheadFullException.Reason.QUEUE_FULL)).isEqualTo(1);
+    assertThat(
+            after.rejected(BulkheadFullException.Reason.QUEUE_FULL)
+                - before.rejected(BulkheadFullException.Reason.QUEUE_FULL))
+        .isEqualTo(1);
   }
 
   private BulkheadStats awaitIdle() {

@@ -23,14 +23,13 @@ import org.springframework.web.bind.annotation.RestController;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
-/** The same 503 problem answer on WebFlux (Netty), for a CompletionStage method held by the test. */
+/**
+ * The same 503 problem answer on WebFlux (Netty), for a CompletionStage method held by the test.
+ */
 @SpringBootTest(
     classes = WebFluxIntegrationTest.ReactiveApplication.class,
     webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-    properties = {
-      "spring.main.web-application-type=reactive",
-      "bulkhead.compartments.llm.limit=1"
-    })
+    properties = {"spring.main.web-application-type=reactive", "bulkhead.compartments.llm.limit=1"})
 class WebFluxIntegrationTest {
 
   private static final Duration PATIENCE = Duration.ofSeconds(30);
@@ -92,8 +91,10 @@ class WebFluxIntegrationTest {
   @Test
   void aFullCompartmentAnswers503WithRetryAfterAndAProblemBody() throws Exception {
     HttpClient http = HttpClient.newHttpClient();
-    HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/complete"))
-        .timeout(PATIENCE).build();
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/complete"))
+            .timeout(PATIENCE)
+            .build();
     service.hold();
     CompletableFuture<HttpResponse<String>> first =
         http.sendAsync(request, HttpResponse.BodyHandlers.ofString());

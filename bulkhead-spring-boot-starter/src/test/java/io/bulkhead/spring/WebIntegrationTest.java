@@ -33,9 +33,9 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The starter in a real application on an embedded Tomcat, over real HTTP: {@code @Bulkhead} on plain
- * and CompletionStage methods, the 503 problem answer, the Actuator endpoint, Prometheus, and a
- * RestClient whose upstream is a small local server.
+ * The starter in a real application on an embedded Tomcat, over real HTTP: {@code @Bulkhead} on
+ * plain and CompletionStage methods, the 503 problem answer, the Actuator endpoint, Prometheus, and
+ * a RestClient whose upstream is a small local server.
  */
 @SpringBootTest(
     classes = TestApplication.class,
@@ -53,6 +53,7 @@ class WebIntegrationTest {
 
   /** The upstream: /slow/** waits for the test, anything else answers at once. */
   private static final HttpServer UPSTREAM;
+
   private static final ExecutorService UPSTREAM_THREADS = Executors.newCachedThreadPool();
   private static volatile CountDownLatch upstreamArrived = new CountDownLatch(0);
   private static volatile CountDownLatch upstreamRelease = new CountDownLatch(0);
@@ -64,28 +65,31 @@ class WebIntegrationTest {
       throw new IllegalStateException(e);
     }
     UPSTREAM.setExecutor(UPSTREAM_THREADS);
-    UPSTREAM.createContext("/", exchange -> {
-      if (exchange.getRequestURI().getPath().startsWith("/slow/")) {
-        upstreamArrived.countDown();
-        try {
-          upstreamRelease.await();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      }
-      byte[] body = ("upstream " + exchange.getRequestURI().getPath())
-          .getBytes(StandardCharsets.UTF_8);
-      exchange.sendResponseHeaders(200, body.length);
-      try (OutputStream out = exchange.getResponseBody()) {
-        out.write(body);
-      }
-    });
+    UPSTREAM.createContext(
+        "/",
+        exchange -> {
+          if (exchange.getRequestURI().getPath().startsWith("/slow/")) {
+            upstreamArrived.countDown();
+            try {
+              upstreamRelease.await();
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+          byte[] body =
+              ("upstream " + exchange.getRequestURI().getPath()).getBytes(StandardCharsets.UTF_8);
+          exchange.sendResponseHeaders(200, body.length);
+          try (OutputStream out = exchange.getResponseBody()) {
+            out.write(body);
+          }
+        });
     UPSTREAM.start();
   }
 
   @DynamicPropertySource
   static void upstream(DynamicPropertyRegistry registry) {
-    registry.add("bulkhead.compartments.upstream-api.upstream",
+    registry.add(
+        "bulkhead.compartments.upstream-api.upstream",
         () -> "http://127.0.0.1:" + UPSTREAM.getAddress().getPort() + "/slow");
   }
 
@@ -109,7 +113,8 @@ class WebIntegrationTest {
 
   private HttpRequest request(String path) {
     return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-        .timeout(PATIENCE).build();
+        .timeout(PATIENCE)
+        .build();
   }
 
   private BulkheadStats stats(String name) {
@@ -137,7 +142,8 @@ class WebIntegrationTest {
       assertThat(problem.get("type").asString()).isEqualTo(BulkheadProblemHandler.TYPE.toString());
       assertThat(problem.get("title").asString()).isEqualTo("Compartment full");
       assertThat(problem.get("status").asInt()).isEqualTo(503);
-      assertThat(problem.get("detail").asString()).startsWith("bulkhead 'llm' is full (QUEUE_FULL)");
+      assertThat(problem.get("detail").asString())
+          .startsWith("bulkhead 'llm' is full (QUEUE_FULL)");
       assertThat(problem.get("compartment").asString()).isEqualTo("llm");
       assertThat(problem.get("reason").asString()).isEqualTo("queue_full");
     }
@@ -162,8 +168,12 @@ class WebIntegrationTest {
       JsonNode compartments = JSON.readTree(all.body()).get("compartments");
       assertThat(compartments.valueStream().map(c -> c.get("name").asString()).toList())
           .containsExactlyInAnyOrder("llm", "upstream-api"); // in the order the properties came
-      JsonNode llm = compartments.valueStream()
-          .filter(c -> c.get("name").asString().equals("llm")).findFirst().orElseThrow();
+      JsonNode llm =
+          compartments
+              .valueStream()
+              .filter(c -> c.get("name").asString().equals("llm"))
+              .findFirst()
+              .orElseThrow();
       assertThat(llm.get("inFlight").asInt()).isEqualTo(1);
       assertThat(llm.get("config").get("limit").asInt()).isEqualTo(2);
       assertThat(llm.get("diagnosis").get("state").asString()).isNotEmpty();
@@ -192,14 +202,15 @@ class WebIntegrationTest {
 
   @Test
   void restClientCallsToAnUpstreamHoldItsSlotUntilTheResponseIsRead() throws Exception {
-    RestClient client = restClients.baseUrl("http://127.0.0.1:" + UPSTREAM.getAddress().getPort())
-        .build();
+    RestClient client =
+        restClients.baseUrl("http://127.0.0.1:" + UPSTREAM.getAddress().getPort()).build();
     upstreamArrived = new CountDownLatch(1);
     upstreamRelease = new CountDownLatch(1);
     ExecutorService caller = Executors.newSingleThreadExecutor();
     try {
-      CompletableFuture<String> first = CompletableFuture.supplyAsync(
-          () -> client.get().uri("/slow/one").retrieve().body(String.class), caller);
+      CompletableFuture<String> first =
+          CompletableFuture.supplyAsync(
+              () -> client.get().uri("/slow/one").retrieve().body(String.class), caller);
       assertThat(upstreamArrived.await(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
       assertThat(stats("upstream-api").inFlight()).isEqualTo(1);
 
@@ -207,7 +218,8 @@ class WebIntegrationTest {
           .isInstanceOf(BulkheadFullException.class)
           .hasMessageStartingWith("bulkhead 'upstream-api' is full (QUEUE_FULL)");
       // Not under the upstream's base path: not in its compartment, so not refused.
-      assertThat(client.get().uri("/fast").retrieve().body(String.class)).isEqualTo("upstream /fast");
+      assertThat(client.get().uri("/fast").retrieve().body(String.class))
+          .isEqualTo("upstream /fast");
       assertThat(client.get().uri("/slower").retrieve().body(String.class))
           .isEqualTo("upstream /slower");
 

@@ -7,11 +7,11 @@ import org.eclipse.jetty.server.LocalConnector;
 import org.eclipse.jetty.server.Server;
 
 /**
- * Where the edge's time goes, in the figures a busy machine cannot blur: the bytes allocated and the
- * CPU time spent per request by the whole server (every thread of the JVM), for each variant of
- * {@link EdgeServer}, through Jetty's in-memory {@link LocalConnector} so that no socket and no load
- * tool is counted. Requests go one at a time, below the limit; the difference from {@code plain} is
- * what the guard costs.
+ * Where the edge's time goes, in the figures a busy machine cannot blur: the bytes allocated and
+ * the CPU time spent per request by the whole server (every thread of the JVM), for each variant of
+ * {@link EdgeServer}, through Jetty's in-memory {@link LocalConnector} so that no socket and no
+ * load tool is counted. Requests go one at a time, below the limit; the difference from {@code
+ * plain} is what the guard costs.
  *
  * <pre>
  * java -cp benchmarks.jar io.bulkhead.benchmarks.edge.EdgeAllocation [requests] &gt; edge-allocation.json
@@ -28,7 +28,8 @@ public final class EdgeAllocation {
 
   public static void main(String[] args) throws Exception {
     int requests = args.length > 0 ? Integer.parseInt(args[0]) : 200_000;
-    StringBuilder json = new StringBuilder("{\n  \"requests\": " + requests + ",\n  \"variants\": {");
+    StringBuilder json =
+        new StringBuilder("{\n  \"requests\": " + requests + ",\n  \"variants\": {");
     String separator = "";
     for (String variant : new String[] {"plain", "qos", "bulkhead"}) {
       Server server = EdgeServer.server(variant, 64, 0, Duration.ofSeconds(1), Duration.ZERO);
@@ -42,9 +43,14 @@ public final class EdgeAllocation {
         run(local, requests);
         double bytesPerRequest = (double) (allocatedBytes() - bytes) / requests;
         double cpuPerRequest = (double) (cpuNanos() - cpu) / requests;
-        json.append(separator).append(String.format(Locale.ROOT,
-            "\n    \"%s\": {\"bytes_per_request\": %.0f, \"cpu_us_per_request\": %.2f}",
-            variant, bytesPerRequest, cpuPerRequest / 1000));
+        json.append(separator)
+            .append(
+                String.format(
+                    Locale.ROOT,
+                    "\n    \"%s\": {\"bytes_per_request\": %.0f, \"cpu_us_per_request\": %.2f}",
+                    variant,
+                    bytesPerRequest,
+                    cpuPerRequest / 1000));
         separator = ",";
       } finally {
         server.stop();

@@ -24,12 +24,11 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
  * The server of the HTTP-edge benchmark (bulkhead-benchmarks/edge-bench.sh): one Jetty 12 server
- * with one trivial handler ({@code 200 ok}, at once on {@code /}, after {@code --work} on
- * {@code /slow}), behind nothing ({@code plain}), behind Jetty's own
- * {@link QoSHandler} ({@code qos}) or behind our {@link BulkheadHandler} ({@code bulkhead}), the two
- * guards with the same limit, the same queue and the same longest wait. Everything else (thread
- * pool, connector, handler) is the same in the three, so a difference in what a load tool measures is
- * the guard's.
+ * with one trivial handler ({@code 200 ok}, at once on {@code /}, after {@code --work} on {@code
+ * /slow}), behind nothing ({@code plain}), behind Jetty's own {@link QoSHandler} ({@code qos}) or
+ * behind our {@link BulkheadHandler} ({@code bulkhead}), the two guards with the same limit, the
+ * same queue and the same longest wait. Everything else (thread pool, connector, handler) is the
+ * same in the three, so a difference in what a load tool measures is the guard's.
  *
  * <pre>
  * java -cp benchmarks.jar io.bulkhead.benchmarks.edge.EdgeServer plain|qos|bulkhead \
@@ -77,13 +76,17 @@ public final class EdgeServer {
     Server server = server(variant, limit, queue, wait, work);
     server.start();
     int port = ((ServerConnector) server.getConnectors()[0]).getLocalPort();
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      try {
-        server.stop();
-      } catch (Exception ignored) {
-        // the process is ending either way
-      }
-    }, "edge-server-stop"));
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  try {
+                    server.stop();
+                  } catch (Exception ignored) {
+                    // the process is ending either way
+                  }
+                },
+                "edge-server-stop"));
     Files.writeString(portFile, Integer.toString(port), StandardCharsets.US_ASCII);
     server.join();
   }
@@ -114,8 +117,8 @@ public final class EdgeServer {
         server.setHandler(qos);
       }
       case "bulkhead" -> {
-        Bulkhead compartment = Bulkhead.builder("edge").limit(limit).maxQueue(queue).maxWait(wait)
-            .build();
+        Bulkhead compartment =
+            Bulkhead.builder("edge").limit(limit).maxQueue(queue).maxWait(wait).build();
         BulkheadHandler guard = BulkheadHandler.builder().route("/*", compartment).build();
         guard.setHandler(app);
         server.setHandler(guard);
@@ -139,8 +142,10 @@ public final class EdgeServer {
     @Override
     public boolean handle(Request request, Response response, Callback callback) {
       if ("/slow".equals(Request.getPathInContext(request))) {
-        request.getComponents().getScheduler().schedule(() -> answer(response, callback),
-            workNanos, TimeUnit.NANOSECONDS);
+        request
+            .getComponents()
+            .getScheduler()
+            .schedule(() -> answer(response, callback), workNanos, TimeUnit.NANOSECONDS);
       } else {
         answer(response, callback);
       }
@@ -176,8 +181,11 @@ public final class EdgeServer {
   }
 
   private static void usage(String problem) {
-    System.err.println("edge-server: " + problem + "; usage: EdgeServer plain|qos|bulkhead"
-        + " [--limit N] [--queue N] [--wait DURATION] [--work DURATION] --port-file FILE");
+    System.err.println(
+        "edge-server: "
+            + problem
+            + "; usage: EdgeServer plain|qos|bulkhead"
+            + " [--limit N] [--queue N] [--wait DURATION] [--work DURATION] --port-file FILE");
     System.exit(2);
   }
 }

@@ -49,10 +49,12 @@ final class PeerApp implements AutoCloseable {
       app = new App(settings.app(Mode.SHARED, upstream));
       llm = null;
       io.github.resilience4j.bulkhead.Bulkhead bulkhead =
-          io.github.resilience4j.bulkhead.Bulkhead.of("llm", BulkheadConfig.custom()
-              .maxConcurrentCalls(settings.llmLimit())
-              .maxWaitDuration(settings.llmWait())
-              .build());
+          io.github.resilience4j.bulkhead.Bulkhead.of(
+              "llm",
+              BulkheadConfig.custom()
+                  .maxConcurrentCalls(settings.llmLimit())
+                  .maxWaitDuration(settings.llmWait())
+                  .build());
       r4jChat = new Resilience4jChat(bulkhead, upstream, settings.upstreamDeadline());
       app.replaceRoute("/chat", r4jChat);
     }
@@ -124,16 +126,18 @@ final class PeerApp implements AutoCloseable {
     void growThreadPool(int threads) {
       ThreadPool pool = server().getThreadPool();
       if (!(pool instanceof QueuedThreadPool)) {
-        throw new IllegalStateException("the app's thread pool is a " + pool.getClass().getName()
-            + ", not Jetty's QueuedThreadPool");
+        throw new IllegalStateException(
+            "the app's thread pool is a "
+                + pool.getClass().getName()
+                + ", not Jetty's QueuedThreadPool");
       }
       QueuedThreadPool q = (QueuedThreadPool) pool;
       if (q.getMinThreads() < threads) {
         q.setMinThreads(threads); // starts the missing threads before it returns
       }
       if (q.getThreads() < threads) {
-        throw new IllegalStateException("the app's thread pool has " + q.getThreads()
-            + " threads after asking for " + threads);
+        throw new IllegalStateException(
+            "the app's thread pool has " + q.getThreads() + " threads after asking for " + threads);
       }
     }
   }

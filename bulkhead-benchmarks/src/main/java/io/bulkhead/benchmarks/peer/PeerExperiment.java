@@ -37,8 +37,9 @@ public final class PeerExperiment {
   static final Path DEFAULT_OUT = Path.of("bulkhead-benchmarks", "target", "results");
   static final Path DEFAULT_SVG = Path.of("bulkhead-benchmarks", "peer-experiment.svg");
 
-  private static final String USAGE = "usage: PeerExperiment [--delay 30s] [--logins-after 1s]"
-      + " [--out DIR] [--svg FILE] [--sample-every 20ms]";
+  private static final String USAGE =
+      "usage: PeerExperiment [--delay 30s] [--logins-after 1s]"
+          + " [--out DIR] [--svg FILE] [--sample-every 20ms]";
 
   private PeerExperiment() {}
 
@@ -67,17 +68,33 @@ public final class PeerExperiment {
 
   static void run(Options o) {
     DemoSettings defaults = DemoSettings.slowUpstream(o.delay);
-    DemoSettings settings = new DemoSettings(defaults.delay(), defaults.chats(), defaults.logins(),
-        o.loginsAfter != null ? o.loginsAfter : defaults.loginsAfter(), defaults.serverLimit(),
-        defaults.llmLimit(), defaults.llmQueue(), defaults.llmWait(), defaults.upstreamDeadline());
+    DemoSettings settings =
+        new DemoSettings(
+            defaults.delay(),
+            defaults.chats(),
+            defaults.logins(),
+            o.loginsAfter != null ? o.loginsAfter : defaults.loginsAfter(),
+            defaults.serverLimit(),
+            defaults.llmLimit(),
+            defaults.llmQueue(),
+            defaults.llmWait(),
+            defaults.upstreamDeadline());
     String r4jVersion = resilience4jVersion(); // before the runs: a broken jar fails at once
     Path json = o.out.resolve("peer.json");
     createParent(json, "--out"); // and a directory that cannot be written
     createParent(o.svg, "--svg");
     System.err.println("peer-experiment: warming up both variants (a 300 ms upstream)");
-    DemoSettings warmUp = new DemoSettings(Duration.ofMillis(300), settings.chats(),
-        settings.logins(), Duration.ofMillis(100), settings.serverLimit(), settings.llmLimit(),
-        settings.llmQueue(), Duration.ofMillis(200), settings.upstreamDeadline());
+    DemoSettings warmUp =
+        new DemoSettings(
+            Duration.ofMillis(300),
+            settings.chats(),
+            settings.logins(),
+            Duration.ofMillis(100),
+            settings.serverLimit(),
+            settings.llmLimit(),
+            settings.llmQueue(),
+            Duration.ofMillis(200),
+            settings.upstreamDeadline());
     for (Variant v : Variant.values()) {
       runVariant(v, warmUp, o.sampleEvery);
     }
@@ -88,9 +105,19 @@ public final class PeerExperiment {
     VariantResult ours = announce(runVariant(Variant.BULKHEAD, settings, o.sampleEvery));
     VariantResult peer = announce(runVariant(Variant.RESILIENCE4J, settings, o.sampleEvery));
     Duration elapsed = Duration.ofNanos(System.nanoTime() - t0);
-    PeerResult result = new PeerResult(settings, o.sampleEvery, ours, peer, started, elapsed,
-        loadBefore, loadAverage(), Runtime.getRuntime().availableProcessors(),
-        System.getProperty("java.version"), r4jVersion);
+    PeerResult result =
+        new PeerResult(
+            settings,
+            o.sampleEvery,
+            ours,
+            peer,
+            started,
+            elapsed,
+            loadBefore,
+            loadAverage(),
+            Runtime.getRuntime().availableProcessors(),
+            System.getProperty("java.version"),
+            r4jVersion);
 
     String svgLink = link(o.svg);
     String markdown = PeerReport.markdown(result, svgLink);
@@ -101,9 +128,17 @@ public final class PeerExperiment {
   }
 
   private static VariantResult announce(VariantResult r) {
-    System.err.println("peer-experiment: " + r.variant().title() + " done: login p99 "
-        + PeerReport.ms(r.load().login().p99Ms()) + ", chats " + r.load().chatOk() + " / "
-        + r.load().chatRejected() + " / " + r.load().chatOther());
+    System.err.println(
+        "peer-experiment: "
+            + r.variant().title()
+            + " done: login p99 "
+            + PeerReport.ms(r.load().login().p99Ms())
+            + ", chats "
+            + r.load().chatOk()
+            + " / "
+            + r.load().chatRejected()
+            + " / "
+            + r.load().chatOther());
     return r;
   }
 
@@ -111,8 +146,8 @@ public final class PeerExperiment {
   static VariantResult runVariant(Variant variant, DemoSettings s, Duration sampleEvery) {
     try (FakeUpstream upstream = FakeUpstream.start(0, s.delay());
         PeerApp app = PeerApp.start(variant, s, upstream.uri())) {
-      LoadGenerator load = new LoadGenerator(app.uri(), s.chats(), s.logins(), s.loginsAfter(),
-          s.loadTimeout());
+      LoadGenerator load =
+          new LoadGenerator(app.uri(), s.chats(), s.logins(), s.loginsAfter(), s.loadTimeout());
       Sampler sampler = Sampler.start(sampleEvery, app::sample);
       LoadResult result;
       List<Timeline.Point> raw;
@@ -121,10 +156,16 @@ public final class PeerExperiment {
       } finally {
         raw = sampler.stop();
       }
-      long start = load.startedAtNanos().orElseThrow(
-          () -> new IllegalStateException("the load generator never started its clock"));
-      return new VariantResult(variant, result, Timeline.relativeTo(raw, start),
-          upstream.maxOpenConnections(), upstream.requests());
+      long start =
+          load.startedAtNanos()
+              .orElseThrow(
+                  () -> new IllegalStateException("the load generator never started its clock"));
+      return new VariantResult(
+          variant,
+          result,
+          Timeline.relativeTo(raw, start),
+          upstream.maxOpenConnections(),
+          upstream.requests());
     }
   }
 
@@ -138,8 +179,8 @@ public final class PeerExperiment {
       p.load(in);
       String v = p.getProperty("resilience4j");
       if (v == null || v.startsWith("${")) {
-        throw new IllegalStateException("peer-versions.properties was not filled in by Maven: "
-            + v);
+        throw new IllegalStateException(
+            "peer-versions.properties was not filled in by Maven: " + v);
       }
       return v;
     } catch (IOException e) {
@@ -162,8 +203,8 @@ public final class PeerExperiment {
         Files.createDirectories(parent);
       }
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot create the directory of " + file + " (" + option
-          + "): " + e, e);
+      throw new UncheckedIOException(
+          "cannot create the directory of " + file + " (" + option + "): " + e, e);
     }
     if (parent != null && !Files.isWritable(parent)) {
       throw new IllegalArgumentException("cannot write into " + parent + " (" + option + ")");
@@ -208,8 +249,10 @@ public final class PeerExperiment {
           return null;
         }
         if (i + 1 >= args.length) {
-          throw new IllegalArgumentException(name.startsWith("--")
-              ? name + " needs a value" : "unexpected argument '" + name + "'");
+          throw new IllegalArgumentException(
+              name.startsWith("--")
+                  ? name + " needs a value"
+                  : "unexpected argument '" + name + "'");
         }
         String value = args[++i];
         switch (name) {
@@ -222,16 +265,16 @@ public final class PeerExperiment {
           case "--logins-after":
             o.loginsAfter = duration(name, value);
             if (o.loginsAfter.isNegative() || o.loginsAfter.compareTo(Duration.ofMinutes(1)) > 0) {
-              throw new IllegalArgumentException("--logins-after must be from 0 to 1m but was "
-                  + value);
+              throw new IllegalArgumentException(
+                  "--logins-after must be from 0 to 1m but was " + value);
             }
             break;
           case "--sample-every":
             o.sampleEvery = duration(name, value);
             if (o.sampleEvery.compareTo(Duration.ofMillis(1)) < 0
                 || o.sampleEvery.compareTo(Duration.ofSeconds(1)) > 0) {
-              throw new IllegalArgumentException("--sample-every must be from 1ms to 1s but was "
-                  + value);
+              throw new IllegalArgumentException(
+                  "--sample-every must be from 1ms to 1s but was " + value);
             }
             break;
           case "--out":

@@ -33,18 +33,30 @@ final class PeerReport {
         new Row("login p50", v -> ms(v.load().login().p50Ms()), false),
         new Row("login p99", v -> ms(v.load().login().p99Ms()), true),
         new Row("login max", v -> ms(v.load().login().maxMs()), false),
-        new Row("chats answered 200 / 503 / other", v -> v.load().chatOk() + " / "
-            + v.load().chatRejected() + " / " + v.load().chatOther(), true),
-        new Row("503 p50 / p99", v -> ms(v.load().rejected().p50Ms()) + " / "
-            + ms(v.load().rejected().p99Ms()), false),
-        new Row("server slots held by waiting chats, peak",
-            v -> Integer.toString(v.timeline().peak(Timeline.Point::chatsWaiting)), true),
-        new Row("server slot-seconds held by waiting chats",
-            v -> oneDecimal(v.timeline().integralSeconds(Timeline.Point::chatsWaiting)), false),
-        new Row("requests queued for a server slot, peak",
-            v -> Integer.toString(v.timeline().peak(Timeline.Point::serverWaiting)), false),
-        new Row("upstream connections, most open at once",
-            v -> Integer.toString(v.upstreamMaxConnections()), false),
+        new Row(
+            "chats answered 200 / 503 / other",
+            v -> v.load().chatOk() + " / " + v.load().chatRejected() + " / " + v.load().chatOther(),
+            true),
+        new Row(
+            "503 p50 / p99",
+            v -> ms(v.load().rejected().p50Ms()) + " / " + ms(v.load().rejected().p99Ms()),
+            false),
+        new Row(
+            "server slots held by waiting chats, peak",
+            v -> Integer.toString(v.timeline().peak(Timeline.Point::chatsWaiting)),
+            true),
+        new Row(
+            "server slot-seconds held by waiting chats",
+            v -> oneDecimal(v.timeline().integralSeconds(Timeline.Point::chatsWaiting)),
+            false),
+        new Row(
+            "requests queued for a server slot, peak",
+            v -> Integer.toString(v.timeline().peak(Timeline.Point::serverWaiting)),
+            false),
+        new Row(
+            "upstream connections, most open at once",
+            v -> Integer.toString(v.upstreamMaxConnections()),
+            false),
         new Row("last answer (wall time)", v -> ms(v.load().wallMs()), false));
   }
 
@@ -53,11 +65,21 @@ final class PeerReport {
 
   static String table(PeerResult r) {
     StringBuilder out = new StringBuilder();
-    out.append(String.format(Locale.ROOT, "%-44s%22s%22s%n", "", Variant.BULKHEAD.title(),
-        Variant.RESILIENCE4J.title()));
+    out.append(
+        String.format(
+            Locale.ROOT,
+            "%-44s%22s%22s%n",
+            "",
+            Variant.BULKHEAD.title(),
+            Variant.RESILIENCE4J.title()));
     for (Row row : rows()) {
-      out.append(String.format(Locale.ROOT, "%-44s%22s%22s%n", row.label(),
-          row.value().apply(r.bulkhead()), row.value().apply(r.resilience4j())));
+      out.append(
+          String.format(
+              Locale.ROOT,
+              "%-44s%22s%22s%n",
+              row.label(),
+              row.value().apply(r.bulkhead()),
+              row.value().apply(r.resilience4j())));
     }
     out.append(machine(r)).append('\n');
     return out.toString();
@@ -74,79 +96,141 @@ final class PeerReport {
   static String markdown(PeerResult r, String svgLink) {
     DemoSettings s = r.settings();
     StringBuilder m = new StringBuilder();
-    m.append("The slow-upstream experiment, both variants in one JVM on loopback: a fake upstream "
-        + "that answers after ").append(duration(s.delay())).append("; the demo app, every route of "
-        + "which sits behind a server-wide cap of ").append(s.serverLimit())
-        .append(" slots with an unbounded queue; ").append(s.chats())
+    m.append(
+            "The slow-upstream experiment, both variants in one JVM on loopback: a fake upstream "
+                + "that answers after ")
+        .append(duration(s.delay()))
+        .append("; the demo app, every route of " + "which sits behind a server-wide cap of ")
+        .append(s.serverLimit())
+        .append(" slots with an unbounded queue; ")
+        .append(s.chats())
         .append(" `/chat` at once, then ")
-        .append(s.logins()).append(" `/login` ").append(duration(s.loginsAfter()))
+        .append(s.logins())
+        .append(" `/login` ")
+        .append(duration(s.loginsAfter()))
         .append(" later. Only the guard on `/chat` differs. **")
-        .append(Variant.BULKHEAD.title()).append("** is the demo's bulkhead mode: compartment "
-        + "`llm`, ").append(s.llmLimit()).append(" in flight, at most ").append(s.llmQueue())
-        .append(" waiting, ").append(duration(s.llmWait())).append(" wait, waiting without a "
-        + "thread. **").append(Variant.RESILIENCE4J.title()).append("** is Resilience4j ")
-        .append(r.resilience4jVersion()).append("'s `SemaphoreBulkhead` (maxConcurrentCalls ")
-        .append(s.llmLimit()).append(", maxWaitDuration ").append(duration(s.llmWait()))
-        .append(", no bound on waiters) around the blocking upstream call, `executeCallable` on "
-        + "the Jetty thread. Each variant's client opens at most ").append(s.llmLimit())
+        .append(Variant.BULKHEAD.title())
+        .append("** is the demo's bulkhead mode: compartment " + "`llm`, ")
+        .append(s.llmLimit())
+        .append(" in flight, at most ")
+        .append(s.llmQueue())
+        .append(" waiting, ")
+        .append(duration(s.llmWait()))
+        .append(" wait, waiting without a " + "thread. **")
+        .append(Variant.RESILIENCE4J.title())
+        .append("** is Resilience4j ")
+        .append(r.resilience4jVersion())
+        .append("'s `SemaphoreBulkhead` (maxConcurrentCalls ")
+        .append(s.llmLimit())
+        .append(", maxWaitDuration ")
+        .append(duration(s.llmWait()))
+        .append(
+            ", no bound on waiters) around the blocking upstream call, `executeCallable` on "
+                + "the Jetty thread. Each variant's client opens at most ")
+        .append(s.llmLimit())
         .append(" connections to the upstream.\n\n");
 
-    m.append("| | ").append(Variant.BULKHEAD.title()).append(" (").append(s.llmLimit())
-        .append(" / ").append(s.llmQueue()).append(" / ").append(duration(s.llmWait()))
-        .append(") | ").append(Variant.RESILIENCE4J.title()).append(" (").append(s.llmLimit())
-        .append(", ").append(duration(s.llmWait())).append(", unbounded) |\n");
+    m.append("| | ")
+        .append(Variant.BULKHEAD.title())
+        .append(" (")
+        .append(s.llmLimit())
+        .append(" / ")
+        .append(s.llmQueue())
+        .append(" / ")
+        .append(duration(s.llmWait()))
+        .append(") | ")
+        .append(Variant.RESILIENCE4J.title())
+        .append(" (")
+        .append(s.llmLimit())
+        .append(", ")
+        .append(duration(s.llmWait()))
+        .append(", unbounded) |\n");
     m.append("|---|---:|---:|\n");
     for (Row row : rows()) {
       String a = row.value().apply(r.bulkhead());
       String b = row.value().apply(r.resilience4j());
       if (row.key()) {
-        m.append("| **").append(row.label()).append("** | **").append(a).append("** | **")
-            .append(b).append("** |\n");
+        m.append("| **")
+            .append(row.label())
+            .append("** | **")
+            .append(a)
+            .append("** | **")
+            .append(b)
+            .append("** |\n");
       } else {
-        m.append("| ").append(row.label()).append(" | ").append(a).append(" | ").append(b)
+        m.append("| ")
+            .append(row.label())
+            .append(" | ")
+            .append(a)
+            .append(" | ")
+            .append(b)
             .append(" |\n");
       }
     }
     m.append('\n');
 
-    m.append("![Server slots held by waiting chats, and requests queued for a server slot, over "
-        + "time, for both variants](").append(svgLink).append(")\n\n");
+    m.append(
+            "![Server slots held by waiting chats, and requests queued for a server slot, over "
+                + "time, for both variants](")
+        .append(svgLink)
+        .append(")\n\n");
 
     long chartEnd = r.chartEndNanos();
     long wholeRun = Math.max(r.bulkhead().load().wallNanos(), r.resilience4j().load().wallNanos());
-    m.append("A chat waiting for its guard's verdict has already passed the server cap, so it "
-        + "holds "
-        + "a server slot that a login could have used. For ").append(Variant.BULKHEAD.title())
+    m.append(
+            "A chat waiting for its guard's verdict has already passed the server cap, so it "
+                + "holds "
+                + "a server slot that a login could have used. For ")
+        .append(Variant.BULKHEAD.title())
         .append(" that is the `llm` compartment's waiting count; for ")
-        .append(Variant.RESILIENCE4J.title()).append(", the chats that entered the `/chat` "
-        + "handler and were neither admitted nor rejected by the bulkhead yet (a counter around "
-        + "`executeCallable`). Both, and the server compartment's queue, were sampled every ")
-        .append(duration(r.sampleEvery())).append(" (")
-        .append(r.bulkhead().timeline().points().size()).append(" and ")
+        .append(Variant.RESILIENCE4J.title())
+        .append(
+            ", the chats that entered the `/chat` "
+                + "handler and were neither admitted nor rejected by the bulkhead yet (a counter around "
+                + "`executeCallable`). Both, and the server compartment's queue, were sampled every ")
+        .append(duration(r.sampleEvery()))
+        .append(" (")
+        .append(r.bulkhead().timeline().points().size())
+        .append(" and ")
         .append(r.resilience4j().timeline().points().size())
         .append(" samples; the longest gap between two samples was ")
-        .append(ms(Math.max(r.bulkhead().timeline().longestGapNanos(),
-            r.resilience4j().timeline().longestGapNanos()) / 1e6))
+        .append(
+            ms(
+                Math.max(
+                        r.bulkhead().timeline().longestGapNanos(),
+                        r.resilience4j().timeline().longestGapNanos())
+                    / 1e6))
         .append("), so a peak is the largest sampled value. ");
     String ours = atLogins(r.bulkhead(), s);
     String theirs = atLogins(r.resilience4j(), s);
     if (ours != null && theirs != null) {
-      m.append("In the last sample before the logins were sent, the ").append(ours)
-          .append("; the ").append(theirs).append(". ");
+      m.append("In the last sample before the logins were sent, the ")
+          .append(ours)
+          .append("; the ")
+          .append(theirs)
+          .append(". ");
     }
     if (chartEnd < wholeRun) {
-      m.append("The chart shows the first ").append(seconds(chartEnd)).append("; from then to the "
-          + "end of the run (").append(seconds(wholeRun)).append(") nothing waited in either "
-          + "variant. ");
+      m.append("The chart shows the first ")
+          .append(seconds(chartEnd))
+          .append("; from then to the " + "end of the run (")
+          .append(seconds(wholeRun))
+          .append(") nothing waited in either " + "variant. ");
     }
-    m.append("Latencies run from sending a request to the last byte of its answer, one connection "
-        + "per request. Both apps' Jetty thread pools were grown to ")
-        .append(PeerApp.threadsFor(s)).append(" threads before the load, as on a server that has "
-        + "been serving traffic: Resilience4j parks one thread per waiting chat, and a cold pool "
-        + "would create them during the burst. Each variant ran once, ")
-        .append(Variant.BULKHEAD.title()).append(" first, after a short warm-up run of both.\n\n");
-    m.append(machine(r)).append(". Run it alone with `bulkhead-benchmarks/peer-experiment.sh "
-        + "DIR [--delay 3s]` after building the benchmarks.\n");
+    m.append(
+            "Latencies run from sending a request to the last byte of its answer, one connection "
+                + "per request. Both apps' Jetty thread pools were grown to ")
+        .append(PeerApp.threadsFor(s))
+        .append(
+            " threads before the load, as on a server that has "
+                + "been serving traffic: Resilience4j parks one thread per waiting chat, and a cold pool "
+                + "would create them during the burst. Each variant ran once, ")
+        .append(Variant.BULKHEAD.title())
+        .append(" first, after a short warm-up run of both.\n\n");
+    m.append(machine(r))
+        .append(
+            ". Run it alone with `bulkhead-benchmarks/peer-experiment.sh "
+                + "DIR [--delay 3s]` after building the benchmarks.\n");
     return m.toString();
   }
 
@@ -166,18 +250,36 @@ final class PeerReport {
     if (before == null) {
       return null;
     }
-    return v.variant().title() + " run held " + before.serverInFlight() + " of the "
-        + s.serverLimit() + " server slots (" + before.chatsCalling() + " chats calling the "
-        + "upstream, " + before.chatsWaiting() + " waiting for the guard) and "
-        + before.serverWaiting() + " requests were queued for one";
+    return v.variant().title()
+        + " run held "
+        + before.serverInFlight()
+        + " of the "
+        + s.serverLimit()
+        + " server slots ("
+        + before.chatsCalling()
+        + " chats calling the "
+        + "upstream, "
+        + before.chatsWaiting()
+        + " waiting for the guard) and "
+        + before.serverWaiting()
+        + " requests were queued for one";
   }
 
   static String machine(PeerResult r) {
-    return "Machine: " + r.processors() + " processors, load average " + load(r.loadAverageBefore())
-        + " before and " + load(r.loadAverageAfter()) + " after; Java " + r.javaVersion()
-        + "; started " + DateTimeFormatter.ISO_LOCAL_DATE_TIME.format(
-            r.startedAt().atOffset(ZoneOffset.UTC).withNano(0)) + " UTC, "
-        + seconds(r.elapsed().toNanos()) + " for both runs";
+    return "Machine: "
+        + r.processors()
+        + " processors, load average "
+        + load(r.loadAverageBefore())
+        + " before and "
+        + load(r.loadAverageAfter())
+        + " after; Java "
+        + r.javaVersion()
+        + "; started "
+        + DateTimeFormatter.ISO_LOCAL_DATE_TIME.format(
+            r.startedAt().atOffset(ZoneOffset.UTC).withNano(0))
+        + " UTC, "
+        + seconds(r.elapsed().toNanos())
+        + " for both runs";
   }
 
   // ----------------------------------------------------------------------------------------------
@@ -186,28 +288,49 @@ final class PeerReport {
   static String json(PeerResult r, String svgLink, String markdown) {
     DemoSettings s = r.settings();
     JsonWriter j = JsonWriter.pretty().beginObject();
-    j.name("date").value(DateTimeFormatter.ISO_INSTANT.format(
-        r.startedAt().atOffset(ZoneOffset.UTC).withNano(0)));
-    j.name("setup").beginObject()
-        .name("delay_ms").value(s.delay().toMillis())
-        .name("chats").value(s.chats())
-        .name("logins").value(s.logins())
-        .name("logins_after_ms").value(s.loginsAfter().toMillis())
-        .name("server_limit").value(s.serverLimit())
-        .name("chat_limit").value(s.llmLimit())
-        .name("chat_queue_bulkhead").value(s.llmQueue())
-        .name("chat_wait_ms").value(s.llmWait().toMillis())
-        .name("upstream_deadline_ms").value(s.upstreamDeadline().toMillis())
-        .name("jetty_threads").value(PeerApp.threadsFor(s))
-        .name("sample_every_ms").value(r.sampleEvery().toNanos() / 1e6)
+    j.name("date")
+        .value(
+            DateTimeFormatter.ISO_INSTANT.format(
+                r.startedAt().atOffset(ZoneOffset.UTC).withNano(0)));
+    j.name("setup")
+        .beginObject()
+        .name("delay_ms")
+        .value(s.delay().toMillis())
+        .name("chats")
+        .value(s.chats())
+        .name("logins")
+        .value(s.logins())
+        .name("logins_after_ms")
+        .value(s.loginsAfter().toMillis())
+        .name("server_limit")
+        .value(s.serverLimit())
+        .name("chat_limit")
+        .value(s.llmLimit())
+        .name("chat_queue_bulkhead")
+        .value(s.llmQueue())
+        .name("chat_wait_ms")
+        .value(s.llmWait().toMillis())
+        .name("upstream_deadline_ms")
+        .value(s.upstreamDeadline().toMillis())
+        .name("jetty_threads")
+        .value(PeerApp.threadsFor(s))
+        .name("sample_every_ms")
+        .value(r.sampleEvery().toNanos() / 1e6)
         .endObject();
-    j.name("machine").beginObject()
-        .name("processors").value(r.processors())
-        .name("load_before").value(r.loadAverageBefore())
-        .name("load_after").value(r.loadAverageAfter())
-        .name("java").value(r.javaVersion())
-        .name("resilience4j").value(r.resilience4jVersion())
-        .name("elapsed_ms").value(r.elapsed().toMillis())
+    j.name("machine")
+        .beginObject()
+        .name("processors")
+        .value(r.processors())
+        .name("load_before")
+        .value(r.loadAverageBefore())
+        .name("load_after")
+        .value(r.loadAverageAfter())
+        .name("java")
+        .value(r.javaVersion())
+        .name("resilience4j")
+        .value(r.resilience4jVersion())
+        .name("elapsed_ms")
+        .value(r.elapsed().toMillis())
         .endObject();
     for (VariantResult v : r.variants()) {
       variant(j.name(v.variant().key()), v);
@@ -230,27 +353,40 @@ final class PeerReport {
     num(j.name("max_ms"), login.maxMs());
     j.name("failures").value(load.loginFailures());
     j.endObject();
-    j.name("chat").beginObject()
-        .name("200").value(load.chatOk())
-        .name("503").value(load.chatRejected())
-        .name("other").value(load.chatOther())
+    j.name("chat")
+        .beginObject()
+        .name("200")
+        .value(load.chatOk())
+        .name("503")
+        .value(load.chatRejected())
+        .name("other")
+        .value(load.chatOther())
         .endObject();
     j.name("rejected").beginObject();
     num(j.name("p50_ms"), rejected.p50Ms());
     num(j.name("p99_ms"), rejected.p99Ms());
     j.endObject();
     num(j.name("wall_ms"), load.wallMs());
-    j.name("upstream").beginObject()
-        .name("max_open_connections").value(v.upstreamMaxConnections())
-        .name("requests").value(v.upstreamRequests())
+    j.name("upstream")
+        .beginObject()
+        .name("max_open_connections")
+        .value(v.upstreamMaxConnections())
+        .name("requests")
+        .value(v.upstreamRequests())
         .endObject();
-    j.name("chats_waiting").beginObject()
-        .name("peak").value(t.peak(Timeline.Point::chatsWaiting))
-        .name("slot_seconds").value(round3(t.integralSeconds(Timeline.Point::chatsWaiting)))
+    j.name("chats_waiting")
+        .beginObject()
+        .name("peak")
+        .value(t.peak(Timeline.Point::chatsWaiting))
+        .name("slot_seconds")
+        .value(round3(t.integralSeconds(Timeline.Point::chatsWaiting)))
         .endObject();
-    j.name("server_waiting").beginObject()
-        .name("peak").value(t.peak(Timeline.Point::serverWaiting))
-        .name("request_seconds").value(round3(t.integralSeconds(Timeline.Point::serverWaiting)))
+    j.name("server_waiting")
+        .beginObject()
+        .name("peak")
+        .value(t.peak(Timeline.Point::serverWaiting))
+        .name("request_seconds")
+        .value(round3(t.integralSeconds(Timeline.Point::serverWaiting)))
         .endObject();
     j.name("server_in_flight_peak").value(t.peak(Timeline.Point::serverInFlight));
     j.name("samples").value(t.points().size());
@@ -265,8 +401,8 @@ final class PeerReport {
     j.endObject();
   }
 
-  private static void series(JsonWriter j, String name, Timeline t,
-      ToDoubleFunction<Timeline.Point> value) {
+  private static void series(
+      JsonWriter j, String name, Timeline t, ToDoubleFunction<Timeline.Point> value) {
     j.name(name).beginArray();
     for (Timeline.Point p : t.points()) {
       j.value(value.applyAsDouble(p));
@@ -306,8 +442,11 @@ final class PeerReport {
   }
 
   static String seconds(long nanos) {
-    return BigDecimal.valueOf(nanos / 1e9).setScale(1, RoundingMode.HALF_UP).stripTrailingZeros()
-        .toPlainString() + " s";
+    return BigDecimal.valueOf(nanos / 1e9)
+            .setScale(1, RoundingMode.HALF_UP)
+            .stripTrailingZeros()
+            .toPlainString()
+        + " s";
   }
 
   private static String oneDecimal(double v) {

@@ -73,15 +73,18 @@ final class Resilience4jChat extends Handler.Abstract {
     this.bulkhead = bulkhead;
     this.upstream = upstream.resolve(DemoApp.UPSTREAM_PATH);
     this.deadline = deadline;
-    this.executor = Executors.newCachedThreadPool(task -> {
-      Thread t = new Thread(task, "r4j-chat-client");
-      t.setDaemon(true);
-      return t;
-    });
-    this.client = HttpClient.newBuilder()
-        .version(HttpClient.Version.HTTP_1_1) // one connection per exchange: the cap holds
-        .executor(executor)
-        .build();
+    this.executor =
+        Executors.newCachedThreadPool(
+            task -> {
+              Thread t = new Thread(task, "r4j-chat-client");
+              t.setDaemon(true);
+              return t;
+            });
+    this.client =
+        HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1) // one connection per exchange: the cap holds
+            .executor(executor)
+            .build();
   }
 
   /** Chats that hold a server slot while the bulkhead has neither admitted nor rejected them. */
@@ -109,7 +112,8 @@ final class Resilience4jChat extends Handler.Abstract {
     } catch (BulkheadFullException full) {
       response.setStatus(HttpStatus.SERVICE_UNAVAILABLE_503);
       Duration maxWait = bulkhead.getBulkheadConfig().getMaxWaitDuration();
-      // Resilience4j gives no hint of its own: its maxWait, in whole seconds rounded up, at least 1.
+      // Resilience4j gives no hint of its own: its maxWait, in whole seconds rounded up, at least
+      // 1.
       long retryAfterSeconds = Math.max(1, maxWait.plusNanos(999_999_999).getSeconds());
       response.getHeaders().put(HttpHeader.RETRY_AFTER, Long.toString(retryAfterSeconds));
       write(response, callback, "bulkhead '" + bulkhead.getName() + "' is full\n");
@@ -159,7 +163,8 @@ final class Resilience4jChat extends Handler.Abstract {
       waiting.decrementAndGet();
       calling.incrementAndGet();
       try {
-        return client.send(HttpRequest.newBuilder(upstream).timeout(deadline).build(),
+        return client.send(
+            HttpRequest.newBuilder(upstream).timeout(deadline).build(),
             HttpResponse.BodyHandlers.ofString());
       } finally {
         calling.decrementAndGet();

@@ -33,11 +33,14 @@ final class Sampler {
 
   private Sampler(Duration every, LongFunction<Timeline.Point> probe) {
     this.probe = probe;
-    this.timer = new ScheduledThreadPoolExecutor(1, task -> {
-      Thread t = new Thread(task, "peer-sampler");
-      t.setDaemon(true);
-      return t;
-    });
+    this.timer =
+        new ScheduledThreadPoolExecutor(
+            1,
+            task -> {
+              Thread t = new Thread(task, "peer-sampler");
+              t.setDaemon(true);
+              return t;
+            });
     timer.scheduleAtFixedRate(this::tick, 0, every.toNanos(), TimeUnit.NANOSECONDS);
   }
 

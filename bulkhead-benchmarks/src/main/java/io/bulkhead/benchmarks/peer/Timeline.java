@@ -21,8 +21,8 @@ record Timeline(List<Timeline.Point> points) {
    * @param serverInFlight requests holding a server slot, on any route
    * @param serverWaiting requests queued for a server slot
    */
-  record Point(long atNanos, int chatsWaiting, int chatsCalling, int serverInFlight,
-      int serverWaiting) {}
+  record Point(
+      long atNanos, int chatsWaiting, int chatsCalling, int serverInFlight, int serverWaiting) {}
 
   Timeline {
     points = List.copyOf(points);
@@ -81,8 +81,9 @@ record Timeline(List<Timeline.Point> points) {
     for (Point p : raw) {
       long at = p.atNanos() - startNanos;
       if (at >= 0) {
-        kept.add(new Point(at, p.chatsWaiting(), p.chatsCalling(), p.serverInFlight(),
-            p.serverWaiting()));
+        kept.add(
+            new Point(
+                at, p.chatsWaiting(), p.chatsCalling(), p.serverInFlight(), p.serverWaiting()));
       }
     }
     return new Timeline(kept);

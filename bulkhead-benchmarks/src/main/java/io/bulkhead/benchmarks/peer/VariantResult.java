@@ -11,5 +11,9 @@ import io.bulkhead.scenarios.LoadResult;
  * @param upstreamMaxConnections the most connections the upstream saw open at once
  * @param upstreamRequests how many requests reached the upstream
  */
-record VariantResult(Variant variant, LoadResult load, Timeline timeline,
-    int upstreamMaxConnections, int upstreamRequests) {}
+record VariantResult(
+    Variant variant,
+    LoadResult load,
+    Timeline timeline,
+    int upstreamMaxConnections,
+    int upstreamRequests) {}

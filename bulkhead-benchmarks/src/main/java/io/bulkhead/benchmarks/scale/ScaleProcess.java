@@ -75,27 +75,39 @@ public final class ScaleProcess {
   }
 
   private static void app(Map<String, String> o) throws Exception {
-    Mode mode = switch (required(o, "--mode")) {
-      case "bulkhead" -> Mode.BULKHEAD;
-      case "shared" -> Mode.SHARED;
-      default -> throw new IllegalArgumentException("--mode must be shared or bulkhead");
-    };
-    AppSettings settings = new AppSettings(mode, URI.create(required(o, "--upstream")),
-        integer(o, "--server-limit", "50"), integer(o, "--llm-limit", "10"),
-        integer(o, "--llm-queue", "20"), duration(o, "--llm-wait", "1s"),
-        duration(o, "--upstream-deadline", "60s"));
+    Mode mode =
+        switch (required(o, "--mode")) {
+          case "bulkhead" -> Mode.BULKHEAD;
+          case "shared" -> Mode.SHARED;
+          default -> throw new IllegalArgumentException("--mode must be shared or bulkhead");
+        };
+    AppSettings settings =
+        new AppSettings(
+            mode,
+            URI.create(required(o, "--upstream")),
+            integer(o, "--server-limit", "50"),
+            integer(o, "--llm-limit", "10"),
+            integer(o, "--llm-queue", "20"),
+            duration(o, "--llm-wait", "1s"),
+            duration(o, "--upstream-deadline", "60s"));
     Path stats = Path.of(required(o, "--stats-file"));
     DemoApp app = new DemoApp(settings).maxConnections(integer(o, "--max-connections", "512"));
     app.start(0);
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      app.close();
-      try {
-        Files.writeString(stats, ownFigures(JsonWriter.pretty()).endObject().toJson(),
-            StandardCharsets.UTF_8);
-      } catch (Exception e) {
-        System.err.println("scale app: cannot write " + stats + ": " + e.getMessage());
-      }
-    }, "app-stop"));
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  app.close();
+                  try {
+                    Files.writeString(
+                        stats,
+                        ownFigures(JsonWriter.pretty()).endObject().toJson(),
+                        StandardCharsets.UTF_8);
+                  } catch (Exception e) {
+                    System.err.println("scale app: cannot write " + stats + ": " + e.getMessage());
+                  }
+                },
+                "app-stop"));
     writePort(o, app.uri().getPort());
     app.server().join();
   }
@@ -103,21 +115,32 @@ public final class ScaleProcess {
   private static void load(Map<String, String> o) throws Exception {
     int chats = integer(o, "--chats", "80");
     int logins = integer(o, "--logins", "50");
-    LoadGenerator load = new LoadGenerator(URI.create(required(o, "--target")), chats, logins,
-        duration(o, "--logins-after", "1s"), duration(o, "--timeout", "5m"));
+    LoadGenerator load =
+        new LoadGenerator(
+            URI.create(required(o, "--target")),
+            chats,
+            logins,
+            duration(o, "--logins-after", "1s"),
+            duration(o, "--timeout", "5m"));
     String startedFile = o.get("--started-file");
     if (startedFile != null) {
-      // Tells the script when the load's clock started, so it can look at the app at a known moment.
-      Thread watch = new Thread(() -> {
-        while (load.startedAtNanos().isEmpty()) {
-          java.util.concurrent.locks.LockSupport.parkNanos(1_000_000); // polling a field, 1 ms
-        }
-        try {
-          Files.writeString(Path.of(startedFile), "started", StandardCharsets.US_ASCII);
-        } catch (Exception e) {
-          System.err.println("scale load: cannot write " + startedFile + ": " + e.getMessage());
-        }
-      }, "load-started");
+      // Tells the script when the load's clock started, so it can look at the app at a known
+      // moment.
+      Thread watch =
+          new Thread(
+              () -> {
+                while (load.startedAtNanos().isEmpty()) {
+                  java.util.concurrent.locks.LockSupport.parkNanos(
+                      1_000_000); // polling a field, 1 ms
+                }
+                try {
+                  Files.writeString(Path.of(startedFile), "started", StandardCharsets.US_ASCII);
+                } catch (Exception e) {
+                  System.err.println(
+                      "scale load: cannot write " + startedFile + ": " + e.getMessage());
+                }
+              },
+              "load-started");
       watch.setDaemon(true);
       watch.start();
     }
@@ -172,8 +195,8 @@ public final class ScaleProcess {
   }
 
   private static void writePort(Map<String, String> o, int port) throws Exception {
-    Files.writeString(Path.of(required(o, "--port-file")), Integer.toString(port),
-        StandardCharsets.US_ASCII);
+    Files.writeString(
+        Path.of(required(o, "--port-file")), Integer.toString(port), StandardCharsets.US_ASCII);
   }
 
   private static String required(Map<String, String> o, String option) {
@@ -189,7 +212,8 @@ public final class ScaleProcess {
     try {
       return Integer.parseInt(value);
     } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(option + " must be a whole number but was '" + value + "'");
+      throw new IllegalArgumentException(
+          option + " must be a whole number but was '" + value + "'");
     }
   }
 
@@ -203,8 +227,11 @@ public final class ScaleProcess {
   }
 
   private static void usage(String problem) {
-    System.err.println("scale: " + problem + "; usage: ScaleProcess upstream|app|load --option value"
-        + " ... (see the class comment or bulkhead-benchmarks/scale-experiment.sh)");
+    System.err.println(
+        "scale: "
+            + problem
+            + "; usage: ScaleProcess upstream|app|load --option value"
+            + " ... (see the class comment or bulkhead-benchmarks/scale-experiment.sh)");
     System.exit(2);
   }
 }

@@ -29,7 +29,9 @@ final class OpenLoop {
 
   private final List<Stream> streams = new ArrayList<>();
 
-  /** Adds a stream of {@code perSecond} calls; {@code start} gets each call's due time (nanoTime). */
+  /**
+   * Adds a stream of {@code perSecond} calls; {@code start} gets each call's due time (nanoTime).
+   */
   OpenLoop add(double perSecond, LongConsumer start) {
     streams.add(new Stream(Math.max(1, (long) (TimeUnit.SECONDS.toNanos(1) / perSecond)), start));
     return this;

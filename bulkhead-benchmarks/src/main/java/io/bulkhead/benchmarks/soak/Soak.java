@@ -34,15 +34,15 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * The soak: the demo app (bulkhead mode) and the checkout-vs-reports pools, in one process, under a
  * mixed open-loop load for a long time, sampled for whatever grows. {@code /login} answers at once;
- * {@code /chat} calls a slow upstream that answers a fraction of calls with 500; checkout and report
- * queries run on a real PostgreSQL through split pools (checkout 6 connections with a queue of 40 and
- * 1 s of patience, reports 4 with none), whose compartments join the app's registry.
+ * {@code /chat} calls a slow upstream that answers a fraction of calls with 500; checkout and
+ * report queries run on a real PostgreSQL through split pools (checkout 6 connections with a queue
+ * of 40 and 1 s of patience, reports 4 with none), whose compartments join the app's registry.
  *
  * <p>Every sampling interval it forces a full collection and records the heap in use after it, the
- * live threads, the open file descriptors and the slots in flight of every compartment; every minute,
- * each workload's p99 (from when each call was due) and outcomes. It writes {@code samples.csv},
- * {@code minutes.csv}, {@code soak.svg} and {@code summary.md} (a verdict per series) into the
- * results directory. Run it with {@code bulkhead-benchmarks/soak}.
+ * live threads, the open file descriptors and the slots in flight of every compartment; every
+ * minute, each workload's p99 (from when each call was due) and outcomes. It writes {@code
+ * samples.csv}, {@code minutes.csv}, {@code soak.svg} and {@code summary.md} (a verdict per series)
+ * into the results directory. Run it with {@code bulkhead-benchmarks/soak}.
  */
 public final class Soak {
 
@@ -51,8 +51,10 @@ public final class Soak {
   private static final int CHECKOUT_POOL = 6;
   private static final int CHECKOUT_QUEUE = 40;
   private static final Duration CHECKOUT_WAIT = Duration.ofSeconds(1);
+
   /** Enough database workers that a call never waits for one: 40/s x 1 s of patience, and more. */
   private static final int DB_WORKERS = 96;
+
   private static final Duration HTTP_TIMEOUT = Duration.ofSeconds(30);
   private static final Duration DRAIN = Duration.ofSeconds(30);
   private static final long MINUTE_NANOS = TimeUnit.MINUTES.toNanos(1);
@@ -76,8 +78,11 @@ public final class Soak {
     try {
       run(options);
     } catch (SQLException | IOException | RuntimeException e) {
-      System.err.println("soak: failed: " + e.getClass().getSimpleName() + ": "
-          + String.valueOf(e.getMessage()).lines().findFirst().orElse(""));
+      System.err.println(
+          "soak: failed: "
+              + e.getClass().getSimpleName()
+              + ": "
+              + String.valueOf(e.getMessage()).lines().findFirst().orElse(""));
       System.exit(1);
     } catch (InterruptedException e) {
       System.err.println("soak: interrupted");
@@ -89,31 +94,45 @@ public final class Soak {
   static void run(SoakOptions o) throws SQLException, IOException, InterruptedException {
     Files.createDirectories(o.out);
     System.err.println("soak: " + o.describe());
-    LocalPostgres db = o.jdbcUrl != null ? LocalPostgres.at(o.jdbcUrl) : LocalPostgres.findOrStart();
+    LocalPostgres db =
+        o.jdbcUrl != null ? LocalPostgres.at(o.jdbcUrl) : LocalPostgres.findOrStart();
     ExecutorService dbWorkers = Executors.newFixedThreadPool(DB_WORKERS, daemon("soak-db-"));
     ExecutorService httpWorkers = Executors.newFixedThreadPool(4, daemon("soak-http-"));
-    HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-        .executor(httpWorkers).build();
+    HttpClient client =
+        HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).executor(httpWorkers).build();
     try (db;
         FakeUpstream upstream = FakeUpstream.start(0, o.upstreamDelay, o.upstreamFailures);
         DemoApp app = new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream.uri()));
         Probes probes = new Probes()) {
-      DatabasePools.Builder pools = DatabasePools.builder("soak")
-          .jdbcUrl(db.jdbcUrl())
-          .budget(DB_BUDGET)
-          .registry(app.registry())
-          .pool(PoolConfig.builder("checkout").size(CHECKOUT_POOL).maxQueue(CHECKOUT_QUEUE)
-              .maxWait(CHECKOUT_WAIT).build())
-          .pool(PoolConfig.builder("reports").size(DB_BUDGET - CHECKOUT_POOL).build());
+      DatabasePools.Builder pools =
+          DatabasePools.builder("soak")
+              .jdbcUrl(db.jdbcUrl())
+              .budget(DB_BUDGET)
+              .registry(app.registry())
+              .pool(
+                  PoolConfig.builder("checkout")
+                      .size(CHECKOUT_POOL)
+                      .maxQueue(CHECKOUT_QUEUE)
+                      .maxWait(CHECKOUT_WAIT)
+                      .build())
+              .pool(PoolConfig.builder("reports").size(DB_BUDGET - CHECKOUT_POOL).build());
       db.username().ifPresent(pools::username);
       try (DatabasePools dbPools = pools.open()) {
         app.start(0);
-        System.err.println("soak: app on " + app.uri() + ", compartments: "
-            + app.describeCompartments() + "; database " + db.description());
+        System.err.println(
+            "soak: app on "
+                + app.uri()
+                + ", compartments: "
+                + app.describeCompartments()
+                + "; database "
+                + db.description());
         SoakResult result = load(o, app, client, dbWorkers, dbPools, probes);
         SoakReport.write(o, result);
-        System.err.println("soak: wrote " + o.out.resolve("summary.md") + ", samples.csv,"
-            + " minutes.csv and soak.svg");
+        System.err.println(
+            "soak: wrote "
+                + o.out.resolve("summary.md")
+                + ", samples.csv,"
+                + " minutes.csv and soak.svg");
         System.out.print(Files.readString(o.out.resolve("summary.md")));
       }
     } finally {
@@ -122,8 +141,14 @@ public final class Soak {
     }
   }
 
-  private static SoakResult load(SoakOptions o, DemoApp app, HttpClient client,
-      ExecutorService dbWorkers, DatabasePools pools, Probes probes) throws InterruptedException {
+  private static SoakResult load(
+      SoakOptions o,
+      DemoApp app,
+      HttpClient client,
+      ExecutorService dbWorkers,
+      DatabasePools pools,
+      Probes probes)
+      throws InterruptedException {
     Workload login = new Workload("login");
     Workload chat = new Workload("chat");
     Workload checkout = new Workload("checkout");
@@ -133,13 +158,16 @@ public final class Soak {
     URI chatUri = app.uri().resolve("/chat");
     WorkloadPool checkoutPool = pools.pool("checkout");
     WorkloadPool reportsPool = pools.pool("reports");
-    OpenLoop loop = new OpenLoop()
-        .add(o.loginsPerSecond, due -> http(client, loginUri, login, due))
-        .add(o.chatsPerSecond, due -> http(client, chatUri, chat, due))
-        .add(o.checkoutsPerSecond,
-            due -> dbWorkers.execute(() -> query(checkoutPool, o.checkoutQuery, checkout, due)))
-        .add(o.reportsPerSecond,
-            due -> dbWorkers.execute(() -> query(reportsPool, o.reportQuery, report, due)));
+    OpenLoop loop =
+        new OpenLoop()
+            .add(o.loginsPerSecond, due -> http(client, loginUri, login, due))
+            .add(o.chatsPerSecond, due -> http(client, chatUri, chat, due))
+            .add(
+                o.checkoutsPerSecond,
+                due -> dbWorkers.execute(() -> query(checkoutPool, o.checkoutQuery, checkout, due)))
+            .add(
+                o.reportsPerSecond,
+                due -> dbWorkers.execute(() -> query(reportsPool, o.reportQuery, report, due)));
 
     List<Compartment> compartments = app.registry().all();
     List<String> names = new ArrayList<>();
@@ -169,8 +197,8 @@ public final class Soak {
         nextSample += every;
       }
       if (next == nextMinute || next == end) {
-        minutes.add(new SoakResult.Minute(minutes.size() + 1, (next - start) / 1e9,
-            intervals(workloads)));
+        minutes.add(
+            new SoakResult.Minute(minutes.size() + 1, (next - start) / 1e9, intervals(workloads)));
         nextMinute += MINUTE_NANOS;
       }
       if (next == end) {
@@ -179,8 +207,10 @@ public final class Soak {
     }
     dispatcher.join();
     String loadAfter = Probes.loadAverage();
-    System.err.println("soak: load over; waiting up to " + Quantities.formatDuration(DRAIN)
-        + " for the calls in flight");
+    System.err.println(
+        "soak: load over; waiting up to "
+            + Quantities.formatDuration(DRAIN)
+            + " for the calls in flight");
     long drainEnd = System.nanoTime() + DRAIN.toNanos();
     while (inFlight(compartments) > 0 && System.nanoTime() - drainEnd < 0) {
       LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
@@ -205,40 +235,44 @@ public final class Soak {
     return sum;
   }
 
-  private static SoakResult.Sample sample(Probes probes, List<Compartment> compartments,
-      double atSeconds) throws InterruptedException {
+  private static SoakResult.Sample sample(
+      Probes probes, List<Compartment> compartments, double atSeconds) throws InterruptedException {
     long heap = probes.heapAfterFullGc();
     Map<String, Integer> inFlight = new LinkedHashMap<>();
     for (Compartment c : compartments) {
       inFlight.put(c.name(), c.stats().inFlight());
     }
-    return new SoakResult.Sample(atSeconds, heap, Probes.liveThreads(),
-        Probes.openFileDescriptors(), inFlight);
+    return new SoakResult.Sample(
+        atSeconds, heap, Probes.liveThreads(), Probes.openFileDescriptors(), inFlight);
   }
 
   private static void http(HttpClient client, URI uri, Workload w, long due) {
-    client.sendAsync(HttpRequest.newBuilder(uri).timeout(HTTP_TIMEOUT).build(),
+    client
+        .sendAsync(
+            HttpRequest.newBuilder(uri).timeout(HTTP_TIMEOUT).build(),
             HttpResponse.BodyHandlers.discarding())
-        .whenComplete((response, failure) -> {
-          Workload.Outcome outcome;
-          if (failure != null) {
-            outcome = Workload.Outcome.FAILED;
-          } else if (response.statusCode() == 200) {
-            outcome = Workload.Outcome.OK;
-          } else if (response.statusCode() == 503) {
-            outcome = Workload.Outcome.REJECTED;
-          } else if (response.statusCode() == 504) {
-            outcome = Workload.Outcome.TIMED_OUT;
-          } else {
-            outcome = Workload.Outcome.FAILED;
-          }
-          w.record(due, System.nanoTime(), outcome);
-        });
+        .whenComplete(
+            (response, failure) -> {
+              Workload.Outcome outcome;
+              if (failure != null) {
+                outcome = Workload.Outcome.FAILED;
+              } else if (response.statusCode() == 200) {
+                outcome = Workload.Outcome.OK;
+              } else if (response.statusCode() == 503) {
+                outcome = Workload.Outcome.REJECTED;
+              } else if (response.statusCode() == 504) {
+                outcome = Workload.Outcome.TIMED_OUT;
+              } else {
+                outcome = Workload.Outcome.FAILED;
+              }
+              w.record(due, System.nanoTime(), outcome);
+            });
   }
 
   private static void query(WorkloadPool pool, Duration query, Workload w, long due) {
     Workload.Outcome outcome;
-    try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(SLEEP)) {
+    try (Connection c = pool.getConnection();
+        PreparedStatement ps = c.prepareStatement(SLEEP)) {
       ps.setDouble(1, query.toNanos() / 1e9);
       ps.execute();
       outcome = Workload.Outcome.OK;

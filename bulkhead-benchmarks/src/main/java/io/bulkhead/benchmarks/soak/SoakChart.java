@@ -34,8 +34,10 @@ final class SoakChart {
     List<List<Series>> panels = new ArrayList<>();
     List<String> titles = new ArrayList<>();
     titles.add("heap in use after each full GC (MB)");
-    panels.add(List.of(samples(r, "heap", s -> s.heapAfterFullGc() < 0 ? Double.NaN
-        : s.heapAfterFullGc() / MB)));
+    panels.add(
+        List.of(
+            samples(
+                r, "heap", s -> s.heapAfterFullGc() < 0 ? Double.NaN : s.heapAfterFullGc() / MB)));
     titles.add("live threads (whole process)");
     panels.add(List.of(samples(r, "threads", SoakResult.Sample::threads)));
     titles.add("open file descriptors (whole process)");
@@ -63,14 +65,28 @@ final class SoakChart {
 
     int height = TOP + panels.size() * (PLOT_H + GAP) + 10;
     StringBuilder h = new StringBuilder(64 * 1024);
-    h.append("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"").append(WIDTH)
-        .append("\" height=\"").append(height).append("\" viewBox=\"0 0 ").append(WIDTH)
-        .append(' ').append(height).append("\" font-family=\"system-ui,-apple-system,Segoe UI,"
-            + "Roboto,sans-serif\" font-size=\"12\" role=\"img\" aria-label=\"Heap after full GC,"
-            + " threads, file descriptors, slots in flight and p99 over the soak\">\n");
+    h.append("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"")
+        .append(WIDTH)
+        .append("\" height=\"")
+        .append(height)
+        .append("\" viewBox=\"0 0 ")
+        .append(WIDTH)
+        .append(' ')
+        .append(height)
+        .append(
+            "\" font-family=\"system-ui,-apple-system,Segoe UI,"
+                + "Roboto,sans-serif\" font-size=\"12\" role=\"img\" aria-label=\"Heap after full GC,"
+                + " threads, file descriptors, slots in flight and p99 over the soak\">\n");
     h.append("<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
-    h.append(text(LEFT, 24, "start", INK, "15", "600",
-        "Soak: does anything grow under long mixed load?"));
+    h.append(
+        text(
+            LEFT,
+            24,
+            "start",
+            INK,
+            "15",
+            "600",
+            "Soak: does anything grow under long mixed load?"));
     // The setup in two lines at most: one would run past the right edge.
     String setup = r.options().describe() + ".";
     int cut = setup.lastIndexOf(' ', SUBTITLE_CHARS);
@@ -87,8 +103,8 @@ final class SoakChart {
     return h.toString();
   }
 
-  private static Series samples(SoakResult r, String label,
-      ToDoubleFunction<SoakResult.Sample> value) {
+  private static Series samples(
+      SoakResult r, String label, ToDoubleFunction<SoakResult.Sample> value) {
     double[] xs = new double[r.samples().size()];
     double[] ys = new double[xs.length];
     for (int i = 0; i < xs.length; i++) {
@@ -99,8 +115,8 @@ final class SoakChart {
     return new Series(label, xs, ys);
   }
 
-  private static void panel(StringBuilder h, int top, double xMax, String title,
-      List<Series> series) {
+  private static void panel(
+      StringBuilder h, int top, double xMax, String title, List<Series> series) {
     double peak = 0;
     for (Series s : series) {
       for (double y : s.ys()) {
@@ -112,8 +128,14 @@ final class SoakChart {
     double yStep = niceStep(peak);
     double yMax = Math.max(yStep, Math.ceil(peak * 1.1 / yStep) * yStep);
     h.append(text(LEFT, top - 10, "start", INK, "13", "600", title));
-    h.append("<rect x=\"").append(LEFT).append("\" y=\"").append(top).append("\" width=\"")
-        .append(PLOT_W).append("\" height=\"").append(PLOT_H)
+    h.append("<rect x=\"")
+        .append(LEFT)
+        .append("\" y=\"")
+        .append(top)
+        .append("\" width=\"")
+        .append(PLOT_W)
+        .append("\" height=\"")
+        .append(PLOT_H)
         .append("\" fill=\"#fbfbfc\" stroke=\"#d0d7de\"/>\n");
     for (double v = 0; v <= yMax + 1e-9; v += yStep) {
       double y = top + PLOT_H - v / yMax * PLOT_H;
@@ -138,12 +160,15 @@ final class SoakChart {
         double y = top + PLOT_H - Math.min(s.ys()[k], yMax) / yMax * PLOT_H;
         d.append(d.length() == 0 ? "M" : " L").append(f(x)).append(' ').append(f(y));
       }
-      h.append("<path fill=\"none\" stroke=\"").append(color)
-          .append("\" stroke-width=\"2\" stroke-linejoin=\"round\" d=\"").append(d)
+      h.append("<path fill=\"none\" stroke=\"")
+          .append(color)
+          .append("\" stroke-width=\"2\" stroke-linejoin=\"round\" d=\"")
+          .append(d)
           .append("\"/>\n");
       double ly = top + 14 + i * 16;
-      h.append(line(LEFT + PLOT_W + 10, ly - 4, LEFT + PLOT_W + 28, ly - 4, color)
-          .replace("/>", " stroke-width=\"3\"/>"));
+      h.append(
+          line(LEFT + PLOT_W + 10, ly - 4, LEFT + PLOT_W + 28, ly - 4, color)
+              .replace("/>", " stroke-width=\"3\"/>"));
       h.append(text(LEFT + PLOT_W + 34, ly, "start", INK, "11", "400", s.label()));
     }
   }
@@ -161,14 +186,35 @@ final class SoakChart {
   }
 
   private static String line(double x1, double y1, double x2, double y2, String stroke) {
-    return "<line x1=\"" + f(x1) + "\" y1=\"" + f(y1) + "\" x2=\"" + f(x2) + "\" y2=\"" + f(y2)
-        + "\" stroke=\"" + stroke + "\"/>\n";
+    return "<line x1=\""
+        + f(x1)
+        + "\" y1=\""
+        + f(y1)
+        + "\" x2=\""
+        + f(x2)
+        + "\" y2=\""
+        + f(y2)
+        + "\" stroke=\""
+        + stroke
+        + "\"/>\n";
   }
 
-  private static String text(double x, double y, String anchor, String fill, String size,
-      String weight, String content) {
-    return "<text x=\"" + f(x) + "\" y=\"" + f(y) + "\" text-anchor=\"" + anchor + "\" fill=\""
-        + fill + "\" font-size=\"" + size + "\" font-weight=\"" + weight + "\">" + esc(content)
+  private static String text(
+      double x, double y, String anchor, String fill, String size, String weight, String content) {
+    return "<text x=\""
+        + f(x)
+        + "\" y=\""
+        + f(y)
+        + "\" text-anchor=\""
+        + anchor
+        + "\" fill=\""
+        + fill
+        + "\" font-size=\""
+        + size
+        + "\" font-weight=\""
+        + weight
+        + "\">"
+        + esc(content)
         + "</text>\n";
   }
 
@@ -181,7 +227,9 @@ final class SoakChart {
   }
 
   private static String esc(String s) {
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return s.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
         .replace("\"", "&quot;");
   }
 }

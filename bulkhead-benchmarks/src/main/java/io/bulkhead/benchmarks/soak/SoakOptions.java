@@ -11,9 +11,10 @@ import java.util.Locale;
  */
 final class SoakOptions {
 
-  static final String USAGE = "usage: soak [--duration 10m] [--sample-every 10s] [--logins 50/s]"
-      + " [--chats 20/s] [--checkouts 20/s] [--reports 2/s] [--upstream-delay 300ms]"
-      + " [--upstream-failures 0.05] [--jdbc-url URL] [--out DIR]";
+  static final String USAGE =
+      "usage: soak [--duration 10m] [--sample-every 10s] [--logins 50/s]"
+          + " [--chats 20/s] [--checkouts 20/s] [--reports 2/s] [--upstream-delay 300ms]"
+          + " [--upstream-failures 0.05] [--jdbc-url URL] [--out DIR]";
 
   private static final Duration MAX_DURATION = Duration.ofHours(24);
   private static final double MAX_RATE = 1000;
@@ -26,8 +27,13 @@ final class SoakOptions {
   double reportsPerSecond = 2;
   Duration upstreamDelay = Duration.ofMillis(300);
   double upstreamFailures = 0.05;
-  /** The checkout query (pg_sleep) and the report query: the checkout-vs-reports outage's healthy ones. */
+
+  /**
+   * The checkout query (pg_sleep) and the report query: the checkout-vs-reports outage's healthy
+   * ones.
+   */
   Duration checkoutQuery = Duration.ofMillis(50);
+
   Duration reportQuery = Duration.ofMillis(1500);
   String jdbcUrl; // null: 127.0.0.1:5432/test, or an embedded PostgreSQL when none answers
   Path out = Path.of("bulkhead-benchmarks/target/soak");
@@ -45,8 +51,8 @@ final class SoakOptions {
         return null;
       }
       if (i + 1 >= args.length) {
-        throw new IllegalArgumentException(name.startsWith("--")
-            ? name + " needs a value" : "unexpected argument '" + name + "'");
+        throw new IllegalArgumentException(
+            name.startsWith("--") ? name + " needs a value" : "unexpected argument '" + name + "'");
       }
       String value = args[++i];
       switch (name) {
@@ -85,8 +91,12 @@ final class SoakOptions {
       }
     }
     if (o.sampleEvery.compareTo(o.duration) > 0) {
-      throw new IllegalArgumentException("--sample-every (" + Quantities.formatDuration(o.sampleEvery)
-          + ") must not be longer than --duration (" + Quantities.formatDuration(o.duration) + ")");
+      throw new IllegalArgumentException(
+          "--sample-every ("
+              + Quantities.formatDuration(o.sampleEvery)
+              + ") must not be longer than --duration ("
+              + Quantities.formatDuration(o.duration)
+              + ")");
     }
     return o;
   }
@@ -99,8 +109,14 @@ final class SoakOptions {
       throw new IllegalArgumentException(option + ": " + e.getMessage(), e);
     }
     if (d.compareTo(min) < 0 || d.compareTo(max) > 0) {
-      throw new IllegalArgumentException(option + " must be from " + Quantities.formatDuration(min)
-          + " to " + Quantities.formatDuration(max) + " but was " + value);
+      throw new IllegalArgumentException(
+          option
+              + " must be from "
+              + Quantities.formatDuration(min)
+              + " to "
+              + Quantities.formatDuration(max)
+              + " but was "
+              + value);
     }
     return d;
   }
@@ -113,8 +129,8 @@ final class SoakOptions {
       throw new IllegalArgumentException(option + ": " + e.getMessage(), e);
     }
     if (!(r > 0 && r <= MAX_RATE)) {
-      throw new IllegalArgumentException(option + " must be above 0 and at most "
-          + (int) MAX_RATE + "/s but was " + value);
+      throw new IllegalArgumentException(
+          option + " must be above 0 and at most " + (int) MAX_RATE + "/s but was " + value);
     }
     return r;
   }
@@ -124,8 +140,8 @@ final class SoakOptions {
     try {
       f = Double.parseDouble(value.trim());
     } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(option + " must be a number from 0 to 1 but was '"
-          + value + "'");
+      throw new IllegalArgumentException(
+          option + " must be a number from 0 to 1 but was '" + value + "'");
     }
     if (!(f >= 0 && f <= 1)) {
       throw new IllegalArgumentException(option + " must be from 0 to 1 but was " + value);
@@ -134,12 +150,19 @@ final class SoakOptions {
   }
 
   String describe() {
-    return String.format(Locale.ROOT, "%s of open-loop load: /login %s, /chat %s (upstream %s,"
+    return String.format(
+        Locale.ROOT,
+        "%s of open-loop load: /login %s, /chat %s (upstream %s,"
             + " %.0f%% answered 500), checkout %s (%s query), reports %s (%s query); sampled every %s",
-        Quantities.formatDuration(duration), Quantities.formatRate(loginsPerSecond),
-        Quantities.formatRate(chatsPerSecond), Quantities.formatDuration(upstreamDelay),
-        upstreamFailures * 100, Quantities.formatRate(checkoutsPerSecond),
-        Quantities.formatDuration(checkoutQuery), Quantities.formatRate(reportsPerSecond),
-        Quantities.formatDuration(reportQuery), Quantities.formatDuration(sampleEvery));
+        Quantities.formatDuration(duration),
+        Quantities.formatRate(loginsPerSecond),
+        Quantities.formatRate(chatsPerSecond),
+        Quantities.formatDuration(upstreamDelay),
+        upstreamFailures * 100,
+        Quantities.formatRate(checkoutsPerSecond),
+        Quantities.formatDuration(checkoutQuery),
+        Quantities.formatRate(reportsPerSecond),
+        Quantities.formatDuration(reportQuery),
+        Quantities.formatDuration(sampleEvery));
   }
 }

@@ -11,8 +11,14 @@ import java.util.Map;
  * @param loadBefore the machine's load averages (1, 5, 15 minutes) when the load started
  * @param loadAfter the same when it ended: other processes on the machine widen every latency
  */
-record SoakResult(SoakOptions options, List<String> compartmentNames, List<Sample> samples,
-    List<Minute> minutes, Sample after, String loadBefore, String loadAfter) {
+record SoakResult(
+    SoakOptions options,
+    List<String> compartmentNames,
+    List<Sample> samples,
+    List<Minute> minutes,
+    Sample after,
+    String loadBefore,
+    String loadAfter) {
 
   /** The workloads of each minute, in this order. */
   static final List<String> WORKLOADS = List.of("login", "chat", "checkout", "report");
@@ -28,7 +34,11 @@ record SoakResult(SoakOptions options, List<String> compartmentNames, List<Sampl
    * @param heapAfterFullGc bytes in use after the full collection the sample asked for (-1: none
    *     reported)
    */
-  record Sample(double atSeconds, long heapAfterFullGc, int threads, int fileDescriptors,
+  record Sample(
+      double atSeconds,
+      long heapAfterFullGc,
+      int threads,
+      int fileDescriptors,
       Map<String, Integer> inFlight) {}
 
   /** One minute of calls (the last may be shorter), per workload in {@link #WORKLOADS} order. */

@@ -12,14 +12,22 @@ import java.util.Locale;
  * @param slopePerMinute the fitted line's slope, in the series' unit per minute
  * @param rise the fitted line's rise from the first point to the last
  * @param tolerance the largest rise still called flat
- * @param first the first point's value, and {@code last} the last one's: a step early in the run
- *     (a pool filling once) and a steady climb can have the same slope, not the same shape
+ * @param first the first point's value, and {@code last} the last one's: a step early in the run (a
+ *     pool filling once) and a steady climb can have the same slope, not the same shape
  */
-record Trend(String series, String unit, int points, double mean, double slopePerMinute,
-    double rise, double tolerance, double first, double last) {
+record Trend(
+    String series,
+    String unit,
+    int points,
+    double mean,
+    double slopePerMinute,
+    double rise,
+    double tolerance,
+    double first,
+    double last) {
 
-  static Trend fit(String series, String unit, List<double[]> minuteAndValue, double absolute,
-      double relative) {
+  static Trend fit(
+      String series, String unit, List<double[]> minuteAndValue, double absolute, double relative) {
     int n = minuteAndValue.size();
     double sx = 0;
     double sy = 0;
@@ -37,8 +45,15 @@ record Trend(String series, String unit, int points, double mean, double slopePe
     }
     double slope = sxx == 0 ? 0 : sxy / sxx;
     double span = n < 2 ? 0 : minuteAndValue.get(n - 1)[0] - minuteAndValue.get(0)[0];
-    return new Trend(series, unit, n, my, slope, slope * span,
-        Math.max(absolute, relative * Math.abs(my)), n == 0 ? Double.NaN : minuteAndValue.get(0)[1],
+    return new Trend(
+        series,
+        unit,
+        n,
+        my,
+        slope,
+        slope * span,
+        Math.max(absolute, relative * Math.abs(my)),
+        n == 0 ? Double.NaN : minuteAndValue.get(0)[1],
         n == 0 ? Double.NaN : minuteAndValue.get(n - 1)[1]);
   }
 
@@ -50,13 +65,24 @@ record Trend(String series, String unit, int points, double mean, double slopePe
     if (points < 3) {
       return "too few points to judge (" + points + ")";
     }
-    String fitted = String.format(Locale.ROOT, "slope %+.3g %s/min, rise %+.3g %s over the run",
-        slopePerMinute, unit, rise, unit);
+    String fitted =
+        String.format(
+            Locale.ROOT,
+            "slope %+.3g %s/min, rise %+.3g %s over the run",
+            slopePerMinute,
+            unit,
+            rise,
+            unit);
     if (flat()) {
-      return String.format(Locale.ROOT, "**flat** (%s; tolerance ±%.3g %s)", fitted, tolerance,
-          unit);
+      return String.format(
+          Locale.ROOT, "**flat** (%s; tolerance ±%.3g %s)", fitted, tolerance, unit);
     }
-    return String.format(Locale.ROOT, "**%s** (%s; tolerance ±%.3g %s)",
-        rise > 0 ? "growing" : "falling", fitted, tolerance, unit);
+    return String.format(
+        Locale.ROOT,
+        "**%s** (%s; tolerance ±%.3g %s)",
+        rise > 0 ? "growing" : "falling",
+        fitted,
+        tolerance,
+        unit);
   }
 }

@@ -19,7 +19,10 @@ final class Workload {
 
   /** How a call ended. */
   enum Outcome {
-    OK, REJECTED, TIMED_OUT, FAILED
+    OK,
+    REJECTED,
+    TIMED_OUT,
+    FAILED
   }
 
   private static final long HIGHEST_NANOS = TimeUnit.MINUTES.toNanos(5);
@@ -48,8 +51,10 @@ final class Workload {
     for (int i = 0; i < counts.length; i++) {
       counts[i] = outcomes[i].sumThenReset();
     }
-    return new Interval(h.getTotalCount(), h.getTotalCount() == 0 ? Double.NaN
-        : h.getValueAtPercentile(99) / 1e6, counts);
+    return new Interval(
+        h.getTotalCount(),
+        h.getTotalCount() == 0 ? Double.NaN : h.getValueAtPercentile(99) / 1e6,
+        counts);
   }
 
   /** The calls of one minute: how many finished, their p99 in ms (NaN if none), by outcome. */

@@ -13,7 +13,8 @@ class OpenLoopTest {
 
   @Test
   void callsDueWhileTheDispatcherWasLateStartBackToBackWithTheirOwnDueTimes() {
-    // The whole window lies in the past, as after a stall: every call is overdue, so the loop starts
+    // The whole window lies in the past, as after a stall: every call is overdue, so the loop
+    // starts
     // them all at once, in due order, without waiting for anything.
     long start = System.nanoTime() - 2_000 * MS;
     long end = start + 1_000 * MS;
@@ -21,14 +22,18 @@ class OpenLoopTest {
     List<Long> slow = new ArrayList<>();
     List<String> order = new ArrayList<>();
     new OpenLoop()
-        .add(10, due -> {
-          fast.add(due);
-          order.add("fast");
-        })
-        .add(2, due -> {
-          slow.add(due);
-          order.add("slow");
-        })
+        .add(
+            10,
+            due -> {
+              fast.add(due);
+              order.add("fast");
+            })
+        .add(
+            2,
+            due -> {
+              slow.add(due);
+              order.add("slow");
+            })
         .run(start, end);
 
     assertThat(fast).hasSize(10);

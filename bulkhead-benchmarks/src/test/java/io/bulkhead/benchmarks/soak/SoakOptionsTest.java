@@ -18,9 +18,28 @@ class SoakOptionsTest {
 
   @Test
   void readsEveryOption() {
-    SoakOptions o = SoakOptions.parse(new String[] {"--duration", "1h", "--sample-every", "5s",
-        "--logins", "100/s", "--chats", "600/min", "--checkouts", "30/s", "--reports", "1/s",
-        "--upstream-delay", "1s", "--upstream-failures", "0.2", "--out", "/tmp/x"});
+    SoakOptions o =
+        SoakOptions.parse(
+            new String[] {
+              "--duration",
+              "1h",
+              "--sample-every",
+              "5s",
+              "--logins",
+              "100/s",
+              "--chats",
+              "600/min",
+              "--checkouts",
+              "30/s",
+              "--reports",
+              "1/s",
+              "--upstream-delay",
+              "1s",
+              "--upstream-failures",
+              "0.2",
+              "--out",
+              "/tmp/x"
+            });
     assertThat(o.duration).isEqualTo(Duration.ofHours(1));
     assertThat(o.chatsPerSecond).isEqualTo(10);
     assertThat(o.upstreamFailures).isEqualTo(0.2);
@@ -35,8 +54,8 @@ class SoakOptionsTest {
         .hasMessage("--chats must be above 0 and at most 1000/s but was 2000000000/s");
     assertThatThrownBy(() -> SoakOptions.parse(new String[] {"--duration", "PT2000000H"}))
         .hasMessage("--duration must be from 10s to 24h but was PT2000000H");
-    assertThatThrownBy(() -> SoakOptions.parse(new String[] {"--duration", "20s",
-        "--sample-every", "30s"}))
+    assertThatThrownBy(
+            () -> SoakOptions.parse(new String[] {"--duration", "20s", "--sample-every", "30s"}))
         .hasMessage("--sample-every (30s) must not be longer than --duration (20s)");
     assertThatThrownBy(() -> SoakOptions.parse(new String[] {"--duration"}))
         .hasMessage("--duration needs a value");

@@ -13,7 +13,8 @@ class TrendTest {
     List<double[]> points = new ArrayList<>();
     for (int i = 0; i <= minutes * 6; i++) {
       double minute = i / 6.0;
-      points.add(new double[] {minute, start + perMinute * minute + (i % 2 == 0 ? wobble : -wobble)});
+      points.add(
+          new double[] {minute, start + perMinute * minute + (i % 2 == 0 ? wobble : -wobble)});
     }
     return points;
   }
@@ -43,8 +44,8 @@ class TrendTest {
 
   @Test
   void tooFewPointsAreNotJudged() {
-    Trend t = Trend.fit("chat p99", "ms", List.of(new double[] {2, 300}, new double[] {3, 900}),
-        5, 0.25);
+    Trend t =
+        Trend.fit("chat p99", "ms", List.of(new double[] {2, 300}, new double[] {3, 900}), 5, 0.25);
     assertThat(t.verdict()).isEqualTo("too few points to judge (2)");
   }
 }

@@ -30,8 +30,8 @@ import java.util.function.ToIntFunction;
 
 /**
  * Micrometer gauges for the connection pools of one {@link DatabasePools}: the connections each
- * workload's HikariCP pool has handed out, has idle and has open, and the threads waiting inside it for
- * one.
+ * workload's HikariCP pool has handed out, has idle and has open, and the threads waiting inside it
+ * for one.
  *
  * <pre>{@code
  * BulkheadRegistry registry = BulkheadRegistry.create();
@@ -41,11 +41,12 @@ import java.util.function.ToIntFunction;
  * DatabasePoolMetrics.of(db).bindTo(meterRegistry);          // each pool's connections
  * }</pre>
  *
- * <p>Every gauge carries the tag {@value #NAME_TAG} with the pool's qualified name
- * ({@code orders.checkout}), which is also the name of the compartment in front of it, so the two
- * families line up: {@code bulkhead_pool_connections_active / bulkhead_limit} is how full a pool is,
- * and {@code bulkhead_rejected_total} counts the callers it turned away. The gauges, as Micrometer and
+ * <p>Every gauge carries the tag {@value #NAME_TAG} with the pool's qualified name ({@code
+ * orders.checkout}), which is also the name of the compartment in front of it, so the two families
+ * line up: {@code bulkhead_pool_connections_active / bulkhead_limit} is how full a pool is, and
+ * {@code bulkhead_rejected_total} counts the callers it turned away. The gauges, as Micrometer and
  * as Prometheus spell them:
+ *
  * <table>
  *   <caption>Gauges</caption>
  *   <tr><th>Micrometer</th><th>Prometheus</th><th>{@link PoolStats}</th></tr>
@@ -60,14 +61,14 @@ import java.util.function.ToIntFunction;
  * </table>
  *
  * <p>The open connections are not called "total": Prometheus reserves the {@code _total} suffix for
- * counters, and its client drops it from a gauge's name ({@code bulkhead.pool.total} would be exported
- * as {@code bulkhead_pool}).
+ * counters, and its client drops it from a gauge's name ({@code bulkhead.pool.total} would be
+ * exported as {@code bulkhead_pool}).
  *
- * <p>Each gauge reads {@link WorkloadPool#stats()} when the registry polls it, so it costs nothing on
- * the connection path. A closed pool reads zero connections; close this binder when you close the
- * pools, to remove its gauges. The pools' compartments are not this binder's: give the pools a
- * registry ({@link DatabasePools.Builder#registry}) and bind {@code BulkheadMetrics.of(registry)} from
- * {@code bulkhead-micrometer}, which also removes their meters when the pools close.
+ * <p>Each gauge reads {@link WorkloadPool#stats()} when the registry polls it, so it costs nothing
+ * on the connection path. A closed pool reads zero connections; close this binder when you close
+ * the pools, to remove its gauges. The pools' compartments are not this binder's: give the pools a
+ * registry ({@link DatabasePools.Builder#registry}) and bind {@code BulkheadMetrics.of(registry)}
+ * from {@code bulkhead-micrometer}, which also removes their meters when the pools close.
  *
  * <p>Micrometer knows a meter by its name and tags only: bind one binder per {@code DatabasePools}
  * to a registry, and close it before binding pools that reuse the same qualified names, or the new
@@ -80,12 +81,19 @@ public final class DatabasePoolMetrics implements MeterBinder, AutoCloseable {
 
   /** Gauge: connections handed out and not yet returned. */
   public static final String CONNECTIONS_ACTIVE = "bulkhead.pool.connections.active";
+
   /** Gauge: open connections ready to be handed out. */
   public static final String CONNECTIONS_IDLE = "bulkhead.pool.connections.idle";
+
   /** Gauge: open connections, active and idle. */
   public static final String CONNECTIONS_OPEN = "bulkhead.pool.connections.open";
-  /** Gauge: threads inside HikariCP waiting for a connection (its {@code threadsAwaitingConnection}). */
+
+  /**
+   * Gauge: threads inside HikariCP waiting for a connection (its {@code
+   * threadsAwaitingConnection}).
+   */
   public static final String THREADS_AWAITING = "bulkhead.pool.threads.awaiting";
+
   /** The tag carrying the pool's qualified name, which is also its compartment's name. */
   public static final String NAME_TAG = "name";
 
@@ -114,19 +122,41 @@ public final class DatabasePoolMetrics implements MeterBinder, AutoCloseable {
     lock.lock();
     try {
       if (closed) {
-        throw new IllegalStateException("DatabasePoolMetrics of database '" + pools.name()
-            + "' was closed; create a new one to bind again");
+        throw new IllegalStateException(
+            "DatabasePoolMetrics of database '"
+                + pools.name()
+                + "' was closed; create a new one to bind again");
       }
       List<Meter> meters = new ArrayList<>();
       for (WorkloadPool pool : pools.pools()) {
-        meters.add(gauge(meterRegistry, pool, CONNECTIONS_ACTIVE, PoolStats::active,
-            "Connections handed out and not yet returned"));
-        meters.add(gauge(meterRegistry, pool, CONNECTIONS_IDLE, PoolStats::idle,
-            "Open connections ready to be handed out"));
-        meters.add(gauge(meterRegistry, pool, CONNECTIONS_OPEN, PoolStats::total,
-            "Open connections, active and idle"));
-        meters.add(gauge(meterRegistry, pool, THREADS_AWAITING, PoolStats::waiting,
-            "Threads inside the pool waiting for a connection"));
+        meters.add(
+            gauge(
+                meterRegistry,
+                pool,
+                CONNECTIONS_ACTIVE,
+                PoolStats::active,
+                "Connections handed out and not yet returned"));
+        meters.add(
+            gauge(
+                meterRegistry,
+                pool,
+                CONNECTIONS_IDLE,
+                PoolStats::idle,
+                "Open connections ready to be handed out"));
+        meters.add(
+            gauge(
+                meterRegistry,
+                pool,
+                CONNECTIONS_OPEN,
+                PoolStats::total,
+                "Open connections, active and idle"));
+        meters.add(
+            gauge(
+                meterRegistry,
+                pool,
+                THREADS_AWAITING,
+                PoolStats::waiting,
+                "Threads inside the pool waiting for a connection"));
       }
       bindings.add(new Binding(meterRegistry, meters));
     } finally {
@@ -151,8 +181,12 @@ public final class DatabasePoolMetrics implements MeterBinder, AutoCloseable {
     }
   }
 
-  private static Gauge gauge(MeterRegistry registry, WorkloadPool pool, String name,
-      ToIntFunction<PoolStats> figure, String description) {
+  private static Gauge gauge(
+      MeterRegistry registry,
+      WorkloadPool pool,
+      String name,
+      ToIntFunction<PoolStats> figure,
+      String description) {
     return Gauge.builder(name, pool, p -> figure.applyAsInt(p.stats()))
         .description(description)
         .tag(NAME_TAG, pool.qualifiedName())

@@ -1,6 +1,6 @@
 /**
- * Micrometer gauges for per-workload connection pools:
- * {@link io.bulkhead.jdbc.micrometer.DatabasePoolMetrics}. Needs {@code micrometer-core}, an optional
+ * Micrometer gauges for per-workload connection pools: {@link
+ * io.bulkhead.jdbc.micrometer.DatabasePoolMetrics}. Needs {@code micrometer-core}, an optional
  * dependency of {@code bulkhead-jdbc}; nothing else in the module refers to Micrometer.
  */
 @NullMarked

@@ -27,9 +27,9 @@ import java.util.function.ToDoubleFunction;
  */
 
 /**
- * Micrometer meters for what a fleet compartment adds to an ordinary one: its fallback switches, the
- * calls its fallback policy refused, the calls that timed out waiting for a lease, the leases it lost,
- * whether it admits by its fallback policy now, and the leases it holds.
+ * Micrometer meters for what a fleet compartment adds to an ordinary one: its fallback switches,
+ * the calls its fallback policy refused, the calls that timed out waiting for a lease, the leases
+ * it lost, whether it admits by its fallback policy now, and the leases it holds.
  *
  * <pre>{@code
  * FleetBulkhead llm = fleet.builder("llm").limit(10).build();
@@ -41,6 +41,7 @@ import java.util.function.ToDoubleFunction;
  * <p>Every meter carries the tag {@value #NAME_TAG} with the compartment's name, as the compartment
  * meters of {@code bulkhead-micrometer} do, so the two families line up. As Micrometer and as
  * Prometheus spell them:
+ *
  * <table>
  *   <caption>Meters</caption>
  *   <tr><th>Micrometer</th><th>type</th><th>Prometheus</th><th>{@link FleetStats}</th></tr>
@@ -61,15 +62,15 @@ import java.util.function.ToDoubleFunction;
  *       <td>{@link FleetStats#leasesHeld()}</td></tr>
  * </table>
  *
- * <p>The two counters of refusals are a breakdown, not more rejections: a fleet compartment counts a
- * call refused by its fallback policy, or one that waited for a lease past its {@code maxWait}, as any
- * compartment counts a rejection, so each call they count is also in {@code bulkhead.rejected} with
- * {@code reason} {@code queue_full} or {@code wait_timeout}.
+ * <p>The two counters of refusals are a breakdown, not more rejections: a fleet compartment counts
+ * a call refused by its fallback policy, or one that waited for a lease past its {@code maxWait},
+ * as any compartment counts a rejection, so each call they count is also in {@code
+ * bulkhead.rejected} with {@code reason} {@code queue_full} or {@code wait_timeout}.
  *
  * <p>Each meter reads {@link FleetBulkhead#fleetStats()} when the registry polls it, so it costs
- * nothing on the call path; counters are cumulative since the compartment was built. Close this binder
- * to remove its meters. Micrometer knows a meter by its name and tags only: bind one binder per
- * compartment name to a registry.
+ * nothing on the call path; counters are cumulative since the compartment was built. Close this
+ * binder to remove its meters. Micrometer knows a meter by its name and tags only: bind one binder
+ * per compartment name to a registry.
  *
  * <p>This class needs {@code micrometer-core}, an optional dependency of {@code bulkhead-redis}: an
  * application that exports metrics has it already. It is thread-safe.
@@ -78,22 +79,30 @@ public final class FleetMetrics implements MeterBinder, AutoCloseable {
 
   /** Counter: switches to the fallback policy (Redis unreachable, or back with a new epoch). */
   public static final String FALLBACK_SWITCHES = "bulkhead.fleet.fallback.switches";
+
   /**
-   * Counter: calls the fallback policy refused at once (fail closed, or the local share full); each is
-   * also a {@code QUEUE_FULL} rejection of the compartment.
+   * Counter: calls the fallback policy refused at once (fail closed, or the local share full); each
+   * is also a {@code QUEUE_FULL} rejection of the compartment.
    */
   public static final String REFUSED_BY_FALLBACK = "bulkhead.fleet.refused.by.fallback";
+
   /**
-   * Counter: calls refused because the fleet freed no lease within their {@code maxWait}; each is also
-   * a {@code WAIT_TIMEOUT} rejection of the compartment.
+   * Counter: calls refused because the fleet freed no lease within their {@code maxWait}; each is
+   * also a {@code WAIT_TIMEOUT} rejection of the compartment.
    */
   public static final String FLEET_TIMEOUTS = "bulkhead.fleet.timeouts";
-  /** Counter: leases found expired or gone before or while their call ran (a pause past the TTL). */
+
+  /**
+   * Counter: leases found expired or gone before or while their call ran (a pause past the TTL).
+   */
   public static final String LEASES_LOST = "bulkhead.fleet.leases.lost";
+
   /** Gauge: 1 while the compartment admits by its fallback policy, 0 while it admits by leases. */
   public static final String IN_FALLBACK = "bulkhead.fleet.in.fallback";
+
   /** Gauge: the calls of this process holding a lease now. */
   public static final String LEASES_HELD = "bulkhead.fleet.leases.held";
+
   /** The tag carrying the compartment's name. */
   public static final String NAME_TAG = "name";
 
@@ -122,23 +131,49 @@ public final class FleetMetrics implements MeterBinder, AutoCloseable {
     lock.lock();
     try {
       if (closed) {
-        throw new IllegalStateException("FleetMetrics of compartment '" + compartment.name()
-            + "' was closed; create a new one to bind again");
+        throw new IllegalStateException(
+            "FleetMetrics of compartment '"
+                + compartment.name()
+                + "' was closed; create a new one to bind again");
       }
       List<Meter> meters = new ArrayList<>();
-      meters.add(counter(meterRegistry, FALLBACK_SWITCHES, FleetStats::fallbackSwitches,
-          "Switches to the fallback policy: Redis unreachable, or back having lost its data"));
-      meters.add(counter(meterRegistry, REFUSED_BY_FALLBACK, FleetStats::refusedByFallback,
-          "Calls the fallback policy refused at once (also in bulkhead.rejected, queue_full)"));
-      meters.add(counter(meterRegistry, FLEET_TIMEOUTS, FleetStats::fleetTimeouts,
-          "Calls refused because the fleet freed no lease within their maxWait"
-              + " (also in bulkhead.rejected, wait_timeout)"));
-      meters.add(counter(meterRegistry, LEASES_LOST, FleetStats::leasesLost,
-          "Leases found expired or gone before or while their call ran"));
-      meters.add(gauge(meterRegistry, IN_FALLBACK, s -> s.inFallback() ? 1 : 0,
-          "1 while the compartment admits by its fallback policy, 0 while by leases"));
-      meters.add(gauge(meterRegistry, LEASES_HELD, FleetStats::leasesHeld,
-          "Calls of this process holding a lease now"));
+      meters.add(
+          counter(
+              meterRegistry,
+              FALLBACK_SWITCHES,
+              FleetStats::fallbackSwitches,
+              "Switches to the fallback policy: Redis unreachable, or back having lost its data"));
+      meters.add(
+          counter(
+              meterRegistry,
+              REFUSED_BY_FALLBACK,
+              FleetStats::refusedByFallback,
+              "Calls the fallback policy refused at once (also in bulkhead.rejected, queue_full)"));
+      meters.add(
+          counter(
+              meterRegistry,
+              FLEET_TIMEOUTS,
+              FleetStats::fleetTimeouts,
+              "Calls refused because the fleet freed no lease within their maxWait"
+                  + " (also in bulkhead.rejected, wait_timeout)"));
+      meters.add(
+          counter(
+              meterRegistry,
+              LEASES_LOST,
+              FleetStats::leasesLost,
+              "Leases found expired or gone before or while their call ran"));
+      meters.add(
+          gauge(
+              meterRegistry,
+              IN_FALLBACK,
+              s -> s.inFallback() ? 1 : 0,
+              "1 while the compartment admits by its fallback policy, 0 while by leases"));
+      meters.add(
+          gauge(
+              meterRegistry,
+              LEASES_HELD,
+              FleetStats::leasesHeld,
+              "Calls of this process holding a lease now"));
       bindings.add(new Binding(meterRegistry, meters));
     } finally {
       lock.unlock();
@@ -162,7 +197,10 @@ public final class FleetMetrics implements MeterBinder, AutoCloseable {
     }
   }
 
-  private Meter counter(MeterRegistry registry, String name, ToDoubleFunction<FleetStats> figure,
+  private Meter counter(
+      MeterRegistry registry,
+      String name,
+      ToDoubleFunction<FleetStats> figure,
       String description) {
     return FunctionCounter.builder(name, compartment, c -> figure.applyAsDouble(c.fleetStats()))
         .description(description)
@@ -170,7 +208,10 @@ public final class FleetMetrics implements MeterBinder, AutoCloseable {
         .register(registry);
   }
 
-  private Meter gauge(MeterRegistry registry, String name, ToDoubleFunction<FleetStats> figure,
+  private Meter gauge(
+      MeterRegistry registry,
+      String name,
+      ToDoubleFunction<FleetStats> figure,
       String description) {
     return Gauge.builder(name, compartment, c -> figure.applyAsDouble(c.fleetStats()))
         .description(description)

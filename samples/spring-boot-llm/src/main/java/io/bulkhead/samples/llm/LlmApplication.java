@@ -8,11 +8,11 @@ import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.client.RestClient;
 
 /**
- * The slow-upstream experiment's service on Spring MVC: {@code /chat} asks the LLM upstream through a
- * {@code RestClient}, whose calls the starter puts into the {@code llm} compartment
- * ({@code bulkhead.compartments.llm.upstream} in {@code application.yml}); {@code /login} calls
- * nothing. A chat the compartment refuses becomes {@code 503} with {@code Retry-After}, answered by
- * the starter; this class has no bulkhead code at all.
+ * The slow-upstream experiment's service on Spring MVC: {@code /chat} asks the LLM upstream through
+ * a {@code RestClient}, whose calls the starter puts into the {@code llm} compartment ({@code
+ * bulkhead.compartments.llm.upstream} in {@code application.yml}); {@code /login} calls nothing. A
+ * chat the compartment refuses becomes {@code 503} with {@code Retry-After}, answered by the
+ * starter; this class has no bulkhead code at all.
  */
 @SpringBootApplication
 public class LlmApplication {

@@ -29,8 +29,9 @@ import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * The slow-upstream experiment against the sample, over real HTTP on its Tomcat: 80 chats at once,
- * then 50 logins a second later, while the upstream takes {@link #UPSTREAM_DELAY} per answer. Only the
- * upstream's address comes from the test; the compartment is the one in {@code application.yml}.
+ * then 50 logins a second later, while the upstream takes {@link #UPSTREAM_DELAY} per answer. Only
+ * the upstream's address comes from the test; the compartment is the one in {@code
+ * application.yml}.
  */
 @SpringBootTest(
     classes = LlmApplication.class,
@@ -38,8 +39,8 @@ import org.springframework.test.context.DynamicPropertySource;
 class SlowUpstreamExperimentTest {
 
   /**
-   * Long enough that every chat of the burst arrives while the first ten still hold their slots (on a
-   * loaded two-core machine too), short enough that the test stays short.
+   * Long enough that every chat of the burst arrives while the first ten still hold their slots (on
+   * a loaded two-core machine too), short enough that the test stays short.
    */
   private static final Duration UPSTREAM_DELAY = Duration.ofSeconds(5);
 
@@ -68,8 +69,13 @@ class SlowUpstreamExperimentTest {
   @Test
   void everyLoginIsAnsweredTenChatsAreAnsweredAndTheRestAreRefusedWithRetryAfter()
       throws Exception {
-    LoadGenerator load = new LoadGenerator(URI.create("http://127.0.0.1:" + port),
-        LoadGenerator.CHATS, LoadGenerator.LOGINS, LoadGenerator.LOGINS_AFTER, CLIENT_TIMEOUT);
+    LoadGenerator load =
+        new LoadGenerator(
+            URI.create("http://127.0.0.1:" + port),
+            LoadGenerator.CHATS,
+            LoadGenerator.LOGINS,
+            LoadGenerator.LOGINS_AFTER,
+            CLIENT_TIMEOUT);
     CompletableFuture<LoadResult> running = CompletableFuture.supplyAsync(load::run);
 
     // Once the 70 refusals are in, the 10 admitted chats still wait on the upstream: one more chat
@@ -81,10 +87,17 @@ class SlowUpstreamExperimentTest {
     LoadResult result = running.join();
 
     List<Sample> logins = result.samples().stream().filter(s -> s.route() == Route.LOGIN).toList();
-    System.out.printf("sample app under the slow-upstream experiment: logins %d (failed %d),"
+    System.out.printf(
+        "sample app under the slow-upstream experiment: logins %d (failed %d),"
             + " p50 %.1f ms, p99 %.1f ms; chats 200: %d, 503: %d, other: %d; upstream calls %d%n",
-        logins.size(), result.loginFailures(), result.login().p50Ms(), result.login().p99Ms(),
-        result.chatOk(), result.chatRejected(), result.chatOther(), UPSTREAM.requests());
+        logins.size(),
+        result.loginFailures(),
+        result.login().p50Ms(),
+        result.login().p99Ms(),
+        result.chatOk(),
+        result.chatRejected(),
+        result.chatOther(),
+        UPSTREAM.requests());
 
     System.out.println("/actuator/bulkheads during the load: " + duringLoad);
 
@@ -101,12 +114,15 @@ class SlowUpstreamExperimentTest {
     BulkheadStats llm = registry.find("llm").orElseThrow().stats();
     assertThat(llm.admitted()).isEqualTo(LIMIT);
     assertThat(llm.rejected(BulkheadFullException.Reason.QUEUE_FULL))
-        .as("the load's refusals and the probe").isEqualTo(LoadGenerator.CHATS - LIMIT + 1);
+        .as("the load's refusals and the probe")
+        .isEqualTo(LoadGenerator.CHATS - LIMIT + 1);
   }
 
   private HttpResponse<String> get(String path) throws IOException, InterruptedException {
-    HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-        .timeout(CLIENT_TIMEOUT).build();
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+            .timeout(CLIENT_TIMEOUT)
+            .build();
     return http.send(request, HttpResponse.BodyHandlers.ofString());
   }
 }
