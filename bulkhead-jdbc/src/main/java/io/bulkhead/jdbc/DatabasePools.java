@@ -5,7 +5,6 @@ import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.pool.HikariPool;
 import io.bulkhead.Budget;
 import io.bulkhead.Bulkhead;
-import io.bulkhead.BulkheadBuilder;
 import io.bulkhead.BulkheadRegistry;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -741,16 +740,7 @@ public final class DatabasePools implements AutoCloseable {
     }
 
     private static Bulkhead gate(String qualified, PoolConfig pool, int size, Budget budget) {
-      BulkheadBuilder b = Bulkhead.builder(qualified).limit(size).budget(budget);
-      if (pool.queueBounded()) {
-        b.maxQueue(pool.maxQueueValue());
-      } else {
-        b.unboundedQueue();
-      }
-      if (!pool.maxWait().isZero()) {
-        b.maxWait(pool.maxWait());
-      }
-      return b.build();
+      return Bulkhead.builder(qualified).limit(size).budget(budget).queue(pool.queue()).build();
     }
 
     private HikariDataSource openHikari(String qualified, PoolConfig pool, int size)

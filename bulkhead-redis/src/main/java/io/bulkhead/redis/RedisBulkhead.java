@@ -212,8 +212,7 @@ final class RedisBulkhead implements FleetBulkhead {
   private final LongAdder refusedByFallback = new LongAdder();
   private final LongAdder leasesLost = new LongAdder();
 
-  RedisBulkhead(
-      RedisCompartments fleet, Bulkhead gate, int share, Duration maxWait, long maxCallNanos) {
+  RedisBulkhead(RedisCompartments fleet, Bulkhead gate, int share, long maxCallNanos) {
     this.fleet = fleet;
     this.store = fleet.store();
     this.gate = gate;
