@@ -25,7 +25,7 @@ public class BulkheadReactorAutoConfiguration {
 
   /** Runs {@code Mono} and {@code Flux} methods through the operator. */
   @Bean
-  BulkheadMethodAdapter bulkheadReactorMethodAdapter() {
+  BulkheadMethodAdapter compartmentReactorMethodAdapter() {
     return new ReactorMethodAdapter();
   }
 

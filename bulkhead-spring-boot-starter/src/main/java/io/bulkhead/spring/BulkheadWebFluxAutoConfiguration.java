@@ -27,7 +27,7 @@ import org.springframework.web.server.WebFilter;
 public class BulkheadWebFluxAutoConfiguration {
 
   /** The name of the {@code WebFilter} bean that enforces {@code paths}. */
-  public static final String FILTER_NAME = "bulkheadWebFilter";
+  public static final String FILTER_NAME = "compartmentWebFilter";
 
   /** Created by Spring Boot. */
   public BulkheadWebFluxAutoConfiguration() {}
@@ -35,7 +35,7 @@ public class BulkheadWebFluxAutoConfiguration {
   /** The {@code 503} answer; an application's own bean of this type replaces it. */
   @Bean
   @ConditionalOnMissingBean
-  public BulkheadProblemHandler bulkheadProblemHandler() {
+  public BulkheadProblemHandler compartmentProblemHandler() {
     return new BulkheadProblemHandler();
   }
 

@@ -25,7 +25,7 @@ import org.springframework.web.servlet.DispatcherServlet;
 public class BulkheadWebMvcAutoConfiguration {
 
   /** The name of the filter's registration. */
-  public static final String FILTER_NAME = "bulkheadFilter";
+  public static final String FILTER_NAME = "compartmentFilter";
 
   /**
    * The filter's place in the chain: just after Spring Security's ({@code -100}), so a request that
@@ -41,7 +41,7 @@ public class BulkheadWebMvcAutoConfiguration {
   /** The {@code 503} answer; an application's own bean of this type replaces it. */
   @Bean
   @ConditionalOnMissingBean
-  public BulkheadProblemHandler bulkheadProblemHandler() {
+  public BulkheadProblemHandler compartmentProblemHandler() {
     return new BulkheadProblemHandler();
   }
 

@@ -83,7 +83,7 @@ class SlowUpstreamExperimentTest {
     // the compartment full.
     await().atMost(CLIENT_TIMEOUT).until(() -> load.chatsAnswered() >= LoadGenerator.CHATS - LIMIT);
     HttpResponse<String> probe = get("/chat");
-    String duringLoad = get("/actuator/bulkheads").body();
+    String duringLoad = get("/actuator/compartments").body();
     String prometheus = get("/actuator/prometheus").body();
     LoadResult result = running.join();
 
@@ -100,7 +100,7 @@ class SlowUpstreamExperimentTest {
         result.chatOther(),
         UPSTREAM.requests());
 
-    System.out.println("/actuator/bulkheads during the load: " + duringLoad);
+    System.out.println("/actuator/compartments during the load: " + duringLoad);
 
     assertThat(prometheus)
         .as("the starter alone binds the meters to the application's Prometheus registry")
