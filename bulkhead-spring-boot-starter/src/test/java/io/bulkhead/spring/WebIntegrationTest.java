@@ -134,6 +134,15 @@ class WebIntegrationTest {
 
     for (String path : new String[] {"/plain", "/async"}) {
       HttpResponse<String> refused = get(path);
+      System.out.println(
+          "refused behind a catch-all @ExceptionHandler(Exception.class): "
+              + path
+              + " -> "
+              + refused.statusCode()
+              + " "
+              + refused.headers().map()
+              + " "
+              + refused.body());
       assertThat(refused.statusCode()).as(path).isEqualTo(503);
       assertThat(refused.headers().firstValue("Content-Type")).hasValue("application/problem+json");
       long retryAfter = Long.parseLong(refused.headers().firstValue("Retry-After").orElseThrow());
