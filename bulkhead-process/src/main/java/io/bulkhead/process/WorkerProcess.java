@@ -3,6 +3,7 @@ package io.bulkhead.process;
 import io.bulkhead.Compartment;
 import io.bulkhead.Ticker;
 import io.bulkhead.insight.ResourceView;
+import io.bulkhead.internal.DaemonThreads;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -206,13 +207,7 @@ public final class WorkerProcess implements AutoCloseable {
     ScheduledExecutorService given = b.scheduler;
     if (given == null) {
       ScheduledThreadPoolExecutor own =
-          new ScheduledThreadPoolExecutor(
-              1,
-              r -> {
-                Thread t = new Thread(r, "bulkhead-process-" + b.name);
-                t.setDaemon(true);
-                return t;
-              });
+          new ScheduledThreadPoolExecutor(1, DaemonThreads.named("bulkhead-process-" + b.name));
       own.setExecuteExistingDelayedTasksAfterShutdownPolicy(false); // a pending restart is dropped
       this.scheduler = own;
       this.ownsScheduler = true;
@@ -617,8 +612,8 @@ public final class WorkerProcess implements AutoCloseable {
       this.process = process;
       this.output = output;
       this.input = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
-      this.reader = new Thread(this::read, "bulkhead-process-" + name + "-output");
-      this.reader.setDaemon(true);
+      this.reader =
+          DaemonThreads.named("bulkhead-process-" + name + "-output").newThread(this::read);
     }
 
     static Child start(List<String> command, String name, Consumer<String> output)
