@@ -289,13 +289,13 @@ public final class WorkloadPool implements DataSource {
     public void setLimit(int limit) {
       if (limit < 1) {
         throw new IllegalArgumentException(
-            "size of pool '" + qualifiedName + "' must be at least 1 but was " + limit);
+            "limit of pool '" + qualifiedName + "' must be at least 1 but was " + limit);
       }
       resizing.lock();
       try {
         if (closed) {
           throw new IllegalStateException(
-              "pool '" + qualifiedName + "' is closed; its size cannot" + " change");
+              "pool '" + qualifiedName + "' is closed; its limit cannot" + " change");
         }
         int before = gate.config().limit();
         if (limit > before) {
@@ -430,6 +430,6 @@ public final class WorkloadPool implements DataSource {
 
   @Override
   public String toString() {
-    return "WorkloadPool{" + qualifiedName + ", size=" + gate.config().limit() + "}";
+    return "WorkloadPool{" + qualifiedName + ", limit=" + gate.config().limit() + "}";
   }
 }

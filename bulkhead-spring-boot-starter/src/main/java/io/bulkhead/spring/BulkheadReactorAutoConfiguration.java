@@ -10,14 +10,14 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * {@link Bulkhead @Bulkhead} on methods returning a {@link Mono} or a {@link Flux}, when Reactor
- * and {@code bulkhead-reactor} are on the class path: every subscription to the returned publisher
- * enters the compartment through {@link BulkheadOperator} (it waits without a thread, holds the
- * slot until the publisher terminates or is cancelled, and a full compartment signals {@link
+ * {@link Bulkhead @Bulkhead} on methods returning a {@link Mono} or a {@link Flux}, when Reactor is
+ * on the class path: every subscription to the returned publisher enters the compartment through
+ * {@link BulkheadOperator} (it waits without a thread, holds the slot until the publisher
+ * terminates or is cancelled, and a full compartment signals {@link
  * io.bulkhead.BulkheadFullException}).
  */
 @AutoConfiguration(after = BulkheadAutoConfiguration.class)
-@ConditionalOnClass({Mono.class, BulkheadOperator.class})
+@ConditionalOnClass(Mono.class)
 public class BulkheadReactorAutoConfiguration {
 
   /** Created by Spring Boot. */
@@ -25,7 +25,7 @@ public class BulkheadReactorAutoConfiguration {
 
   /** Runs {@code Mono} and {@code Flux} methods through the operator. */
   @Bean
-  BulkheadMethodAdapter bulkheadReactorMethodAdapter() {
+  BulkheadMethodAdapter compartmentReactorMethodAdapter() {
     return new ReactorMethodAdapter();
   }
 

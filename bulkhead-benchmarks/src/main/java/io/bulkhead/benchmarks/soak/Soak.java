@@ -107,15 +107,15 @@ public final class Soak {
       DatabasePools.Builder pools =
           DatabasePools.builder("soak")
               .jdbcUrl(db.jdbcUrl())
-              .budget(DB_BUDGET)
+              .capacity(DB_BUDGET)
               .registry(app.registry())
               .pool(
                   PoolConfig.builder("checkout")
-                      .size(CHECKOUT_POOL)
+                      .limit(CHECKOUT_POOL)
                       .maxQueue(CHECKOUT_QUEUE)
                       .maxWait(CHECKOUT_WAIT)
                       .build())
-              .pool(PoolConfig.builder("reports").size(DB_BUDGET - CHECKOUT_POOL).build());
+              .pool(PoolConfig.builder("reports").limit(DB_BUDGET - CHECKOUT_POOL).build());
       db.username().ifPresent(pools::username);
       try (DatabasePools dbPools = pools.open()) {
         app.start(0);

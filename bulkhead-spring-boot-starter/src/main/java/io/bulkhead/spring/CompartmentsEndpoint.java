@@ -8,26 +8,30 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 
 /**
- * The {@code bulkheads} Actuator endpoint, read-only: {@code /actuator/bulkheads} serves the
- * document of {@link Snapshot#toJson()} (one member per compartment: its config, {@code inFlight},
- * {@code waiting}, rejections by reason, latency, diagnosis and sizing advice), the same as the
- * demo's {@code /bulkheads}; {@code /actuator/bulkheads/{name}} the same document with that
- * compartment alone, or {@code 404} when there is none. Expose it as any endpoint: {@code
- * management.endpoints.web.exposure.include=bulkheads}.
+ * The {@code compartments} Actuator endpoint: {@code /actuator/compartments} serves the document of
+ * {@link Snapshot#toJson()} (one member per compartment: its config, {@code inFlight}, {@code
+ * waiting}, rejections by reason, latency, diagnosis and sizing advice), the same as the demo's
+ * {@code /bulkheads}; {@code /actuator/compartments/{name}} the same document with that compartment
+ * alone, or {@code 404} when there is none. Expose it as any endpoint: {@code
+ * management.endpoints.web.exposure.include=compartments}. Its id is not {@code bulkheads}, which
+ * is Resilience4j's, so that both can run in one application.
  */
-@Endpoint(id = "bulkheads")
-public class BulkheadsEndpoint {
+@Endpoint(id = CompartmentsEndpoint.ID)
+public class CompartmentsEndpoint {
+
+  /** The endpoint's id. */
+  public static final String ID = "compartments";
 
   private final Insight insight;
 
   /** Serves the snapshots of {@code insight}. */
-  public BulkheadsEndpoint(Insight insight) {
+  public CompartmentsEndpoint(Insight insight) {
     this.insight = insight;
   }
 
   /** Every compartment the insight watches, as JSON. */
   @ReadOperation
-  public String bulkheads() {
+  public String compartments() {
     return insight.snapshot().toJson();
   }
 
