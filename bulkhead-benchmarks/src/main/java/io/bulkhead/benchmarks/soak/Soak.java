@@ -42,7 +42,7 @@ import java.util.concurrent.locks.LockSupport;
  * live threads, the open file descriptors and the slots in flight of every compartment; every
  * minute, each workload's p99 (from when each call was due) and outcomes. It writes {@code
  * samples.csv}, {@code minutes.csv}, {@code soak.svg} and {@code summary.md} (a verdict per series)
- * into the results directory. Run it with {@code bulkhead-benchmarks/soak}.
+ * into the results directory. Run it with {@code bulkhead-benchmarks/scripts/soak}.
  */
 public final class Soak {
 
