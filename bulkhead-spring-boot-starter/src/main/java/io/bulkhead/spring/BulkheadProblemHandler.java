@@ -1,7 +1,9 @@
 package io.bulkhead.spring;
 
 import io.bulkhead.BulkheadFullException;
+import io.bulkhead.edge.RejectionBody;
 import java.net.URI;
+import java.util.Locale;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
 import org.springframework.http.HttpHeaders;
@@ -23,8 +25,9 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
  * Retry-After: 2
  * Content-Type: application/problem+json
  *
- * {"type":"https://github.com/bulkhead/bulkhead#spring-boot","title":"Compartment full","status":503,
- *  "detail":"bulkhead 'llm' is full (QUEUE_FULL): ...","compartment":"llm","reason":"queue_full"}
+ * {"type":"https://bulkhead.github.io/bulkhead/http-edges/#compartment-full","title":"Compartment full",
+ *  "status":503,"detail":"bulkhead 'llm' is full (QUEUE_FULL): ...","compartment":"llm",
+ *  "reason":"queue_full"}
  * </pre>
  *
  * <p>{@code Retry-After} is the exception's {@link BulkheadFullException#retryAfter() hint} in
@@ -36,8 +39,8 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
 @Order(Ordered.LOWEST_PRECEDENCE)
 public class BulkheadProblemHandler {
 
-  /** The problem type: the README section that explains the answer. */
-  public static final URI TYPE = URI.create("https://github.com/bulkhead/bulkhead#spring-boot");
+  /** The problem type: the documentation section that explains the answer. */
+  public static final URI TYPE = RejectionBody.PROBLEM_TYPE;
 
   /** Creates the handler; the auto-configuration does. */
   public BulkheadProblemHandler() {}
@@ -48,9 +51,9 @@ public class BulkheadProblemHandler {
     ProblemDetail problem =
         ProblemDetail.forStatusAndDetail(HttpStatus.SERVICE_UNAVAILABLE, rejection.getMessage());
     problem.setType(TYPE);
-    problem.setTitle(ProblemJson.TITLE);
+    problem.setTitle(RejectionBody.PROBLEM_TITLE);
     problem.setProperty("compartment", rejection.bulkheadName());
-    problem.setProperty("reason", ProblemJson.reason(rejection));
+    problem.setProperty("reason", rejection.reason().name().toLowerCase(Locale.ROOT));
     return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE)
         .header(HttpHeaders.RETRY_AFTER, Long.toString(rejection.retryAfterSeconds()))
         .contentType(MediaType.APPLICATION_PROBLEM_JSON)
