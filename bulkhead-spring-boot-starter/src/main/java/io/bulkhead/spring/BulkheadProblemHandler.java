@@ -1,6 +1,7 @@
 package io.bulkhead.spring;
 
 import io.bulkhead.BulkheadFullException;
+import io.bulkhead.edge.HttpRejection;
 import io.bulkhead.edge.RejectionBody;
 import java.net.URI;
 import java.util.Locale;
@@ -55,7 +56,9 @@ public class BulkheadProblemHandler {
     problem.setProperty("compartment", rejection.bulkheadName());
     problem.setProperty("reason", rejection.reason().name().toLowerCase(Locale.ROOT));
     return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE)
-        .header(HttpHeaders.RETRY_AFTER, Long.toString(rejection.retryAfterSeconds()))
+        .header(
+            HttpHeaders.RETRY_AFTER,
+            Long.toString(HttpRejection.retryAfterSeconds(rejection.retryAfter())))
         .contentType(MediaType.APPLICATION_PROBLEM_JSON)
         .body(problem);
   }
