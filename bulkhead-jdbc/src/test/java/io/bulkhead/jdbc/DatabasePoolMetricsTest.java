@@ -58,11 +58,11 @@ class DatabasePoolMetricsTest extends PostgresTestSupport {
             .registry(registry)
             .pool(
                 PoolConfig.builder("checkout")
-                    .size(3)
+                    .limit(3)
                     .maxQueue(1)
                     .maxWait(Duration.ofSeconds(30))
                     .build())
-            .pool(PoolConfig.builder("reports").size(2).build()));
+            .pool(PoolConfig.builder("reports").limit(2).build()));
   }
 
   private static double gauge(MeterRegistry meters, String name, String pool) {
@@ -189,7 +189,10 @@ class DatabasePoolMetricsTest extends PostgresTestSupport {
           DatabasePools.builder(prefix)
               .jdbcUrl("jdbc:postgresql://127.0.0.1:" + proxy.port() + m.group(3))
               .pool(
-                  PoolConfig.builder("w").size(2).connectionTimeout(Duration.ofSeconds(5)).build());
+                  PoolConfig.builder("w")
+                      .limit(2)
+                      .connectionTimeout(Duration.ofSeconds(5))
+                      .build());
       db().username().ifPresent(b::username);
       DatabasePools db = open(b);
       WorkloadPool pool = db.pool("w");

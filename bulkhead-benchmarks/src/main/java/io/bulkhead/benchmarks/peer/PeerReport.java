@@ -229,7 +229,7 @@ final class PeerReport {
         .append(" first, after a short warm-up run of both.\n\n");
     m.append(machine(r))
         .append(
-            ". Run it alone with `bulkhead-benchmarks/peer-experiment.sh "
+            ". Run it alone with `bulkhead-benchmarks/scripts/peer "
                 + "DIR [--delay 3s]` after building the benchmarks.\n");
     return m.toString();
   }
