@@ -5,11 +5,11 @@ import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.HikariPoolMXBean;
 import io.bulkhead.Budget;
 import io.bulkhead.Bulkhead;
-import io.bulkhead.BulkheadConfig;
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.BulkheadListener;
 import io.bulkhead.BulkheadStats;
 import io.bulkhead.Compartment;
+import io.bulkhead.ForwardingCompartment;
 import io.bulkhead.Permit;
 import java.io.PrintWriter;
 import java.sql.Connection;
@@ -252,7 +252,7 @@ public final class WorkloadPool implements DataSource {
   }
 
   /** The pool seen as a compartment; see the resizing comment at the top. */
-  private final class PoolCompartment implements Compartment {
+  private final class PoolCompartment extends ForwardingCompartment {
 
     final ReentrantLock resizing = new ReentrantLock();
     boolean closed; // guarded by resizing
@@ -261,28 +261,13 @@ public final class WorkloadPool implements DataSource {
     private final List<ViewListener> listeners = new ArrayList<>();
 
     @Override
+    protected Compartment delegate() {
+      return gate;
+    }
+
+    @Override
     public String name() {
       return qualifiedName;
-    }
-
-    @Override
-    public BulkheadConfig config() {
-      return gate.config();
-    }
-
-    @Override
-    public BulkheadStats stats() {
-      return gate.stats();
-    }
-
-    @Override
-    public Optional<Budget> budget() {
-      return gate.budget();
-    }
-
-    @Override
-    public void leaveBudget() {
-      gate.leaveBudget();
     }
 
     @Override

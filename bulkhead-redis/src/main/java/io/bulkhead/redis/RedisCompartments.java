@@ -1,5 +1,6 @@
 package io.bulkhead.redis;
 
+import io.bulkhead.internal.DaemonThreads;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import java.lang.System.Logger.Level;
@@ -61,13 +62,7 @@ public final class RedisCompartments implements AutoCloseable {
     this.pollNanos = settings.pollInterval.toNanos();
     int id = FLEETS.incrementAndGet();
     this.scheduler =
-        new ScheduledThreadPoolExecutor(
-            1,
-            r -> {
-              Thread t = new Thread(r, "bulkhead-redis-" + id);
-              t.setDaemon(true);
-              return t;
-            });
+        new ScheduledThreadPoolExecutor(1, DaemonThreads.named("bulkhead-redis-" + id));
     scheduler.setRemoveOnCancelPolicy(true);
     // The URI's timeout bounds connecting and the connection's handshake; each command is then held
     // to the shorter command timeout (LettuceLeaseStore sets it on the connection once it is open).

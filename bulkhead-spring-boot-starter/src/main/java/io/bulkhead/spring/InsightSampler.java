@@ -1,6 +1,7 @@
 package io.bulkhead.spring;
 
 import io.bulkhead.insight.Insight;
+import io.bulkhead.internal.DaemonThreads;
 import java.time.Duration;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -34,12 +35,7 @@ final class InsightSampler implements SmartLifecycle {
   @Override
   public void start() {
     ScheduledExecutorService sampler =
-        Executors.newSingleThreadScheduledExecutor(
-            task -> {
-              Thread thread = new Thread(task, "bulkhead-insight");
-              thread.setDaemon(true); // never what keeps a JVM from exiting
-              return thread;
-            });
+        Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("bulkhead-insight"));
     long period = PERIOD.toMillis();
     sampler.scheduleAtFixedRate(insight::sample, period, period, TimeUnit.MILLISECONDS);
     executor = sampler;

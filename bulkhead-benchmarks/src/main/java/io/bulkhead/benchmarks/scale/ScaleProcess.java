@@ -2,6 +2,7 @@ package io.bulkhead.benchmarks.scale;
 
 import io.bulkhead.config.Quantities;
 import io.bulkhead.insight.JsonWriter;
+import io.bulkhead.internal.DaemonThreads;
 import io.bulkhead.scenarios.AppSettings;
 import io.bulkhead.scenarios.DemoApp;
 import io.bulkhead.scenarios.FakeUpstream;
@@ -126,23 +127,18 @@ public final class ScaleProcess {
     if (startedFile != null) {
       // Tells the script when the load's clock started, so it can look at the app at a known
       // moment.
-      Thread watch =
-          new Thread(
-              () -> {
-                while (load.startedAtNanos().isEmpty()) {
-                  java.util.concurrent.locks.LockSupport.parkNanos(
-                      1_000_000); // polling a field, 1 ms
-                }
-                try {
-                  Files.writeString(Path.of(startedFile), "started", StandardCharsets.US_ASCII);
-                } catch (Exception e) {
-                  System.err.println(
-                      "scale load: cannot write " + startedFile + ": " + e.getMessage());
-                }
-              },
-              "load-started");
-      watch.setDaemon(true);
-      watch.start();
+      DaemonThreads.start(
+          "load-started",
+          () -> {
+            while (load.startedAtNanos().isEmpty()) {
+              java.util.concurrent.locks.LockSupport.parkNanos(1_000_000); // polling a field, 1 ms
+            }
+            try {
+              Files.writeString(Path.of(startedFile), "started", StandardCharsets.US_ASCII);
+            } catch (Exception e) {
+              System.err.println("scale load: cannot write " + startedFile + ": " + e.getMessage());
+            }
+          });
     }
     long cpuBefore = cpuNanos();
     LoadResult r = load.run();

@@ -3,6 +3,7 @@ package io.bulkhead.benchmarks.soak;
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.Compartment;
 import io.bulkhead.config.Quantities;
+import io.bulkhead.internal.DaemonThreads;
 import io.bulkhead.jdbc.DatabasePools;
 import io.bulkhead.jdbc.PoolConfig;
 import io.bulkhead.jdbc.WorkloadPool;
@@ -28,7 +29,6 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -97,8 +97,10 @@ public final class Soak {
     System.err.println("soak: " + o.describe());
     LocalPostgres db =
         o.jdbcUrl != null ? LocalPostgres.at(o.jdbcUrl) : LocalPostgres.findOrStart();
-    ExecutorService dbWorkers = Executors.newFixedThreadPool(DB_WORKERS, daemon("soak-db-"));
-    ExecutorService httpWorkers = Executors.newFixedThreadPool(4, daemon("soak-http-"));
+    ExecutorService dbWorkers =
+        Executors.newFixedThreadPool(DB_WORKERS, DaemonThreads.numbered("soak-db-"));
+    ExecutorService httpWorkers =
+        Executors.newFixedThreadPool(4, DaemonThreads.numbered("soak-http-"));
     HttpClient client =
         HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).executor(httpWorkers).build();
     try (db;
@@ -176,9 +178,7 @@ public final class Soak {
     String loadBefore = Probes.loadAverage();
     long start = System.nanoTime();
     long end = start + o.duration.toNanos();
-    Thread dispatcher = new Thread(() -> loop.run(start, end), "soak-dispatcher");
-    dispatcher.setDaemon(true);
-    dispatcher.start();
+    Thread dispatcher = DaemonThreads.start("soak-dispatcher", () -> loop.run(start, end));
 
     long every = o.sampleEvery.toNanos();
     long nextSample = start;
@@ -279,14 +279,5 @@ public final class Soak {
       outcome = Workload.Outcome.FAILED;
     }
     w.record(due, System.nanoTime(), outcome);
-  }
-
-  private static java.util.concurrent.ThreadFactory daemon(String prefix) {
-    AtomicInteger n = new AtomicInteger();
-    return r -> {
-      Thread t = new Thread(r, prefix + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    };
   }
 }

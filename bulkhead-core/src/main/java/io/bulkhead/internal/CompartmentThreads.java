@@ -1,14 +1,15 @@
-package io.bulkhead;
+package io.bulkhead.internal;
 
 import java.util.concurrent.Executor;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The default executor of a compartment: where it runs the user code no caller's thread is there
- * for (see "Threads" in {@link DefaultBulkhead}'s design comment).
+ * for, such as a call that waited for a slot, and the dependents of a rejection at {@code maxWait}
+ * (see {@link io.bulkhead.Bulkhead#submit}). Core's compartments and the fleet compartments of
+ * {@code bulkhead-redis} use it.
  *
  * <p>Each compartment gets its own pool of daemon platform threads, named {@code
  * bulkhead-<name>-<n>}, created when a task finds none idle and ended after {@link #IDLE_SECONDS}
@@ -27,27 +28,23 @@ import java.util.concurrent.atomic.AtomicInteger;
  * would stall every virtual thread in the JVM, other compartments' included. A platform thread that
  * blocks stalls only itself.
  */
-final class CompartmentThreads {
+public final class CompartmentThreads {
 
   /** How long an idle thread is kept for the next task before it ends. */
-  static final long IDLE_SECONDS = 10;
+  public static final long IDLE_SECONDS = 10;
 
   private CompartmentThreads() {}
 
-  static Executor forCompartment(String name) {
-    AtomicInteger count = new AtomicInteger();
-    ThreadPoolExecutor pool =
-        new ThreadPoolExecutor(
-            0,
-            Integer.MAX_VALUE,
-            IDLE_SECONDS,
-            TimeUnit.SECONDS,
-            new SynchronousQueue<>(),
-            task -> {
-              Thread thread = new Thread(task, "bulkhead-" + name + "-" + count.incrementAndGet());
-              thread.setDaemon(true);
-              return thread;
-            });
-    return pool;
+  /**
+   * A new executor for the compartment {@code name}, whose threads are {@code bulkhead-<name>-<n>}.
+   */
+  public static Executor forCompartment(String name) {
+    return new ThreadPoolExecutor(
+        0,
+        Integer.MAX_VALUE,
+        IDLE_SECONDS,
+        TimeUnit.SECONDS,
+        new SynchronousQueue<>(),
+        DaemonThreads.numbered("bulkhead-" + name + "-"));
   }
 }
