@@ -1,5 +1,7 @@
 package io.bulkhead;
 
+import io.bulkhead.internal.CompartmentThreads;
+import io.bulkhead.internal.Durations;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

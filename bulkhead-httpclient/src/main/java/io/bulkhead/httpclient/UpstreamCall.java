@@ -1,5 +1,6 @@
 package io.bulkhead.httpclient;
 
+import io.bulkhead.internal.Durations;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -240,7 +241,7 @@ final class UpstreamCall<T> {
             + " "
             + request.uri()
             + " within its "
-            + UpstreamClient.format(client.deadline())
+            + Durations.format(client.deadline())
             + " deadline");
   }
 
