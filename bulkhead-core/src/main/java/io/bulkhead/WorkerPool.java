@@ -30,7 +30,7 @@ import org.jspecify.annotations.Nullable;
  * are full, so that a backlog of one kind of job cannot delay another.
  *
  * <pre>{@code
- * WorkerPool emails = WorkerPool.builder("emails").workers(4).maxQueue(200).build();
+ * WorkerPool emails = WorkerPool.builder("emails").limit(4).maxQueue(200).build();
  * registry.register(emails.compartment());          // metrics and dashboards see it like any compartment
  *
  * CompletableFuture<Void> sent = emails.submit(() -> mailer.send(receipt)); // or BulkheadFullException
@@ -169,8 +169,8 @@ public final class WorkerPool {
     return name;
   }
 
-  /** How many jobs may run at once. */
-  public int workers() {
+  /** How many jobs may run at once: the number of workers, the compartment's limit. */
+  public int limit() {
     return gate.config().limit();
   }
 

@@ -13,7 +13,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <pre>{@code
  * WorkerPool exports = WorkerPool.builder("exports")
- *     .workers(2)                 // jobs running at once
+ *     .limit(2)                   // jobs running at once
  *     .maxQueue(50)               // jobs that may wait for a worker
  *     .virtualThreads()           // Java 21+; platform threads by default
  *     .budget(postgres)           // the workers draw on the same 10 connections as the rest
@@ -25,14 +25,14 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Defaults: no queue ({@code maxQueue(0)}: a job that finds every worker busy is rejected at
  * once), queued jobs wait as long as it takes (set {@link #maxWait} to reject jobs that would start
- * too late to matter), platform threads, the system ticker. The worker count has no default.
+ * too late to matter), platform threads, the system ticker. The limit has no default.
  *
  * <p>This class is <em>not</em> thread-safe.
  */
 public final class WorkerPoolBuilder {
 
   private final String name;
-  private int workers; // 0 until set
+  private int limit; // 0 until set
   private int maxQueue;
   private Duration maxWait; // null: a queued job waits until a worker is free
   private boolean virtual;
@@ -49,15 +49,15 @@ public final class WorkerPoolBuilder {
   }
 
   /**
-   * Sets how many jobs may run at once: the compartment's limit.
+   * Sets how many jobs may run at once (the number of workers): the compartment's limit.
    *
-   * @throws IllegalArgumentException if {@code workers} is less than 1
+   * @throws IllegalArgumentException if {@code limit} is less than 1
    */
-  public WorkerPoolBuilder workers(int workers) {
-    if (workers < 1) {
-      throw new IllegalArgumentException("workers must be at least 1 but was " + workers);
+  public WorkerPoolBuilder limit(int limit) {
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit must be at least 1 but was " + limit);
     }
-    this.workers = workers;
+    this.limit = limit;
     return this;
   }
 
@@ -116,8 +116,8 @@ public final class WorkerPoolBuilder {
   }
 
   /**
-   * Runs each job on a new virtual thread. The worker count still caps how many run at once, which
-   * is the point: virtual threads are cheap, the database behind them is not.
+   * Runs each job on a new virtual thread. The limit still caps how many run at once, which is the
+   * point: virtual threads are cheap, the database behind them is not.
    *
    * @throws UnsupportedOperationException on Java releases before 21, which have no virtual threads
    */
@@ -154,17 +154,16 @@ public final class WorkerPoolBuilder {
   /**
    * Returns a new, running pool with these settings. Threads start as jobs arrive.
    *
-   * @throws IllegalArgumentException if the worker count was not set, or the budget has no room for
-   *     it
+   * @throws IllegalArgumentException if the limit was not set, or the budget has no room for it
    */
   public WorkerPool build() {
-    if (workers == 0) {
+    if (limit == 0) {
       throw new IllegalArgumentException(
-          "workers was not set for worker pool '"
+          "limit was not set for worker pool '"
               + name
-              + "': call workers(int) with how many jobs may run at once");
+              + "': call limit(int) with how many jobs may run at once");
     }
-    BulkheadBuilder gate = Bulkhead.builder(name).limit(workers).maxQueue(maxQueue).ticker(ticker);
+    BulkheadBuilder gate = Bulkhead.builder(name).limit(limit).maxQueue(maxQueue).ticker(ticker);
     if (maxWait != null) {
       gate.maxWait(maxWait);
     } else {

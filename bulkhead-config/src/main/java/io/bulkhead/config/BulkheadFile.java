@@ -48,10 +48,10 @@ import org.snakeyaml.engine.v2.nodes.Node;
  *     max-queue: 2     # callers that may wait for a slot ...
  *     max-wait: 500ms  # ... and for how long
  *
- * workers:             # pools for background jobs: a WorkerPool each
+ * worker-pools:        # pools for background jobs: a WorkerPool each
  *   exports:
  *     budget: postgres
- *     workers: 2       # or rate and latency of the jobs, with a criticality or headroom
+ *     limit: 2         # jobs at once (its workers); or rate and latency, with a criticality
  *     max-queue: 50    # jobs that may wait for a worker (as long as it takes, unless max-wait)
  *     threads: virtual # or platform, the default
  *     cpu-bound: true  # each job keeps a core busy (rendering, compressing), not waiting on I/O
@@ -61,12 +61,12 @@ import org.snakeyaml.engine.v2.nodes.Node;
  * criticality}, {@code rate}, {@code latency} and {@code headroom}. Its limit is either given, or
  * derived from {@code rate × latency} (its need) times its {@code headroom}, which defaults to its
  * criticality's, rounded up. A limit given alongside a rate and latency is kept, and the effective
- * headroom ({@code limit / need}) is reported. A worker pool takes the same keys, with {@code
- * workers} in place of {@code limit} and {@code threads}; its queued jobs may wait without a {@code
- * max-wait}. Either may say {@code cpu-bound: true} (the default is false): each call or job in
- * flight keeps a core busy for most of its latency, so its limit should not exceed the CPUs of the
- * container it runs in, which {@link Deployment#check} verifies. The keys are the builders'
- * settings ({@code maxQueue}, {@code maxWait}) in the file's kebab case.
+ * headroom ({@code limit / need}) is reported. A worker pool takes the same keys and {@code
+ * threads}; its queued jobs may wait without a {@code max-wait}. Either may say {@code cpu-bound:
+ * true} (the default is false): each call or job in flight keeps a core busy for most of its
+ * latency, so its limit should not exceed the CPUs of the container it runs in, which {@link
+ * Deployment#check} verifies. The keys are the builders' settings ({@code maxQueue}, {@code
+ * maxWait}) in the file's kebab case.
  *
  * <p>{@link #load} and {@link #parse} fail with a {@link ConfigException} naming the file, the line
  * and the key for malformed YAML, unknown keys (with a "did you mean" suggestion), wrong types,
@@ -93,7 +93,7 @@ public final class BulkheadFile {
   public static final int MAX_NAME_LENGTH = 128;
 
   private static final Set<String> TOP_KEYS =
-      Set.of("headroom", "budgets", "compartments", "workers");
+      Set.of("headroom", "budgets", "compartments", "worker-pools");
   private static final Set<String> HEADROOM_KEYS = Set.of("critical", "optional");
   private static final Set<String> BUDGET_KEYS = Set.of("capacity");
   private static final Set<String> COMPARTMENT_KEYS =
@@ -109,7 +109,7 @@ public final class BulkheadFile {
           "cpu-bound");
   private static final Set<String> WORKER_KEYS =
       Set.of(
-          "workers",
+          "limit",
           "max-queue",
           "max-wait",
           "budget",
@@ -183,7 +183,7 @@ public final class BulkheadFile {
 
   /**
    * The compartments, in file order, with their limits derived: those of the {@code compartments}
-   * section, then the worker pools of the {@code workers} section ({@link
+   * section, then the worker pools of the {@code worker-pools} section ({@link
    * CompartmentSpec#workerPool()}).
    */
   public List<CompartmentSpec> compartments() {
@@ -237,7 +237,7 @@ public final class BulkheadFile {
         try {
           if (c.workerPool()) {
             WorkerPoolBuilder builder =
-                WorkerPool.builder(c.name()).workers(c.limit()).maxQueue(c.maxQueue());
+                WorkerPool.builder(c.name()).limit(c.limit()).maxQueue(c.maxQueue());
             c.maxWait().ifPresent(builder::maxWait);
             c.budget().map(built::get).ifPresent(builder::budget);
             if (c.virtualThreads()) {
@@ -324,12 +324,12 @@ public final class BulkheadFile {
         }
       }
       YamlTree.Entry section = top.get("compartments");
-      if (section == null && !top.containsKey("workers")) {
+      if (section == null && !top.containsKey("worker-pools")) {
         throw new ConfigException(
             yaml.file,
             YamlTree.line(root.get()),
             "compartments",
-            "missing: the file declares no compartments (nor workers)");
+            "missing: the file declares no compartments (nor worker-pools)");
       }
       if (section != null) {
         Map<String, YamlTree.Entry> declared = yaml.mapping(section.value(), "compartments", null);
@@ -341,9 +341,9 @@ public final class BulkheadFile {
           compartments.add(readCompartment(e, false));
         }
       }
-      if (top.containsKey("workers")) {
+      if (top.containsKey("worker-pools")) {
         for (YamlTree.Entry e :
-            yaml.mapping(top.get("workers").value(), "workers", null).values()) {
+            yaml.mapping(top.get("worker-pools").value(), "worker-pools", null).values()) {
           for (CompartmentSpec c : compartments) {
             if (c.name().equals(e.key())) {
               throw yaml.error(
@@ -397,7 +397,7 @@ public final class BulkheadFile {
       requireName(e, pool ? "worker pool" : "compartment");
       Map<String, YamlTree.Entry> f =
           yaml.mapping(e.value(), e.path(), pool ? WORKER_KEYS : COMPARTMENT_KEYS);
-      String limitKey = pool ? "workers" : "limit";
+      String limitKey = "limit";
 
       Criticality criticality = null;
       if (f.containsKey("criticality")) {
@@ -455,11 +455,8 @@ public final class BulkheadFile {
           throw yaml.error(
               f.get("headroom").keyNode(),
               f.get("headroom").path(),
-              "give a headroom or "
-                  + (pool ? "workers" : "a limit")
-                  + ", not both: "
-                  + (pool ? "workers are" : "the limit is")
-                  + " either given or derived from rate x latency x headroom");
+              "give a headroom or a limit, not both: the limit is either given or derived from"
+                  + " rate x latency x headroom");
         }
         limit = yaml.whole(f.get(limitKey), 1);
         derived = false;
@@ -513,12 +510,8 @@ public final class BulkheadFile {
         throw yaml.error(
             e.keyNode(),
             e.path(),
-            "needs "
-                + (pool ? "workers" : "a limit")
-                + ", or a rate and"
-                + " a latency to derive "
-                + (pool ? "them" : "one")
-                + " from (Little's law: need = rate x latency)");
+            "needs a limit, or a rate and a latency to derive one from (Little's law: need = rate"
+                + " x latency)");
       }
 
       int maxQueue = f.containsKey("max-queue") ? yaml.whole(f.get("max-queue"), 0) : 0;
@@ -609,7 +602,7 @@ public final class BulkheadFile {
       YamlTree.Entry limitAt = f.getOrDefault(limitKey, e);
       if (pool) {
         WorkerPoolBuilder b = builder(e, () -> WorkerPool.builder(e.key()));
-        apply(limitAt, () -> b.workers(limit));
+        apply(limitAt, () -> b.limit(limit));
         apply(f.getOrDefault("max-queue", e), () -> b.maxQueue(maxQueue));
         if (maxWait != null) {
           apply(f.get("max-wait"), () -> b.maxWait(maxWait));

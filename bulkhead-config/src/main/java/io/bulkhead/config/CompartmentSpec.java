@@ -73,13 +73,13 @@ public final class CompartmentSpec {
     return line;
   }
 
-  /** Where the file declares it: {@code compartments.NAME} or {@code workers.NAME}. */
+  /** Where the file declares it: {@code compartments.NAME} or {@code worker-pools.NAME}. */
   public String path() {
     return path;
   }
 
   /**
-   * Whether this is a worker pool (from the file's {@code workers} section): its limit is the
+   * Whether this is a worker pool (from the file's {@code worker-pools} section): its limit is the
    * number of workers, its queue holds jobs, and a queued job waits without a limit unless {@code
    * max-wait} is set.
    */

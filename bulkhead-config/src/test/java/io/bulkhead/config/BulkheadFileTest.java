@@ -183,7 +183,7 @@ class BulkheadFileTest {
     failsWith("budgets:\n  postgres: 10\n")
         .hasMessage(
             "app.yml:1: compartments: missing: the file declares"
-                + " no compartments (nor workers)");
+                + " no compartments (nor worker-pools)");
     failsWith("compartments:\n  - checkout\n  - reports\n")
         .hasMessage(
             "app.yml:2: compartments: expected a mapping (indented key: value lines) but found a list");
@@ -287,8 +287,9 @@ class BulkheadFileTest {
         .hasMessage("app.yml:4: compartments.a.queue: unknown key (did you mean 'max-queue'?)");
     failsWith(base + "max-queue: 2\n    wait: 1s\n")
         .hasMessage("app.yml:5: compartments.a.wait: unknown key (did you mean 'max-wait'?)");
-    failsWith("workers:\n  exports: {workers: 2, queue: 50}\n")
-        .hasMessage("app.yml:2: workers.exports.queue: unknown key (did you mean 'max-queue'?)");
+    failsWith("worker-pools:\n  exports: {limit: 2, queue: 50}\n")
+        .hasMessage(
+            "app.yml:2: worker-pools.exports.queue: unknown key (did you mean 'max-queue'?)");
   }
 
   @Test
@@ -338,14 +339,14 @@ class BulkheadFileTest {
           "  postgres: 10",
           "compartments:",
           "  checkout: {budget: postgres, criticality: critical, rate: 40/s, latency: 50ms}",
-          "workers:",
+          "worker-pools:",
           "  exports:",
           "    budget: postgres",
           "    criticality: optional",
           "    rate: 1/s",
           "    latency: 2s",
           "    max-queue: 20",
-          "  emails: {workers: 1, max-queue: 100}",
+          "  emails: {limit: 1, max-queue: 100}",
           "");
 
   @Test
@@ -353,7 +354,7 @@ class BulkheadFileTest {
     BulkheadFile f = parse(WITH_WORKERS);
     CompartmentSpec exports = f.compartments().get(1);
     assertThat(exports.workerPool()).isTrue();
-    assertThat(exports.path()).isEqualTo("workers.exports");
+    assertThat(exports.path()).isEqualTo("worker-pools.exports");
     assertThat(exports.need()).hasValue(2.0);
     assertThat(exports.limit()).as("2 x 4/3 = 2.67, rounded up").isEqualTo(3);
     assertThat(exports.maxWait()).as("queued jobs wait as long as it takes").isEmpty();
@@ -365,7 +366,7 @@ class BulkheadFileTest {
         .extracting(Compartment::name)
         .containsExactly("checkout", "exports", "emails");
     io.bulkhead.WorkerPool pool = built.workerPool("exports").orElseThrow();
-    assertThat(pool.workers()).isEqualTo(3);
+    assertThat(pool.limit()).isEqualTo(3);
     assertThat(built.registry().find("exports").orElseThrow().config().maxQueue()).hasValue(20);
     assertThat(pool.submit(() -> "exported").get(10, java.util.concurrent.TimeUnit.SECONDS))
         .isEqualTo("exported");
@@ -391,22 +392,23 @@ class BulkheadFileTest {
   void workers_errors() {
     failsWith(WITH_WORKERS.replace("  emails:", "  checkout:"))
         .hasMessage(
-            "app.yml:12: workers.checkout: the name is taken by the compartment on line 4: names"
+            "app.yml:12: worker-pools.checkout: the name is taken by the compartment on line 4: names"
                 + " must be unique, they are the registry's keys");
     failsWith(WITH_WORKERS.replace("max-queue: 20", "max-queue: 20\n    threads: virtaul"))
         .hasMessage(
-            "app.yml:12: workers.exports.threads: must be platform or virtual but was 'virtaul'"
+            "app.yml:12: worker-pools.exports.threads: must be platform or virtual but was 'virtaul'"
                 + " (did you mean 'virtual'?)");
-    failsWith(WITH_WORKERS.replace("{workers: 1, max-queue: 100}", "{limit: 1}"))
+    failsWith(WITH_WORKERS.replace("{limit: 1, max-queue: 100}", "{workers: 1}"))
         .hasMessage(
-            "app.yml:12: workers.emails.limit: unknown key (expected one of: budget, cpu-bound,"
-                + " criticality, headroom, latency, max-queue, max-wait, rate, threads, workers)");
-    failsWith(WITH_WORKERS.replace("{workers: 1, max-queue: 100}", "{max-queue: 100}"))
+            "app.yml:12: worker-pools.emails.workers: unknown key (expected one of: budget,"
+                + " cpu-bound, criticality, headroom, latency, limit, max-queue, max-wait, rate,"
+                + " threads)");
+    failsWith(WITH_WORKERS.replace("{limit: 1, max-queue: 100}", "{max-queue: 100}"))
         .hasMessage(
-            "app.yml:12: workers.emails: needs workers, or a rate and a latency to derive them"
+            "app.yml:12: worker-pools.emails: needs a limit, or a rate and a latency to derive one"
                 + " from (Little's law: need = rate x latency)");
-    failsWith(WITH_WORKERS.replace("{workers: 1, max-queue: 100}", "{workers: 0}"))
-        .hasMessage("app.yml:12: workers.emails.workers: must be at least 1 but was 0");
+    failsWith(WITH_WORKERS.replace("{limit: 1, max-queue: 100}", "{limit: 0}"))
+        .hasMessage("app.yml:12: worker-pools.emails.limit: must be at least 1 but was 0");
   }
 
   @Test
@@ -424,7 +426,7 @@ class BulkheadFileTest {
       assertThatThrownBy(f::build)
           .isInstanceOf(ConfigException.class)
           .hasMessageStartingWith(
-              "app.yml:6: workers.exports: worker pool 'exports' asks for virtual"
+              "app.yml:6: worker-pools.exports: worker pool 'exports' asks for virtual"
                   + " threads, which need Java 21 or later");
     }
   }

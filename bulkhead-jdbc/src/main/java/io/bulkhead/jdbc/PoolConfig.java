@@ -5,20 +5,20 @@ import java.util.Objects;
 import java.util.OptionalInt;
 
 /**
- * The immutable settings of one workload's pool: how many connections it holds, how many callers
- * may wait for one and for how long, and how long HikariCP may take to open one.
+ * The immutable settings of one workload's pool: its limit (how many connections it holds), how
+ * many callers may wait for one and for how long, and how long HikariCP may take to open one.
  *
  * <pre>{@code
  * PoolConfig checkout = PoolConfig.builder("checkout")
- *     .size(6)                                   // connections, and calls holding one at once
+ *     .limit(6)                                  // connections, and calls holding one at once
  *     .maxQueue(40)                              // callers that may wait for a connection
  *     .maxWait(Duration.ofSeconds(1))            // how long one may wait
  *     .build();
- * PoolConfig reports = PoolConfig.builder("reports").size(4).build();  // full: reject at once
+ * PoolConfig reports = PoolConfig.builder("reports").limit(4).build();  // full: reject at once
  * }</pre>
  *
  * <p>Defaults: no queue (a full pool rejects at once) and a {@link #connectionTimeout()} of 5
- * seconds. The size has no default: how many connections a workload may hold is a decision.
+ * seconds. The limit has no default: how many connections a workload may hold is a decision.
  *
  * <p>This class is immutable and thread-safe.
  */
@@ -34,7 +34,7 @@ public final class PoolConfig {
   static final Duration MIN_CONNECTION_TIMEOUT = Duration.ofMillis(250);
 
   private final String name;
-  private final int size;
+  private final int limit;
   private final boolean queueBounded;
   private final int maxQueue;
   private final Duration maxWait; // ZERO when nobody may wait
@@ -42,7 +42,7 @@ public final class PoolConfig {
 
   private PoolConfig(Builder b) {
     this.name = b.name;
-    this.size = b.size;
+    this.limit = b.limit;
     this.queueBounded = b.queueBounded;
     this.maxQueue = b.maxQueue;
     this.maxWait = b.maxWait;
@@ -59,9 +59,11 @@ public final class PoolConfig {
     return name;
   }
 
-  /** How many connections the pool holds, and so how many calls may hold one at once. */
-  public int size() {
-    return size;
+  /**
+   * The pool's limit: how many connections it holds, and so how many calls may hold one at once.
+   */
+  public int limit() {
+    return limit;
   }
 
   /**
@@ -78,7 +80,7 @@ public final class PoolConfig {
 
   /**
    * How long an admitted caller may wait for HikariCP to hand over a connection (HikariCP's {@code
-   * connectionTimeout}). The compartment admits at most {@link #size()} callers, so HikariCP has
+   * connectionTimeout}). The compartment admits at most {@link #limit()} callers, so HikariCP has
    * one for each of them unless it is opening or replacing connections: this bounds how long a
    * caller waits for a server that is slow to accept connections or gone.
    */
@@ -98,8 +100,8 @@ public final class PoolConfig {
   public String toString() {
     return "PoolConfig{name="
         + name
-        + ", size="
-        + size
+        + ", limit="
+        + limit
         + ", maxQueue="
         + (queueBounded ? Integer.toString(maxQueue) : "unbounded")
         + ", maxWait="
@@ -119,7 +121,7 @@ public final class PoolConfig {
   public static final class Builder {
 
     private final String name;
-    private int size; // 0 until set
+    private int limit; // 0 until set
     private boolean queueBounded = true;
     private int maxQueue;
     private Duration maxWait = Duration.ZERO;
@@ -134,17 +136,18 @@ public final class PoolConfig {
     }
 
     /**
-     * Sets how many connections the pool holds (HikariCP's {@code maximumPoolSize}, and the limit
-     * of the compartment in front of it). The pool opens them all at start-up and keeps them open.
+     * Sets the pool's limit: how many connections it holds (HikariCP's {@code maximumPoolSize}, and
+     * the limit of the compartment in front of it). The pool opens them all at start-up and keeps
+     * them open.
      *
-     * @throws IllegalArgumentException if {@code size} is less than 1
+     * @throws IllegalArgumentException if {@code limit} is less than 1
      */
-    public Builder size(int size) {
-      if (size < 1) {
+    public Builder limit(int limit) {
+      if (limit < 1) {
         throw new IllegalArgumentException(
-            "size of pool '" + name + "' must be at least 1 but was " + size);
+            "limit of pool '" + name + "' must be at least 1 but was " + limit);
       }
-      this.size = size;
+      this.limit = limit;
       return this;
     }
 
@@ -213,15 +216,15 @@ public final class PoolConfig {
     /**
      * Returns the settings.
      *
-     * @throws IllegalArgumentException if the size was not set, or callers may queue but no
+     * @throws IllegalArgumentException if the limit was not set, or callers may queue but no
      *     positive {@code maxWait} was chosen
      */
     public PoolConfig build() {
-      if (size == 0) {
+      if (limit == 0) {
         throw new IllegalArgumentException(
-            "size of pool '"
+            "limit of pool '"
                 + name
-                + "' was not set: call size(int) with how many connections the workload may hold");
+                + "' was not set: call limit(int) with how many connections the workload may hold");
       }
       boolean mayQueue = !queueBounded || maxQueue > 0;
       if (mayQueue && maxWait.isZero()) {

@@ -132,7 +132,7 @@ public final class CheckoutVsReports {
       Watch watch)
       throws SQLException, InterruptedException {
     DatabasePools.Builder builder =
-        DatabasePools.builder(runId + "-" + layout.key).jdbcUrl(db.jdbcUrl()).budget(BUDGET);
+        DatabasePools.builder(runId + "-" + layout.key).jdbcUrl(db.jdbcUrl()).capacity(BUDGET);
     db.username().ifPresent(builder::username);
     if (watch != null) {
       builder.registry(watch.registry());
@@ -504,7 +504,7 @@ public final class CheckoutVsReports {
     static Layout shared(Settings s) {
       PoolConfig shared =
           PoolConfig.builder("shared")
-              .size(BUDGET)
+              .limit(BUDGET)
               .unboundedQueue()
               .maxWait(s.sharedMaxWait)
               .build();
@@ -523,11 +523,11 @@ public final class CheckoutVsReports {
     static Layout split(Settings s) {
       PoolConfig checkout =
           PoolConfig.builder("checkout")
-              .size(s.checkoutSize)
+              .limit(s.checkoutSize)
               .maxQueue(s.checkoutMaxQueue)
               .maxWait(s.checkoutMaxWait)
               .build();
-      PoolConfig reports = PoolConfig.builder("reports").size(BUDGET - s.checkoutSize).build();
+      PoolConfig reports = PoolConfig.builder("reports").limit(BUDGET - s.checkoutSize).build();
       return new Layout(
           "split",
           "split pools: checkout " + s.checkoutSize + ", reports " + (BUDGET - s.checkoutSize),

@@ -9,20 +9,20 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 
-/** Actuator: the read-only {@code bulkheads} endpoint ({@link BulkheadsEndpoint}). */
+/** Actuator: the {@code compartments} endpoint ({@link CompartmentsEndpoint}). */
 @AutoConfiguration(after = BulkheadAutoConfiguration.class)
 @ConditionalOnClass(Endpoint.class)
 @ConditionalOnBean(Insight.class)
-@ConditionalOnAvailableEndpoint(BulkheadsEndpoint.class)
+@ConditionalOnAvailableEndpoint(CompartmentsEndpoint.class)
 public class BulkheadEndpointAutoConfiguration {
 
   /** Created by Spring Boot. */
   public BulkheadEndpointAutoConfiguration() {}
 
-  /** {@code /actuator/bulkheads} and {@code /actuator/bulkheads/{name}}. */
+  /** {@code /actuator/compartments} and {@code /actuator/compartments/{name}}. */
   @Bean
   @ConditionalOnMissingBean
-  public BulkheadsEndpoint bulkheadsEndpoint(Insight insight) {
-    return new BulkheadsEndpoint(insight);
+  public CompartmentsEndpoint compartmentsEndpoint(Insight insight) {
+    return new CompartmentsEndpoint(insight);
   }
 }

@@ -17,7 +17,7 @@ import org.springframework.context.SmartLifecycle;
 
 /**
  * Samples the {@link Insight} once a second, on one daemon thread, from the moment the context has
- * started until it closes; what the diagnosis and the sizing advice of the {@code bulkheads}
+ * started until it closes; what the diagnosis and the sizing advice of the {@code compartments}
  * endpoint are made of. It reads the compartments' stats only: it never calls an upstream.
  */
 final class InsightSampler implements SmartLifecycle {

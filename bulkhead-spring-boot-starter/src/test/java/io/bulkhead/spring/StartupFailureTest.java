@@ -87,6 +87,27 @@ class StartupFailureTest {
     }
   }
 
+  /** A fallback that forgets the exception parameter. */
+  static class WrongFallbackService {
+    @Bulkhead(value = "llm", fallbackMethod = "cached")
+    public String complete(String prompt) {
+      return "answer";
+    }
+
+    String cached(String prompt) {
+      return "cached";
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  @ImportAutoConfiguration(BulkheadAutoConfiguration.class)
+  static class WrongFallback {
+    @Bean
+    WrongFallbackService wrongFallbackService() {
+      return new WrongFallbackService();
+    }
+  }
+
   private static Throwable startFailure(Class<?> config, String... properties) {
     Throwable failure =
         catchThrowable(
@@ -289,6 +310,20 @@ class StartupFailureTest {
                 + ".call() cannot be applied: it returns "
                 + Publisher.class.getName()
                 + ", a Publisher that no BulkheadMethodAdapter runs");
+  }
+
+  @Test
+  void aFallbackThatDoesNotMatchNamesTheMethodAndTheSignatureWanted(CapturedOutput output) {
+    Throwable failure = startFailure(WrongFallback.class, "bulkhead.compartments.llm.limit=2");
+
+    assertThat(description(failure, output))
+        .isEqualTo(
+            "@Bulkhead(value = \"llm\", fallbackMethod = \"cached\") on "
+                + WrongFallbackService.class.getName()
+                + ".complete(String): "
+                + WrongFallbackService.class.getName()
+                + " has no method cached(String, BulkheadFullException) returning String; found"
+                + " cached(String) returning String");
   }
 
   @Test

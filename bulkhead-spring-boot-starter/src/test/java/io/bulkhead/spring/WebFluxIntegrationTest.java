@@ -8,6 +8,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -18,13 +19,17 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The same 503 problem answer on WebFlux (Netty), for a CompletionStage method held by the test.
+ * The same 503 problem answer on WebFlux (Netty), for a CompletionStage method held by the test, in
+ * an application with a catch-all exception handler.
  */
 @SpringBootTest(
     classes = WebFluxIntegrationTest.ReactiveApplication.class,
@@ -75,6 +80,16 @@ class WebFluxIntegrationTest {
       @GetMapping("/complete")
       CompletableFuture<String> complete() {
         return service.complete();
+      }
+    }
+
+    /** A catch-all exception handler, as many applications have; the 503 must survive it. */
+    @RestControllerAdvice
+    static class CatchAll {
+      @ExceptionHandler(Exception.class)
+      ResponseEntity<Map<String, String>> any(Exception e) {
+        return ResponseEntity.internalServerError()
+            .body(Map.of("error", e.getClass().getSimpleName()));
       }
     }
 

@@ -44,7 +44,7 @@ import tools.jackson.databind.json.JsonMapper;
       "bulkhead.compartments.llm.limit=2",
       "bulkhead.compartments.llm.maxQueue=0", // relaxed binding: camelCase as well as kebab-case
       "bulkhead.compartments.upstream-api.limit=1",
-      "management.endpoints.web.exposure.include=bulkheads,prometheus"
+      "management.endpoints.web.exposure.include=compartments,prometheus"
     })
 class WebIntegrationTest {
 
@@ -134,6 +134,15 @@ class WebIntegrationTest {
 
     for (String path : new String[] {"/plain", "/async"}) {
       HttpResponse<String> refused = get(path);
+      System.out.println(
+          "refused behind a catch-all @ExceptionHandler(Exception.class): "
+              + path
+              + " -> "
+              + refused.statusCode()
+              + " "
+              + refused.headers().map()
+              + " "
+              + refused.body());
       assertThat(refused.statusCode()).as(path).isEqualTo(503);
       assertThat(refused.headers().firstValue("Content-Type")).hasValue("application/problem+json");
       long retryAfter = Long.parseLong(refused.headers().firstValue("Retry-After").orElseThrow());
@@ -162,7 +171,7 @@ class WebIntegrationTest {
         http.sendAsync(request("/plain"), HttpResponse.BodyHandlers.ofString());
     assertThat(service.awaitEntered(PATIENCE)).isTrue();
     try {
-      HttpResponse<String> all = get("/actuator/bulkheads");
+      HttpResponse<String> all = get("/actuator/compartments");
       assertThat(all.statusCode()).isEqualTo(200);
       assertThat(all.headers().firstValue("Content-Type").orElseThrow()).contains("json");
       JsonNode compartments = JSON.readTree(all.body()).get("compartments");
@@ -179,12 +188,12 @@ class WebIntegrationTest {
       assertThat(llm.get("diagnosis").get("state").asString()).isNotEmpty();
       assertThat(llm.has("rejectedByReason")).isTrue();
 
-      HttpResponse<String> one = get("/actuator/bulkheads/llm");
+      HttpResponse<String> one = get("/actuator/compartments/llm");
       assertThat(one.statusCode()).isEqualTo(200);
       JsonNode only = JSON.readTree(one.body()).get("compartments");
       assertThat(only.size()).isEqualTo(1);
       assertThat(only.get(0).get("name").asString()).isEqualTo("llm");
-      assertThat(get("/actuator/bulkheads/nope").statusCode()).isEqualTo(404);
+      assertThat(get("/actuator/compartments/nope").statusCode()).isEqualTo(404);
 
       HttpResponse<String> prometheus = get("/actuator/prometheus");
       assertThat(prometheus.statusCode()).isEqualTo(200);

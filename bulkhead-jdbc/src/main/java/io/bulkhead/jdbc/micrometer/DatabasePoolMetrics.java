@@ -26,11 +26,12 @@ import java.util.function.ToIntFunction;
  * DatabasePoolMetrics.of(db).bindTo(meterRegistry);          // each pool's connections
  * }</pre>
  *
- * <p>Every gauge carries the tag {@code name} with the pool's qualified name ({@code
+ * <p>Every pool gauge carries the tag {@code name} with the pool's qualified name ({@code
  * orders.checkout}), which is also the name of the compartment in front of it, so the two families
- * line up: {@code bulkhead_pool_connections_active / bulkhead_limit} is how full a pool is, and
- * {@code bulkhead_rejected_total} counts the callers it turned away. The gauges, as Micrometer and
- * as Prometheus spell them:
+ * line up, and the tag {@value #BUDGET_TAG} with the database's name ({@code orders}), which is
+ * also its budget's: {@code bulkhead_pool_connections_active / bulkhead_limit} is how full a pool
+ * is, and {@code bulkhead_rejected_total} counts the callers it turned away. The gauges, as
+ * Micrometer and as Prometheus spell them:
  *
  * <table>
  *   <caption>Gauges</caption>
@@ -44,6 +45,12 @@ import java.util.function.ToIntFunction;
  *   <tr><td>{@value #THREADS_AWAITING}</td><td>{@code bulkhead_pool_threads_awaiting}</td>
  *       <td>{@link PoolStats#waiting()}</td></tr>
  * </table>
+ *
+ * <p>Three more gauges per database, tagged {@value #BUDGET_TAG} only, let a monitoring system add
+ * up what no single process sees, every replica against one server: {@value #BUDGET_CAPACITY} and
+ * {@value #BUDGET_ALLOCATED} (this process's budget and the sum of its pools' limits), and, when
+ * the server's limit was read at start-up, {@value #DATABASE_MAX_CONNECTIONS} (its {@code
+ * max_connections}).
  *
  * <p>The open connections are not called "total": Prometheus reserves the {@code _total} suffix for
  * counters, and its client drops it from a gauge's name ({@code bulkhead.pool.total} would be
@@ -79,6 +86,18 @@ public final class DatabasePoolMetrics implements MeterBinder, AutoCloseable {
    */
   public static final String THREADS_AWAITING = "bulkhead.pool.threads.awaiting";
 
+  /** Gauge per database: the connections this process's pools may hold together. */
+  public static final String BUDGET_CAPACITY = "bulkhead.budget.capacity";
+
+  /** Gauge per database: the sum of this process's pool limits drawn from that budget. */
+  public static final String BUDGET_ALLOCATED = "bulkhead.budget.allocated";
+
+  /** Gauge per database: the server's {@code max_connections}, when it was read at start-up. */
+  public static final String DATABASE_MAX_CONNECTIONS = "bulkhead.database.max.connections";
+
+  /** The tag carrying the database's name, which is also its budget's name. */
+  public static final String BUDGET_TAG = "budget";
+
   private final DatabasePools pools;
   private final MeterBindings<MeterRegistry, Meter> bindings;
 
@@ -106,6 +125,28 @@ public final class DatabasePoolMetrics implements MeterBinder, AutoCloseable {
 
   private List<Meter> register(MeterRegistry meterRegistry) {
     List<Meter> meters = new ArrayList<>();
+    meters.add(
+        budgetGauge(
+            meterRegistry,
+            BUDGET_CAPACITY,
+            p -> p.budget().capacity(),
+            "Connections this process's pools may hold together"));
+    meters.add(
+        budgetGauge(
+            meterRegistry,
+            BUDGET_ALLOCATED,
+            p -> p.budget().allocated(),
+            "The sum of this process's pool limits on the database"));
+    pools
+        .serverLimit()
+        .ifPresent(
+            limit ->
+                meters.add(
+                    budgetGauge(
+                        meterRegistry,
+                        DATABASE_MAX_CONNECTIONS,
+                        p -> limit.maxConnections(),
+                        "The database server's max_connections, read at start-up")));
     for (WorkloadPool pool : pools.pools()) {
       meters.add(
           gauge(
@@ -145,7 +186,7 @@ public final class DatabasePoolMetrics implements MeterBinder, AutoCloseable {
     bindings.close();
   }
 
-  private static Gauge gauge(
+  private Gauge gauge(
       MeterRegistry registry,
       WorkloadPool pool,
       String name,
@@ -154,6 +195,19 @@ public final class DatabasePoolMetrics implements MeterBinder, AutoCloseable {
     return Gauge.builder(name, pool, p -> figure.applyAsInt(p.stats()))
         .description(description)
         .tag(MeterBindings.NAME_TAG, pool.qualifiedName())
+        .tag(BUDGET_TAG, pools.name())
+        .strongReference(true)
+        .register(registry);
+  }
+
+  private Gauge budgetGauge(
+      MeterRegistry registry,
+      String name,
+      ToIntFunction<DatabasePools> figure,
+      String description) {
+    return Gauge.builder(name, pools, figure::applyAsInt)
+        .description(description)
+        .tag(BUDGET_TAG, pools.name())
         .strongReference(true)
         .register(registry);
   }
