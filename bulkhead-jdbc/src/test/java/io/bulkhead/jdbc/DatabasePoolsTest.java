@@ -213,7 +213,7 @@ class DatabasePoolsTest extends PostgresTestSupport {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage(
             "jdbcUrl of database 'orders' must start with 'jdbc:' but was"
-                + " 'mysql://app:***@db:3306/orders'");
+                + " 'mysql://***@db:3306/orders'");
     assertThatThrownBy(() -> b.reserveForOtherClients(-1))
         .hasMessage("reserveForOtherClients of database 'orders' must not be negative but was -1");
     assertThatThrownBy(() -> b.capacity(0))
