@@ -5,6 +5,7 @@
 module io.bulkhead.config {
   requires static transitive org.jspecify; // the annotations are part of the API; compile time only
   requires transitive io.bulkhead.core;
+  requires transitive io.bulkhead.insight; // BulkheadFile.advisor() is a SizingAdvisor
   requires org.snakeyaml.engine;
 
   exports io.bulkhead.config;

@@ -3,7 +3,7 @@ package io.bulkhead.benchmarks;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.Permit;
 import io.bulkhead.config.Quantities;
-import io.bulkhead.insight.JsonWriter;
+import io.bulkhead.internal.JsonWriter;
 import io.bulkhead.redis.FleetBulkhead;
 import io.bulkhead.redis.RedisCompartments;
 import java.nio.file.Files;

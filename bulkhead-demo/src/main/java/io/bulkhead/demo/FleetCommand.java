@@ -1,6 +1,6 @@
 package io.bulkhead.demo;
 
-import io.bulkhead.insight.JsonWriter;
+import io.bulkhead.internal.JsonWriter;
 import io.bulkhead.internal.Durations;
 import io.bulkhead.scenarios.CliException;
 import java.io.PrintWriter;

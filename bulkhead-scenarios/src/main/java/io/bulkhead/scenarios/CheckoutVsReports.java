@@ -2,7 +2,7 @@ package io.bulkhead.scenarios;
 
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.BulkheadRegistry;
-import io.bulkhead.insight.JsonWriter;
+import io.bulkhead.internal.JsonWriter;
 import io.bulkhead.internal.DaemonThreads;
 import io.bulkhead.internal.Durations;
 import io.bulkhead.jdbc.DatabasePools;

@@ -1,7 +1,7 @@
 package io.bulkhead.benchmarks.scale;
 
 import io.bulkhead.config.Quantities;
-import io.bulkhead.insight.JsonWriter;
+import io.bulkhead.internal.JsonWriter;
 import io.bulkhead.internal.DaemonThreads;
 import io.bulkhead.scenarios.AppSettings;
 import io.bulkhead.scenarios.DemoApp;

@@ -1,4 +1,4 @@
-package io.bulkhead.insight;
+package io.bulkhead.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -31,8 +31,7 @@
  *       is traffic, is {@link io.bulkhead.Sizing} in the core package.
  *   <li>{@link io.bulkhead.insight.Snapshot}: settings, the four numbers, counters, latency,
  *       diagnosis, advice and the resource behind each compartment (through a {@link
- *       io.bulkhead.insight.ResourceView}), as one JSON document written with {@link
- *       io.bulkhead.insight.JsonWriter}.
+ *       io.bulkhead.insight.ResourceView}), as one JSON document.
  * </ul>
  *
  * <p>Everything here is advisory and costs the compartments nothing between samples: a compartment

@@ -1,16 +1,17 @@
-package io.bulkhead.insight;
+package io.bulkhead.internal;
 
 import java.util.Arrays;
 import java.util.Objects;
 
 /**
- * Writes one JSON document (RFC 8259) into a string, value by value: what a {@link Snapshot} is
- * written with, and what an endpoint uses to put a snapshot inside a document of its own.
+ * Writes one JSON document (RFC 8259) into a string, value by value: what {@code bulkhead-insight}
+ * writes its snapshot with, and what the demo, the scenarios and the benchmarks write their reports
+ * with. Not an API (see the package); applications use their own JSON library.
  *
  * <pre>{@code
  * JsonWriter out = JsonWriter.compact();
- * out.beginObject().name("uptimeMs").value(uptime.toMillis()).name("compartments");
- * insight.snapshot().writeCompartments(out);
+ * out.beginObject().name("uptimeMs").value(uptime.toMillis());
+ * out.name("compartments").rawValue(insight.snapshot().compartmentsJson());
  * String json = out.endObject().toJson();
  * }</pre>
  *
@@ -173,6 +174,18 @@ public final class JsonWriter {
   public JsonWriter nullValue() {
     beforeValue();
     out.append("null");
+    return this;
+  }
+
+  /**
+   * Writes {@code json}, one complete JSON value written by another writer (an array, an object, a
+   * string, a number, a literal), as the next value, as it is. It is trusted, not parsed: only the
+   * structure around it is checked.
+   */
+  public JsonWriter rawValue(String json) {
+    Objects.requireNonNull(json, "json");
+    beforeValue();
+    out.append(json);
     return this;
   }
 

@@ -1,19 +1,19 @@
-package io.bulkhead;
+package io.bulkhead.insight;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
-import io.bulkhead.insight.Diagnosis;
+import io.bulkhead.Bulkhead;
+import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.Compartment;
+import io.bulkhead.Ticker;
 import io.bulkhead.insight.Diagnosis.State;
-import io.bulkhead.insight.Diagnostician;
-import io.bulkhead.insight.Insight;
 import io.bulkhead.testing.FakeTicker;
+import io.bulkhead.testing.ScriptedCompartment;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
-import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 
@@ -23,15 +23,13 @@ import org.junit.jupiter.api.Test;
  *
  * <p>The scripts keep Little's law true (in flight = admitted rate x latency) the way real traffic
  * does. Example, a compartment with limit 10 whose calls take 100 ms: 50 calls/s keep 5 in flight,
- * 100 calls/s fill it, anything above is rejected.
- *
- * <p>It is in {@code io.bulkhead}, not beside the insight classes, because the scripted compartment
- * builds its {@link BulkheadStats} with core's package-private constructor.
+ * 100 calls/s fill it, anything above is rejected. The scripted compartment is core's test fixture
+ * {@link ScriptedCompartment}.
  */
 class DiagnosticianTest {
 
   private final FakeTicker ticker = new FakeTicker();
-  private final Scripted llm = new Scripted("llm", 10);
+  private final ScriptedCompartment llm = new ScriptedCompartment("llm", 10);
   private final Insight doctor = insight(ticker, Diagnostician.builder().build());
 
   DiagnosticianTest() {
@@ -45,7 +43,12 @@ class DiagnosticianTest {
 
   /** One second of traffic, then a sample; returns the resulting diagnosis. */
   private Diagnosis second(
-      Insight d, Scripted b, int admitted, int rejected, int inFlight, long latencyMillis) {
+      Insight d,
+      ScriptedCompartment b,
+      int admitted,
+      int rejected,
+      int inFlight,
+      long latencyMillis) {
     ticker.advance(Duration.ofSeconds(1));
     b.run(admitted, rejected, inFlight, admitted, latencyMillis);
     d.sample();
@@ -265,12 +268,12 @@ class DiagnosticianTest {
   @Test
   void withoutAHealthyPeriod_rejectionsReadAsLimitTooLow_andSaySoInTheExplanation() {
     Insight fresh = insight(ticker, Diagnostician.builder().build());
-    Scripted busy = new Scripted("busy", 10);
+    ScriptedCompartment busy = new ScriptedCompartment("busy", 10);
     fresh.watch(busy);
     // Saturated from the start (never healthy while judged), no call finished in the first seconds.
     for (int i = 0; i < 12; i++) {
       ticker.advance(Duration.ofSeconds(1));
-      busy.run(100, 0, 10, 100, Scripted.NO_LATENCY);
+      busy.run(100, 0, 10, 100, ScriptedCompartment.NO_LATENCY);
       fresh.sample();
     }
     assertThat(fresh.diagnosis("busy").orElseThrow().state()).isEqualTo(State.SATURATED);
@@ -287,7 +290,7 @@ class DiagnosticianTest {
   @Test
   void aTinyAbsoluteRise_isNotADegradingDependency() {
     Insight micro = insight(ticker, Diagnostician.builder().build());
-    Scripted cache = new Scripted("cache", 10);
+    ScriptedCompartment cache = new ScriptedCompartment("cache", 10);
     micro.watch(cache);
     for (int i = 0; i < 60; i++) {
       ticker.advance(Duration.ofSeconds(1));
@@ -415,11 +418,11 @@ class DiagnosticianTest {
   @Test
   void watchingARegistry_followsAddsAndRemoves_andARenamedReplacementStartsAfresh() {
     BulkheadRegistry registry = BulkheadRegistry.create();
-    Scripted a = new Scripted("a", 2);
+    ScriptedCompartment a = new ScriptedCompartment("a", 2);
     registry.register(a);
     Insight d = insight(ticker, Diagnostician.builder().build());
     d.watch(registry);
-    Scripted b = new Scripted("b", 2);
+    ScriptedCompartment b = new ScriptedCompartment("b", 2);
     registry.register(b);
     assertThat(d.diagnoses()).extracting(Diagnosis::name).containsExactly("a", "b");
 
@@ -434,7 +437,7 @@ class DiagnosticianTest {
     assertThat(d.diagnosis("a")).isEmpty();
     assertThat(d.diagnoses()).extracting(Diagnosis::name).containsExactly("b");
 
-    Scripted a2 = new Scripted("a", 2);
+    ScriptedCompartment a2 = new ScriptedCompartment("a", 2);
     registry.register(a2);
     assertThat(d.diagnosis("a").orElseThrow().explanation()).isEqualTo("not sampled yet");
     // A late onRemoved for the old "a" must not drop the new one.
@@ -462,7 +465,7 @@ class DiagnosticianTest {
         });
     Insight d = insight(ticker, Diagnostician.builder().build());
     d.watch(registry);
-    Thread registering = new Thread(() -> registry.register(new Scripted("ghost", 1)));
+    Thread registering = new Thread(() -> registry.register(new ScriptedCompartment("ghost", 1)));
     registering.start();
     inGate.await();
     registry.remove("ghost");
@@ -564,93 +567,5 @@ class DiagnosticianTest {
     assertThat(states)
         .containsExactly(
             State.HEALTHY, State.LIMIT_TOO_LOW, State.LIMIT_TOO_LOW, State.LIMIT_TOO_LOW);
-  }
-
-  // ------------------------------------------------------------------------------------------------
-
-  /** A compartment whose numbers the test writes; every other operation is unsupported. */
-  static final class Scripted implements Compartment {
-    static final long NO_LATENCY = -1;
-
-    private final String name;
-    int limit;
-    private int inFlight;
-    private long admitted;
-    private long rejected;
-    private long completed;
-    long latencyNanos = NO_LATENCY;
-
-    Scripted(String name, int limit) {
-      this.name = name;
-      this.limit = limit;
-    }
-
-    /** Adds one second of traffic and sets the in-flight count and the recent latency mean. */
-    void run(
-        int admittedNow, int rejectedNow, int inFlightNow, int completedNow, long latencyMillis) {
-      admitted += admittedNow;
-      rejected += rejectedNow;
-      completed += completedNow;
-      inFlight = inFlightNow;
-      latencyNanos = latencyMillis == NO_LATENCY ? NO_LATENCY : latencyMillis * 1_000_000L;
-    }
-
-    @Override
-    public String name() {
-      return name;
-    }
-
-    @Override
-    public BulkheadConfig config() {
-      return new BulkheadConfig(name, limit, QueueSettings.DEFAULT);
-    }
-
-    @Override
-    public BulkheadStats stats() {
-      long[] buckets = new long[Histograms.BUCKETS];
-      LatencySummary latency = LatencySummary.EMPTY;
-      if (latencyNanos != NO_LATENCY) {
-        buckets[Histograms.bucketOf(latencyNanos)] = 100;
-        latency = new LatencySummary(buckets, 100 * latencyNanos, latencyNanos);
-      }
-      long[] byReason = new long[BulkheadFullException.Reason.values().length];
-      byReason[BulkheadFullException.Reason.QUEUE_FULL.ordinal()] = rejected;
-      return new BulkheadStats(
-          name,
-          limit,
-          OptionalInt.of(0),
-          inFlight,
-          0,
-          admitted,
-          completed,
-          0,
-          byReason,
-          0,
-          latency,
-          LatencySummary.EMPTY);
-    }
-
-    @Override
-    public Optional<Budget> budget() {
-      return Optional.empty();
-    }
-
-    @Override
-    public void leaveBudget() {}
-
-    @Override
-    public void setLimit(int limit) {
-      this.limit = limit;
-    }
-
-    @Override
-    public void addListener(BulkheadListener listener) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public boolean removeListener(BulkheadListener listener) {
-      throw new UnsupportedOperationException();
-    }
   }
 }

@@ -4,6 +4,7 @@ import io.bulkhead.BulkheadConfig;
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.BulkheadStats;
 import io.bulkhead.LatencySummary;
+import io.bulkhead.internal.JsonWriter;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
@@ -38,8 +39,8 @@ import java.util.OptionalInt;
  * </pre>
  *
  * Durations are in milliseconds (fractions kept), rates per second, shares from 0 to 1; a figure
- * that is not known is {@code null}, never a made-up zero. {@link #writeCompartments} writes the
- * array into a larger document, for an endpoint that adds fields of its own.
+ * that is not known is {@code null}, never a made-up zero. {@link #compartmentsJson()} is the array
+ * alone, for an endpoint that adds fields of its own.
  *
  * <p>The stats are read when the snapshot is taken; the diagnosis and the advice are those of the
  * insight's latest sample. Each compartment's stats are read once, so its numbers hang together;
@@ -84,8 +85,18 @@ public final class Snapshot {
     return out.endObject().toJson();
   }
 
-  /** Writes the array of compartments as the next value of {@code out}. */
-  public void writeCompartments(JsonWriter out) {
+  /**
+   * The array of compartments alone, {@code [...]}, compact: for an endpoint that puts it inside a
+   * document of its own (with its JSON library's raw value, such as Jackson's {@code
+   * writeRawValue}).
+   */
+  public String compartmentsJson() {
+    JsonWriter out = JsonWriter.compact();
+    writeCompartments(out);
+    return out.toJson();
+  }
+
+  private void writeCompartments(JsonWriter out) {
     out.beginArray();
     for (Row r : rows) {
       compartment(out, r);

@@ -1,10 +1,12 @@
-package io.bulkhead;
+package io.bulkhead.insight;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.bulkhead.insight.Insight;
-import io.bulkhead.insight.SizingAdvice;
-import io.bulkhead.insight.SizingAdvisor;
+import io.bulkhead.Bulkhead;
+import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.Compartment;
+import io.bulkhead.Permit;
+import io.bulkhead.Sizing;
 import io.bulkhead.testing.FakeTicker;
 import java.time.Duration;
 import java.util.ArrayList;
