@@ -5,46 +5,30 @@ import java.time.Duration;
 /**
  * The rules by which an {@link Insight} tells, for each compartment it watches, whether it is
  * healthy, saturated, limited too tightly, or waiting on a dependency that is slowing down. Both of
- * the last two reject calls; what tells them apart is whether the calls it does admit still take
- * their usual time.
+ * the last two reject calls; what tells them apart is whether the calls it admits still take their
+ * usual time.
  *
  * <pre>{@code
  * Insight insight = Insight.builder()
  *     .diagnostician(Diagnostician.builder().shortWindow(Duration.ofSeconds(20)).build())
  *     .build();
- * insight.watch(registry);                                        // follows adds and removes
- * scheduler.scheduleAtFixedRate(insight::sample, 1, 1, SECONDS);  // you own the schedule
- * Diagnosis d = insight.diagnosis("llm").orElseThrow();           // cheap: the last verdict
  * }</pre>
  *
- * <p>It is sample-based: each {@link Insight#sample()} reads every watched compartment's {@link
- * io.bulkhead.Compartment#stats()} once, and the diagnosis keeps the samples of the last
- * {@linkplain DiagnosticianBuilder#longWindow long window} (a minute by default). From them it
- * works out, over the {@linkplain DiagnosticianBuilder#shortWindow short window} (10 seconds):
+ * <p>Over the {@linkplain DiagnosticianBuilder#shortWindow short window} (10 seconds) of the
+ * samples {@link Insight#sample()} takes, it weighs <b>saturation</b> (the share of intervals that
+ * ended at the limit), the <b>rejection ratio and spread</b> (the share of calls rejected, and of
+ * intervals with a rejection, so that one burst does not read as a trend), and the <b>admitted
+ * latency</b> against the <b>normal latency</b> learnt while healthy. Rejecting in earnest with
+ * latency at least {@link #DEFAULT_LATENCY_RISE_ENTER} times normal is {@link
+ * Diagnosis.State#DEPENDENCY_DEGRADING}; with latency near normal, {@link
+ * Diagnosis.State#LIMIT_TOO_LOW}; at the limit most of the time without rejecting, {@link
+ * Diagnosis.State#SATURATED}; otherwise {@link Diagnosis.State#HEALTHY}. Each condition exits at a
+ * lower level than it enters and must fill the short window, so a compartment at a threshold does
+ * not flap and one spike never changes the state.
  *
- * <ul>
- *   <li><b>saturation</b>: the share of sampling intervals that ended with the compartment at its
- *       limit;
- *   <li><b>rejection ratio and spread</b>: the share of calls rejected, and the share of intervals
- *       with a rejection, so that one burst (one interval) does not read as a sustained problem;
- *   <li><b>admitted latency</b> against its <b>normal latency</b>, learnt while the compartment was
- *       healthy (see {@link Diagnosis#latency()} and {@link Diagnosis#normalLatency()}).
- * </ul>
- *
- * Rejecting in earnest (ratio and spread both at their enter levels) with latency at least {@link
- * #DEFAULT_LATENCY_RISE_ENTER} times normal is {@link Diagnosis.State#DEPENDENCY_DEGRADING}; with
- * latency near normal it is {@link Diagnosis.State#LIMIT_TOO_LOW}; at the limit most of the time
- * without rejecting is {@link Diagnosis.State#SATURATED}; otherwise {@link
- * Diagnosis.State#HEALTHY}. Every condition has a lower exit level than its enter level, so a
- * compartment hovering at a threshold does not flap; a condition must also fill the short window,
- * so one spike never changes the state.
- *
- * <p>Call {@link Insight#sample()} about once a second, and at least three times per short window:
- * with fewer intervals the figures cannot tell a burst from a trend, and the previous state is
- * kept. Until samples cover half the short window the state is {@link Diagnosis.State#HEALTHY} and
- * {@link Diagnosis#judged()} is false.
- *
- * <p>This class is immutable: one diagnostician may serve several {@link Insight}s.
+ * <p>Sample about once a second, at least three times per short window; until samples cover half of
+ * it the state is {@code HEALTHY} and {@link Diagnosis#judged()} is false. Immutable: one
+ * diagnostician may serve several {@link Insight}s.
  */
 public final class Diagnostician {
 

@@ -22,9 +22,7 @@ import java.util.Objects;
  *     .headroom(Sizing.CRITICAL_HEADROOM)              // for every compartment not named below
  *     .headroom("reports", Sizing.OPTIONAL_HEADROOM)
  *     .build();
- * Insight insight = Insight.builder().advisor(advisor).build();
- * insight.watch(registry);
- * scheduler.scheduleAtFixedRate(insight::sample, 1, 1, SECONDS);
+ * Insight insight = Insight.builder().advisor(advisor).build();   // then watch and sample it
  * insight.advice("reports").ifPresent(a -> log.info(a.summary()));
  * }</pre>
  *
@@ -36,9 +34,8 @@ import java.util.Objects;
  *
  * <p>Read the advice with the rejections in mind: rising rejections with a steady latency mean the
  * demand grew and the limit may be low; rising rejections with a rising latency mean the dependency
- * is slowing down, and a larger limit would only let it hold more of your threads.
- *
- * <p>This class is immutable: one advisor may serve several {@link Insight}s.
+ * is slowing down, and a larger limit would only let it hold more of your threads. Immutable: one
+ * advisor may serve several {@link Insight}s.
  */
 public final class SizingAdvisor {
 

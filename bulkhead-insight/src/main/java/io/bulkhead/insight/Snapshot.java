@@ -14,12 +14,10 @@ import java.util.Optional;
 import java.util.OptionalInt;
 
 /**
- * What an {@link Insight} knows of every compartment it watches, at one moment, as the JSON
- * document a {@code /bulkheads} endpoint or a dashboard serves. Take one with {@link
- * Insight#snapshot()}.
- *
- * <p>{@link #toJson()} writes {@code {"compartments": [...]}}, one object per compartment, in the
- * order they were watched:
+ * What an {@link Insight} knows of every compartment it watches, at one moment ({@link
+ * Insight#snapshot()}), as the JSON document a {@code /bulkheads} endpoint or a dashboard serves:
+ * {@link #toJson()} writes {@code {"compartments": [...]}}, one object per compartment in the order
+ * they were watched:
  *
  * <pre>
  * name                      the compartment's name
@@ -40,11 +38,9 @@ import java.util.OptionalInt;
  *
  * Durations are in milliseconds (fractions kept), rates per second, shares from 0 to 1; a figure
  * that is not known is {@code null}, never a made-up zero. {@link #compartmentsJson()} is the array
- * alone, for an endpoint that adds fields of its own.
- *
- * <p>The stats are read when the snapshot is taken; the diagnosis and the advice are those of the
- * insight's latest sample. Each compartment's stats are read once, so its numbers hang together;
- * two compartments are read a few microseconds apart. This class is immutable.
+ * alone, for an endpoint that adds fields of its own. The stats are read once per compartment when
+ * the snapshot is taken, so its numbers hang together; the diagnosis and the advice are those of
+ * the insight's latest sample. This class is immutable.
  */
 public final class Snapshot {
 
