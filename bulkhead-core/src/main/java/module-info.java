@@ -16,6 +16,7 @@ module io.bulkhead.core {
   // Helpers Bulkhead's modules share (durations, threads, meters, masking, JSON); not an API.
   exports io.bulkhead.internal to
       io.bulkhead.config,
+      io.bulkhead.edge,
       io.bulkhead.httpclient,
       io.bulkhead.insight,
       io.bulkhead.jdbc,
