@@ -127,6 +127,7 @@ class AlertsOnPrometheusTest {
     int port = app.start(0);
     startPoolsAndFleet(app);
 
+    warmUpMetrics(app);
     Path dir = Files.createTempDirectory(OUT, "run-"); // its data, kept under target/ to look at
     prometheus =
         PrometheusServer.start(dir, "bulkhead-demo", "127.0.0.1:" + port, APPLICATION, scaled);
@@ -216,6 +217,24 @@ class AlertsOnPrometheusTest {
     System.out.print(timelineText());
   }
 
+  /**
+   * Scrapes {@code /metrics} until one scrape answers within half of Prometheus's one-second
+   * timeout: the first scrapes of a fresh JVM run interpreted code, and on a busy machine they took
+   * over a second, so that Prometheus saw the target down for the first minute.
+   */
+  private static void warmUpMetrics(DemoApp app) throws Exception {
+    java.net.http.HttpClient client = java.net.http.HttpClient.newHttpClient();
+    java.net.http.HttpRequest scrape =
+        java.net.http.HttpRequest.newBuilder(app.uri().resolve("/metrics")).build();
+    for (int i = 0; i < 200; i++) {
+      long start = System.nanoTime();
+      client.send(scrape, java.net.http.HttpResponse.BodyHandlers.discarding());
+      if (i >= 20 && System.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(500)) {
+        return;
+      }
+    }
+  }
+
   /** The pools and the fleet compartment whose meters the dashboard's panels read. */
   private void startPoolsAndFleet(DemoApp app) throws Exception {
     String id = "opscheck-" + Integer.toHexString(ThreadLocalRandom.current().nextInt(1 << 20));
@@ -224,10 +243,10 @@ class AlertsOnPrometheusTest {
     DatabasePools.Builder b =
         DatabasePools.builder(id)
             .jdbcUrl(db.jdbcUrl())
-            .budget(4)
+            .capacity(4)
             .registry(app.registry())
-            .pool(PoolConfig.builder("checkout").size(3).build())
-            .pool(PoolConfig.builder("reports").size(1).build());
+            .pool(PoolConfig.builder("checkout").limit(3).build())
+            .pool(PoolConfig.builder("reports").limit(1).build());
     db.username().ifPresent(b::username);
     DatabasePools pools = b.open();
     open.add(pools);
