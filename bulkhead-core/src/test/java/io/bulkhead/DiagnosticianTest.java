@@ -602,7 +602,7 @@ class DiagnosticianTest {
 
     @Override
     public BulkheadConfig config() {
-      return new BulkheadConfig(name, limit, true, 0, Duration.ZERO);
+      return new BulkheadConfig(name, limit, QueueSettings.DEFAULT);
     }
 
     @Override

@@ -4,6 +4,7 @@ import io.bulkhead.Budget;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadBuilder;
 import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.QueueSettings;
 import io.bulkhead.Sizing;
 import io.bulkhead.WorkerPool;
 import io.bulkhead.WorkerPoolBuilder;
@@ -23,6 +24,7 @@ import java.util.Set;
 import java.util.function.Function;
 import org.snakeyaml.engine.v2.nodes.MappingNode;
 import org.snakeyaml.engine.v2.nodes.Node;
+import org.snakeyaml.engine.v2.nodes.ScalarNode;
 
 /**
  * A configuration file of budgets and compartments, loaded and validated: the sizing of the
@@ -62,11 +64,11 @@ import org.snakeyaml.engine.v2.nodes.Node;
  * derived from {@code rate × latency} (its need) times its {@code headroom}, which defaults to its
  * criticality's, rounded up. A limit given alongside a rate and latency is kept, and the effective
  * headroom ({@code limit / need}) is reported. A worker pool takes the same keys and {@code
- * threads}; its queued jobs may wait without a {@code max-wait}. Either may say {@code cpu-bound:
- * true} (the default is false): each call or job in flight keeps a core busy for most of its
- * latency, so its limit should not exceed the CPUs of the container it runs in, which {@link
- * Deployment#check} verifies. The keys are the builders' settings ({@code maxQueue}, {@code
- * maxWait}) in the file's kebab case.
+ * threads}. {@code max-queue} and {@code max-wait} also take the word {@code unbounded}, and a
+ * queue needs a {@code max-wait}. Either may say {@code cpu-bound: true} (the default is false):
+ * each call or job in flight keeps a core busy for most of its latency, so its limit should not
+ * exceed the CPUs of the container it runs in, which {@link Deployment#check} verifies. The keys
+ * are the builders' settings ({@code maxQueue}, {@code maxWait}) in the file's kebab case.
  *
  * <p>{@link #load} and {@link #parse} fail with a {@link ConfigException} naming the file, the line
  * and the key for malformed YAML, unknown keys (with a "did you mean" suggestion), wrong types,
@@ -237,8 +239,7 @@ public final class BulkheadFile {
         try {
           if (c.workerPool()) {
             WorkerPoolBuilder builder =
-                WorkerPool.builder(c.name()).limit(c.limit()).maxQueue(c.maxQueue());
-            c.maxWait().ifPresent(builder::maxWait);
+                WorkerPool.builder(c.name()).limit(c.limit()).queue(c.queue());
             c.budget().map(built::get).ifPresent(builder::budget);
             if (c.virtualThreads()) {
               builder.virtualThreads();
@@ -247,9 +248,7 @@ public final class BulkheadFile {
             pools.put(c.name(), pool);
             registry.register(pool.compartment());
           } else {
-            BulkheadBuilder builder =
-                Bulkhead.builder(c.name()).limit(c.limit()).maxQueue(c.maxQueue());
-            c.maxWait().ifPresent(builder::maxWait);
+            BulkheadBuilder builder = Bulkhead.builder(c.name()).limit(c.limit()).queue(c.queue());
             c.budget().map(built::get).ifPresent(builder::budget);
             registry.register(builder.build());
           }
@@ -514,20 +513,36 @@ public final class BulkheadFile {
                 + " x latency)");
       }
 
-      int maxQueue = f.containsKey("max-queue") ? yaml.whole(f.get("max-queue"), 0) : 0;
-      Duration maxWait = f.containsKey("max-wait") ? positiveDuration(f.get("max-wait")) : null;
-      if (maxQueue > 0 && maxWait == null && !pool) {
+      QueueSettings queue = QueueSettings.DEFAULT;
+      if (f.containsKey("max-queue")) {
+        YamlTree.Entry q = f.get("max-queue");
+        if (isUnbounded(q)) {
+          queue = queue.withUnboundedQueue();
+        } else {
+          int n = yaml.whole(q, 0);
+          queue = check(q, () -> QueueSettings.DEFAULT.withMaxQueue(n));
+        }
+      }
+      if (f.containsKey("max-wait")) {
+        YamlTree.Entry w = f.get("max-wait");
+        if (isUnbounded(w)) {
+          queue = queue.withUnboundedWait();
+        } else {
+          Duration d = positiveDuration(w);
+          QueueSettings q = queue;
+          queue = check(w, () -> q.withMaxWait(d));
+        }
+      }
+      if (queue.mayQueue() && !f.containsKey("max-wait")) {
         throw yaml.error(
             f.get("max-queue").keyNode(),
             f.get("max-queue").path(),
             "lets "
-                + maxQueue
-                + " caller"
-                + (maxQueue == 1 ? "" : "s")
+                + callers(queue)
                 + " wait but there is no max-wait: add max-wait"
-                + " (how long one may wait, like 100ms)");
+                + " (how long one may wait, like 100ms, or unbounded)");
       }
-      if (maxQueue == 0 && maxWait != null) {
+      if (!queue.mayQueue() && f.containsKey("max-wait")) {
         throw yaml.error(
             f.get("max-wait").keyNode(),
             f.get("max-wait").path(),
@@ -566,15 +581,14 @@ public final class BulkheadFile {
         virtual = word.equals("virtual");
       }
       boolean cpuBound = f.containsKey("cpu-bound") && yaml.bool(f.get("cpu-bound"));
-      checkWithBuilder(e, f, limitKey, pool, limit, maxQueue, maxWait);
+      checkWithBuilder(e, f, limitKey, pool, limit);
       return new CompartmentSpec(
           e.key(),
           e.path(),
           YamlTree.line(e.keyNode()),
           limit,
           derived,
-          maxQueue,
-          maxWait,
+          queue,
           budget,
           criticality,
           rate,
@@ -586,34 +600,41 @@ public final class BulkheadFile {
     }
 
     /**
-     * Hands every value to the builder that {@link BulkheadFile#build()} will use, setter by
-     * setter, so that a value the builder refuses (a queue beyond what a compartment counts, a wait
-     * beyond what a nanosecond deadline holds) is refused here, at its own key and line, and the
-     * loader's bounds can never drift from the builders'. Nothing is built.
+     * Hands the limit to the builder that {@link BulkheadFile#build()} will use, so that a value
+     * the builder refuses is refused here, at its own key and line, and the loader's bounds can
+     * never drift from the builders'. The queue settings were checked by {@link QueueSettings}
+     * itself. Nothing is built.
      */
     private void checkWithBuilder(
-        YamlTree.Entry e,
-        Map<String, YamlTree.Entry> f,
-        String limitKey,
-        boolean pool,
-        int limit,
-        int maxQueue,
-        Duration maxWait) {
+        YamlTree.Entry e, Map<String, YamlTree.Entry> f, String limitKey, boolean pool, int limit) {
       YamlTree.Entry limitAt = f.getOrDefault(limitKey, e);
       if (pool) {
         WorkerPoolBuilder b = builder(e, () -> WorkerPool.builder(e.key()));
         apply(limitAt, () -> b.limit(limit));
-        apply(f.getOrDefault("max-queue", e), () -> b.maxQueue(maxQueue));
-        if (maxWait != null) {
-          apply(f.get("max-wait"), () -> b.maxWait(maxWait));
-        }
       } else {
         BulkheadBuilder b = builder(e, () -> Bulkhead.builder(e.key()));
         apply(limitAt, () -> b.limit(limit));
-        apply(f.getOrDefault("max-queue", e), () -> b.maxQueue(maxQueue));
-        if (maxWait != null) {
-          apply(f.get("max-wait"), () -> b.maxWait(maxWait));
-        }
+      }
+    }
+
+    private static String callers(QueueSettings queue) {
+      if (queue.maxQueue().isEmpty()) {
+        return "any number of callers";
+      }
+      int n = queue.maxQueue().getAsInt();
+      return n + " caller" + (n == 1 ? "" : "s");
+    }
+
+    private static boolean isUnbounded(YamlTree.Entry e) {
+      return e.value() instanceof ScalarNode
+          && ((ScalarNode) e.value()).getValue().trim().equals("unbounded");
+    }
+
+    private QueueSettings check(YamlTree.Entry at, java.util.function.Supplier<QueueSettings> q) {
+      try {
+        return q.get();
+      } catch (IllegalArgumentException refused) {
+        throw yaml.error(at.value(), at.path(), refused.getMessage());
       }
     }
 

@@ -60,7 +60,7 @@ class BulkheadFileTest {
     assertThat(reports.need()).hasValue(3.0);
     assertThat(reports.headroom().map(Headroom::toString)).contains("x4/3");
     assertThat(reports.limit()).isEqualTo(4);
-    assertThat(reports.maxQueue()).isEqualTo(2);
+    assertThat(reports.maxQueue()).hasValue(2);
     assertThat(reports.maxWait()).contains(Duration.ofMillis(500));
 
     BudgetUse postgres = f.budgetUse().get(0);
@@ -315,7 +315,16 @@ class BulkheadFileTest {
     failsWith(base + "limit: 4\n    max-queue: 2\n")
         .hasMessage(
             "app.yml:4: compartments.a.max-queue: lets 2"
-                + " callers wait but there is no max-wait: add max-wait (how long one may wait, like 100ms)");
+                + " callers wait but there is no max-wait: add max-wait (how long one may wait, like 100ms,"
+                + " or unbounded)");
+    failsWith(base + "limit: 4\n    max-queue: unbounded\n")
+        .hasMessageContaining("lets any number of callers wait but there is no max-wait");
+    CompartmentSpec unbounded =
+        parse(base + "limit: 4\n    max-queue: unbounded\n    max-wait: unbounded\n")
+            .compartments()
+            .get(0);
+    assertThat(unbounded.queue())
+        .isEqualTo(io.bulkhead.QueueSettings.DEFAULT.withUnboundedQueue().withUnboundedWait());
     failsWith(base + "limit: 4\n    max-wait: 1s\n")
         .hasMessage(
             "app.yml:4: compartments.a.max-wait: has no"
@@ -346,7 +355,8 @@ class BulkheadFileTest {
           "    rate: 1/s",
           "    latency: 2s",
           "    max-queue: 20",
-          "  emails: {limit: 1, max-queue: 100}",
+          "    max-wait: unbounded",
+          "  emails: {limit: 1, max-queue: 100, max-wait: 1m}",
           "");
 
   @Test
@@ -357,7 +367,7 @@ class BulkheadFileTest {
     assertThat(exports.path()).isEqualTo("worker-pools.exports");
     assertThat(exports.need()).hasValue(2.0);
     assertThat(exports.limit()).as("2 x 4/3 = 2.67, rounded up").isEqualTo(3);
-    assertThat(exports.maxWait()).as("queued jobs wait as long as it takes").isEmpty();
+    assertThat(exports.maxWait()).as("max-wait: unbounded").isEmpty();
     assertThat(f.budgetUse().get(0).describe())
         .isEqualTo("budget 'postgres': checkout 6 + exports 3 = 9, within its capacity of 10");
 
@@ -392,23 +402,23 @@ class BulkheadFileTest {
   void workers_errors() {
     failsWith(WITH_WORKERS.replace("  emails:", "  checkout:"))
         .hasMessage(
-            "app.yml:12: worker-pools.checkout: the name is taken by the compartment on line 4: names"
+            "app.yml:13: worker-pools.checkout: the name is taken by the compartment on line 4: names"
                 + " must be unique, they are the registry's keys");
     failsWith(WITH_WORKERS.replace("max-queue: 20", "max-queue: 20\n    threads: virtaul"))
         .hasMessage(
             "app.yml:12: worker-pools.exports.threads: must be platform or virtual but was 'virtaul'"
                 + " (did you mean 'virtual'?)");
-    failsWith(WITH_WORKERS.replace("{limit: 1, max-queue: 100}", "{workers: 1}"))
+    failsWith(WITH_WORKERS.replace("{limit: 1, max-queue: 100, max-wait: 1m}", "{workers: 1}"))
         .hasMessage(
-            "app.yml:12: worker-pools.emails.workers: unknown key (expected one of: budget,"
+            "app.yml:13: worker-pools.emails.workers: unknown key (expected one of: budget,"
                 + " cpu-bound, criticality, headroom, latency, limit, max-queue, max-wait, rate,"
                 + " threads)");
-    failsWith(WITH_WORKERS.replace("{limit: 1, max-queue: 100}", "{max-queue: 100}"))
+    failsWith(WITH_WORKERS.replace("{limit: 1, max-queue: 100, max-wait: 1m}", "{max-queue: 100}"))
         .hasMessage(
-            "app.yml:12: worker-pools.emails: needs a limit, or a rate and a latency to derive one"
+            "app.yml:13: worker-pools.emails: needs a limit, or a rate and a latency to derive one"
                 + " from (Little's law: need = rate x latency)");
-    failsWith(WITH_WORKERS.replace("{limit: 1, max-queue: 100}", "{limit: 0}"))
-        .hasMessage("app.yml:12: worker-pools.emails.limit: must be at least 1 but was 0");
+    failsWith(WITH_WORKERS.replace("{limit: 1, max-queue: 100, max-wait: 1m}", "{limit: 0}"))
+        .hasMessage("app.yml:13: worker-pools.emails.limit: must be at least 1 but was 0");
   }
 
   @Test

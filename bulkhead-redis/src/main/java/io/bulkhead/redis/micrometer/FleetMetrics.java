@@ -8,7 +8,6 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.ToDoubleFunction;
@@ -116,45 +115,38 @@ public final class FleetMetrics implements MeterBinder, AutoCloseable {
   }
 
   private List<Meter> register(MeterRegistry meterRegistry) {
-    List<Meter> meters = new ArrayList<>();
-    meters.add(
+    return List.of(
         counter(
             meterRegistry,
             FALLBACK_SWITCHES,
             FleetStats::fallbackSwitches,
-            "Switches to the fallback policy: Redis unreachable, or back having lost its data"));
-    meters.add(
+            "Switches to the fallback policy: Redis unreachable, or back having lost its data"),
         counter(
             meterRegistry,
             REFUSED_BY_FALLBACK,
             FleetStats::refusedByFallback,
-            "Calls the fallback policy refused at once (also in bulkhead.rejected, queue_full)"));
-    meters.add(
+            "Calls the fallback policy refused at once (also in bulkhead.rejected, queue_full)"),
         counter(
             meterRegistry,
             FLEET_TIMEOUTS,
             FleetStats::fleetTimeouts,
             "Calls refused because the fleet freed no lease within their maxWait"
-                + " (also in bulkhead.rejected, wait_timeout)"));
-    meters.add(
+                + " (also in bulkhead.rejected, wait_timeout)"),
         counter(
             meterRegistry,
             LEASES_LOST,
             FleetStats::leasesLost,
-            "Leases found expired or gone before or while their call ran"));
-    meters.add(
+            "Leases found expired or gone before or while their call ran"),
         gauge(
             meterRegistry,
             IN_FALLBACK,
             s -> s.inFallback() ? 1 : 0,
-            "1 while the compartment admits by its fallback policy, 0 while by leases"));
-    meters.add(
+            "1 while the compartment admits by its fallback policy, 0 while by leases"),
         gauge(
             meterRegistry,
             LEASES_HELD,
             FleetStats::leasesHeld,
             "Calls of this process holding a lease now"));
-    return meters;
   }
 
   /** Removes every meter this binder registered; a later {@link #bindTo} is refused. Idempotent. */
