@@ -1,7 +1,6 @@
 package io.bulkhead;
 
 import io.bulkhead.internal.CompartmentThreads;
-import io.bulkhead.internal.Durations;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,6 +1,5 @@
 package io.bulkhead;
 
-import io.bulkhead.internal.Durations;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

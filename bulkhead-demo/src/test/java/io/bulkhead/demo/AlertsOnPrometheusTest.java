@@ -224,10 +224,10 @@ class AlertsOnPrometheusTest {
     DatabasePools.Builder b =
         DatabasePools.builder(id)
             .jdbcUrl(db.jdbcUrl())
-            .budget(4)
+            .capacity(4)
             .registry(app.registry())
-            .pool(PoolConfig.builder("checkout").size(3).build())
-            .pool(PoolConfig.builder("reports").size(1).build());
+            .pool(PoolConfig.builder("checkout").limit(3).build())
+            .pool(PoolConfig.builder("reports").limit(1).build());
     db.username().ifPresent(b::username);
     DatabasePools pools = b.open();
     open.add(pools);
