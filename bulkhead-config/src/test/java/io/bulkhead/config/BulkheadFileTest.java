@@ -183,7 +183,7 @@ class BulkheadFileTest {
     failsWith("budgets:\n  postgres: 10\n")
         .hasMessage(
             "app.yml:1: compartments: missing: the file declares"
-                + " no compartments (nor worker-pools)");
+                + " no compartments (nor worker-pools, nor datasources)");
     failsWith("compartments:\n  - checkout\n  - reports\n")
         .hasMessage(
             "app.yml:2: compartments: expected a mapping (indented key: value lines) but found a list");
@@ -204,7 +204,8 @@ class BulkheadFileTest {
     failsWith(TWO + "    timeout: 2s\n")
         .hasMessage(
             "app.yml:9: compartments.checkout.timeout: unknown key (expected one of: budget,"
-                + " cpu-bound, criticality, headroom, latency, limit, max-queue, max-wait, rate)");
+                + " cpu-bound, criticality, headroom, latency, limit, max-queue, max-wait, paths,"
+                + " rate, upstream)");
     failsWith("headroom:\n  critcal: 2\n" + TWO)
         .hasMessage("app.yml:2: headroom.critcal: unknown key (did you mean 'critical'?)");
     failsWith("budgets:\n  postgres: {capacty: 10}\ncompartments: {a: {limit: 1}}\n")
