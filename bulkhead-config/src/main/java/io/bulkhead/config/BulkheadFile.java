@@ -7,6 +7,9 @@ import io.bulkhead.BulkheadRegistry;
 import io.bulkhead.Sizing;
 import io.bulkhead.WorkerPool;
 import io.bulkhead.WorkerPoolBuilder;
+import io.bulkhead.config.internal.DidYouMean;
+import io.bulkhead.config.internal.Printable;
+import io.bulkhead.config.internal.YamlTree;
 import io.bulkhead.insight.SizingAdvisor;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -65,8 +68,8 @@ import org.snakeyaml.engine.v2.nodes.Node;
  * workers} in place of {@code limit} and {@code threads}; its queued jobs may wait without a {@code
  * max-wait}. Either may say {@code cpu-bound: true} (the default is false): each call or job in
  * flight keeps a core busy for most of its latency, so its limit should not exceed the CPUs of the
- * container it runs in, which {@link Deployment#check} verifies. The keys are the builders'
- * settings ({@code maxQueue}, {@code maxWait}) in the file's kebab case.
+ * container it runs in, which the demo's {@code check --deploy} verifies. The keys are the
+ * builders' settings ({@code maxQueue}, {@code maxWait}) in the file's kebab case.
  *
  * <p>{@link #load} and {@link #parse} fail with a {@link ConfigException} naming the file, the line
  * and the key for malformed YAML, unknown keys (with a "did you mean" suggestion), wrong types,
