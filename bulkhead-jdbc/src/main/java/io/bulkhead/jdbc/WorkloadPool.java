@@ -6,11 +6,11 @@ import com.zaxxer.hikari.HikariPoolMXBean;
 import com.zaxxer.hikari.pool.HikariPool;
 import io.bulkhead.Budget;
 import io.bulkhead.Bulkhead;
-import io.bulkhead.BulkheadConfig;
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.BulkheadListener;
 import io.bulkhead.BulkheadStats;
 import io.bulkhead.Compartment;
+import io.bulkhead.ForwardingCompartment;
 import io.bulkhead.Permit;
 import java.io.PrintWriter;
 import java.sql.Connection;
@@ -308,7 +308,7 @@ public final class WorkloadPool implements DataSource {
   }
 
   /** The pool seen as a compartment; see the resizing comment at the top. */
-  private final class PoolCompartment implements Compartment {
+  private final class PoolCompartment extends ForwardingCompartment {
 
     final ReentrantLock resizing = new ReentrantLock();
     boolean closed; // guarded by resizing
@@ -317,41 +317,26 @@ public final class WorkloadPool implements DataSource {
     private final List<ViewListener> listeners = new ArrayList<>();
 
     @Override
+    protected Compartment delegate() {
+      return gate;
+    }
+
+    @Override
     public String name() {
       return qualifiedName;
-    }
-
-    @Override
-    public BulkheadConfig config() {
-      return gate.config();
-    }
-
-    @Override
-    public BulkheadStats stats() {
-      return gate.stats();
-    }
-
-    @Override
-    public Optional<Budget> budget() {
-      return gate.budget();
-    }
-
-    @Override
-    public void leaveBudget() {
-      gate.leaveBudget();
     }
 
     @Override
     public void setLimit(int limit) {
       if (limit < 1) {
         throw new IllegalArgumentException(
-            "size of pool '" + qualifiedName + "' must be at least 1 but was " + limit);
+            "limit of pool '" + qualifiedName + "' must be at least 1 but was " + limit);
       }
       resizing.lock();
       try {
         if (closed) {
           throw new IllegalStateException(
-              "pool '" + qualifiedName + "' is closed; its size cannot" + " change");
+              "pool '" + qualifiedName + "' is closed; its limit cannot" + " change");
         }
         int before = gate.config().limit();
         if (limit > before) {
@@ -484,6 +469,6 @@ public final class WorkloadPool implements DataSource {
 
   @Override
   public String toString() {
-    return "WorkloadPool{" + qualifiedName + ", size=" + gate.config().limit() + "}";
+    return "WorkloadPool{" + qualifiedName + ", limit=" + gate.config().limit() + "}";
   }
 }

@@ -128,7 +128,7 @@ class PoolShrinkTest extends PostgresTestSupport {
 
   private WorkloadPool onePool(int size) throws SQLException {
     PoolConfig config =
-        PoolConfig.builder("w").size(size).maxQueue(64).maxWait(Duration.ofSeconds(30)).build();
+        PoolConfig.builder("w").limit(size).maxQueue(64).maxWait(Duration.ofSeconds(30)).build();
     return open(pools().pool(config)).pool("w");
   }
 

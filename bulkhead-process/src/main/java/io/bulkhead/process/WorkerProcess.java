@@ -3,6 +3,7 @@ package io.bulkhead.process;
 import io.bulkhead.Compartment;
 import io.bulkhead.Ticker;
 import io.bulkhead.insight.ResourceView;
+import io.bulkhead.internal.DaemonThreads;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStreamWriter;
@@ -216,13 +217,7 @@ public final class WorkerProcess implements AutoCloseable {
     ScheduledExecutorService given = b.scheduler;
     if (given == null) {
       ScheduledThreadPoolExecutor own =
-          new ScheduledThreadPoolExecutor(
-              1,
-              r -> {
-                Thread t = new Thread(r, "bulkhead-process-" + b.name);
-                t.setDaemon(true);
-                return t;
-              });
+          new ScheduledThreadPoolExecutor(1, DaemonThreads.named("bulkhead-process-" + b.name));
       own.setExecuteExistingDelayedTasksAfterShutdownPolicy(false); // a pending restart is dropped
       this.scheduler = own;
       this.ownsScheduler = true;
@@ -685,8 +680,8 @@ public final class WorkerProcess implements AutoCloseable {
               output,
               e -> LOG.log(System.Logger.Level.WARNING, "output consumer failed", e));
       this.input = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
-      this.reader = new Thread(this::read, "bulkhead-process-" + name + "-output");
-      this.reader.setDaemon(true);
+      this.reader =
+          DaemonThreads.named("bulkhead-process-" + name + "-output").newThread(this::read);
     }
 
     static Child start(List<String> command, String name, @Nullable Consumer<String> output)

@@ -63,8 +63,8 @@ public final class FleetFullWorker {
     DatabasePools.Builder builder =
         DatabasePools.builder(args[5])
             .jdbcUrl(args[3])
-            .pool(PoolConfig.builder("checkout").size(6).build())
-            .pool(PoolConfig.builder("reports").size(4).build())
+            .pool(PoolConfig.builder("checkout").limit(6).build())
+            .pool(PoolConfig.builder("reports").limit(4).build())
             .total(fleet::share);
     if (!args[4].equals("-")) {
       builder.username(args[4]);
