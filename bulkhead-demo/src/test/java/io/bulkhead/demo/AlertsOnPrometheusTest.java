@@ -127,6 +127,7 @@ class AlertsOnPrometheusTest {
     int port = app.start(0);
     startPoolsAndFleet(app);
 
+    warmUpMetrics(app);
     Path dir = Files.createTempDirectory(OUT, "run-"); // its data, kept under target/ to look at
     prometheus =
         PrometheusServer.start(dir, "bulkhead-demo", "127.0.0.1:" + port, APPLICATION, scaled);
@@ -214,6 +215,24 @@ class AlertsOnPrometheusTest {
     poller.shutdownNow();
     Files.writeString(OUT.resolve("alert-timeline.txt"), timelineText());
     System.out.print(timelineText());
+  }
+
+  /**
+   * Scrapes {@code /metrics} until one scrape answers within half of Prometheus's one-second
+   * timeout: the first scrapes of a fresh JVM run interpreted code, and on a busy machine they took
+   * over a second, so that Prometheus saw the target down for the first minute.
+   */
+  private static void warmUpMetrics(DemoApp app) throws Exception {
+    java.net.http.HttpClient client = java.net.http.HttpClient.newHttpClient();
+    java.net.http.HttpRequest scrape =
+        java.net.http.HttpRequest.newBuilder(app.uri().resolve("/metrics")).build();
+    for (int i = 0; i < 200; i++) {
+      long start = System.nanoTime();
+      client.send(scrape, java.net.http.HttpResponse.BodyHandlers.discarding());
+      if (i >= 20 && System.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(500)) {
+        return;
+      }
+    }
   }
 
   /** The pools and the fleet compartment whose meters the dashboard's panels read. */

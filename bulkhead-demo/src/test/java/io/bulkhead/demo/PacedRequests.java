@@ -1,5 +1,6 @@
 package io.bulkhead.demo;
 
+import io.bulkhead.internal.DaemonThreads;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -37,18 +38,12 @@ final class PacedRequests implements AutoCloseable {
 
   PacedRequests(URI target, String name) {
     this.request = HttpRequest.newBuilder(target).timeout(Duration.ofSeconds(30)).build();
-    this.pacer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "pace-" + name));
+    this.pacer = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("pace-" + name));
     this.client =
         HttpClient.newBuilder()
             .version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(2))
             .build();
-  }
-
-  private static Thread daemon(Runnable r, String name) {
-    Thread t = new Thread(r, name);
-    t.setDaemon(true);
-    return t;
   }
 
   /** Sends {@code perSecond} requests a second from now on; 0 stops sending. */

@@ -82,7 +82,7 @@ public final class FakeUpstream implements AutoCloseable {
                       }
                       Content.Sink.write(response, true, fail ? FAILURE : ANSWER, callback);
                     },
-                    delay.toNanos(),
+                    FakeUpstream.this.delay.toNanos(),
                     TimeUnit.NANOSECONDS);
             return true;
           }
