@@ -1,11 +1,7 @@
 package io.bulkhead.spring;
 
-import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadRegistry;
 import io.bulkhead.reactor.BulkheadOperator;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -13,6 +9,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.web.reactive.DispatcherHandler;
@@ -51,18 +48,20 @@ public class BulkheadWebFluxAutoConfiguration {
   static class EdgeFilter {
 
     /**
-     * The filter with one route per {@code paths} entry (it lets every request through when no
-     * compartment has any); a bean of this name of the application's own replaces it.
+     * The filter with the {@code paths} of every compartment ({@link EdgeRoutes}; it lets every
+     * request through when no compartment has any); a bean of this name of the application's own
+     * replaces it.
      */
     @Bean(FILTER_NAME)
     @ConditionalOnMissingBean(name = FILTER_NAME)
-    WebFilter bulkheadWebFilter(BulkheadRegistry registry, BulkheadProperties properties) {
-      List<EdgePath.Route> routes = EdgePath.routes(properties);
-      Map<String, Bulkhead> compartments = new LinkedHashMap<>();
-      for (EdgePath.Route route : routes) {
-        compartments.put(route.compartment(), EdgeRoutes.compartment(registry, route));
-      }
-      return new BulkheadWebFilter(routes, compartments);
+    WebFilter bulkheadWebFilter(
+        BulkheadRegistry registry, BulkheadProperties properties, ApplicationContext context) {
+      return new BulkheadWebFilter(
+          EdgeRoutes.of(
+              properties,
+              registry,
+              ManagementPaths.of(context, ""),
+              properties.getEdge().isIncludeManagement()));
     }
   }
 
@@ -71,12 +70,12 @@ public class BulkheadWebFluxAutoConfiguration {
   @ConditionalOnMissingClass("io.bulkhead.reactor.BulkheadOperator")
   static class NoEdgeFilter {
     NoEdgeFilter(BulkheadProperties properties) {
-      for (EdgePath.Route route : EdgePath.routes(properties)) {
+      for (EdgePath path : EdgePath.all(properties)) {
         LOG.warn(
             "bulkhead.compartments."
-                + route.compartment()
+                + path.compartment()
                 + ".paths "
-                + route.path().pattern()
+                + path.pattern()
                 + " is not enforced: add io.github.bulkhead:bulkhead-reactor, whose WebFilter routes requests"
                 + " into compartments in Spring WebFlux");
       }
