@@ -2,6 +2,7 @@ package io.bulkhead.redis;
 
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.RedisURI;
@@ -18,7 +19,10 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
@@ -44,21 +48,33 @@ import org.jspecify.annotations.Nullable;
  * Connections: one command connection and one pub/sub connection, both on one RedisClient configured
  * for a bulkhead (short command timeout, commands rejected at once while disconnected, a bounded
  * request queue). Connecting gets a longer timeout of its own: it is off every caller's path, and a
- * JVM's first connection also starts Netty, which missed a 500 ms bound on a busy host. If Redis does not answer at start-up the store is created anyway and connects from
- * the caller's scheduler (connectIfNeeded); every operation until then throws StoreUnavailable.
+ * JVM's first connection also starts Netty, which missed a 500 ms bound on a busy host. If Redis does
+ * not answer, the store is created anyway and connects from the fleet's scheduler (connectIfNeeded,
+ * every poll); every operation until then throws StoreUnavailable. The subscription is optional: it
+ * only wakes waiters sooner than the poll, so a refused SUBSCRIBE closes its connection, is logged
+ * once and is retried with a back-off, while commands go on. A watchdog closes both connections after
+ * WATCHDOG_TIMEOUTS commands in a row timed out (a connection that lost request bytes stays up while
+ * no reply ever pairs with its command again), and connectIfNeeded opens new ones.
  *
  * Races
  * -----
- *   R1 connect vs use. `commands` is volatile and set once by connectIfNeeded (on the fleet's single
- *      scheduler thread or the constructor); an operation reads it once: null means unavailable.
- *   R2 close vs use. close() nulls `commands` before closing the connections; an operation that read it
- *      before gets a RedisException from the closed connection, reported as StoreUnavailable.
+ *   R1 connect vs use. `commands` is set by connectIfNeeded (on the fleet's single scheduler thread or
+ *      the constructor); an operation reads it once: null means unavailable.
+ *   R2 close or watchdog vs use. Both null `commands` before closing the connections (the watchdog by
+ *      CAS from the connection that timed out, so two threads that see the K-th time-out close it once);
+ *      an operation that read it before gets a RedisException from the closed connection, reported as
+ *      StoreUnavailable.
  * Lettuce's own threads only run the pub/sub callback, which hands the compartment's name to
  * `onReleased` (the fleet schedules the wake-up; nothing blocks on the event loop).
  */
 final class LettuceLeaseStore implements LeaseStore {
 
   private static final System.Logger LOG = System.getLogger("io.bulkhead.redis");
+
+  /** Commands in a row that time out before the watchdog opens new connections. */
+  static final int WATCHDOG_TIMEOUTS = 3;
+
+  private static final long MAX_SUBSCRIBE_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(60);
 
   /** Requests Lettuce may queue on one connection before it refuses more, instead of 2^31 - 1. */
   private static final int REQUEST_QUEUE_SIZE = 1024;
@@ -139,7 +155,16 @@ final class LettuceLeaseStore implements LeaseStore {
   private final String releaseSha;
   private final String renewSha;
   private final String publishLimitSha;
-  private volatile @Nullable RedisCommands<String, String> commands;
+  private final AtomicReference<@Nullable RedisCommands<String, String>> commands =
+      new AtomicReference<>();
+  private final AtomicInteger consecutiveTimeouts = new AtomicInteger();
+  private final AtomicLong reconnects = new AtomicLong();
+  private final long firstSubscribeBackoffNanos;
+  // Confined to the fleet's scheduler thread (connectIfNeeded), but for dropConnections, which only
+  // makes the next attempt due at once.
+  private volatile long nextSubscribeAt = System.nanoTime();
+  private long subscribeBackoffNanos;
+  private boolean subscribeRefused;
   private volatile @Nullable StatefulRedisConnection<String, String> connection;
   private volatile @Nullable StatefulRedisPubSubConnection<String, String> pubSub;
   private volatile boolean closed;
@@ -151,6 +176,7 @@ final class LettuceLeaseStore implements LeaseStore {
       RedisURI uri,
       Duration connectTimeout,
       Duration commandTimeout,
+      Duration retryInterval,
       Consumer<String> onReleased) {
     this.client = client;
     this.ownsClient = ownsClient;
@@ -159,6 +185,7 @@ final class LettuceLeaseStore implements LeaseStore {
         uri.getHost() + ":" + uri.getPort(); // never the URI itself: it may hold a password
     this.onReleased = onReleased;
     this.commandTimeout = commandTimeout;
+    this.firstSubscribeBackoffNanos = retryInterval.toNanos();
     // No TimeoutOptions: they would hold the handshake and the subscription to the command timeout
     // too. The sync API waits at most the connection's timeout and then cancels the command; the
     // URI
@@ -204,18 +231,51 @@ final class LettuceLeaseStore implements LeaseStore {
     return out.isEmpty() ? null : String.join("; ", out);
   }
 
-  /** Connects if not connected yet; returns whether the store is connected. Never throws. */
+  /**
+   * Connects if not connected yet, and subscribes if not subscribed and its back-off has passed;
+   * returns whether commands can be sent. Never throws. Runs on the fleet's scheduler thread (or in
+   * the constructor), one call at a time.
+   */
   boolean connectIfNeeded() {
-    if (commands != null) {
-      return true;
-    }
     if (closed) {
       return false;
     }
-    StatefulRedisConnection<String, String> c = null;
+    if (commands.get() == null) {
+      StatefulRedisConnection<String, String> c = null;
+      try {
+        c = client.connect(uri);
+        warnIfLeasesCanBeEvicted(c.sync());
+        c.setTimeout(commandTimeout); // from here on each command gets the short timeout
+        connection = c;
+        consecutiveTimeouts.set(0);
+        commands.set(c.sync());
+        LOG.log(Level.INFO, "connected to Redis at " + where);
+      } catch (RedisException e) {
+        if (c != null) {
+          c.closeAsync();
+        }
+        lastFailure = reason(e);
+        LOG.log(Level.DEBUG, "Redis at " + where + " does not answer yet: " + lastFailure);
+        return false;
+      }
+    }
+    subscribeIfDue();
+    return true;
+  }
+
+  /**
+   * Opens the pub/sub connection and subscribes, unless it is open or its back-off has not passed.
+   * The subscription only speeds up waking: without it, waiters are served by the poll. So a
+   * refusal (an ACL without SUBSCRIBE, say) closes what it opened, is logged once, and is tried
+   * again after a back-off that doubles up to {@link #MAX_SUBSCRIBE_BACKOFF_NANOS}.
+   */
+  private void subscribeIfDue() {
+    if (pubSub != null || closed || System.nanoTime() - nextSubscribeAt < 0) {
+      return;
+    }
+    StatefulRedisPubSubConnection<String, String> p = null;
     try {
-      c = client.connect(uri);
-      StatefulRedisPubSubConnection<String, String> p = client.connectPubSub(uri);
+      p = client.connectPubSub(uri);
       p.addListener(
           new RedisPubSubAdapter<>() {
             @Override
@@ -224,22 +284,75 @@ final class LettuceLeaseStore implements LeaseStore {
             }
           });
       p.sync().subscribe(RELEASE_CHANNEL);
-      warnIfLeasesCanBeEvicted(c.sync());
-      c.setTimeout(commandTimeout); // from here on each command gets the short timeout
       p.setTimeout(commandTimeout);
-      connection = c;
       pubSub = p;
-      commands = c.sync();
-      LOG.log(Level.INFO, "connected to Redis at " + where);
-      return true;
-    } catch (RedisException e) {
-      if (c != null) {
-        c.closeAsync();
+      subscribeBackoffNanos = 0;
+      if (subscribeRefused) {
+        subscribeRefused = false;
+        LOG.log(Level.INFO, "Redis at " + where + " accepts the subscription again");
       }
-      lastFailure = reason(e);
-      LOG.log(Level.DEBUG, "Redis at " + where + " does not answer yet: " + lastFailure);
-      return false;
+    } catch (RedisException e) {
+      if (p != null) {
+        p.closeAsync();
+      }
+      subscribeBackoffNanos =
+          Math.min(
+              MAX_SUBSCRIBE_BACKOFF_NANOS,
+              subscribeBackoffNanos == 0 ? firstSubscribeBackoffNanos : subscribeBackoffNanos * 2);
+      nextSubscribeAt = System.nanoTime() + subscribeBackoffNanos;
+      if (!subscribeRefused) {
+        subscribeRefused = true;
+        LOG.log(
+            Level.WARNING,
+            "Redis at "
+                + where
+                + " refuses to SUBSCRIBE to "
+                + RELEASE_CHANNEL
+                + " ("
+                + reason(e)
+                + "): waiters for a lease are woken by the poll only; trying again with a"
+                + " back-off of up to "
+                + TimeUnit.NANOSECONDS.toSeconds(MAX_SUBSCRIBE_BACKOFF_NANOS)
+                + " s");
+      }
     }
+  }
+
+  /**
+   * After {@link #WATCHDOG_TIMEOUTS} commands in a row timed out, closes both connections: commands
+   * are refused at once from then on, and connectIfNeeded opens new ones. A connection that lost
+   * request bytes stays up while no reply ever pairs with its command again; only a new one
+   * recovers. Called by whichever thread saw the last time-out; one of several wins.
+   */
+  private void dropConnections(RedisCommands<String, String> broken, int timeouts) {
+    if (!commands.compareAndSet(broken, null)) {
+      return; // another thread dropped it, or it was closed
+    }
+    reconnects.incrementAndGet();
+    StatefulRedisConnection<String, String> c = connection;
+    StatefulRedisPubSubConnection<String, String> p = pubSub;
+    connection = null;
+    pubSub = null;
+    nextSubscribeAt = System.nanoTime();
+    if (c != null) {
+      c.closeAsync();
+    }
+    if (p != null) {
+      p.closeAsync();
+    }
+    lastFailure = timeouts + " commands in a row timed out";
+    LOG.log(
+        Level.WARNING,
+        "Redis at "
+            + where
+            + ": "
+            + timeouts
+            + " commands in a row timed out; the connections are closed and opened again");
+  }
+
+  /** How many times the watchdog closed the connections to open new ones. */
+  long reconnects() {
+    return reconnects.get();
   }
 
   /**
@@ -285,7 +398,7 @@ final class LettuceLeaseStore implements LeaseStore {
   }
 
   boolean connected() {
-    return commands != null;
+    return commands.get() != null;
   }
 
   String where() {
@@ -364,18 +477,26 @@ final class LettuceLeaseStore implements LeaseStore {
   }
 
   private List<Object> run(String sha, String script, String[] keys, String... args) {
-    RedisCommands<String, String> c = commands;
+    RedisCommands<String, String> c = commands.get();
     if (c == null) {
       throw new StoreUnavailableException("not connected to Redis at " + where, null);
     }
     try {
+      List<Object> result;
       try {
-        return c.evalsha(sha, ScriptOutputType.MULTI, keys, args);
+        result = c.evalsha(sha, ScriptOutputType.MULTI, keys, args);
       } catch (RedisNoScriptException e) {
-        scriptReloads
-            .incrementAndGet(); // a restarted server forgot its scripts: EVAL loads it again
-        return c.eval(script, ScriptOutputType.MULTI, keys, args);
+        scriptReloads.incrementAndGet(); // a restarted server forgot its scripts: EVAL loads it
+        result = c.eval(script, ScriptOutputType.MULTI, keys, args);
       }
+      consecutiveTimeouts.set(0);
+      return result;
+    } catch (RedisCommandTimeoutException e) {
+      int timeouts = consecutiveTimeouts.incrementAndGet();
+      if (timeouts >= WATCHDOG_TIMEOUTS) {
+        dropConnections(c, timeouts);
+      }
+      throw new StoreUnavailableException("Redis at " + where + ": " + e.getMessage(), e);
     } catch (RedisException e) {
       throw new StoreUnavailableException("Redis at " + where + ": " + e.getMessage(), e);
     }
@@ -420,7 +541,7 @@ final class LettuceLeaseStore implements LeaseStore {
   @Override
   public void close() {
     closed = true;
-    commands = null;
+    commands.set(null);
     StatefulRedisPubSubConnection<String, String> p = pubSub;
     if (p != null) {
       p.close();

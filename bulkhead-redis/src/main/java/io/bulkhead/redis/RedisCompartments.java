@@ -1,5 +1,6 @@
 package io.bulkhead.redis;
 
+import io.bulkhead.internal.DaemonThreads;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import java.lang.System.Logger.Level;
@@ -10,7 +11,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -56,21 +56,13 @@ public final class RedisCompartments implements AutoCloseable {
   private final long pollNanos;
   private final ScheduledThreadPoolExecutor scheduler;
   private final Map<String, RedisBulkhead> compartments = new ConcurrentHashMap<>();
-  // Set in the constructor before any run of reconnect can read it; volatile for that reader.
-  private volatile @Nullable ScheduledFuture<?> reconnecting;
 
   private RedisCompartments(@Nullable RedisClient given, RedisURI uri, Settings settings) {
     this.leaseTtlMillis = settings.leaseTtl.toMillis();
     this.pollNanos = settings.pollInterval.toNanos();
     int id = FLEETS.incrementAndGet();
     this.scheduler =
-        new ScheduledThreadPoolExecutor(
-            1,
-            r -> {
-              Thread t = new Thread(r, "bulkhead-redis-" + id);
-              t.setDaemon(true);
-              return t;
-            });
+        new ScheduledThreadPoolExecutor(1, DaemonThreads.named("bulkhead-redis-" + id));
     scheduler.setRemoveOnCancelPolicy(true);
     // The URI's timeout bounds connecting and the connection's handshake; each command is then held
     // to the shorter command timeout (LettuceLeaseStore sets it on the connection once it is open).
@@ -82,6 +74,7 @@ public final class RedisCompartments implements AutoCloseable {
             bounded,
             settings.connectTimeout,
             settings.commandTimeout,
+            settings.pollInterval,
             this::released);
     if (given != null) {
       String departs = LettuceLeaseStore.departsFromBulkheadOptions(given.getOptions());
@@ -100,7 +93,8 @@ public final class RedisCompartments implements AutoCloseable {
                 + " see RedisCompartments.connect(RedisClient, RedisURI)");
       }
     }
-    if (!store.connectIfNeeded()) {
+    boolean connected = store.connectIfNeeded();
+    if (!connected) {
       LOG.log(
           Level.WARNING,
           "Redis at "
@@ -111,10 +105,10 @@ public final class RedisCompartments implements AutoCloseable {
               + " does; trying again every "
               + settings.pollInterval.toMillis()
               + " ms");
-      reconnecting =
-          scheduler.scheduleWithFixedDelay(
-              this::reconnect, pollNanos, pollNanos, TimeUnit.NANOSECONDS);
     }
+    // Opens connections the watchdog closed or that never opened, and retries the subscription.
+    scheduler.scheduleWithFixedDelay(
+        store::connectIfNeeded, pollNanos, pollNanos, TimeUnit.NANOSECONDS);
     long renewEvery = TimeUnit.MILLISECONDS.toNanos(leaseTtlMillis) / RENEWALS_PER_TTL;
     scheduler.scheduleWithFixedDelay(this::renew, renewEvery, renewEvery, TimeUnit.NANOSECONDS);
     scheduler.scheduleWithFixedDelay(this::poll, pollNanos, pollNanos, TimeUnit.NANOSECONDS);
@@ -196,14 +190,6 @@ public final class RedisCompartments implements AutoCloseable {
     RedisBulkhead b = compartments.get(name);
     if (b != null) {
       b.wake();
-    }
-  }
-
-  /** Until the first connection; after it, Lettuce reconnects by itself. */
-  private void reconnect() {
-    ScheduledFuture<?> task = reconnecting;
-    if (store.connectIfNeeded() && task != null) {
-      task.cancel(false);
     }
   }
 

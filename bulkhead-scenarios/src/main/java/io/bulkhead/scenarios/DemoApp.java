@@ -8,6 +8,8 @@ import io.bulkhead.httpclient.UpstreamClient;
 import io.bulkhead.httpclient.UpstreamException;
 import io.bulkhead.httpclient.UpstreamTimeoutException;
 import io.bulkhead.insight.Insight;
+import io.bulkhead.internal.DaemonThreads;
+import io.bulkhead.internal.Durations;
 import io.bulkhead.jetty.BulkheadHandler;
 import io.bulkhead.jetty.Rejection;
 import java.io.IOException;
@@ -206,7 +208,8 @@ public class DemoApp implements AutoCloseable {
     } else {
       this.llmClient = null;
       // A plain client with no cap, like Node's global agent: every call its connection.
-      this.sharedExecutor = Executors.newCachedThreadPool(Threads.daemon("app-shared-client-"));
+      this.sharedExecutor =
+          Executors.newCachedThreadPool(DaemonThreads.numbered("app-shared-client-"));
       this.sharedClient =
           HttpClient.newBuilder()
               .version(HttpClient.Version.HTTP_1_1)

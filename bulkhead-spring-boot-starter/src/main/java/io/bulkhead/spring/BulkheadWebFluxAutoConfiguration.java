@@ -1,13 +1,9 @@
 package io.bulkhead.spring;
 
 import io.bulkhead.BulkheadRegistry;
-import io.bulkhead.reactor.BulkheadOperator;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
@@ -18,9 +14,9 @@ import org.springframework.web.server.WebFilter;
 /**
  * Spring WebFlux: a {@link io.bulkhead.BulkheadFullException} in an annotated controller's handling
  * (thrown, or signalled by a returned {@code CompletionStage}) becomes {@code 503} with {@code
- * Retry-After} and a problem body, through the same {@link BulkheadProblemHandler} as in MVC; with
- * {@code bulkhead-reactor} on the class path, the requests of every compartment's {@code paths}
- * enter it at the edge, through a {@code WebFilter} bean named {@value #FILTER_NAME}.
+ * Retry-After} and a problem body, through the same {@link BulkheadProblemHandler} as in MVC, and
+ * the requests of every compartment's {@code paths} enter it at the edge, through a {@code
+ * WebFilter} bean named {@value #FILTER_NAME} (on {@code bulkhead-reactor}'s operator).
  */
 @AutoConfiguration(after = BulkheadAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
@@ -28,9 +24,7 @@ import org.springframework.web.server.WebFilter;
 public class BulkheadWebFluxAutoConfiguration {
 
   /** The name of the {@code WebFilter} bean that enforces {@code paths}. */
-  public static final String FILTER_NAME = "bulkheadWebFilter";
-
-  private static final Log LOG = LogFactory.getLog(BulkheadWebFluxAutoConfiguration.class);
+  public static final String FILTER_NAME = "compartmentWebFilter";
 
   /** Created by Spring Boot. */
   public BulkheadWebFluxAutoConfiguration() {}
@@ -38,13 +32,12 @@ public class BulkheadWebFluxAutoConfiguration {
   /** The {@code 503} answer; an application's own bean of this type replaces it. */
   @Bean
   @ConditionalOnMissingBean
-  public BulkheadProblemHandler bulkheadProblemHandler() {
+  public BulkheadProblemHandler compartmentProblemHandler() {
     return new BulkheadProblemHandler();
   }
 
-  /** The {@code WebFilter} that enforces {@code paths}, when {@code bulkhead-reactor} is there. */
+  /** The {@code WebFilter} that enforces {@code paths}. */
   @Configuration(proxyBeanMethods = false)
-  @ConditionalOnClass(BulkheadOperator.class)
   static class EdgeFilter {
 
     /**
@@ -62,23 +55,6 @@ public class BulkheadWebFluxAutoConfiguration {
               registry,
               ManagementPaths.of(context, ""),
               properties.getEdge().isIncludeManagement()));
-    }
-  }
-
-  /** Without {@code bulkhead-reactor}, {@code paths} would be ignored: say so at start-up. */
-  @Configuration(proxyBeanMethods = false)
-  @ConditionalOnMissingClass("io.bulkhead.reactor.BulkheadOperator")
-  static class NoEdgeFilter {
-    NoEdgeFilter(BulkheadProperties properties) {
-      for (EdgePath path : EdgePath.all(properties)) {
-        LOG.warn(
-            "bulkhead.compartments."
-                + path.compartment()
-                + ".paths "
-                + path.pattern()
-                + " is not enforced: add io.github.bulkhead:bulkhead-reactor, whose WebFilter routes requests"
-                + " into compartments in Spring WebFlux");
-      }
     }
   }
 }

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.bulkhead.edge.Route;
-import io.bulkhead.reactor.BulkheadOperator;
 import io.bulkhead.servlet.BulkheadFilter;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -12,8 +11,6 @@ import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.diagnostics.FailureAnalysis;
-import org.springframework.boot.test.context.FilteredClassLoader;
-import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
@@ -21,8 +18,8 @@ import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * Which web-edge filter the starter registers for {@code paths}, and what it says when the module
- * that would enforce them is missing.
+ * Which web-edge filter the starter registers for {@code paths}, and how it keeps the Actuator out
+ * of them.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class EdgeConfigurationTest {
@@ -45,42 +42,6 @@ class EdgeConfigurationTest {
                       BulkheadWebMvcAutoConfiguration.FILTER_NAME, FilterRegistrationBean.class);
               assertThat(registration.isEnabled()).isFalse();
             });
-  }
-
-  @Test
-  void mvcWithoutBulkheadServletWarnsThatPathsAreNotEnforced(CapturedOutput output) {
-    new WebApplicationContextRunner()
-        .withConfiguration(STARTER)
-        .withClassLoader(new FilteredClassLoader(BulkheadFilter.class))
-        .withPropertyValues(
-            "bulkhead.compartments.llm.limit=2", "bulkhead.compartments.llm.paths=/chat/**")
-        .run(
-            context -> {
-              assertThat(context).hasNotFailed();
-              assertThat(context).doesNotHaveBean(BulkheadWebMvcAutoConfiguration.FILTER_NAME);
-            });
-    assertThat(output.getAll())
-        .contains(
-            "bulkhead.compartments.llm.paths /chat/** is not enforced:"
-                + " add io.github.bulkhead:bulkhead-servlet");
-  }
-
-  @Test
-  void webFluxWithoutBulkheadReactorWarnsThatPathsAreNotEnforced(CapturedOutput output) {
-    new ReactiveWebApplicationContextRunner()
-        .withConfiguration(STARTER)
-        .withClassLoader(new FilteredClassLoader(BulkheadOperator.class))
-        .withPropertyValues(
-            "bulkhead.compartments.llm.limit=2", "bulkhead.compartments.llm.paths=/chat/**")
-        .run(
-            context -> {
-              assertThat(context).hasNotFailed();
-              assertThat(context).doesNotHaveBean(BulkheadWebFluxAutoConfiguration.FILTER_NAME);
-            });
-    assertThat(output.getAll())
-        .contains(
-            "bulkhead.compartments.llm.paths /chat/** is not enforced:"
-                + " add io.github.bulkhead:bulkhead-reactor");
   }
 
   @Test

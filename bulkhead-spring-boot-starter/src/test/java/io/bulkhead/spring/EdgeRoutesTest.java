@@ -81,7 +81,7 @@ class EdgeRoutesTest {
 
     assertThat(target(routes, "/app/actuator")).isEqualTo("-");
     assertThat(target(routes, "/app/actuator/health")).isEqualTo("-");
-    assertThat(target(routes, "/app/actuator/bulkheads/llm")).isEqualTo("-");
+    assertThat(target(routes, "/app/actuator/compartments/llm")).isEqualTo("-");
     assertThat(target(routes, "/app/actuatorium")).isEqualTo("server");
     assertThat(target(routes, "/app/login")).isEqualTo("server");
     assertThat(target(routes, "/app/health")).isEqualTo("health");
@@ -97,7 +97,7 @@ class EdgeRoutesTest {
             "/actuator/**", "/actuator",
             "/actuator", "/actuator",
             "/actuator/health", "/actuator/health",
-            "/actuator/{id}", "/actuator/bulkheads");
+            "/actuator/{id}", "/actuator/compartments");
     namedAndAPathItMatches.forEach(
         (named, path) -> {
           Map<String, String> settings =

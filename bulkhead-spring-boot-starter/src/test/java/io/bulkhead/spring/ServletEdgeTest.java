@@ -51,7 +51,7 @@ import tools.jackson.databind.json.JsonMapper;
       "bulkhead.compartments.queued.paths=/queued",
       "bulkhead.compartments.server.limit=1",
       "bulkhead.compartments.server.paths=/**",
-      "management.endpoints.web.exposure.include=health,bulkheads"
+      "management.endpoints.web.exposure.include=health,compartments"
     })
 class ServletEdgeTest {
 
@@ -226,7 +226,7 @@ class ServletEdgeTest {
           .as("/** is full")
           .isEqualTo(503);
 
-      for (String path : new String[] {"/actuator/health", "/actuator/bulkheads", "/actuator"}) {
+      for (String path : new String[] {"/actuator/health", "/actuator/compartments", "/actuator"}) {
         HttpResponse<String> answer =
             http.send(request(path), HttpResponse.BodyHandlers.ofString());
         assertThat(answer.statusCode()).as(path).isEqualTo(200);
