@@ -8,4 +8,6 @@ module io.bulkhead.config {
   requires org.snakeyaml.engine;
 
   exports io.bulkhead.config;
+// io.bulkhead.config.internal (the file's YAML reader, its printing of values) is not exported:
+// it is no API. The demo's deployment check, on the class path, reads manifests with it.
 }

@@ -3,6 +3,7 @@ package io.bulkhead.config;
 import io.bulkhead.QueueSettings;
 import io.bulkhead.Sizing;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.OptionalDouble;
 import java.util.OptionalInt;
@@ -30,6 +31,8 @@ public final class CompartmentSpec {
   private final boolean workerPool;
   private final boolean virtualThreads;
   private final boolean cpuBound;
+  private final List<String> paths;
+  private final String upstream; // null: none
 
   CompartmentSpec(
       String name,
@@ -45,7 +48,9 @@ public final class CompartmentSpec {
       Headroom headroom,
       boolean workerPool,
       boolean virtualThreads,
-      boolean cpuBound) {
+      boolean cpuBound,
+      List<String> paths,
+      String upstream) {
     this.name = name;
     this.path = path;
     this.line = line;
@@ -60,13 +65,15 @@ public final class CompartmentSpec {
     this.workerPool = workerPool;
     this.virtualThreads = virtualThreads;
     this.cpuBound = cpuBound;
+    this.paths = List.copyOf(paths);
+    this.upstream = upstream;
   }
 
   public String name() {
     return name;
   }
 
-  /** The line of the file where the compartment is declared. */
+  /** The line of the file where the compartment is declared; 0 when not read from a file. */
   public int line() {
     return line;
   }
@@ -99,7 +106,27 @@ public final class CompartmentSpec {
     return cpuBound;
   }
 
-  /** How many calls may be in flight (for a worker pool: jobs running), as given or derived. */
+  /**
+   * The path patterns whose requests enter this compartment at a web edge ({@code paths}): an exact
+   * path ({@code /login}) or a path and everything below it ({@code /chat/**}). Empty for none, and
+   * always for a worker pool.
+   */
+  public List<String> paths() {
+    return paths;
+  }
+
+  /**
+   * The upstream whose outgoing calls enter this compartment ({@code upstream}): a base URL or a
+   * host, as written.
+   */
+  public Optional<String> upstream() {
+    return Optional.ofNullable(upstream);
+  }
+
+  /**
+   * How many calls may be in flight (for a worker pool: jobs running), as given, inherited from
+   * {@code defaults} or derived.
+   */
   public int limit() {
     return limit;
   }

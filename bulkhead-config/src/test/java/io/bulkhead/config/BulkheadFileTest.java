@@ -2,6 +2,7 @@ package io.bulkhead.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadRegistry;
@@ -183,7 +184,7 @@ class BulkheadFileTest {
     failsWith("budgets:\n  postgres: 10\n")
         .hasMessage(
             "app.yml:1: compartments: missing: the file declares"
-                + " no compartments (nor worker-pools)");
+                + " no compartments (nor worker-pools, nor datasources)");
     failsWith("compartments:\n  - checkout\n  - reports\n")
         .hasMessage(
             "app.yml:2: compartments: expected a mapping (indented key: value lines) but found a list");
@@ -204,7 +205,8 @@ class BulkheadFileTest {
     failsWith(TWO + "    timeout: 2s\n")
         .hasMessage(
             "app.yml:9: compartments.checkout.timeout: unknown key (expected one of: budget,"
-                + " cpu-bound, criticality, headroom, latency, limit, max-queue, max-wait, rate)");
+                + " cpu-bound, criticality, headroom, latency, limit, max-queue, max-wait, paths,"
+                + " rate, upstream)");
     failsWith("headroom:\n  critcal: 2\n" + TWO)
         .hasMessage("app.yml:2: headroom.critcal: unknown key (did you mean 'critical'?)");
     failsWith("budgets:\n  postgres: {capacty: 10}\ncompartments: {a: {limit: 1}}\n")
@@ -464,5 +466,25 @@ class BulkheadFileTest {
     assertThat(e.line()).hasValue(8);
     assertThat(e.key()).contains("compartments.checkout.latncy");
     assertThat(e.problem()).isEqualTo("unknown key (did you mean 'latency'?)");
+  }
+
+  @Test
+  void cpuBound_isTrueOrFalse_inTheBulkheadFile() {
+    BulkheadFile f =
+        BulkheadFile.parse(
+            "compartments:\n  render: {limit: 2, cpu-bound: true}\n"
+                + "  lookup: {limit: 2}\nworker-pools:\n  zip: {limit: 1, cpu-bound: false}\n",
+            "f.yml");
+    assertThat(f.compartments())
+        .extracting(CompartmentSpec::cpuBound)
+        .containsExactly(true, false, false);
+    Throwable yes =
+        catchThrowable(
+            () ->
+                BulkheadFile.parse(
+                    "compartments:\n  render: {limit: 2, cpu-bound: yes}\n", "f.yml"));
+    assertThat(yes)
+        .isInstanceOf(ConfigException.class)
+        .hasMessage("f.yml:2: compartments.render.cpu-bound: expected true or false but was 'yes'");
   }
 }

@@ -1,5 +1,6 @@
-package io.bulkhead.config;
+package io.bulkhead.demo.deploy;
 
+import io.bulkhead.config.ConfigException;
 import java.util.Objects;
 import java.util.OptionalInt;
 

@@ -1,4 +1,4 @@
-package io.bulkhead.config;
+package io.bulkhead.config.internal;
 
 import java.util.Collection;
 import java.util.Locale;
@@ -13,13 +13,13 @@ import java.util.Optional;
  * #MOST_CANDIDATES} candidates are compared; and a comparison keeps three rows, not the whole
  * matrix.
  */
-final class DidYouMean {
+public final class DidYouMean {
 
   /** Longer than any key or sensible name; a 40,000-character word is not a typo of one. */
-  static final int LONGEST_WORD = 64;
+  public static final int LONGEST_WORD = 64;
 
   /** Suggestions come from the first this many candidates (budgets, say) in file order. */
-  static final int MOST_CANDIDATES = 1_000;
+  public static final int MOST_CANDIDATES = 1_000;
 
   private DidYouMean() {}
 
@@ -28,7 +28,7 @@ final class DidYouMean {
    * substitutions and swaps of neighbours each cost 1, case is ignored), if it is close enough to
    * be a typo: at most 1 edit for words up to 4 letters, 2 up to 8, 3 beyond.
    */
-  static Optional<String> closest(String word, Collection<String> candidates) {
+  public static Optional<String> closest(String word, Collection<String> candidates) {
     if (word.length() > LONGEST_WORD) {
       return Optional.empty();
     }
@@ -60,7 +60,7 @@ final class DidYouMean {
    * Optimal string alignment distance: Levenshtein plus swaps of adjacent letters. Keeps the
    * current row and the two before it (a swap looks two back), each as long as the shorter word.
    */
-  static int distance(String a, String b) {
+  public static int distance(String a, String b) {
     if (a.length() < b.length()) {
       return distance(b, a); // the distance is symmetric; rows as long as the shorter word
     }

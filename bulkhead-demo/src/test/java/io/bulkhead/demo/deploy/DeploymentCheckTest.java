@@ -1,8 +1,10 @@
-package io.bulkhead.config;
+package io.bulkhead.demo.deploy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
+import io.bulkhead.config.BulkheadFile;
+import io.bulkhead.config.ConfigException;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -322,26 +324,6 @@ class DeploymentCheckTest {
             "  replicas: 2\n  strategy: {rollingUpdate: {maxSurge: -1}}\n");
     assertThat(refused(negative).problem())
         .isEqualTo("expected a number of pods or a percentage, like 1 or" + " 25%, but was '-1'");
-  }
-
-  @Test
-  void cpuBound_isTrueOrFalse_inTheBulkheadFile() {
-    BulkheadFile f =
-        BulkheadFile.parse(
-            "compartments:\n  render: {limit: 2, cpu-bound: true}\n"
-                + "  lookup: {limit: 2}\nworker-pools:\n  zip: {limit: 1, cpu-bound: false}\n",
-            "f.yml");
-    assertThat(f.compartments())
-        .extracting(CompartmentSpec::cpuBound)
-        .containsExactly(true, false, false);
-    Throwable yes =
-        catchThrowable(
-            () ->
-                BulkheadFile.parse(
-                    "compartments:\n  render: {limit: 2, cpu-bound: yes}\n", "f.yml"));
-    assertThat(yes)
-        .isInstanceOf(ConfigException.class)
-        .hasMessage("f.yml:2: compartments.render.cpu-bound: expected true or false but was 'yes'");
   }
 
   // --- bad input: one line naming the file, the line and the key (exit 2 in check)

@@ -1,5 +1,7 @@
-package io.bulkhead.config;
+package io.bulkhead.demo.deploy;
 
+import io.bulkhead.config.Quantities;
+import io.bulkhead.config.internal.Printable;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.util.Locale;

@@ -1,7 +1,8 @@
-package io.bulkhead.config;
+package io.bulkhead.demo.deploy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.bulkhead.config.ConfigException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

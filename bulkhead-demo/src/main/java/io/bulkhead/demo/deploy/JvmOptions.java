@@ -1,6 +1,8 @@
-package io.bulkhead.config;
+package io.bulkhead.demo.deploy;
 
-import io.bulkhead.config.Deployment.Read;
+import io.bulkhead.config.ConfigException;
+import io.bulkhead.config.Quantities;
+import io.bulkhead.config.internal.Printable;
 import java.util.List;
 
 /**

@@ -1,4 +1,4 @@
-package io.bulkhead.config;
+package io.bulkhead.config.internal;
 
 /**
  * What the file and the command line say, made safe to echo in a one-line message: control
@@ -8,17 +8,17 @@ package io.bulkhead.config;
  * terminal; and a long text is cut short with an ellipsis, so that a 40,000-character name is not
  * printed whole.
  */
-final class Printable {
+public final class Printable {
 
   /** How much of one value a message shows: enough to recognise it, short enough for one line. */
-  static final int SHOWN = 40;
+  public static final int SHOWN = 40;
 
   private static final String ELLIPSIS = "…";
 
   private Printable() {}
 
   /** Whether {@code codePoint} is one that {@link #escape} shows as <code>&#92;uXXXX</code>. */
-  static boolean unsafe(int codePoint) {
+  public static boolean unsafe(int codePoint) {
     switch (Character.getType(codePoint)) {
       case Character.CONTROL:
       case Character.FORMAT:
@@ -32,19 +32,19 @@ final class Printable {
   }
 
   /** {@code text} with every unsafe character as <code>&#92;uXXXX</code>; otherwise unchanged. */
-  static String escape(String text) {
+  public static String escape(String text) {
     return shorten(text, Integer.MAX_VALUE);
   }
 
   /**
    * {@code text} escaped and cut to {@link #SHOWN} characters, with an ellipsis if it was longer.
    */
-  static String shown(String text) {
+  public static String shown(String text) {
     return shorten(text, SHOWN);
   }
 
   /** {@link #shown} in single quotes, the way messages quote a value. */
-  static String quote(String text) {
+  public static String quote(String text) {
     return "'" + shown(text) + "'";
   }
 
@@ -52,7 +52,7 @@ final class Printable {
    * {@code text} escaped, keeping at most {@code max} of its code points (an escaped one counts as
    * one): the work and the result are bounded by {@code max}, not by the length of {@code text}.
    */
-  static String shorten(String text, int max) {
+  public static String shorten(String text, int max) {
     StringBuilder sb = new StringBuilder(Math.min(text.length(), max) + ELLIPSIS.length());
     int kept = 0;
     for (int i = 0; i < text.length(); ) {
@@ -74,7 +74,7 @@ final class Printable {
   }
 
   /** The first unsafe character of {@code text}, or -1 if it has none. */
-  static int firstUnsafe(String text) {
+  public static int firstUnsafe(String text) {
     for (int i = 0; i < text.length(); ) {
       int c = text.codePointAt(i);
       if (unsafe(c)) {

@@ -1,5 +1,8 @@
-package io.bulkhead.config;
+package io.bulkhead.config.internal;
 
+import io.bulkhead.config.BulkheadFile;
+import io.bulkhead.config.ConfigException;
+import io.bulkhead.config.Quantities;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -41,7 +44,7 @@ import org.snakeyaml.engine.v2.schema.CoreSchema;
  * no duplicates, no unknown keys (with a suggestion), a value where one is expected. Each failure
  * is a {@link ConfigException} naming the file, the line and the key.
  */
-final class YamlTree {
+public final class YamlTree {
 
   /**
    * Keys of earlier versions of the file, too far from their new names for {@link DidYouMean}, and
@@ -55,27 +58,27 @@ final class YamlTree {
    * the bound stops a file of {@code [[[[…} or of thousands of nested mappings before the composer,
    * which recurses once per level, runs out of stack.
    */
-  static final int MAX_NESTING = 16;
+  public static final int MAX_NESTING = 16;
 
   /** How many names an "expected one of" hint lists before it says how many more there are. */
-  private static final int LISTED = 10;
+  private static final int LISTED = 12;
 
   /** One {@code key: value} of a mapping, with the dotted path of the key. */
-  record Entry(String key, String path, Node keyNode, Node value) {}
+  public record Entry(String key, String path, Node keyNode, Node value) {}
 
   /**
    * How deep a deployment manifest's collections may nest. A Kubernetes Deployment's container
    * resources are seven deep and an affinity rule about a dozen; twice that stops a hostile file
    * long before the composer's stack would.
    */
-  static final int MAX_MANIFEST_NESTING = 32;
+  public static final int MAX_MANIFEST_NESTING = 32;
 
-  final String file;
+  public final String file;
   private final int maxNesting;
   private final String nestingWhy;
 
   /** A tree for a bulkhead file: {@link #MAX_NESTING} deep at most. */
-  YamlTree(String file) {
+  public YamlTree(String file) {
     this(file, MAX_NESTING, "the file's structure is three deep (sections, names, keys)");
   }
 
@@ -83,7 +86,7 @@ final class YamlTree {
    * A tree whose collections nest at most {@code maxNesting} deep; {@code why} ends the message
    * that refuses a deeper one.
    */
-  YamlTree(String file, int maxNesting, String why) {
+  public YamlTree(String file, int maxNesting, String why) {
     this.file = file;
     this.maxNesting = maxNesting;
     this.nestingWhy = why;
@@ -93,7 +96,7 @@ final class YamlTree {
    * Reads the file at {@code path} as UTF-8 text, at most {@link BulkheadFile#MAX_FILE_BYTES};
    * every failure is one line naming the file as {@code name}.
    */
-  static String read(Path path, String name) {
+  public static String read(Path path, String name) {
     byte[] bytes;
     // One byte more than the cap tells a file at the cap from one beyond it, without reading the
     // rest
@@ -123,7 +126,7 @@ final class YamlTree {
     }
   }
 
-  static ConfigException tooLarge(String name) {
+  public static ConfigException tooLarge(String name) {
     return new ConfigException(
         name,
         0,
@@ -134,14 +137,14 @@ final class YamlTree {
   }
 
   /** Composes the single document in {@code text}; empty when the file holds no document. */
-  Optional<Node> compose(String text) {
+  public Optional<Node> compose(String text) {
     return composeWith(text, Composer::getSingleNode);
   }
 
   /**
    * Composes every document of a stream ({@code ---} between them), in order, skipping empty ones.
    */
-  List<Node> composeAll(String text) {
+  public List<Node> composeAll(String text) {
     return composeWith(
         text,
         composer -> {
@@ -236,11 +239,11 @@ final class YamlTree {
     }
   }
 
-  static int line(Node node) {
+  public static int line(Node node) {
     return node.getStartMark().map(m -> m.getLine() + 1).orElse(0);
   }
 
-  ConfigException error(Node at, String path, String problem) {
+  public ConfigException error(Node at, String path, String problem) {
     return new ConfigException(file, line(at), path, problem);
   }
 
@@ -249,7 +252,7 @@ final class YamlTree {
    *
    * @param known the keys allowed, or null when the keys are names (of compartments, budgets)
    */
-  Map<String, Entry> mapping(Node node, String path, Collection<String> known) {
+  public Map<String, Entry> mapping(Node node, String path, Collection<String> known) {
     if (!(node instanceof MappingNode)) {
       throw error(
           node, path, "expected a mapping (indented key: value lines) but found " + describe(node));
@@ -282,7 +285,7 @@ final class YamlTree {
     return entries;
   }
 
-  static String suggestion(String word, Collection<String> known) {
+  public static String suggestion(String word, Collection<String> known) {
     Optional<String> close = DidYouMean.closest(word, known);
     if (close.isPresent()) {
       return " (did you mean '" + close.get() + "'?)";
@@ -299,7 +302,7 @@ final class YamlTree {
   }
 
   /** The items of {@code node}, which must be a list. */
-  List<Node> list(Node node, String path) {
+  public List<Node> list(Node node, String path) {
     if (!(node instanceof SequenceNode)) {
       throw error(
           node, path, "expected a list (lines starting with '- ') but found " + describe(node));
@@ -308,7 +311,7 @@ final class YamlTree {
   }
 
   /** A value that must be true or false. */
-  boolean bool(Entry e) {
+  public boolean bool(Entry e) {
     String text = scalar(e).trim();
     if (!e.value().getTag().equals(Tag.BOOL)) {
       throw error(e.value(), e.path(), "expected true or false but was " + Printable.quote(text));
@@ -317,7 +320,7 @@ final class YamlTree {
   }
 
   /** The text of a scalar value; fails for a missing value, a list or a mapping. */
-  String scalar(Entry e) {
+  public String scalar(Entry e) {
     Node v = e.value();
     if (!(v instanceof ScalarNode)) {
       throw error(v, e.path(), "expected a single value but found " + describe(v));
@@ -329,7 +332,7 @@ final class YamlTree {
   }
 
   /** A whole number of at least {@code min}. */
-  int whole(Entry e, int min) {
+  public int whole(Entry e, int min) {
     String text = scalar(e);
     long n;
     try {
@@ -349,7 +352,7 @@ final class YamlTree {
     return (int) n;
   }
 
-  static String describe(Node node) {
+  public static String describe(Node node) {
     if (node instanceof MappingNode) {
       return "a mapping";
     }

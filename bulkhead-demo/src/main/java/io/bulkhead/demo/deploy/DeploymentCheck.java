@@ -1,7 +1,11 @@
-package io.bulkhead.config;
+package io.bulkhead.demo.deploy;
 
-import io.bulkhead.config.Deployment.Container;
-import io.bulkhead.config.Deployment.Read;
+import io.bulkhead.config.BudgetSpec;
+import io.bulkhead.config.BulkheadFile;
+import io.bulkhead.config.CompartmentSpec;
+import io.bulkhead.config.Quantities;
+import io.bulkhead.config.internal.Printable;
+import io.bulkhead.config.internal.YamlTree;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -246,7 +250,7 @@ public final class DeploymentCheck {
                 + ": budget '"
                 + budget
                 + "': no database in the deployment says "
-                + Deployment.BUDGET
+                + ManifestReader.BUDGET
                 + ": "
                 + budget
                 + ", so the fleet's connections were not held against"
@@ -263,7 +267,7 @@ public final class DeploymentCheck {
                   + "' of "
                   + config.file()
                   + " runs in no container ("
-                  + Deployment.COMPARTMENTS
+                  + ManifestReader.COMPARTMENTS
                   + ")");
         }
       }
