@@ -89,4 +89,12 @@ class HttpRejectionTest {
     assertThatThrownBy(() -> HttpRejection.of(FULL, null)).hasMessage("body");
     assertThatThrownBy(() -> HttpRejection.of(null, throwing)).hasMessage("rejection");
   }
+
+  @Test
+  void alreadyCommitted_namesTheCompartment() {
+    assertThat(HttpRejection.alreadyCommitted(FULL))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage(
+            "cannot send a 503 for bulkhead 'llm': the response has already been committed");
+  }
 }
