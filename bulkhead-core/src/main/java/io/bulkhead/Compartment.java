@@ -17,9 +17,9 @@ import java.util.Optional;
  * registry.find("reports").orElseThrow().setLimit(8); // 8 workers now
  * }</pre>
  *
- * <p>A decorator of your own implements this (or {@code Bulkhead}) by forwarding, and leaves its
- * budget through {@link #leaveBudget()} like any other: a {@link BulkheadRegistry} that removes it
- * calls that method, whatever the class.
+ * <p>A decorator of your own extends {@link ForwardingCompartment} and overrides only what it
+ * changes; it leaves its budget through {@link #leaveBudget()} like any other: a {@link
+ * BulkheadRegistry} that removes it calls that method, whatever the class.
  *
  * <p>Implementations are thread-safe.
  */

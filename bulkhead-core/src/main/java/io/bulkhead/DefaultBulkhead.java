@@ -1,5 +1,6 @@
 package io.bulkhead;
 
+import io.bulkhead.internal.Durations;
 import io.bulkhead.spi.ProvisionalAdmission;
 import io.bulkhead.spi.ProvisionalSlot;
 import java.lang.System.Logger.Level;

@@ -1,5 +1,6 @@
 package io.bulkhead;
 
+import io.bulkhead.internal.Durations;
 import java.time.Duration;
 
 /**

@@ -1,7 +1,9 @@
 package io.bulkhead;
 
+import io.bulkhead.internal.DaemonThreads;
 import java.lang.System.Logger.Level;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -25,6 +27,7 @@ final class SharedTimer implements Scheduler {
 
   private static final System.Logger LOG = System.getLogger("io.bulkhead");
   private static final long IDLE_SECONDS = 1;
+  private static final ThreadFactory TIMER_THREAD = DaemonThreads.named("bulkhead-timer");
 
   private final ScheduledThreadPoolExecutor executor;
 
@@ -33,9 +36,8 @@ final class SharedTimer implements Scheduler {
         new ScheduledThreadPoolExecutor(
             1,
             task -> {
-              Thread thread = new Thread(task, "bulkhead-timer");
-              thread.setDaemon(true);
-              thread.setContextClassLoader(null);
+              Thread thread = TIMER_THREAD.newThread(task);
+              thread.setContextClassLoader(null); // holds no application's class loader alive
               return thread;
             });
     executor.setKeepAliveTime(IDLE_SECONDS, TimeUnit.SECONDS);

@@ -1,5 +1,6 @@
 package io.bulkhead;
 
+import io.bulkhead.internal.Durations;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
@@ -8,7 +9,6 @@ import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -30,7 +30,7 @@ import org.jspecify.annotations.Nullable;
  * are full, so that a backlog of one kind of job cannot delay another.
  *
  * <pre>{@code
- * WorkerPool emails = WorkerPool.builder("emails").workers(4).maxQueue(200).build();
+ * WorkerPool emails = WorkerPool.builder("emails").limit(4).maxQueue(200).unboundedWait().build();
  * registry.register(emails.compartment());          // metrics and dashboards see it like any compartment
  *
  * CompletableFuture<Void> sent = emails.submit(() -> mailer.send(receipt)); // or BulkheadFullException
@@ -169,8 +169,8 @@ public final class WorkerPool {
     return name;
   }
 
-  /** How many jobs may run at once. */
-  public int workers() {
+  /** How many jobs may run at once: the number of workers, the compartment's limit. */
+  public int limit() {
     return gate.config().limit();
   }
 
@@ -609,31 +609,19 @@ public final class WorkerPool {
     }
   }
 
-  /** The pool seen as a compartment, for registries, metrics and dashboards. */
-  final class PoolCompartment implements Compartment {
+  /**
+   * The pool seen as a compartment, for registries, metrics and dashboards: the gate's, except that
+   * a pool that has shut down refuses a new limit.
+   */
+  final class PoolCompartment extends ForwardingCompartment {
 
     WorkerPool pool() {
       return WorkerPool.this;
     }
 
     @Override
-    public Optional<Budget> budget() {
-      return gate.budget();
-    }
-
-    @Override
-    public void leaveBudget() {
-      gate.leaveBudget();
-    }
-
-    @Override
-    public String name() {
-      return name;
-    }
-
-    @Override
-    public BulkheadConfig config() {
-      return gate.config();
+    protected Compartment delegate() {
+      return gate;
     }
 
     /**
@@ -649,21 +637,6 @@ public final class WorkerPool {
             "worker pool '" + name + "' is shut down; its workers cannot" + " change");
       }
       gate.setLimit(limit);
-    }
-
-    @Override
-    public BulkheadStats stats() {
-      return gate.stats();
-    }
-
-    @Override
-    public void addListener(BulkheadListener listener) {
-      gate.addListener(listener);
-    }
-
-    @Override
-    public boolean removeListener(BulkheadListener listener) {
-      return gate.removeListener(listener);
     }
 
     @Override

@@ -91,7 +91,7 @@ class DiagnosticianTest {
     assertThat(early.state()).isEqualTo(State.HEALTHY);
     assertThat(early.explanation())
         .isEqualTo(
-            "warming up: 3.0s sampled in 3 intervals; judging needs 5.0s in at least 3; keeping"
+            "warming up: 3s sampled in 3 intervals; judging needs 5s in at least 3; keeping"
                 + " HEALTHY");
 
     Diagnosis judged = seconds(2, 100, 300, 10, 100);
@@ -214,7 +214,7 @@ class DiagnosticianTest {
     assertThat(d.explanation())
         .isEqualTo(
             "dependency degrading: rejecting 92% of calls (120.0/s, in"
-                + " 10 of 10 intervals) while admitted calls take 1.0s against a normal 100ms (10.0x): look at"
+                + " 10 of 10 intervals) while admitted calls take 1s against a normal 100ms (10.0x): look at"
                 + " the dependency, not at the limit");
 
     // It recovers: back to 100 ms, rejections stop, load drops back.
@@ -602,7 +602,7 @@ class DiagnosticianTest {
 
     @Override
     public BulkheadConfig config() {
-      return new BulkheadConfig(name, limit, true, 0, Duration.ZERO);
+      return new BulkheadConfig(name, limit, QueueSettings.DEFAULT);
     }
 
     @Override

@@ -161,7 +161,7 @@ class IsolationTest {
   }
 
   private WorkerPool pool(String name) {
-    WorkerPool p = WorkerPool.builder(name).workers(1).maxQueue(1).maxWait(SHORT_WAIT).build();
+    WorkerPool p = WorkerPool.builder(name).limit(1).maxQueue(1).maxWait(SHORT_WAIT).build();
     pools.add(p);
     return p;
   }

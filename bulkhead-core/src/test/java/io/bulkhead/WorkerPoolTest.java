@@ -75,7 +75,7 @@ class WorkerPoolTest {
 
   @Test
   void runsJobsOnNamedWorkers_andCountsThemLikeAnyCompartment() throws Exception {
-    WorkerPool emails = pool(WorkerPool.builder("emails").workers(2).maxQueue(5));
+    WorkerPool emails = pool(WorkerPool.builder("emails").limit(2).maxQueue(5).unboundedWait());
     CompletableFuture<String> f = emails.submit(() -> Thread.currentThread().getName());
     assertThat(f.get(10, SECONDS)).startsWith("emails-worker-");
     CompletableFuture<Void> r = emails.submit(() -> {});
@@ -89,13 +89,13 @@ class WorkerPoolTest {
     // The first call is always timed; the compartment may sample later sub-20 µs ones
     // (DefaultBulkhead).
     assertThat(s.latency().count()).isBetween(1L, 2L);
-    assertThat(emails.workers()).isEqualTo(2);
+    assertThat(emails.limit()).isEqualTo(2);
     assertThat(emails.virtualThreads()).isFalse();
   }
 
   @Test
   void listenersAddedThroughTheRegisteredView_seeThatViewInEveryEvent() throws Exception {
-    WorkerPool emails = pool(WorkerPool.builder("emails").workers(1));
+    WorkerPool emails = pool(WorkerPool.builder("emails").limit(1));
     Compartment view = emails.compartment();
     List<Compartment> seen = Collections.synchronizedList(new ArrayList<>());
     CountDownLatch released = new CountDownLatch(1);
@@ -119,7 +119,7 @@ class WorkerPoolTest {
 
   @Test
   void aFailingJob_failsItsFuture_andFreesItsWorker() throws Exception {
-    WorkerPool p = pool(WorkerPool.builder("p").workers(1));
+    WorkerPool p = pool(WorkerPool.builder("p").limit(1));
     CompletableFuture<Object> f =
         p.submit(
             () -> {
@@ -136,7 +136,7 @@ class WorkerPoolTest {
   void whenEveryWorkerIsBusyAndTheQueueFull_submitThrowsAtOnce_andTheJobNeverRuns()
       throws Exception {
     List<String> log = Collections.synchronizedList(new ArrayList<>());
-    WorkerPool exports = pool(WorkerPool.builder("exports").workers(1).maxQueue(1));
+    WorkerPool exports = pool(WorkerPool.builder("exports").limit(1).maxQueue(1).unboundedWait());
     Held a = new Held("a", log);
     CompletableFuture<Void> fa = exports.submit(a);
     assertThat(a.started.await(10, SECONDS)).isTrue();
@@ -162,7 +162,8 @@ class WorkerPoolTest {
   void shutdown_finishesQueuedWorkWithinTheDeadline_andRefusesNewWork() throws Exception {
     List<String> log = Collections.synchronizedList(new ArrayList<>());
     Budget db = Budget.of("postgres", 10);
-    WorkerPool p = pool(WorkerPool.builder("webhooks").workers(1).maxQueue(3).budget(db));
+    WorkerPool p =
+        pool(WorkerPool.builder("webhooks").limit(1).maxQueue(3).unboundedWait().budget(db));
     Held a = new Held("a", log);
     CompletableFuture<Void> fa = p.submit(a);
     assertThat(a.started.await(10, SECONDS)).isTrue();
@@ -192,7 +193,8 @@ class WorkerPoolTest {
       throws Exception {
     List<String> log = Collections.synchronizedList(new ArrayList<>());
     Budget db = Budget.of("postgres", 10);
-    WorkerPool p = pool(WorkerPool.builder("reports").workers(1).maxQueue(3).budget(db));
+    WorkerPool p =
+        pool(WorkerPool.builder("reports").limit(1).maxQueue(3).unboundedWait().budget(db));
     Held a = new Held("a", log);
     CompletableFuture<Void> fa = p.submit(a);
     assertThat(a.started.await(10, SECONDS)).isTrue();
@@ -237,7 +239,7 @@ class WorkerPoolTest {
   @Test
   void shutdownOfAnIdlePool_returnsAtOnce_andTerminates() throws Exception {
     Budget db = Budget.of("postgres", 10);
-    WorkerPool p = pool(WorkerPool.builder("idle").workers(3).budget(db));
+    WorkerPool p = pool(WorkerPool.builder("idle").limit(3).budget(db));
     assertThat(db.allocated()).isEqualTo(3);
     assertThat(p.shutdown(Duration.ofDays(1))).isEmpty();
     assertThat(p.isTerminated()).isTrue();
@@ -252,7 +254,7 @@ class WorkerPoolTest {
   @Test
   void cancellingAQueuedJobsFuture_withdrawsIt() throws Exception {
     List<String> log = Collections.synchronizedList(new ArrayList<>());
-    WorkerPool p = pool(WorkerPool.builder("p").workers(1).maxQueue(2));
+    WorkerPool p = pool(WorkerPool.builder("p").limit(1).maxQueue(2).unboundedWait());
     Held a = new Held("a", log);
     CompletableFuture<Void> fa = p.submit(a);
     assertThat(a.started.await(10, SECONDS)).isTrue();
@@ -272,7 +274,7 @@ class WorkerPoolTest {
   void aJobThatWaitsLongerThanMaxWait_isNotRun_andItsFutureSaysWhy() throws Exception {
     List<String> log = Collections.synchronizedList(new ArrayList<>());
     WorkerPool p =
-        pool(WorkerPool.builder("p").workers(1).maxQueue(1).maxWait(Duration.ofMillis(20)));
+        pool(WorkerPool.builder("p").limit(1).maxQueue(1).maxWait(Duration.ofMillis(20)));
     Held a = new Held("a", log);
     CompletableFuture<Void> fa = p.submit(a);
     assertThat(a.started.await(10, SECONDS)).isTrue();
@@ -294,11 +296,12 @@ class WorkerPoolTest {
     Budget db = Budget.of("postgres", 10);
     BulkheadRegistry registry = BulkheadRegistry.create();
     registry.register(Bulkhead.builder("checkout").limit(6).budget(db).build());
-    WorkerPool exports = pool(WorkerPool.builder("exports").workers(1).maxQueue(4).budget(db));
+    WorkerPool exports =
+        pool(WorkerPool.builder("exports").limit(1).maxQueue(4).unboundedWait().budget(db));
     Compartment view = registry.register(exports.compartment());
     assertThat(registry.find("exports")).containsSame(view);
     assertThat(view.config().limit()).isEqualTo(1);
-    assertThatThrownBy(() -> WorkerPool.builder("emails").workers(4).budget(db).build())
+    assertThatThrownBy(() -> WorkerPool.builder("emails").limit(4).budget(db).build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage(
             "budget 'postgres' is over-subscribed: giving 'emails' a limit of 4 makes"
@@ -319,7 +322,7 @@ class WorkerPoolTest {
 
     view.setLimit(2); // a second worker takes b at once
     assertThat(b.started.await(10, SECONDS)).isTrue();
-    assertThat(exports.workers()).isEqualTo(2);
+    assertThat(exports.limit()).isEqualTo(2);
     assertThat(db.allocated()).isEqualTo(8);
     assertThatThrownBy(() -> view.setLimit(5))
         .isInstanceOf(IllegalArgumentException.class)
@@ -334,7 +337,7 @@ class WorkerPoolTest {
   @Test
   void resizedThroughTheRegistry_theNumberOfJobsRunningAtOnceFollows_upAndDown() throws Exception {
     BulkheadRegistry registry = BulkheadRegistry.create();
-    WorkerPool reports = pool(WorkerPool.builder("reports").workers(2).maxQueue(20));
+    WorkerPool reports = pool(WorkerPool.builder("reports").limit(2).maxQueue(20).unboundedWait());
     List<String> log = Collections.synchronizedList(new ArrayList<>());
     List<Held> jobs = new ArrayList<>();
     List<CompletableFuture<Void>> done = new ArrayList<>();
@@ -356,12 +359,12 @@ class WorkerPoolTest {
       assertThat(jobs.get(i).started.await(10, SECONDS)).as("job%d starts", i).isTrue();
     }
     // Eight jobs are running at once, each blocked on its own worker thread.
-    assertThat(reports.workers()).isEqualTo(8);
+    assertThat(reports.limit()).isEqualTo(8);
     assertThat(reports.stats().inFlight()).isEqualTo(8);
     assertThat(reports.stats().waiting()).isEqualTo(2);
 
     registry.find("reports").orElseThrow().setLimit(3);
-    assertThat(reports.workers()).isEqualTo(3);
+    assertThat(reports.limit()).isEqualTo(3);
     // The eight running jobs go on; as they end, no queued job starts until fewer than 3 run.
     // A job's slot is freed, and any queued job started, before its future completes.
     for (int i = 0; i < 5; i++) {
@@ -393,7 +396,8 @@ class WorkerPoolTest {
   @Test
   void virtualThreads_onJava21AndLater_orAClearErrorBefore() throws Exception {
     if (Runtime.version().feature() >= 21) {
-      WorkerPool p = pool(WorkerPool.builder("vt").workers(2).maxQueue(10).virtualThreads());
+      WorkerPool p =
+          pool(WorkerPool.builder("vt").limit(2).maxQueue(10).unboundedWait().virtualThreads());
       CompletableFuture<Boolean> virtual =
           p.submit(() -> VirtualThreads.isVirtual(Thread.currentThread()));
       CompletableFuture<String> name = p.submit(() -> Thread.currentThread().getName());
@@ -402,7 +406,7 @@ class WorkerPoolTest {
       assertThat(p.virtualThreads()).isTrue();
       assertThat(p.stats().completed()).isEqualTo(2);
     } else {
-      assertThatThrownBy(() -> WorkerPool.builder("vt").workers(2).virtualThreads())
+      assertThatThrownBy(() -> WorkerPool.builder("vt").limit(2).virtualThreads())
           .isInstanceOf(UnsupportedOperationException.class)
           .hasMessageContaining("worker pool 'vt'")
           .hasMessageContaining("Java 21 or later")
@@ -412,14 +416,16 @@ class WorkerPoolTest {
 
   @Test
   void builderRejectsNonsense() {
-    assertThatThrownBy(() -> WorkerPool.builder("x").workers(0))
-        .hasMessage("workers must be at least 1 but was 0");
+    assertThatThrownBy(() -> WorkerPool.builder("x").limit(0))
+        .hasMessage("limit must be at least 1 but was 0");
     assertThatThrownBy(() -> WorkerPool.builder("x").maxQueue(-1))
         .hasMessage("maxQueue must not be negative but was -1");
-    assertThatThrownBy(() -> WorkerPool.builder("x").maxWait(Duration.ZERO))
-        .hasMessageContaining("maxWait");
+    assertThatThrownBy(() -> WorkerPool.builder("x").maxWait(Duration.ofMillis(-1)))
+        .hasMessage("maxWait must not be negative but was PT-0.001S");
+    assertThatThrownBy(() -> WorkerPool.builder("x").limit(1).maxQueue(5).build())
+        .hasMessageStartingWith("worker pool 'x' lets 5 callers wait but its maxWait is 0");
     assertThatThrownBy(() -> WorkerPool.builder("x").build())
-        .hasMessageContaining("workers was not set");
+        .hasMessageContaining("limit was not set for worker pool");
     assertThatThrownBy(() -> WorkerPool.builder(" ")).isInstanceOf(IllegalArgumentException.class);
   }
 
@@ -433,7 +439,7 @@ class WorkerPoolTest {
     int workers = 3;
     int submitters = 4;
     int perSubmitter = 2_000;
-    WorkerPool p = pool(WorkerPool.builder("race").workers(workers).maxQueue(8));
+    WorkerPool p = pool(WorkerPool.builder("race").limit(workers).maxQueue(8).unboundedWait());
     AtomicInteger running = new AtomicInteger();
     AtomicInteger maxRunning = new AtomicInteger();
     AtomicInteger ran = new AtomicInteger();

@@ -20,8 +20,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * every one is always admitted): the cost of contention on the shared state. {@code sync} runs a
  * task inside the compartment, {@code permit} takes a permit without waiting and closes it, {@code
  * acquire} takes one with the call that would wait for it. Two threads by default; {@code
- * bulkhead-benchmarks/run} runs it with JMH's {@code -t 1}, {@code -t 2}, {@code -t 4} and {@code
- * -t 8}, each thread count in its own JMH run with every subject side by side.
+ * bulkhead-benchmarks/scripts/run} runs it with JMH's {@code -t 1}, {@code -t 2}, {@code -t 4} and
+ * {@code -t 8}, each thread count in its own JMH run with every subject side by side.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)

@@ -4,6 +4,7 @@ import io.bulkhead.Budget;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadBuilder;
 import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.QueueSettings;
 import io.bulkhead.Sizing;
 import io.bulkhead.WorkerPool;
 import io.bulkhead.WorkerPoolBuilder;
@@ -23,6 +24,7 @@ import java.util.Set;
 import java.util.function.Function;
 import org.snakeyaml.engine.v2.nodes.MappingNode;
 import org.snakeyaml.engine.v2.nodes.Node;
+import org.snakeyaml.engine.v2.nodes.ScalarNode;
 
 /**
  * A configuration file of budgets and compartments, loaded and validated: the sizing of the
@@ -48,10 +50,10 @@ import org.snakeyaml.engine.v2.nodes.Node;
  *     max-queue: 2     # callers that may wait for a slot ...
  *     max-wait: 500ms  # ... and for how long
  *
- * workers:             # pools for background jobs: a WorkerPool each
+ * worker-pools:        # pools for background jobs: a WorkerPool each
  *   exports:
  *     budget: postgres
- *     workers: 2       # or rate and latency of the jobs, with a criticality or headroom
+ *     limit: 2         # jobs at once (its workers); or rate and latency, with a criticality
  *     max-queue: 50    # jobs that may wait for a worker (as long as it takes, unless max-wait)
  *     threads: virtual # or platform, the default
  *     cpu-bound: true  # each job keeps a core busy (rendering, compressing), not waiting on I/O
@@ -61,12 +63,12 @@ import org.snakeyaml.engine.v2.nodes.Node;
  * criticality}, {@code rate}, {@code latency} and {@code headroom}. Its limit is either given, or
  * derived from {@code rate × latency} (its need) times its {@code headroom}, which defaults to its
  * criticality's, rounded up. A limit given alongside a rate and latency is kept, and the effective
- * headroom ({@code limit / need}) is reported. A worker pool takes the same keys, with {@code
- * workers} in place of {@code limit} and {@code threads}; its queued jobs may wait without a {@code
- * max-wait}. Either may say {@code cpu-bound: true} (the default is false): each call or job in
- * flight keeps a core busy for most of its latency, so its limit should not exceed the CPUs of the
- * container it runs in, which {@link Deployment#check} verifies. The keys are the builders'
- * settings ({@code maxQueue}, {@code maxWait}) in the file's kebab case.
+ * headroom ({@code limit / need}) is reported. A worker pool takes the same keys and {@code
+ * threads}. {@code max-queue} and {@code max-wait} also take the word {@code unbounded}, and a
+ * queue needs a {@code max-wait}. Either may say {@code cpu-bound: true} (the default is false):
+ * each call or job in flight keeps a core busy for most of its latency, so its limit should not
+ * exceed the CPUs of the container it runs in, which {@link Deployment#check} verifies. The keys
+ * are the builders' settings ({@code maxQueue}, {@code maxWait}) in the file's kebab case.
  *
  * <p>{@link #load} and {@link #parse} fail with a {@link ConfigException} naming the file, the line
  * and the key for malformed YAML, unknown keys (with a "did you mean" suggestion), wrong types,
@@ -93,7 +95,7 @@ public final class BulkheadFile {
   public static final int MAX_NAME_LENGTH = 128;
 
   private static final Set<String> TOP_KEYS =
-      Set.of("headroom", "budgets", "compartments", "workers");
+      Set.of("headroom", "budgets", "compartments", "worker-pools");
   private static final Set<String> HEADROOM_KEYS = Set.of("critical", "optional");
   private static final Set<String> BUDGET_KEYS = Set.of("capacity");
   private static final Set<String> COMPARTMENT_KEYS =
@@ -109,7 +111,7 @@ public final class BulkheadFile {
           "cpu-bound");
   private static final Set<String> WORKER_KEYS =
       Set.of(
-          "workers",
+          "limit",
           "max-queue",
           "max-wait",
           "budget",
@@ -183,7 +185,7 @@ public final class BulkheadFile {
 
   /**
    * The compartments, in file order, with their limits derived: those of the {@code compartments}
-   * section, then the worker pools of the {@code workers} section ({@link
+   * section, then the worker pools of the {@code worker-pools} section ({@link
    * CompartmentSpec#workerPool()}).
    */
   public List<CompartmentSpec> compartments() {
@@ -237,8 +239,7 @@ public final class BulkheadFile {
         try {
           if (c.workerPool()) {
             WorkerPoolBuilder builder =
-                WorkerPool.builder(c.name()).workers(c.limit()).maxQueue(c.maxQueue());
-            c.maxWait().ifPresent(builder::maxWait);
+                WorkerPool.builder(c.name()).limit(c.limit()).queue(c.queue());
             c.budget().map(built::get).ifPresent(builder::budget);
             if (c.virtualThreads()) {
               builder.virtualThreads();
@@ -247,9 +248,7 @@ public final class BulkheadFile {
             pools.put(c.name(), pool);
             registry.register(pool.compartment());
           } else {
-            BulkheadBuilder builder =
-                Bulkhead.builder(c.name()).limit(c.limit()).maxQueue(c.maxQueue());
-            c.maxWait().ifPresent(builder::maxWait);
+            BulkheadBuilder builder = Bulkhead.builder(c.name()).limit(c.limit()).queue(c.queue());
             c.budget().map(built::get).ifPresent(builder::budget);
             registry.register(builder.build());
           }
@@ -324,12 +323,12 @@ public final class BulkheadFile {
         }
       }
       YamlTree.Entry section = top.get("compartments");
-      if (section == null && !top.containsKey("workers")) {
+      if (section == null && !top.containsKey("worker-pools")) {
         throw new ConfigException(
             yaml.file,
             YamlTree.line(root.get()),
             "compartments",
-            "missing: the file declares no compartments (nor workers)");
+            "missing: the file declares no compartments (nor worker-pools)");
       }
       if (section != null) {
         Map<String, YamlTree.Entry> declared = yaml.mapping(section.value(), "compartments", null);
@@ -341,9 +340,9 @@ public final class BulkheadFile {
           compartments.add(readCompartment(e, false));
         }
       }
-      if (top.containsKey("workers")) {
+      if (top.containsKey("worker-pools")) {
         for (YamlTree.Entry e :
-            yaml.mapping(top.get("workers").value(), "workers", null).values()) {
+            yaml.mapping(top.get("worker-pools").value(), "worker-pools", null).values()) {
           for (CompartmentSpec c : compartments) {
             if (c.name().equals(e.key())) {
               throw yaml.error(
@@ -397,7 +396,7 @@ public final class BulkheadFile {
       requireName(e, pool ? "worker pool" : "compartment");
       Map<String, YamlTree.Entry> f =
           yaml.mapping(e.value(), e.path(), pool ? WORKER_KEYS : COMPARTMENT_KEYS);
-      String limitKey = pool ? "workers" : "limit";
+      String limitKey = "limit";
 
       Criticality criticality = null;
       if (f.containsKey("criticality")) {
@@ -455,11 +454,8 @@ public final class BulkheadFile {
           throw yaml.error(
               f.get("headroom").keyNode(),
               f.get("headroom").path(),
-              "give a headroom or "
-                  + (pool ? "workers" : "a limit")
-                  + ", not both: "
-                  + (pool ? "workers are" : "the limit is")
-                  + " either given or derived from rate x latency x headroom");
+              "give a headroom or a limit, not both: the limit is either given or derived from"
+                  + " rate x latency x headroom");
         }
         limit = yaml.whole(f.get(limitKey), 1);
         derived = false;
@@ -513,28 +509,40 @@ public final class BulkheadFile {
         throw yaml.error(
             e.keyNode(),
             e.path(),
-            "needs "
-                + (pool ? "workers" : "a limit")
-                + ", or a rate and"
-                + " a latency to derive "
-                + (pool ? "them" : "one")
-                + " from (Little's law: need = rate x latency)");
+            "needs a limit, or a rate and a latency to derive one from (Little's law: need = rate"
+                + " x latency)");
       }
 
-      int maxQueue = f.containsKey("max-queue") ? yaml.whole(f.get("max-queue"), 0) : 0;
-      Duration maxWait = f.containsKey("max-wait") ? positiveDuration(f.get("max-wait")) : null;
-      if (maxQueue > 0 && maxWait == null && !pool) {
+      QueueSettings queue = QueueSettings.DEFAULT;
+      if (f.containsKey("max-queue")) {
+        YamlTree.Entry q = f.get("max-queue");
+        if (isUnbounded(q)) {
+          queue = queue.withUnboundedQueue();
+        } else {
+          int n = yaml.whole(q, 0);
+          queue = check(q, () -> QueueSettings.DEFAULT.withMaxQueue(n));
+        }
+      }
+      if (f.containsKey("max-wait")) {
+        YamlTree.Entry w = f.get("max-wait");
+        if (isUnbounded(w)) {
+          queue = queue.withUnboundedWait();
+        } else {
+          Duration d = positiveDuration(w);
+          QueueSettings q = queue;
+          queue = check(w, () -> q.withMaxWait(d));
+        }
+      }
+      if (queue.mayQueue() && !f.containsKey("max-wait")) {
         throw yaml.error(
             f.get("max-queue").keyNode(),
             f.get("max-queue").path(),
             "lets "
-                + maxQueue
-                + " caller"
-                + (maxQueue == 1 ? "" : "s")
+                + callers(queue)
                 + " wait but there is no max-wait: add max-wait"
-                + " (how long one may wait, like 100ms)");
+                + " (how long one may wait, like 100ms, or unbounded)");
       }
-      if (maxQueue == 0 && maxWait != null) {
+      if (!queue.mayQueue() && f.containsKey("max-wait")) {
         throw yaml.error(
             f.get("max-wait").keyNode(),
             f.get("max-wait").path(),
@@ -573,15 +581,14 @@ public final class BulkheadFile {
         virtual = word.equals("virtual");
       }
       boolean cpuBound = f.containsKey("cpu-bound") && yaml.bool(f.get("cpu-bound"));
-      checkWithBuilder(e, f, limitKey, pool, limit, maxQueue, maxWait);
+      checkWithBuilder(e, f, limitKey, pool, limit);
       return new CompartmentSpec(
           e.key(),
           e.path(),
           YamlTree.line(e.keyNode()),
           limit,
           derived,
-          maxQueue,
-          maxWait,
+          queue,
           budget,
           criticality,
           rate,
@@ -593,34 +600,41 @@ public final class BulkheadFile {
     }
 
     /**
-     * Hands every value to the builder that {@link BulkheadFile#build()} will use, setter by
-     * setter, so that a value the builder refuses (a queue beyond what a compartment counts, a wait
-     * beyond what a nanosecond deadline holds) is refused here, at its own key and line, and the
-     * loader's bounds can never drift from the builders'. Nothing is built.
+     * Hands the limit to the builder that {@link BulkheadFile#build()} will use, so that a value
+     * the builder refuses is refused here, at its own key and line, and the loader's bounds can
+     * never drift from the builders'. The queue settings were checked by {@link QueueSettings}
+     * itself. Nothing is built.
      */
     private void checkWithBuilder(
-        YamlTree.Entry e,
-        Map<String, YamlTree.Entry> f,
-        String limitKey,
-        boolean pool,
-        int limit,
-        int maxQueue,
-        Duration maxWait) {
+        YamlTree.Entry e, Map<String, YamlTree.Entry> f, String limitKey, boolean pool, int limit) {
       YamlTree.Entry limitAt = f.getOrDefault(limitKey, e);
       if (pool) {
         WorkerPoolBuilder b = builder(e, () -> WorkerPool.builder(e.key()));
-        apply(limitAt, () -> b.workers(limit));
-        apply(f.getOrDefault("max-queue", e), () -> b.maxQueue(maxQueue));
-        if (maxWait != null) {
-          apply(f.get("max-wait"), () -> b.maxWait(maxWait));
-        }
+        apply(limitAt, () -> b.limit(limit));
       } else {
         BulkheadBuilder b = builder(e, () -> Bulkhead.builder(e.key()));
         apply(limitAt, () -> b.limit(limit));
-        apply(f.getOrDefault("max-queue", e), () -> b.maxQueue(maxQueue));
-        if (maxWait != null) {
-          apply(f.get("max-wait"), () -> b.maxWait(maxWait));
-        }
+      }
+    }
+
+    private static String callers(QueueSettings queue) {
+      if (queue.maxQueue().isEmpty()) {
+        return "any number of callers";
+      }
+      int n = queue.maxQueue().getAsInt();
+      return n + " caller" + (n == 1 ? "" : "s");
+    }
+
+    private static boolean isUnbounded(YamlTree.Entry e) {
+      return e.value() instanceof ScalarNode
+          && ((ScalarNode) e.value()).getValue().trim().equals("unbounded");
+    }
+
+    private QueueSettings check(YamlTree.Entry at, java.util.function.Supplier<QueueSettings> q) {
+      try {
+        return q.get();
+      } catch (IllegalArgumentException refused) {
+        throw yaml.error(at.value(), at.path(), refused.getMessage());
       }
     }
 

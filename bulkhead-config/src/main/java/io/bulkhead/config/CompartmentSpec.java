@@ -1,9 +1,11 @@
 package io.bulkhead.config;
 
+import io.bulkhead.QueueSettings;
 import io.bulkhead.Sizing;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.OptionalDouble;
+import java.util.OptionalInt;
 
 /**
  * A compartment as the file declares it, validated and sized: its limit is either given, or derived
@@ -19,9 +21,7 @@ public final class CompartmentSpec {
   private final int line;
   private final int limit;
   private final boolean limitDerived;
-  private final int maxQueue;
-  private final Duration
-      maxWait; // null: no queue, or (a worker pool) queued jobs wait without limit
+  private final QueueSettings queue;
   private final String budget; // null: none
   private final Criticality criticality; // null: not given
   private final double rate; // NaN: not given
@@ -37,8 +37,7 @@ public final class CompartmentSpec {
       int line,
       int limit,
       boolean limitDerived,
-      int maxQueue,
-      Duration maxWait,
+      QueueSettings queue,
       String budget,
       Criticality criticality,
       double rate,
@@ -52,8 +51,7 @@ public final class CompartmentSpec {
     this.line = line;
     this.limit = limit;
     this.limitDerived = limitDerived;
-    this.maxQueue = maxQueue;
-    this.maxWait = maxWait;
+    this.queue = queue;
     this.budget = budget;
     this.criticality = criticality;
     this.rate = rate;
@@ -73,15 +71,14 @@ public final class CompartmentSpec {
     return line;
   }
 
-  /** Where the file declares it: {@code compartments.NAME} or {@code workers.NAME}. */
+  /** Where the file declares it: {@code compartments.NAME} or {@code worker-pools.NAME}. */
   public String path() {
     return path;
   }
 
   /**
-   * Whether this is a worker pool (from the file's {@code workers} section): its limit is the
-   * number of workers, its queue holds jobs, and a queued job waits without a limit unless {@code
-   * max-wait} is set.
+   * Whether this is a worker pool (from the file's {@code worker-pools} section): its limit is the
+   * number of workers, and its queue holds jobs.
    */
   public boolean workerPool() {
     return workerPool;
@@ -112,17 +109,25 @@ public final class CompartmentSpec {
     return limitDerived;
   }
 
-  /** How many callers may wait for a slot ({@code max-queue}); 0 rejects at once. */
-  public int maxQueue() {
-    return maxQueue;
+  /**
+   * How many callers may wait for a slot ({@code max-queue}); empty when unbounded, 0 rejects at
+   * once.
+   */
+  public OptionalInt maxQueue() {
+    return queue.maxQueue();
   }
 
   /**
-   * How long a caller may wait ({@code max-wait}); empty when there is no queue (for a worker pool:
-   * when queued jobs wait as long as it takes).
+   * How long a caller may wait ({@code max-wait}); empty when unbounded, zero when there is no
+   * queue.
    */
   public Optional<Duration> maxWait() {
-    return Optional.ofNullable(maxWait);
+    return queue.maxWait();
+  }
+
+  /** {@link #maxQueue()} and {@link #maxWait()} together, as every builder takes them. */
+  public QueueSettings queue() {
+    return queue;
   }
 
   /** The name of the budget the compartment draws on, if any. */
@@ -174,7 +179,7 @@ public final class CompartmentSpec {
         + limit
         + (limitDerived ? " (derived)" : "")
         + ", maxQueue="
-        + maxQueue
+        + (queue.maxQueue().isPresent() ? queue.maxQueue().getAsInt() : "unbounded")
         + (budget != null ? ", budget=" + budget : "")
         + "}";
   }

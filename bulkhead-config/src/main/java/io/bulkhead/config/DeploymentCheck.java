@@ -285,13 +285,7 @@ public final class DeploymentCheck {
   private static String names(List<CompartmentSpec> specs) {
     List<String> parts = new ArrayList<>();
     for (CompartmentSpec s : specs) {
-      parts.add(
-          s.name()
-              + " ("
-              + (s.workerPool() ? "workers " : "limit ")
-              + s.limit()
-              + (s.cpuBound() ? ", cpu-bound" : "")
-              + ")");
+      parts.add(s.name() + " (" + "limit " + s.limit() + (s.cpuBound() ? ", cpu-bound" : "") + ")");
     }
     return String.join(", ", parts);
   }

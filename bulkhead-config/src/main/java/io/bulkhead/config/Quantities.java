@@ -1,5 +1,6 @@
 package io.bulkhead.config;
 
+import io.bulkhead.internal.Durations;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.time.Duration;
@@ -13,10 +14,10 @@ import java.util.regex.Pattern;
  * The one grammar for the quantities a configuration talks in, shared by the YAML file and every
  * command-line option, and the short forms in which reports print them.
  *
- * <p>A duration is either a number with a unit or ISO-8601:
+ * <p>A duration is either numbers with units or ISO-8601:
  *
  * <pre>
- * 250ms   1.5s   30s   5m   2min   1h   500us   10ns   PT30S   PT1M30S
+ * 250ms   1.5s   30s   5m   2min   1h   1m30s   1h 30m   500us   850µs   10ns   PT30S   PT1M30S
  * </pre>
  *
  * <p>A rate is a number of calls per unit of time: {@code 40/s}, {@code 2400/min}, {@code 3/h}.
@@ -28,18 +29,16 @@ import java.util.regex.Pattern;
  */
 public final class Quantities {
 
-  private static final Pattern DURATION =
-      Pattern.compile("\\s*([0-9]+(?:\\.[0-9]+)?)\\s*(ns|us|µs|ms|s|m|min|h)\\s*");
+  /** One number and its unit; a duration is one or more of them ({@code 1m30s}). */
+  private static final Pattern DURATION_PART =
+      Pattern.compile("\\s*([0-9]+(?:\\.[0-9]+)?)\\s*(ns|us|µs|ms|min|m|s|h)");
+
+  private static final Pattern BLANK = Pattern.compile("\\s*");
   private static final Pattern ISO_DURATION = Pattern.compile("\\s*[-+]?[pP].*");
   private static final Pattern RATE =
       Pattern.compile("\\s*([0-9]+(?:\\.[0-9]+)?)\\s*/\\s*(s|sec|second|m|min|minute|h|hour)\\s*");
   private static final Pattern WHOLE = Pattern.compile("\\s*[-+]?[0-9]+\\s*");
 
-  private static final long NANOS_PER_MICRO = 1_000L;
-  private static final long NANOS_PER_MILLI = 1_000_000L;
-  private static final long NANOS_PER_SECOND = 1_000_000_000L;
-  private static final long NANOS_PER_MINUTE = 60 * NANOS_PER_SECOND;
-  private static final long NANOS_PER_HOUR = 60 * NANOS_PER_MINUTE;
   private static final double SECONDS_PER_MINUTE = 60.0;
   private static final double SECONDS_PER_HOUR = 3600.0;
   private static final Duration LONGEST = Duration.ofNanos(Long.MAX_VALUE);
@@ -60,42 +59,16 @@ public final class Quantities {
 
   /**
    * Parses a duration: a number with a unit ({@code 250ms}, {@code 1.5s}, {@code 30s}, {@code 5m}
-   * or {@code 5min}, {@code 1h}, {@code 500us}, {@code 10ns}; spaces allowed around the unit) or
-   * ISO-8601 ({@code PT30S}). Fractions of a nanosecond are rounded to the nearest.
+   * or {@code 5min}, {@code 1h}, {@code 500us} or {@code 500µs}, {@code 10ns}; spaces allowed
+   * around the unit), several of them that add up ({@code 1m30s}, {@code 1h 30m}, as {@link
+   * #formatDuration} writes), or ISO-8601 ({@code PT30S}). Fractions of a nanosecond are rounded to
+   * the nearest.
    *
    * @throws IllegalArgumentException if {@code text} is neither form, is negative, or is longer
    *     than {@link Long#MAX_VALUE} nanoseconds
    */
   public static Duration parseDuration(String text) {
     Objects.requireNonNull(text, "text");
-    Matcher m = DURATION.matcher(text);
-    if (m.matches()) {
-      String number = m.group(1);
-      int point = number.indexOf('.');
-      int whole = point < 0 ? number.length() : point;
-      int zeros = 0;
-      while (zeros < whole - 1 && number.charAt(zeros) == '0') {
-        zeros++;
-      }
-      if (whole - zeros > MOST_WHOLE_DIGITS) {
-        throw tooLong(text);
-      }
-      if (number.length() - whole - 1 > MOST_DECIMALS) {
-        throw new IllegalArgumentException(
-            Printable.quote(text)
-                + " has more than "
-                + MOST_DECIMALS
-                + " decimals, more than a nanosecond needs");
-      }
-      BigDecimal nanos =
-          new BigDecimal(m.group(1))
-              .multiply(BigDecimal.valueOf(unitNanos(m.group(2))))
-              .setScale(0, RoundingMode.HALF_UP);
-      if (nanos.compareTo(BigDecimal.valueOf(Long.MAX_VALUE)) > 0) {
-        throw tooLong(text);
-      }
-      return Duration.ofNanos(nanos.longValueExact());
-    }
     if (ISO_DURATION.matcher(text).matches()) {
       Duration d;
       try {
@@ -111,26 +84,43 @@ public final class Quantities {
       }
       return d;
     }
-    throw notADuration(text);
+    Matcher m = DURATION_PART.matcher(text);
+    BigDecimal nanos = BigDecimal.ZERO;
+    int at = 0;
+    while (at < text.length() && m.region(at, text.length()).lookingAt()) {
+      nanos = nanos.add(partNanos(text, m.group(1), m.group(2)));
+      if (nanos.compareTo(BigDecimal.valueOf(Long.MAX_VALUE)) > 0) {
+        throw tooLong(text);
+      }
+      at = m.end();
+    }
+    if (at == 0 || !BLANK.matcher(text).region(at, text.length()).matches()) {
+      throw notADuration(text);
+    }
+    return Duration.ofNanos(nanos.longValueExact());
   }
 
-  private static long unitNanos(String unit) {
-    switch (unit) {
-      case "ns":
-        return 1L;
-      case "us":
-      case "µs":
-        return NANOS_PER_MICRO;
-      case "ms":
-        return NANOS_PER_MILLI;
-      case "s":
-        return NANOS_PER_SECOND;
-      case "m":
-      case "min":
-        return NANOS_PER_MINUTE;
-      default:
-        return NANOS_PER_HOUR;
+  /** One number with its unit, in whole nanoseconds. */
+  private static BigDecimal partNanos(String text, String number, String unit) {
+    int point = number.indexOf('.');
+    int whole = point < 0 ? number.length() : point;
+    int zeros = 0;
+    while (zeros < whole - 1 && number.charAt(zeros) == '0') {
+      zeros++;
     }
+    if (whole - zeros > MOST_WHOLE_DIGITS) {
+      throw tooLong(text);
+    }
+    if (number.length() - whole - 1 > MOST_DECIMALS) {
+      throw new IllegalArgumentException(
+          Printable.quote(text)
+              + " has more than "
+              + MOST_DECIMALS
+              + " decimals, more than a nanosecond needs");
+    }
+    return new BigDecimal(number)
+        .multiply(BigDecimal.valueOf(Durations.unitNanos(unit)))
+        .setScale(0, RoundingMode.HALF_UP);
   }
 
   private static IllegalArgumentException notADuration(String text) {
@@ -212,37 +202,11 @@ public final class Quantities {
   }
 
   /**
-   * A duration for people, in the largest unit that keeps it short and that {@link #parseDuration}
-   * reads back: {@code 50ms}, {@code 1.5s}, {@code 30s}, {@code 2m}, {@code 1h}.
+   * A duration for people, in the form every Bulkhead message uses and {@link #parseDuration} reads
+   * back: {@code 850µs}, {@code 50ms}, {@code 1.5s}, {@code 30s}, {@code 1m30s}, {@code 2m}, {@code
+   * 1h}. Exact to the microsecond below a second and to the millisecond above; a finer part is cut.
    */
   public static String formatDuration(Duration d) {
-    long nanos = d.toNanos();
-    if (nanos == 0) {
-      return "0s";
-    }
-    if (nanos % NANOS_PER_HOUR == 0) {
-      return nanos / NANOS_PER_HOUR + "h";
-    }
-    if (nanos % NANOS_PER_MINUTE == 0) {
-      return nanos / NANOS_PER_MINUTE + "m";
-    }
-    if (nanos >= NANOS_PER_SECOND) {
-      return decimal(nanos, NANOS_PER_SECOND) + "s";
-    }
-    if (nanos >= NANOS_PER_MILLI) {
-      return decimal(nanos, NANOS_PER_MILLI) + "ms";
-    }
-    if (nanos >= NANOS_PER_MICRO) {
-      return decimal(nanos, NANOS_PER_MICRO) + "us";
-    }
-    return nanos + "ns";
-  }
-
-  private static String decimal(long nanos, long unit) {
-    return BigDecimal.valueOf(nanos)
-        .divide(BigDecimal.valueOf(unit))
-        .setScale(3, RoundingMode.HALF_UP)
-        .stripTrailingZeros()
-        .toPlainString();
+    return Durations.format(d);
   }
 }

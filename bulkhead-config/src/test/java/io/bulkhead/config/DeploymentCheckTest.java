@@ -329,7 +329,7 @@ class DeploymentCheckTest {
     BulkheadFile f =
         BulkheadFile.parse(
             "compartments:\n  render: {limit: 2, cpu-bound: true}\n"
-                + "  lookup: {limit: 2}\nworkers:\n  zip: {workers: 1, cpu-bound: false}\n",
+                + "  lookup: {limit: 2}\nworker-pools:\n  zip: {limit: 1, cpu-bound: false}\n",
             "f.yml");
     assertThat(f.compartments())
         .extracting(CompartmentSpec::cpuBound)

@@ -176,8 +176,10 @@ class HostileFileTest {
 
   @Test
   void aWorkerQueueTheBuilderRefuses_isRefusedByTheLoader() {
-    ConfigException e = refused("workers:\n  w:\n    workers: 1\n    max-queue: 2000000000\n");
-    assertThat(e.getMessage()).startsWith("app.yml:4: workers.w.max-queue: ").contains("16777215");
+    ConfigException e = refused("worker-pools:\n  w:\n    limit: 1\n    max-queue: 2000000000\n");
+    assertThat(e.getMessage())
+        .startsWith("app.yml:4: worker-pools.w.max-queue: ")
+        .contains("16777215");
   }
 
   // --- D10: control characters and escapes

@@ -31,7 +31,7 @@ class LoaderFuzzTest {
           "headroom",
           "budgets",
           "compartments",
-          "workers",
+          "worker-pools",
           "critical",
           "optional",
           "capacity",
@@ -312,16 +312,16 @@ class LoaderFuzzTest {
 
   @Property(tries = 200)
   void workerPoolBuilder_buildsOrNamesTheField(
-      @ForAll("edgeInts") int workers,
+      @ForAll("edgeInts") int limit,
       @ForAll("edgeInts") int maxQueue,
       @ForAll("edgeDurations") Duration maxWait)
       throws Exception {
     WorkerPoolBuilder b = WorkerPool.builder("w");
-    refusedNaming("workers", () -> b.workers(workers));
+    refusedNaming("limit", () -> b.limit(limit));
     refusedNaming("maxQueue", () -> b.maxQueue(maxQueue));
     refusedNaming("maxWait", () -> b.maxWait(maxWait));
     WorkerPool[] built = new WorkerPool[1];
-    refusedNaming("workers", () -> built[0] = b.build());
+    refusedNamingAny(List.of("limit", "maxWait"), () -> built[0] = b.build());
     if (built[0] != null) {
       built[0].shutdown(Duration.ZERO);
     }
@@ -345,11 +345,9 @@ class LoaderFuzzTest {
         "budgets: {b: "
             + capacity
             + "}\n"
-            + (pool ? "workers" : "compartments")
+            + (pool ? "worker-pools" : "compartments")
             + ":\n  x:\n"
-            + "    budget: b\n    "
-            + (pool ? "workers" : "limit")
-            + ": "
+            + "    budget: b\n    limit: "
             + limit
             + "\n    max-queue: "
             + maxQueue
@@ -367,6 +365,17 @@ class LoaderFuzzTest {
       setter.run();
     } catch (IllegalArgumentException | NullPointerException e) {
       assertThat(e.getMessage()).contains(field);
+      assertOneLine(e.getMessage());
+    } catch (Exception e) {
+      throw new AssertionError("unexpected " + e, e);
+    }
+  }
+
+  private static void refusedNamingAny(List<String> fields, ThrowingRunnable setter) {
+    try {
+      setter.run();
+    } catch (IllegalArgumentException e) {
+      assertThat(e.getMessage()).containsAnyOf(fields.toArray(new String[0]));
       assertOneLine(e.getMessage());
     } catch (Exception e) {
       throw new AssertionError("unexpected " + e, e);

@@ -6,6 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.bulkhead.Sizing;
 import java.time.Duration;
 import java.util.List;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.LongRange;
 import org.junit.jupiter.api.Test;
 
 class QuantitiesTest {
@@ -33,10 +36,34 @@ class QuantitiesTest {
     assertThat(Quantities.formatDuration(Duration.ofMillis(50))).isEqualTo("50ms");
     assertThat(Quantities.formatDuration(Duration.ofMillis(1500))).isEqualTo("1.5s");
     assertThat(Quantities.formatDuration(Duration.ofSeconds(30))).isEqualTo("30s");
-    assertThat(Quantities.formatDuration(Duration.ofSeconds(90))).isEqualTo("90s");
+    assertThat(Quantities.formatDuration(Duration.ofSeconds(90))).isEqualTo("1m30s");
     assertThat(Quantities.formatDuration(Duration.ofMinutes(2))).isEqualTo("2m");
     assertThat(Quantities.formatDuration(Duration.ofHours(3))).isEqualTo("3h");
     assertThat(Quantities.formatDuration(Duration.ofNanos(1_250_000))).isEqualTo("1.25ms");
+    assertThat(Quantities.formatDuration(Duration.ofNanos(850_000))).isEqualTo("850µs");
+  }
+
+  @Test
+  void durations_readSeveralPartsThatAddUp_asFormatWritesThem() {
+    assertThat(Quantities.parseDuration("1m30s")).isEqualTo(Duration.ofSeconds(90));
+    assertThat(Quantities.parseDuration("1h 30m")).isEqualTo(Duration.ofMinutes(90));
+    assertThat(Quantities.parseDuration("2m5.25s")).isEqualTo(Duration.ofMillis(125_250));
+    assertThat(Quantities.parseDuration("850µs")).isEqualTo(Duration.ofNanos(850_000));
+    assertThatThrownBy(() -> Quantities.parseDuration("1m30")).hasMessageContaining("'1m30'");
+    assertThatThrownBy(() -> Quantities.parseDuration("5mins")).hasMessageContaining("'5mins'");
+    assertThatThrownBy(() -> Quantities.parseDuration("2562047h60m"))
+        .hasMessageStartingWith("'2562047h60m' is too long");
+  }
+
+  @Property(tries = 500)
+  void durations_formattedAreReadBack_exactToTheMillisecondAndNeverLonger(
+      @ForAll @LongRange(min = 0, max = Long.MAX_VALUE) long nanos) {
+    Duration d = Duration.ofNanos(nanos);
+    Duration back = Quantities.parseDuration(Quantities.formatDuration(d));
+    assertThat(back).isLessThanOrEqualTo(d);
+    assertThat(d.minus(back)).isLessThan(Duration.ofMillis(1));
+    Duration millis = Duration.ofMillis(nanos / 1_000_000);
+    assertThat(Quantities.parseDuration(Quantities.formatDuration(millis))).isEqualTo(millis);
   }
 
   @Test

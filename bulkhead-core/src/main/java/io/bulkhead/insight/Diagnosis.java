@@ -1,5 +1,6 @@
 package io.bulkhead.insight;
 
+import io.bulkhead.internal.Durations;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Optional;

@@ -4,6 +4,7 @@ import static io.bulkhead.insight.Diagnosis.NONE;
 
 import io.bulkhead.BulkheadStats;
 import io.bulkhead.insight.Diagnosis.State;
+import io.bulkhead.internal.Durations;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

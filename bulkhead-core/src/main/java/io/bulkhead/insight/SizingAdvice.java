@@ -3,6 +3,7 @@ package io.bulkhead.insight;
 import io.bulkhead.BulkheadStats;
 import io.bulkhead.LatencySummary;
 import io.bulkhead.Sizing;
+import io.bulkhead.internal.Durations;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Optional;

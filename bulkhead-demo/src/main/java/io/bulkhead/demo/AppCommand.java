@@ -1,8 +1,8 @@
 package io.bulkhead.demo;
 
+import io.bulkhead.internal.Durations;
 import io.bulkhead.scenarios.AppSettings;
 import io.bulkhead.scenarios.DemoApp;
-import io.bulkhead.scenarios.Durations;
 import io.bulkhead.scenarios.LoadGenerator;
 import io.bulkhead.scenarios.Mode;
 import io.bulkhead.scenarios.WarmUp;

@@ -1,7 +1,7 @@
 package io.bulkhead.demo;
 
+import io.bulkhead.internal.Durations;
 import io.bulkhead.scenarios.CheckoutVsReports;
-import io.bulkhead.scenarios.Durations;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;

@@ -1,8 +1,8 @@
 package io.bulkhead.demo;
 
 import io.bulkhead.insight.JsonWriter;
+import io.bulkhead.internal.Durations;
 import io.bulkhead.scenarios.CliException;
-import io.bulkhead.scenarios.Durations;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.Locale;

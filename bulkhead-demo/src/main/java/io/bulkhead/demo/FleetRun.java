@@ -1,7 +1,8 @@
 package io.bulkhead.demo;
 
+import io.bulkhead.internal.DaemonThreads;
+import io.bulkhead.internal.Durations;
 import io.bulkhead.scenarios.CliException;
-import io.bulkhead.scenarios.Durations;
 import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
@@ -564,9 +565,7 @@ final class FleetRun {
       } catch (IOException e) {
         throw new CliException("cannot start the " + name + " JVM: " + e.getMessage(), e);
       }
-      Thread reader = new Thread(child::read, "fleet-app-" + (index + 1) + "-output");
-      reader.setDaemon(true);
-      reader.start();
+      DaemonThreads.start("fleet-app-" + (index + 1) + "-output", child::read);
       return child;
     }
 
@@ -658,12 +657,7 @@ final class FleetRun {
     private final ReentrantLock liveLock = new ReentrantLock();
     private final Settings settings;
     private final ExecutorService executor =
-        Executors.newCachedThreadPool(
-            r -> {
-              Thread t = new Thread(r, "fleet-load");
-              t.setDaemon(true);
-              return t;
-            });
+        Executors.newCachedThreadPool(DaemonThreads.named("fleet-load"));
     private final HttpClient client;
     private final ConcurrentLinkedQueue<Call> calls = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<CompletableFuture<?>> sent = new ConcurrentLinkedQueue<>();
@@ -741,21 +735,17 @@ final class FleetRun {
 
     private Thread pacer(boolean chat, int perSecond, long start) {
       long interval = TimeUnit.SECONDS.toNanos(1) / perSecond;
-      Thread t =
-          new Thread(
-              () -> {
-                for (long due = start; !stopping; due += interval) {
-                  sleepUntil(due);
-                  if (stopping) {
-                    return;
-                  }
-                  send(chat, nextLive(), due);
-                }
-              },
-              chat ? "fleet-pace-chat" : "fleet-pace-login");
-      t.setDaemon(true);
-      t.start();
-      return t;
+      return DaemonThreads.start(
+          chat ? "fleet-pace-chat" : "fleet-pace-login",
+          () -> {
+            for (long due = start; !stopping; due += interval) {
+              sleepUntil(due);
+              if (stopping) {
+                return;
+              }
+              send(chat, nextLive(), due);
+            }
+          });
     }
 
     private void send(boolean chat, int app, long due) {

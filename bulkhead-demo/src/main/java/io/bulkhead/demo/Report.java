@@ -1,8 +1,8 @@
 package io.bulkhead.demo;
 
 import io.bulkhead.insight.JsonWriter;
+import io.bulkhead.internal.Durations;
 import io.bulkhead.scenarios.DemoSettings;
-import io.bulkhead.scenarios.Durations;
 import io.bulkhead.scenarios.ExperimentResult;
 import io.bulkhead.scenarios.Latency;
 import io.bulkhead.scenarios.LoadResult;

@@ -1,6 +1,6 @@
 package io.bulkhead.demo;
 
-import io.bulkhead.scenarios.Durations;
+import io.bulkhead.internal.Durations;
 import io.bulkhead.scenarios.FakeUpstream;
 import java.io.PrintWriter;
 import java.time.Duration;

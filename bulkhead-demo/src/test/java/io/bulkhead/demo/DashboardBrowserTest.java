@@ -268,11 +268,11 @@ class DashboardBrowserTest {
         DatabasePools.Builder pools =
             DatabasePools.builder(database)
                 .jdbcUrl(db.jdbcUrl())
-                .budget(12)
+                .capacity(12)
                 .registry(many.registry());
         db.username().ifPresent(pools::username);
         for (int i = 0; i < 8; i++) {
-          pools.pool(PoolConfig.builder("pool-" + i).size(1 + i % 2).build());
+          pools.pool(PoolConfig.builder("pool-" + i).limit(1 + i % 2).build());
         }
         PoolResources resources = new PoolResources();
         many.observability().add(resources);

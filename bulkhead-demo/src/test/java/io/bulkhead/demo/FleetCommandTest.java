@@ -105,7 +105,7 @@ class FleetCommandTest {
   void aDelayLongerThanHalfTheLeaseTtlIsRefusedInOneLineNamingTheOption() {
     CliTest.Run r = CliTest.run("demo", "fleet", "--lease-ttl", "2s", "--delay", "1500ms");
     assertThat(r.exit()).isEqualTo(Main.USAGE);
-    assertThat(r.err().strip()).doesNotContain("\n").contains("--delay", "1.5 s");
+    assertThat(r.err().strip()).doesNotContain("\n").contains("--delay", "1.5s");
     assertThat(r.out()).isEmpty();
   }
 
@@ -115,7 +115,7 @@ class FleetCommandTest {
         CliTest.run(
             "demo", "fleet", "--lease-ttl", "5s", "--kill-after", "8s", "--duration", "12s");
     assertThat(r.exit()).isEqualTo(Main.USAGE);
-    assertThat(r.err().strip()).doesNotContain("\n").contains("--duration", "12 s");
+    assertThat(r.err().strip()).doesNotContain("\n").contains("--duration", "12s");
   }
 
   @Test

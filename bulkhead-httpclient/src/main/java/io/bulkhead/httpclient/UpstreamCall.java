@@ -1,5 +1,7 @@
 package io.bulkhead.httpclient;
 
+import io.bulkhead.internal.Durations;
+import io.bulkhead.internal.Urls;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -238,9 +240,9 @@ final class UpstreamCall<T> {
             + "' did not answer "
             + request.method()
             + " "
-            + request.uri()
+            + Urls.masked(request.uri().toString())
             + " within its "
-            + UpstreamClient.format(client.deadline())
+            + Durations.format(client.deadline())
             + " deadline");
   }
 
@@ -263,7 +265,7 @@ final class UpstreamCall<T> {
               + "' failed on "
               + request.method()
               + " "
-              + request.uri()
+              + Urls.masked(request.uri().toString())
               + ": "
               + cause,
           cause);

@@ -1,6 +1,8 @@
 package io.bulkhead.httpclient;
 
 import io.bulkhead.Bulkhead;
+import io.bulkhead.internal.DaemonThreads;
+import io.bulkhead.internal.Durations;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.lang.reflect.Method;
@@ -20,9 +22,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -122,11 +122,12 @@ public final class UpstreamClient implements AutoCloseable {
     String name = compartment.name();
     this.ownExecutor =
         supplied == null
-            ? Executors.newCachedThreadPool(daemonThreads("upstream-" + name + "-"))
+            ? Executors.newCachedThreadPool(DaemonThreads.numbered("upstream-" + name + "-"))
             : null;
     this.executor = supplied == null ? ownExecutor : supplied;
     this.timer =
-        new ScheduledThreadPoolExecutor(1, daemonThreads("upstream-" + name + "-deadlines-"));
+        new ScheduledThreadPoolExecutor(
+            1, DaemonThreads.numbered("upstream-" + name + "-deadlines-"));
     // No thread lingers while no deadline is pending.
     timer.setKeepAliveTime(1, TimeUnit.SECONDS);
     timer.allowCoreThreadTimeOut(true);
@@ -190,7 +191,7 @@ public final class UpstreamClient implements AutoCloseable {
               + " timeout ("
               + request.timeout().get()
               + "); build it without timeout(): the client's "
-              + format(deadline)
+              + Durations.format(deadline)
               + " deadline bounds every call and aborts it safely");
     }
     if (closed) {
@@ -291,24 +292,10 @@ public final class UpstreamClient implements AutoCloseable {
     return "UpstreamClient{name="
         + name()
         + ", deadline="
-        + format(deadline)
+        + Durations.format(deadline)
         + ", compartment="
         + compartment
         + "}";
-  }
-
-  static String format(Duration d) {
-    long millis = d.toMillis();
-    return millis % 1000 == 0 ? millis / 1000 + " s" : millis + " ms";
-  }
-
-  private static ThreadFactory daemonThreads(String prefix) {
-    AtomicInteger count = new AtomicInteger();
-    return task -> {
-      Thread t = new Thread(task, prefix + count.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    };
   }
 
   /** {@code HttpClient.shutdownNow()} exists from Java 21; this module compiles for Java 17. */

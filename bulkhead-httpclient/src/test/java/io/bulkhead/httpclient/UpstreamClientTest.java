@@ -65,7 +65,7 @@ class UpstreamClientTest {
     assertThat(failure)
         .isInstanceOf(UpstreamTimeoutException.class)
         .hasMessageContaining("'llm'")
-        .hasMessageContaining("300 ms deadline");
+        .hasMessageContaining("300ms deadline");
     assertThat(((UpstreamTimeoutException) failure).upstream()).isEqualTo("llm");
     // Not before the deadline, less the HttpClient timer's rounding (a loaded machine only delays
     // it).

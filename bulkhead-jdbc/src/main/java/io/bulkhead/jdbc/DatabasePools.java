@@ -5,8 +5,8 @@ import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.pool.HikariPool;
 import io.bulkhead.Budget;
 import io.bulkhead.Bulkhead;
-import io.bulkhead.BulkheadBuilder;
 import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.internal.Urls;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -30,7 +30,7 @@ import java.util.function.IntSupplier;
  *
  * <p>One shared pool lets a slow workload take every connection: a report query that degrades to 30
  * seconds holds them all, and checkout, which never runs a report, waits in the same line. Here
- * each workload gets its own {@link WorkloadPool} with its own size, and a compartment in front of
+ * each workload gets its own {@link WorkloadPool} with its own limit, and a compartment in front of
  * it that rejects at once, or after a short wait, when all its connections are in use. A slow
  * workload exhausts only its own pool.
  *
@@ -39,20 +39,20 @@ import java.util.function.IntSupplier;
  *     .jdbcUrl("jdbc:postgresql://db:5432/orders")
  *     .username("app").password(secret)
  *     .reserveForOtherClients(10)                      // psql, migrations, the other instances
- *     .pool(PoolConfig.builder("checkout").size(6).maxQueue(40).maxWait(Duration.ofSeconds(1)).build())
- *     .pool(PoolConfig.builder("reports").size(4).build())
+ *     .pool(PoolConfig.builder("checkout").limit(6).maxQueue(40).maxWait(Duration.ofSeconds(1)).build())
+ *     .pool(PoolConfig.builder("reports").limit(4).build())
  *     .open();
  * DataSource checkout = db.pool("checkout");
  * }</pre>
  *
- * <p><b>The budget.</b> The pools draw on one {@link Budget}. Its capacity is {@link
- * Builder#budget} if set, otherwise everything the server allows: on PostgreSQL, {@code
- * max_connections} minus {@code superuser_reserved_connections} minus {@code reserved_connections}
- * (16 and later) minus {@link Builder#reserveForOtherClients}, read from the server by {@link
- * Builder#open()}. Pools that add up to more, or a budget larger than the server allows, fail at
- * start-up with a message that shows the arithmetic, because pools that over-subscribe the server
- * are decoration: when they fill together, the server's own limit becomes the shared pool they were
- * meant to avoid. Resizing a pool later through its compartment ({@link
+ * <p><b>The budget.</b> The pools draw on one {@link Budget}, named after the database. Its
+ * capacity is {@link Builder#capacity} if set, otherwise everything the server allows: on
+ * PostgreSQL, {@code max_connections} minus {@code superuser_reserved_connections} minus {@code
+ * reserved_connections} (16 and later) minus {@link Builder#reserveForOtherClients}, read from the
+ * server by {@link Builder#open()}. Pools that add up to more, or a budget larger than the server
+ * allows, fail at start-up with a message that shows the arithmetic, because pools that
+ * over-subscribe the server are decoration: when they fill together, the server's own limit becomes
+ * the shared pool they were meant to avoid. Resizing a pool later through its compartment ({@link
  * WorkloadPool#compartment()}, or the one found in the registry) is checked against the same
  * budget, and resizes the HikariCP pool with it.
  *
@@ -60,14 +60,14 @@ import java.util.function.IntSupplier;
  * only its part of what the server allows, and that part changes as instances come and go. {@link
  * Builder#total(IntSupplier)} takes it from a supplier (a fleet budget's share, say: see {@code
  * io.bulkhead.redis.FleetBudget}); the pools then hold that total together, divided by the
- * proportions of their configured sizes, and {@link #resize()} divides the supplier's current value
- * again. The budget stays what the server allows (or {@link Builder#budget}), the ceiling of every
- * total.
+ * proportions of their configured limits, and {@link #resize()} divides the supplier's current
+ * value again. The budget's capacity stays what the server allows (or {@link Builder#capacity}),
+ * the ceiling of every total.
  *
  * <pre>{@code
  * DatabasePools db = DatabasePools.builder("orders").jdbcUrl(url)
- *     .pool(PoolConfig.builder("checkout").size(6).build())   // 60% of the total
- *     .pool(PoolConfig.builder("reports").size(4).build())    // 40%
+ *     .pool(PoolConfig.builder("checkout").limit(6).build())   // 60% of the total
+ *     .pool(PoolConfig.builder("reports").limit(4).build())    // 40%
  *     .total(fleet::share)
  *     .open();
  * fleet.addListener((budget, before, share) -> db.resize());
@@ -226,7 +226,7 @@ public final class DatabasePools implements AutoCloseable {
               + name
               + "' cannot be "
               + total
-              + ": its budget allows "
+              + ": its capacity is "
               + budget.capacity()
               + " ("
               + budgetSource()
@@ -245,7 +245,7 @@ public final class DatabasePools implements AutoCloseable {
       } else {
         int[] weights = new int[list.size()];
         for (int i = 0; i < weights.length; i++) {
-          weights[i] = list.get(i).config().size();
+          weights[i] = list.get(i).config().limit();
         }
         sizes = divide(total, weights);
       }
@@ -275,7 +275,7 @@ public final class DatabasePools implements AutoCloseable {
   }
 
   private String budgetSource() {
-    return serverLimit == null ? "set by budget(int)" : serverLimit.explain();
+    return serverLimit == null ? "set by capacity(int)" : serverLimit.explain();
   }
 
   /**
@@ -360,8 +360,8 @@ public final class DatabasePools implements AutoCloseable {
     private String password;
     private final Properties properties = new Properties();
     private int reserveForOthers;
-    private int budget; // 0 until set: then the server's usable limit
-    private IntSupplier total; // null unless set: then the pools hold the configured sizes
+    private int capacity; // 0 until set: then the server's usable limit
+    private IntSupplier total; // null unless set: then the pools hold the configured limits
     private BulkheadRegistry registry;
     private Consumer<HikariConfig> hikari = config -> {};
     private final LinkedHashMap<String, PoolConfig> pools = new LinkedHashMap<>();
@@ -387,7 +387,7 @@ public final class DatabasePools implements AutoCloseable {
             "jdbcUrl of database '"
                 + name
                 + "' must start with 'jdbc:' but was '"
-                + Urls.redact(jdbcUrl)
+                + Urls.masked(jdbcUrl)
                 + "'");
       }
       this.jdbcUrl = jdbcUrl;
@@ -435,27 +435,27 @@ public final class DatabasePools implements AutoCloseable {
     }
 
     /**
-     * Caps what the pools may hold together below what the server allows (the share your DBA gave
-     * you). {@link #open()} still checks it against the server on PostgreSQL. Without it the budget
-     * is everything the server allows.
+     * Sets the capacity of the pools' budget: how many connections they may hold together, below
+     * what the server allows (the share your DBA gave you). {@link #open()} still checks it against
+     * the server on PostgreSQL. Without it the capacity is everything the server allows.
      *
      * @throws IllegalArgumentException if {@code connections} is less than 1
      */
-    public Builder budget(int connections) {
+    public Builder capacity(int connections) {
       if (connections < 1) {
         throw new IllegalArgumentException(
-            "budget of database '" + name + "' must be at least 1 but was " + connections);
+            "capacity of database '" + name + "' must be at least 1 but was " + connections);
       }
-      this.budget = connections;
+      this.capacity = connections;
       return this;
     }
 
     /**
      * Lets the pools hold, together, what {@code total} says rather than the sum of their
-     * configured sizes, which then count only as proportions (6 and 4: 60% and 40% of the total).
+     * configured limits, which then count only as proportions (6 and 4: 60% and 40% of the total).
      * {@link #open()} reads it once; {@link DatabasePools#resize()} reads it again. Its value must
-     * stay between the number of pools and the budget (what the server allows, or {@link
-     * #budget(int)}).
+     * stay between the number of pools and the capacity (what the server allows, or {@link
+     * #capacity(int)}).
      */
     public Builder total(IntSupplier total) {
       this.total = Objects.requireNonNull(total, "total");
@@ -475,8 +475,8 @@ public final class DatabasePools implements AutoCloseable {
     /**
      * Lets you set any other HikariCP setting (leak detection, keepalive, TLS data source
      * properties...). It runs on each pool's configuration before the settings this class owns are
-     * applied: pool name, URL, credentials, {@code maximumPoolSize}, {@code minimumIdle} (equal to
-     * the size: the pools are fixed) and {@code connectionTimeout}.
+     * applied: pool name, URL, credentials, {@code maximumPoolSize}, {@code minimumIdle} (both
+     * equal to the pool's limit: the pools are fixed) and {@code connectionTimeout}.
      */
     public Builder hikari(Consumer<HikariConfig> customizer) {
       this.hikari = Objects.requireNonNull(customizer, "customizer");
@@ -496,8 +496,8 @@ public final class DatabasePools implements AutoCloseable {
                 + name
                 + "' already has a pool named '"
                 + pool.name()
-                + "' (size "
-                + pools.get(pool.name()).size()
+                + "' (limit "
+                + pools.get(pool.name()).limit()
                 + ")");
       }
       pools.put(pool.name(), pool);
@@ -508,9 +508,9 @@ public final class DatabasePools implements AutoCloseable {
      * Checks the pools against the server's limit and opens them, each with all its connections.
      *
      * @throws IllegalArgumentException if no URL or no pool was given, if the pools add up to more
-     *     than the budget, if the budget is more than the server allows, or if the server is not
-     *     PostgreSQL and no {@link #budget(int)} was given; the message shows the arithmetic. No
-     *     connection is left open.
+     *     than the capacity, if the capacity is more than the server allows, or if the server is
+     *     not PostgreSQL and no {@link #capacity(int)} was given; the message shows the arithmetic.
+     *     No connection is left open.
      * @throws SQLException if the database cannot be reached, refuses the credentials, or cannot
      *     give every pool all its connections; the message names the URL (without a password), the
      *     user and the cause. No connection is left open.
@@ -590,11 +590,11 @@ public final class DatabasePools implements AutoCloseable {
           name, shared, limit, Collections.unmodifiableMap(opened), registry, total);
     }
 
-    /** Each pool's size at opening: as configured, or its part of the total supplier's value. */
+    /** Each pool's limit at opening: as configured, or its part of the total supplier's value. */
     private Map<String, Integer> sizes(int capacity) {
       Map<String, Integer> sizes = new LinkedHashMap<>();
       if (total == null) {
-        pools.values().forEach(pool -> sizes.put(pool.name(), pool.size()));
+        pools.values().forEach(pool -> sizes.put(pool.name(), pool.limit()));
         return sizes;
       }
       int now = total.getAsInt();
@@ -607,7 +607,7 @@ public final class DatabasePools implements AutoCloseable {
                 + " connections but must be between its "
                 + pools.size()
                 + " pools (one each) and its"
-                + " budget of "
+                + " capacity of "
                 + capacity
                 + (now < pools.size()
                     ? ": wait until the supplier gives more (a fleet budget's awaitShare)"
@@ -616,7 +616,7 @@ public final class DatabasePools implements AutoCloseable {
       int[] weights = new int[pools.size()];
       int i = 0;
       for (PoolConfig pool : pools.values()) {
-        weights[i++] = pool.size();
+        weights[i++] = pool.limit();
       }
       int[] parts = divide(now, weights);
       i = 0;
@@ -651,14 +651,14 @@ public final class DatabasePools implements AutoCloseable {
       try (Connection c = DriverManager.getConnection(jdbcUrl, p)) {
         String product = c.getMetaData().getDatabaseProductName();
         if (!"PostgreSQL".equals(product)) {
-          if (budget == 0) {
+          if (capacity == 0) {
             throw new IllegalArgumentException(
                 "database '"
                     + name
                     + "' is "
                     + product
                     + ", whose connection limit this library cannot read (it knows PostgreSQL): call"
-                    + " budget(int) with how many connections these pools may hold together");
+                    + " capacity(int) with how many connections these pools may hold together");
           }
           LOG.log(
               System.Logger.Level.INFO,
@@ -667,8 +667,8 @@ public final class DatabasePools implements AutoCloseable {
                       + name
                       + "' is "
                       + product
-                      + ": its connection limit was not read; the pools draw on the budget of "
-                      + budget
+                      + ": its connection limit was not read; the pools draw on the capacity of "
+                      + capacity
                       + " as given");
           return null;
         }
@@ -679,12 +679,12 @@ public final class DatabasePools implements AutoCloseable {
     }
 
     private int capacity(ServerLimit limit) {
-      int capacity;
+      int usable;
       String source;
       if (limit == null) {
-        capacity = budget;
-        source = "set by budget(" + budget + ")";
-      } else if (budget == 0) {
+        usable = capacity;
+        source = "set by capacity(" + capacity + ")";
+      } else if (capacity == 0) {
         if (limit.usable() < 1) {
           throw new IllegalArgumentException(
               "the server of database '"
@@ -694,35 +694,35 @@ public final class DatabasePools implements AutoCloseable {
                   + limit.explain()
                   + "; lower reserveForOtherClients(int) or raise max_connections");
         }
-        capacity = limit.usable();
+        usable = limit.usable();
         source = limit.explain();
       } else {
-        if (budget > limit.usable()) {
+        if (capacity > limit.usable()) {
           throw new IllegalArgumentException(
-              "budget of database '"
+              "capacity of database '"
                   + name
                   + "' is "
-                  + budget
+                  + capacity
                   + " connections but the server allows only "
                   + limit.usable()
                   + ": "
                   + limit.explain()
-                  + "; lower budget(int) or reserveForOtherClients(int)");
+                  + "; lower capacity(int) or reserveForOtherClients(int)");
         }
-        capacity = budget;
-        source = "set by budget(" + budget + "); the server allows " + limit.explain();
+        usable = capacity;
+        source = "set by capacity(" + capacity + "); the server allows " + limit.explain();
       }
       int configured = 0;
       StringBuilder sum = new StringBuilder();
       for (PoolConfig pool : pools.values()) {
-        configured += pool.size();
+        configured += pool.limit();
         sum.append(sum.length() == 0 ? "" : " + ")
             .append(pool.name())
             .append(' ')
-            .append(pool.size());
+            .append(pool.limit());
       }
-      // With a total supplier the sizes are proportions; sizes(capacity) checks the total instead.
-      if (configured > capacity && total == null) {
+      // With a total supplier the limits are proportions; sizes(capacity) checks the total instead.
+      if (configured > usable && total == null) {
         throw new IllegalArgumentException(
             "pools of database '"
                 + name
@@ -730,27 +730,18 @@ public final class DatabasePools implements AutoCloseable {
                 + sum
                 + " = "
                 + configured
-                + " connections, more than its budget of "
-                + capacity
+                + " connections, more than its capacity of "
+                + usable
                 + " ("
                 + source
                 + "): shrink the pools"
-                + (limit != null && budget == 0 ? " or lower reserveForOtherClients(int)" : ""));
+                + (limit != null && capacity == 0 ? " or lower reserveForOtherClients(int)" : ""));
       }
-      return capacity;
+      return usable;
     }
 
     private static Bulkhead gate(String qualified, PoolConfig pool, int size, Budget budget) {
-      BulkheadBuilder b = Bulkhead.builder(qualified).limit(size).budget(budget);
-      if (pool.queueBounded()) {
-        b.maxQueue(pool.maxQueueValue());
-      } else {
-        b.unboundedQueue();
-      }
-      if (!pool.maxWait().isZero()) {
-        b.maxWait(pool.maxWait());
-      }
-      return b.build();
+      return Bulkhead.builder(qualified).limit(size).budget(budget).queue(pool.queue()).build();
     }
 
     private HikariDataSource openHikari(String qualified, PoolConfig pool, int size)
@@ -837,7 +828,7 @@ public final class DatabasePools implements AutoCloseable {
     private String cannotConnect(SQLException e) {
       String state = e.getSQLState() == null ? "" : e.getSQLState();
       String who = username != null ? "user '" + username + "'" : "the user given in the URL";
-      String where = "database '" + name + "' at " + Urls.redact(jdbcUrl);
+      String where = "database '" + name + "' at " + Urls.masked(jdbcUrl);
       if (state.equals("28000") || state.equals("28P01")) {
         return "the server refused the credentials of "
             + who
@@ -847,7 +838,7 @@ public final class DatabasePools implements AutoCloseable {
             + e.getMessage();
       }
       if (state.equals("3D000")) {
-        return "the server at " + Urls.redact(jdbcUrl) + " has no such database: " + e.getMessage();
+        return "the server at " + Urls.masked(jdbcUrl) + " has no such database: " + e.getMessage();
       }
       if (state.equals("53300")) {
         return "the server has no connection slots left for "

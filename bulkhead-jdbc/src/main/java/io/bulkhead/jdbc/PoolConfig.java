@@ -1,24 +1,27 @@
 package io.bulkhead.jdbc;
 
+import io.bulkhead.QueueSettings;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalInt;
 
 /**
- * The immutable settings of one workload's pool: how many connections it holds, how many callers
- * may wait for one and for how long, and how long HikariCP may take to open one.
+ * The immutable settings of one workload's pool: its limit (how many connections it holds), how
+ * many callers may wait for one and for how long, and how long HikariCP may take to open one.
  *
  * <pre>{@code
  * PoolConfig checkout = PoolConfig.builder("checkout")
- *     .size(6)                                   // connections, and calls holding one at once
+ *     .limit(6)                                  // connections, and calls holding one at once
  *     .maxQueue(40)                              // callers that may wait for a connection
  *     .maxWait(Duration.ofSeconds(1))            // how long one may wait
  *     .build();
- * PoolConfig reports = PoolConfig.builder("reports").size(4).build();  // full: reject at once
+ * PoolConfig reports = PoolConfig.builder("reports").limit(4).build();  // full: reject at once
  * }</pre>
  *
- * <p>Defaults: no queue (a full pool rejects at once) and a {@link #connectionTimeout()} of 5
- * seconds. The size has no default: how many connections a workload may hold is a decision.
+ * <p>Defaults: those of {@link QueueSettings#DEFAULT} (no queue: a full pool rejects at once; a
+ * queue needs a {@code maxWait}) and a {@link #connectionTimeout()} of 5 seconds. The limit has no
+ * default: how many connections a workload may hold is a decision.
  *
  * <p>This class is immutable and thread-safe.
  */
@@ -34,18 +37,14 @@ public final class PoolConfig {
   static final Duration MIN_CONNECTION_TIMEOUT = Duration.ofMillis(250);
 
   private final String name;
-  private final int size;
-  private final boolean queueBounded;
-  private final int maxQueue;
-  private final Duration maxWait; // ZERO when nobody may wait
+  private final int limit;
+  private final QueueSettings queue;
   private final Duration connectionTimeout;
 
   private PoolConfig(Builder b) {
     this.name = b.name;
-    this.size = b.size;
-    this.queueBounded = b.queueBounded;
-    this.maxQueue = b.maxQueue;
-    this.maxWait = b.maxWait;
+    this.limit = b.limit;
+    this.queue = b.queue;
     this.connectionTimeout = b.connectionTimeout;
   }
 
@@ -59,26 +58,35 @@ public final class PoolConfig {
     return name;
   }
 
-  /** How many connections the pool holds, and so how many calls may hold one at once. */
-  public int size() {
-    return size;
+  /**
+   * The pool's limit: how many connections it holds, and so how many calls may hold one at once.
+   */
+  public int limit() {
+    return limit;
   }
 
   /**
    * How many callers may wait for a connection; empty when unbounded, {@code 0} to reject at once.
    */
   public OptionalInt maxQueue() {
-    return queueBounded ? OptionalInt.of(maxQueue) : OptionalInt.empty();
+    return queue.maxQueue();
   }
 
-  /** How long one caller may wait for a connection; zero when nobody may wait. */
-  public Duration maxWait() {
-    return maxWait;
+  /**
+   * How long one caller may wait for a connection; empty when unbounded, zero when nobody waits.
+   */
+  public Optional<Duration> maxWait() {
+    return queue.maxWait();
+  }
+
+  /** {@link #maxQueue()} and {@link #maxWait()} together. */
+  public QueueSettings queue() {
+    return queue;
   }
 
   /**
    * How long an admitted caller may wait for HikariCP to hand over a connection (HikariCP's {@code
-   * connectionTimeout}). The compartment admits at most {@link #size()} callers, so HikariCP has
+   * connectionTimeout}). The compartment admits at most {@link #limit()} callers, so HikariCP has
    * one for each of them unless it is opening or replacing connections: this bounds how long a
    * caller waits for a server that is slow to accept connections or gone.
    */
@@ -86,24 +94,16 @@ public final class PoolConfig {
     return connectionTimeout;
   }
 
-  boolean queueBounded() {
-    return queueBounded;
-  }
-
-  int maxQueueValue() {
-    return maxQueue;
-  }
-
   @Override
   public String toString() {
     return "PoolConfig{name="
         + name
-        + ", size="
-        + size
+        + ", limit="
+        + limit
         + ", maxQueue="
-        + (queueBounded ? Integer.toString(maxQueue) : "unbounded")
+        + (queue.maxQueue().isPresent() ? queue.maxQueue().getAsInt() : "unbounded")
         + ", maxWait="
-        + maxWait
+        + queue.maxWait().map(Duration::toString).orElse("unbounded")
         + ", connectionTimeout="
         + connectionTimeout
         + "}";
@@ -119,10 +119,8 @@ public final class PoolConfig {
   public static final class Builder {
 
     private final String name;
-    private int size; // 0 until set
-    private boolean queueBounded = true;
-    private int maxQueue;
-    private Duration maxWait = Duration.ZERO;
+    private int limit; // 0 until set
+    private QueueSettings queue = QueueSettings.DEFAULT;
     private Duration connectionTimeout = DEFAULT_CONNECTION_TIMEOUT;
 
     private Builder(String name) {
@@ -134,17 +132,18 @@ public final class PoolConfig {
     }
 
     /**
-     * Sets how many connections the pool holds (HikariCP's {@code maximumPoolSize}, and the limit
-     * of the compartment in front of it). The pool opens them all at start-up and keeps them open.
+     * Sets the pool's limit: how many connections it holds (HikariCP's {@code maximumPoolSize}, and
+     * the limit of the compartment in front of it). The pool opens them all at start-up and keeps
+     * them open.
      *
-     * @throws IllegalArgumentException if {@code size} is less than 1
+     * @throws IllegalArgumentException if {@code limit} is less than 1
      */
-    public Builder size(int size) {
-      if (size < 1) {
+    public Builder limit(int limit) {
+      if (limit < 1) {
         throw new IllegalArgumentException(
-            "size of pool '" + name + "' must be at least 1 but was " + size);
+            "limit of pool '" + name + "' must be at least 1 but was " + limit);
       }
-      this.size = size;
+      this.limit = limit;
       return this;
     }
 
@@ -152,15 +151,11 @@ public final class PoolConfig {
      * Sets how many callers may wait for a connection when all are in use. {@code 0} (the default)
      * rejects at once. A waiting caller holds its thread: keep the queue short.
      *
-     * @throws IllegalArgumentException if {@code maxQueue} is negative
+     * @throws IllegalArgumentException if {@code maxQueue} is negative or above {@link
+     *     QueueSettings#MAX_QUEUE}
      */
     public Builder maxQueue(int maxQueue) {
-      if (maxQueue < 0) {
-        throw new IllegalArgumentException(
-            "maxQueue of pool '" + name + "' must not be negative but was " + maxQueue);
-      }
-      this.queueBounded = true;
-      this.maxQueue = maxQueue;
+      this.queue = queue.withMaxQueue(maxQueue);
       return this;
     }
 
@@ -170,8 +165,7 @@ public final class PoolConfig {
      * must never turn a caller away.
      */
     public Builder unboundedQueue() {
-      this.queueBounded = false;
-      this.maxQueue = 0;
+      this.queue = queue.withUnboundedQueue();
       return this;
     }
 
@@ -179,15 +173,23 @@ public final class PoolConfig {
      * Sets how long one caller may wait for a connection before it is rejected with {@code
      * BulkheadFullException} (reason {@code WAIT_TIMEOUT}).
      *
-     * @throws IllegalArgumentException if {@code maxWait} is negative
+     * @throws IllegalArgumentException if {@code maxWait} is negative or too long to count in
+     *     nanoseconds
      */
     public Builder maxWait(Duration maxWait) {
-      Objects.requireNonNull(maxWait, "maxWait");
-      if (maxWait.isNegative()) {
-        throw new IllegalArgumentException(
-            "maxWait of pool '" + name + "' must not be negative but was " + maxWait);
-      }
-      this.maxWait = maxWait;
+      this.queue = queue.withMaxWait(maxWait);
+      return this;
+    }
+
+    /** Lets a waiting caller wait until a connection is handed to it. */
+    public Builder unboundedWait() {
+      this.queue = queue.withUnboundedWait();
+      return this;
+    }
+
+    /** Replaces {@code maxQueue} and {@code maxWait} with {@code queue}'s. */
+    public Builder queue(QueueSettings queue) {
+      this.queue = Objects.requireNonNull(queue, "queue");
       return this;
     }
 
@@ -213,26 +215,17 @@ public final class PoolConfig {
     /**
      * Returns the settings.
      *
-     * @throws IllegalArgumentException if the size was not set, or callers may queue but no
-     *     positive {@code maxWait} was chosen
+     * @throws IllegalArgumentException if the limit was not set, or callers may queue but {@code
+     *     maxWait} is zero (see {@link QueueSettings#check})
      */
     public PoolConfig build() {
-      if (size == 0) {
+      if (limit == 0) {
         throw new IllegalArgumentException(
-            "size of pool '"
+            "limit of pool '"
                 + name
-                + "' was not set: call size(int) with how many connections the workload may hold");
+                + "' was not set: call limit(int) with how many connections the workload may hold");
       }
-      boolean mayQueue = !queueBounded || maxQueue > 0;
-      if (mayQueue && maxWait.isZero()) {
-        throw new IllegalArgumentException(
-            "pool '"
-                + name
-                + "' lets "
-                + (queueBounded ? maxQueue + " callers" : "any number of callers")
-                + " wait for a connection but its maxWait is zero: call maxWait(Duration) with a"
-                + " positive wait, or maxQueue(0) to reject at once");
-      }
+      queue.check("pool '" + name + "'");
       return new PoolConfig(this);
     }
   }

@@ -4,9 +4,9 @@ import io.bulkhead.BulkheadStats;
 
 /**
  * A snapshot of one workload pool: HikariCP's connection counts next to the compartment in front of
- * it. The numbers to watch are {@link #active()} against {@link #size()}, {@link #queued()}, {@link
- * #waiting()} and {@link #rejected()}; a pool that regularly has callers queued is too small for
- * its traffic, and one that rejects is protecting the others.
+ * it. The numbers to watch are {@link #active()} against {@link #limit()}, {@link #queued()},
+ * {@link #waiting()} and {@link #rejected()}; a pool that regularly has callers queued is too small
+ * for its traffic, and one that rejects is protecting the others.
  *
  * <p>The numbers are read one after another while connections come and go, so under load a snapshot
  * is a close approximation rather than a single instant. This class is immutable.
@@ -14,7 +14,7 @@ import io.bulkhead.BulkheadStats;
 public final class PoolStats {
 
   private final String name;
-  private final int size;
+  private final int limit;
   private final int active;
   private final int idle;
   private final int total;
@@ -22,9 +22,15 @@ public final class PoolStats {
   private final BulkheadStats bulkhead;
 
   PoolStats(
-      String name, int size, int active, int idle, int total, int waiting, BulkheadStats bulkhead) {
+      String name,
+      int limit,
+      int active,
+      int idle,
+      int total,
+      int waiting,
+      BulkheadStats bulkhead) {
     this.name = name;
-    this.size = size;
+    this.limit = limit;
     this.active = active;
     this.idle = idle;
     this.total = total;
@@ -38,10 +44,11 @@ public final class PoolStats {
   }
 
   /**
-   * How many connections the pool may hold (HikariCP's {@code maximumPoolSize}), after any resize.
+   * The pool's limit: how many connections it may hold (HikariCP's {@code maximumPoolSize}), after
+   * any resize.
    */
-  public int size() {
-    return size;
+  public int limit() {
+    return limit;
   }
 
   /** Connections handed out and not yet returned. */
@@ -55,7 +62,8 @@ public final class PoolStats {
   }
 
   /**
-   * Open connections, active and idle; below {@link #size()} while HikariCP opens or replaces some.
+   * Open connections, active and idle; below {@link #limit()} while HikariCP opens or replaces
+   * some.
    */
   public int total() {
     return total;
@@ -94,7 +102,7 @@ public final class PoolStats {
         + ", active="
         + active
         + "/"
-        + size
+        + limit
         + ", idle="
         + idle
         + ", total="

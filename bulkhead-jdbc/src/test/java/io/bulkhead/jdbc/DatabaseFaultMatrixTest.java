@@ -67,7 +67,7 @@ class DatabaseFaultMatrixTest extends PostgresTestSupport {
 
   @BeforeEach
   void anotherWorkload() throws SQLException {
-    login = open(pools().pool(PoolConfig.builder("login").size(SIZE).build())).pool("login");
+    login = open(pools().pool(PoolConfig.builder("login").limit(SIZE).build())).pool("login");
   }
 
   @AfterEach
@@ -78,7 +78,7 @@ class DatabaseFaultMatrixTest extends PostgresTestSupport {
   @Test
   void backendTerminated_sqlException() throws Exception {
     DatabasePools pools =
-        open(pools().pool(reportsPool()).pool(PoolConfig.builder("checkout").size(SIZE).build()));
+        open(pools().pool(reportsPool()).pool(PoolConfig.builder("checkout").limit(SIZE).build()));
     WorkloadPool reports = countReleases(pools.pool("reports"));
     Future<SQLException> caller =
         callers.submit(() -> failureOf(reports, "SELECT pg_sleep(60)", 0));
@@ -105,7 +105,7 @@ class DatabaseFaultMatrixTest extends PostgresTestSupport {
   @Test
   void queryTimesOut_sqlException() throws Exception {
     DatabasePools pools =
-        open(pools().pool(reportsPool()).pool(PoolConfig.builder("checkout").size(SIZE).build()));
+        open(pools().pool(reportsPool()).pool(PoolConfig.builder("checkout").limit(SIZE).build()));
     WorkloadPool reports = countReleases(pools.pool("reports"));
     long started = System.nanoTime();
     Future<SQLException> caller =
@@ -191,7 +191,7 @@ class DatabaseFaultMatrixTest extends PostgresTestSupport {
   // --- the steps the cases share ---
 
   private static PoolConfig reportsPool() {
-    return PoolConfig.builder("reports").size(SIZE).connectionTimeout(CONNECTION_TIMEOUT).build();
+    return PoolConfig.builder("reports").limit(SIZE).connectionTimeout(CONNECTION_TIMEOUT).build();
   }
 
   private TcpProxy proxy() throws Exception {

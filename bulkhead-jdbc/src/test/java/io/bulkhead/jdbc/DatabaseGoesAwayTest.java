@@ -37,7 +37,10 @@ class DatabaseGoesAwayTest extends PostgresTestSupport {
           DatabasePools.builder(prefix)
               .jdbcUrl("jdbc:postgresql://127.0.0.1:" + proxy.port() + m.group(3))
               .pool(
-                  PoolConfig.builder("w").size(2).connectionTimeout(Duration.ofSeconds(3)).build());
+                  PoolConfig.builder("w")
+                      .limit(2)
+                      .connectionTimeout(Duration.ofSeconds(3))
+                      .build());
       db().username().ifPresent(b::username);
       WorkloadPool pool = open(b).pool("w");
       try (Connection c = pool.getConnection()) {

@@ -58,11 +58,11 @@ class DatabasePoolMetricsTest extends PostgresTestSupport {
             .registry(registry)
             .pool(
                 PoolConfig.builder("checkout")
-                    .size(3)
+                    .limit(3)
                     .maxQueue(1)
                     .maxWait(Duration.ofSeconds(30))
                     .build())
-            .pool(PoolConfig.builder("reports").size(2).build()));
+            .pool(PoolConfig.builder("reports").limit(2).build()));
   }
 
   private static double gauge(MeterRegistry meters, String name, String pool) {
@@ -189,7 +189,10 @@ class DatabasePoolMetricsTest extends PostgresTestSupport {
           DatabasePools.builder(prefix)
               .jdbcUrl("jdbc:postgresql://127.0.0.1:" + proxy.port() + m.group(3))
               .pool(
-                  PoolConfig.builder("w").size(2).connectionTimeout(Duration.ofSeconds(5)).build());
+                  PoolConfig.builder("w")
+                      .limit(2)
+                      .connectionTimeout(Duration.ofSeconds(5))
+                      .build());
       db().username().ifPresent(b::username);
       DatabasePools db = open(b);
       WorkloadPool pool = db.pool("w");
@@ -250,6 +253,9 @@ class DatabasePoolMetricsTest extends PostgresTestSupport {
     metrics.bindTo(prometheus);
     String c = prefix + ".checkout";
     String r = prefix + ".reports";
+    String b = "budget=\"" + prefix + "\",";
+    int capacity = db.budget().capacity();
+    int max = db.serverLimit().orElseThrow().maxConnections();
 
     try (Connection held = db.pool("checkout").getConnection()) {
       assertThat(selectOne(held)).isEqualTo(1);
@@ -257,12 +263,16 @@ class DatabasePoolMetricsTest extends PostgresTestSupport {
       assertThat(text)
           .contains(
               "# TYPE bulkhead_pool_connections_active gauge",
-              "bulkhead_pool_connections_active{name=\"" + c + "\"} 1.0",
-              "bulkhead_pool_connections_idle{name=\"" + c + "\"} 2.0",
-              "bulkhead_pool_connections_open{name=\"" + c + "\"} 3.0",
-              "bulkhead_pool_threads_awaiting{name=\"" + c + "\"} 0.0",
-              "bulkhead_pool_connections_active{name=\"" + r + "\"} 0.0",
-              "bulkhead_pool_connections_open{name=\"" + r + "\"} 2.0",
+              "bulkhead_pool_connections_active{" + b + "name=\"" + c + "\"} 1.0",
+              "bulkhead_pool_connections_idle{" + b + "name=\"" + c + "\"} 2.0",
+              "bulkhead_pool_connections_open{" + b + "name=\"" + c + "\"} 3.0",
+              "bulkhead_pool_threads_awaiting{" + b + "name=\"" + c + "\"} 0.0",
+              "bulkhead_pool_connections_active{" + b + "name=\"" + r + "\"} 0.0",
+              "bulkhead_pool_connections_open{" + b + "name=\"" + r + "\"} 2.0",
+              // the database's budget against the server, for sums over every replica
+              "bulkhead_budget_capacity{budget=\"" + prefix + "\"} " + capacity + ".0",
+              "bulkhead_budget_allocated{budget=\"" + prefix + "\"} 5.0",
+              "bulkhead_database_max_connections{budget=\"" + prefix + "\"} " + max + ".0",
               // the compartment in front of each pool, under the same name
               "bulkhead_limit{name=\"" + c + "\"} 3.0",
               "bulkhead_in_flight{name=\"" + c + "\"} 1.0",
@@ -272,7 +282,7 @@ class DatabasePoolMetricsTest extends PostgresTestSupport {
     metrics.close();
     metrics.close(); // idempotent
     assertThat(prometheus.scrape())
-        .doesNotContain("bulkhead_pool_")
+        .doesNotContain("bulkhead_pool_", "bulkhead_budget_", "bulkhead_database_")
         .contains("bulkhead_limit{name=\"" + c + "\"} 3.0");
     assertThatThrownBy(() -> metrics.bindTo(prometheus))
         .isInstanceOf(IllegalStateException.class)

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 class DatabasePoolsTest extends PostgresTestSupport {
 
   private static PoolConfig pool(String name, int size) {
-    return PoolConfig.builder(name).size(size).build();
+    return PoolConfig.builder(name).limit(size).build();
   }
 
   /** What the server lets one application hold with no reserve for others. */
@@ -38,7 +38,7 @@ class DatabasePoolsTest extends PostgresTestSupport {
     assertThat(backendsNamed(prefix + ".checkout")).isEqualTo(3);
     assertThat(backendsNamed(prefix + ".reports")).isEqualTo(2);
     assertThat(db.stats())
-        .extracting(PoolStats::name, PoolStats::size, PoolStats::idle, PoolStats::total)
+        .extracting(PoolStats::name, PoolStats::limit, PoolStats::idle, PoolStats::total)
         .containsExactly(
             org.assertj.core.groups.Tuple.tuple("checkout", 3, 3, 3),
             org.assertj.core.groups.Tuple.tuple("reports", 2, 2, 2));
@@ -78,7 +78,7 @@ class DatabasePoolsTest extends PostgresTestSupport {
             "pools of database '"
                 + prefix
                 + "' need checkout 3 + reports 2 = 5"
-                + " connections, more than its budget of 4")
+                + " connections, more than its capacity of 4")
         .hasMessageContaining("max_connections " + setting("max_connections"))
         .hasMessageContaining("reserve for other clients " + (usable - 4) + " = 4");
     assertThat(backends(prefix)).isZero();
@@ -87,20 +87,20 @@ class DatabasePoolsTest extends PostgresTestSupport {
   @Test
   void poolsBeyondAnExplicitBudgetFail() {
     assertThatThrownBy(
-            () -> pools().budget(4).pool(pool("checkout", 3)).pool(pool("reports", 2)).open())
+            () -> pools().capacity(4).pool(pool("checkout", 3)).pool(pool("reports", 2)).open())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining(
-            "need checkout 3 + reports 2 = 5 connections, more than its budget"
-                + " of 4 (set by budget(4)");
+            "need checkout 3 + reports 2 = 5 connections, more than its capacity"
+                + " of 4 (set by capacity(4)");
   }
 
   @Test
   void aBudgetLargerThanTheServerAllowsFails() throws Exception {
     int usable = serverUsable();
-    assertThatThrownBy(() -> pools().budget(usable + 1).pool(pool("w", 1)).open())
+    assertThatThrownBy(() -> pools().capacity(usable + 1).pool(pool("w", 1)).open())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining(
-            "budget of database '"
+            "capacity of database '"
                 + prefix
                 + "' is "
                 + (usable + 1)
@@ -213,11 +213,11 @@ class DatabasePoolsTest extends PostgresTestSupport {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage(
             "jdbcUrl of database 'orders' must start with 'jdbc:' but was"
-                + " 'mysql://app:***@db:3306/orders'");
+                + " 'mysql://***@db:3306/orders'");
     assertThatThrownBy(() -> b.reserveForOtherClients(-1))
         .hasMessage("reserveForOtherClients of database 'orders' must not be negative but was -1");
-    assertThatThrownBy(() -> b.budget(0))
-        .hasMessage("budget of database 'orders' must be at least 1 but was 0");
+    assertThatThrownBy(() -> b.capacity(0))
+        .hasMessage("capacity of database 'orders' must be at least 1 but was 0");
     assertThatThrownBy(b::open)
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageStartingWith("jdbcUrl of database 'orders' was not set");
@@ -227,38 +227,37 @@ class DatabasePoolsTest extends PostgresTestSupport {
         .hasMessageStartingWith("database 'orders' has no pools");
     b.pool(pool("a", 1));
     assertThatThrownBy(() -> b.pool(pool("a", 2)))
-        .hasMessage("database 'orders' already has a pool named 'a' (size 1)");
+        .hasMessage("database 'orders' already has a pool named 'a' (limit 1)");
   }
 
   @Test
   void poolConfigRejectsBadInputNamingTheFieldAndTheValue() {
     assertThatThrownBy(() -> PoolConfig.builder("")).hasMessageContaining("must not be blank");
     PoolConfig.Builder b = PoolConfig.builder("reports");
-    assertThatThrownBy(() -> b.size(0))
-        .hasMessage("size of pool 'reports' must be at least 1 but was 0");
-    assertThatThrownBy(() -> b.maxQueue(-2))
-        .hasMessage("maxQueue of pool 'reports' must not be negative but was -2");
+    assertThatThrownBy(() -> b.limit(0))
+        .hasMessage("limit of pool 'reports' must be at least 1 but was 0");
+    assertThatThrownBy(() -> b.maxQueue(-2)).hasMessage("maxQueue must not be negative but was -2");
     assertThatThrownBy(() -> b.maxWait(Duration.ofMillis(-1)))
-        .hasMessage("maxWait of pool 'reports' must not be negative but was PT-0.001S");
+        .hasMessage("maxWait must not be negative but was PT-0.001S");
     assertThatThrownBy(() -> b.connectionTimeout(Duration.ofMillis(100)))
         .hasMessage(
             "connectionTimeout of pool 'reports' must be at least 250ms (HikariCP's floor)"
                 + " but was PT0.1S");
-    assertThatThrownBy(b::build).hasMessageStartingWith("size of pool 'reports' was not set");
-    b.size(4).maxQueue(3);
+    assertThatThrownBy(b::build).hasMessageStartingWith("limit of pool 'reports' was not set");
+    b.limit(4).maxQueue(3);
     assertThatThrownBy(b::build)
         .hasMessageStartingWith(
-            "pool 'reports' lets 3 callers wait for a" + " connection but its maxWait is zero");
+            "pool 'reports' lets 3 callers wait but its maxWait is 0, so each would be rejected");
 
     PoolConfig config = b.maxWait(Duration.ofMillis(250)).build();
-    b.size(9); // build() copied: the config keeps its values
-    assertThat(config.size()).isEqualTo(4);
+    b.limit(9); // build() copied: the config keeps its values
+    assertThat(config.limit()).isEqualTo(4);
     assertThat(config.maxQueue()).hasValue(3);
-    assertThat(config.maxWait()).isEqualTo(Duration.ofMillis(250));
+    assertThat(config.maxWait()).contains(Duration.ofMillis(250));
     assertThat(config.connectionTimeout()).isEqualTo(PoolConfig.DEFAULT_CONNECTION_TIMEOUT);
     assertThat(
             PoolConfig.builder("x")
-                .size(1)
+                .limit(1)
                 .unboundedQueue()
                 .maxWait(Duration.ofSeconds(1))
                 .build()

@@ -38,21 +38,21 @@ class DatabasePoolsTotalTest extends PostgresTestSupport {
     DatabasePools db =
         open(
             pools()
-                .pool(PoolConfig.builder("checkout").size(6).build())
-                .pool(PoolConfig.builder("reports").size(4).build())
+                .pool(PoolConfig.builder("checkout").limit(6).build())
+                .pool(PoolConfig.builder("reports").limit(4).build())
                 .total(share::get));
-    assertThat(db.stats()).extracting(PoolStats::size).containsExactly(2, 2);
+    assertThat(db.stats()).extracting(PoolStats::limit).containsExactly(2, 2);
     assertThat(backends(prefix + ".")).isEqualTo(4);
 
     share.set(7);
     db.resize();
-    assertThat(db.stats()).extracting(PoolStats::size).containsExactly(4, 3);
+    assertThat(db.stats()).extracting(PoolStats::limit).containsExactly(4, 3);
     useEveryConnection(db); // a pool that grew opens its new connections on demand
     await().atMost(SERVER_SETTLES).until(() -> backends(prefix + "."), n -> n == 7);
 
     share.set(3);
     db.resize();
-    assertThat(db.stats()).extracting(PoolStats::size).containsExactly(2, 1);
+    assertThat(db.stats()).extracting(PoolStats::limit).containsExactly(2, 1);
     await().atMost(SERVER_SETTLES).until(() -> backends(prefix + "."), n -> n == 3);
 
     assertThatThrownBy(() -> db.resize(1))
@@ -62,7 +62,7 @@ class DatabasePoolsTotalTest extends PostgresTestSupport {
                 + prefix
                 + "' cannot be 1: its 2 pools need at least one"
                 + " connection each; they hold one each");
-    assertThat(db.stats()).extracting(PoolStats::size).containsExactly(1, 1);
+    assertThat(db.stats()).extracting(PoolStats::limit).containsExactly(1, 1);
     int capacity = db.budget().capacity();
     assertThatThrownBy(() -> db.resize(capacity + 1))
         .isInstanceOf(IllegalArgumentException.class)
@@ -71,16 +71,16 @@ class DatabasePoolsTotalTest extends PostgresTestSupport {
                 + prefix
                 + "' cannot be "
                 + (capacity + 1)
-                + ": its budget allows "
+                + ": its capacity is "
                 + capacity);
-    assertThat(db.stats()).extracting(PoolStats::size).containsExactly(1, 1);
+    assertThat(db.stats()).extracting(PoolStats::limit).containsExactly(1, 1);
   }
 
   private static void useEveryConnection(DatabasePools db) throws java.sql.SQLException {
     java.util.List<java.sql.Connection> held = new java.util.ArrayList<>();
     try {
       for (WorkloadPool pool : db.pools()) {
-        for (int i = 0; i < pool.stats().size(); i++) {
+        for (int i = 0; i < pool.stats().limit(); i++) {
           held.add(pool.getConnection());
         }
       }
@@ -97,20 +97,20 @@ class DatabasePoolsTotalTest extends PostgresTestSupport {
             () ->
                 open(
                     pools()
-                        .pool(PoolConfig.builder("checkout").size(6).build())
-                        .pool(PoolConfig.builder("reports").size(4).build())
+                        .pool(PoolConfig.builder("checkout").limit(6).build())
+                        .pool(PoolConfig.builder("reports").limit(4).build())
                         .total(() -> 1)))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageStartingWith(
             "total of database '"
                 + prefix
                 + "' is 1 connections but must be"
-                + " between its 2 pools (one each) and its budget of ");
+                + " between its 2 pools (one each) and its capacity of ");
   }
 
   @Test
   void resizeWithoutASupplierSaysWhatToDo() throws Exception {
-    DatabasePools db = open(pools().pool(PoolConfig.builder("checkout").size(2).build()));
+    DatabasePools db = open(pools().pool(PoolConfig.builder("checkout").limit(2).build()));
     assertThatThrownBy(db::resize)
         .isInstanceOf(IllegalStateException.class)
         .hasMessage(
@@ -119,6 +119,6 @@ class DatabasePoolsTotalTest extends PostgresTestSupport {
                 + "' has no total supplier: give one with"
                 + " DatabasePools.Builder.total(IntSupplier), or call resize(int)");
     db.resize(3);
-    assertThat(db.stats()).extracting(PoolStats::size).containsExactly(3);
+    assertThat(db.stats()).extracting(PoolStats::limit).containsExactly(3);
   }
 }

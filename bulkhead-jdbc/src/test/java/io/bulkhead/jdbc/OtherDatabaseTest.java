@@ -23,12 +23,12 @@ class OtherDatabaseTest {
             () ->
                 DatabasePools.builder("h2")
                     .jdbcUrl(URL)
-                    .pool(PoolConfig.builder("w").size(1).build())
+                    .pool(PoolConfig.builder("w").limit(1).build())
                     .open())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage(
             "database 'h2' is H2, whose connection limit this library cannot read (it"
-                + " knows PostgreSQL): call budget(int) with how many connections these pools may"
+                + " knows PostgreSQL): call capacity(int) with how many connections these pools may"
                 + " hold together");
   }
 
@@ -37,9 +37,9 @@ class OtherDatabaseTest {
     try (DatabasePools db =
         DatabasePools.builder("h2")
             .jdbcUrl(URL)
-            .budget(3)
-            .pool(PoolConfig.builder("a").size(2).build())
-            .pool(PoolConfig.builder("b").size(1).build())
+            .capacity(3)
+            .pool(PoolConfig.builder("a").limit(2).build())
+            .pool(PoolConfig.builder("b").limit(1).build())
             .open()) {
       assertThat(db.serverLimit()).isEmpty();
       assertThat(db.budget().capacity()).isEqualTo(3);

@@ -53,7 +53,7 @@ class WorkloadPoolTest extends PostgresTestSupport {
   void fullPoolRejectsAtOnceInsteadOfJoiningHikarisWaitLine() throws Exception {
     // HikariCP alone would make the third caller wait its connectionTimeout of 30 s.
     WorkloadPool pool =
-        onePool(PoolConfig.builder("w").size(2).connectionTimeout(Duration.ofSeconds(30)).build());
+        onePool(PoolConfig.builder("w").limit(2).connectionTimeout(Duration.ofSeconds(30)).build());
     try (Connection a = pool.getConnection();
         Connection b = pool.getConnection()) {
       // At once: a QUEUE_FULL rejection is decided without waiting (one that joined HikariCP's line
@@ -82,7 +82,7 @@ class WorkloadPoolTest extends PostgresTestSupport {
   void aWaiterIsRejectedAfterMaxWait() throws Exception {
     Duration maxWait = Duration.ofMillis(300);
     WorkloadPool pool =
-        onePool(PoolConfig.builder("w").size(1).maxQueue(1).maxWait(maxWait).build());
+        onePool(PoolConfig.builder("w").limit(1).maxQueue(1).maxWait(maxWait).build());
     try (Connection held = pool.getConnection()) {
       long start = System.nanoTime();
       assertThatThrownBy(pool::getConnection)
@@ -103,7 +103,7 @@ class WorkloadPoolTest extends PostgresTestSupport {
   void closingAConnectionHandsItToTheWaiterAndAFullQueueRejectsAtOnce() throws Exception {
     WorkloadPool pool =
         onePool(
-            PoolConfig.builder("w").size(1).maxQueue(1).maxWait(Duration.ofSeconds(30)).build());
+            PoolConfig.builder("w").limit(1).maxQueue(1).maxWait(Duration.ofSeconds(30)).build());
     Connection held = pool.getConnection();
     Future<Integer> waiter =
         threads.submit(
@@ -128,7 +128,7 @@ class WorkloadPoolTest extends PostgresTestSupport {
 
   @Test
   void closingTwiceOrThroughTheStatementReleasesTheSlotOnce() throws Exception {
-    WorkloadPool pool = onePool(PoolConfig.builder("w").size(1).build());
+    WorkloadPool pool = onePool(PoolConfig.builder("w").limit(1).build());
     Connection c = pool.getConnection();
     PreparedStatement ps = c.prepareStatement("SELECT 1");
     Statement st = c.createStatement();
@@ -153,7 +153,7 @@ class WorkloadPoolTest extends PostgresTestSupport {
 
   @Test
   void concurrentClosesReturnTheConnectionOnce() throws Exception {
-    WorkloadPool pool = onePool(PoolConfig.builder("w").size(2).build());
+    WorkloadPool pool = onePool(PoolConfig.builder("w").limit(2).build());
     for (int round = 0; round < 20; round++) {
       Connection c = pool.getConnection();
       CountDownLatch go = new CountDownLatch(1);
@@ -181,7 +181,7 @@ class WorkloadPoolTest extends PostgresTestSupport {
 
   @Test
   void aFailedQueryLeavesTheConnectionUsableAndReleasesTheSlot() throws Exception {
-    WorkloadPool pool = onePool(PoolConfig.builder("w").size(1).build());
+    WorkloadPool pool = onePool(PoolConfig.builder("w").limit(1).build());
     try (Connection c = pool.getConnection();
         Statement st = c.createStatement()) {
       assertThatThrownBy(() -> st.execute("SELECT 1/0"))
@@ -196,7 +196,7 @@ class WorkloadPoolTest extends PostgresTestSupport {
 
   @Test
   void aCancelledQueryReleasesTheSlotAndLeavesNoBusyBackend() throws Exception {
-    WorkloadPool pool = onePool(PoolConfig.builder("w").size(1).build());
+    WorkloadPool pool = onePool(PoolConfig.builder("w").limit(1).build());
     Connection c = pool.getConnection();
     PreparedStatement ps = c.prepareStatement("SELECT pg_sleep(60)");
     Future<String> query =
@@ -221,7 +221,7 @@ class WorkloadPoolTest extends PostgresTestSupport {
   void aCallerInterruptedWhileQueuedLeavesWithoutASlot() throws Exception {
     WorkloadPool pool =
         onePool(
-            PoolConfig.builder("w").size(1).maxQueue(1).maxWait(Duration.ofSeconds(60)).build());
+            PoolConfig.builder("w").limit(1).maxQueue(1).maxWait(Duration.ofSeconds(60)).build());
     try (Connection held = pool.getConnection()) {
       CompletableFuture<BulkheadFullException.Reason> outcome = new CompletableFuture<>();
       Future<?> waiter =
@@ -248,7 +248,7 @@ class WorkloadPoolTest extends PostgresTestSupport {
 
   @Test
   void abortEvictsTheConnectionAndReleasesTheSlot() throws Exception {
-    WorkloadPool pool = onePool(PoolConfig.builder("w").size(2).build());
+    WorkloadPool pool = onePool(PoolConfig.builder("w").limit(2).build());
     Connection c = pool.getConnection();
     int pid = c.unwrap(PGConnection.class).getBackendPID();
     ExecutorService abortThread = Executors.newSingleThreadExecutor();
@@ -287,7 +287,7 @@ class WorkloadPoolTest extends PostgresTestSupport {
 
   @Test
   void aGetConnectionThatThrowsReleasesTheSlot() throws Exception {
-    DatabasePools pools = open(pools().pool(PoolConfig.builder("w").size(1).build()));
+    DatabasePools pools = open(pools().pool(PoolConfig.builder("w").limit(1).build()));
     WorkloadPool pool = pools.pool("w");
     pools.close();
     assertThatThrownBy(pool::getConnection)
@@ -300,7 +300,7 @@ class WorkloadPoolTest extends PostgresTestSupport {
 
   @Test
   void neverHandsOutTheHikariPoolBehindIt() throws Exception {
-    WorkloadPool pool = onePool(PoolConfig.builder("w").size(1).build());
+    WorkloadPool pool = onePool(PoolConfig.builder("w").limit(1).build());
     assertThat(pool.isWrapperFor(HikariDataSource.class)).isFalse();
     assertThatThrownBy(() -> pool.unwrap(HikariDataSource.class))
         .isInstanceOf(SQLException.class)
@@ -335,10 +335,10 @@ class WorkloadPoolTest extends PostgresTestSupport {
     DatabasePools pools =
         open(
             pools()
-                .budget(4)
+                .capacity(4)
                 .registry(registry)
-                .pool(PoolConfig.builder("a").size(2).build())
-                .pool(PoolConfig.builder("b").size(2).build()));
+                .pool(PoolConfig.builder("a").limit(2).build())
+                .pool(PoolConfig.builder("b").limit(2).build()));
     WorkloadPool a = pools.pool("a");
     WorkloadPool b = pools.pool("b");
     assertThat(registry.find(prefix + ".a")).containsSame(a.compartment());
@@ -385,7 +385,7 @@ class WorkloadPoolTest extends PostgresTestSupport {
     assertThat(pools.budget().allocated()).isEqualTo(4);
     assertThatThrownBy(() -> b.compartment().setLimit(0))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("size of pool '" + prefix + ".b' must be at least 1 but was 0");
+        .hasMessage("limit of pool '" + prefix + ".b' must be at least 1 but was 0");
     assertSized(b, 3);
 
     pools.close();
@@ -401,12 +401,12 @@ class WorkloadPoolTest extends PostgresTestSupport {
         .as("HikariCP maximumPoolSize")
         .isEqualTo(size);
     assertThat(pool.hikariSettings().getMinimumIdle()).as("HikariCP minimumIdle").isEqualTo(size);
-    assertThat(pool.stats().size()).isEqualTo(size);
+    assertThat(pool.stats().limit()).isEqualTo(size);
   }
 
   @Test
   void listenersAddedThroughTheView_seeTheViewInEveryEvent_andCanBeRemoved() throws Exception {
-    WorkloadPool pool = onePool(PoolConfig.builder("w").size(1).build());
+    WorkloadPool pool = onePool(PoolConfig.builder("w").limit(1).build());
     Compartment view = pool.compartment();
     List<String> seen = Collections.synchronizedList(new ArrayList<>());
     BulkheadListener listener =
@@ -443,7 +443,7 @@ class WorkloadPoolTest extends PostgresTestSupport {
   void manyCallersEndingEveryWayLeaveNothingBehind() throws Exception {
     WorkloadPool pool =
         onePool(
-            PoolConfig.builder("w").size(3).maxQueue(2).maxWait(Duration.ofMillis(200)).build());
+            PoolConfig.builder("w").limit(3).maxQueue(2).maxWait(Duration.ofMillis(200)).build());
     int callers = 8;
     int rounds = 40;
     AtomicInteger attempts = new AtomicInteger();

@@ -1,5 +1,6 @@
 package io.bulkhead.jetty;
 
+import io.bulkhead.internal.DaemonThreads;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.channels.ClosedChannelException;
@@ -243,9 +244,7 @@ final class DisconnectWatcher implements AutoCloseable {
           return null;
         }
         Selector sel = selector;
-        thread = new Thread(() -> loop(sel), threadName);
-        thread.setDaemon(true);
-        thread.start();
+        thread = DaemonThreads.start(threadName, () -> loop(sel));
       }
       return selector;
     } finally {

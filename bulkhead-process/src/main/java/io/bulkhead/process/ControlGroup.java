@@ -19,8 +19,11 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>A group is created inside this process's own group, so that whatever limits this process lives
  * under also bound its children, and it is named {@code bulkhead-<this pid>-<worker name>} so that
- * two supervisors on one machine never share one. Every incarnation of the worker enters the same
- * group; it is removed when the worker is closed, once its last process is gone.
+ * two supervisors on one machine never share one. It also caps the threads of all its processes
+ * together ({@code pids.max}, where the {@code pids} controller is there). Every incarnation of the
+ * worker enters the same group, and whatever the worker starts is born in it: {@link #killAll} ends
+ * them all (cgroup v2: {@code cgroup.kill}; v1: kills every process listed in {@code cgroup.procs}
+ * until none is left), and the group is removed when the worker is closed.
  */
 final class ControlGroup {
 
@@ -32,10 +35,11 @@ final class ControlGroup {
 
   private static final Path ROOT = Path.of("/sys/fs/cgroup");
 
-  /** How long removing a group waits for the kernel to let go of a process that just died. */
-  private static final long REMOVE_PATIENCE_NANOS = TimeUnit.SECONDS.toNanos(5);
+  /** How long killing a group's processes waits for the kernel to end the last one. */
+  private static final long KILL_PATIENCE_NANOS = TimeUnit.SECONDS.toNanos(10);
 
-  private static final long REMOVE_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+  /** The pause between two looks at a group whose killed processes have not all ended yet. */
+  private static final long KILL_RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
   /** The share of the memory a heap may take under JVM ceilings: the rest is the JVM's own. */
   private static final long HEAP_QUARTERS = 3;
@@ -52,6 +56,9 @@ final class ControlGroup {
     this.memoryBytes = memoryBytes;
   }
 
+  /** The settings of a group: what it grants. */
+  record Limits(double cpus, long memoryBytes, int maxThreads) {}
+
   /** The prefix of every group this process creates. */
   static String prefix() {
     return "bulkhead-" + ProcessHandle.current().pid() + "-";
@@ -62,59 +69,75 @@ final class ControlGroup {
    * swap, or one of kind {@link Ceilings#JVM} when the kernel's ceilings are out of reach or not
    * wanted.
    */
-  static ControlGroup create(String name, double cpus, long memoryBytes, boolean kernelWanted) {
+  static ControlGroup create(String name, Limits limits, boolean kernelWanted) {
     if (kernelWanted) {
       List<Path> made = new ArrayList<>();
       try {
-        return v1(name, cpus, memoryBytes, made);
+        return v1(name, limits, made);
       } catch (IOException | RuntimeException v1Refused) {
         removeAll(made);
         made.clear();
       }
       try {
-        return v2(name, cpus, memoryBytes, made);
+        return v2(name, limits, made);
       } catch (IOException | RuntimeException v2Refused) {
         removeAll(made);
       }
     }
-    return new ControlGroup(Ceilings.JVM, List.of(), cpus, memoryBytes);
+    return new ControlGroup(Ceilings.JVM, List.of(), limits.cpus(), limits.memoryBytes());
   }
 
-  private static ControlGroup v1(String name, double cpus, long memoryBytes, List<Path> made)
-      throws IOException {
-    Path cpuDir = ROOT.resolve("cpu").resolve(ownPath("cpu")).resolve(prefix() + name);
-    Path memoryDir = ROOT.resolve("memory").resolve(ownPath("memory")).resolve(prefix() + name);
+  private static ControlGroup v1(String name, Limits limits, List<Path> made) throws IOException {
+    Path cpuDir = v1Dir("cpu", name);
+    Path memoryDir = v1Dir("memory", name);
     Files.createDirectory(cpuDir);
     made.add(cpuDir);
     Files.createDirectory(memoryDir);
     made.add(memoryDir);
     write(cpuDir.resolve("cpu.cfs_period_us"), Long.toString(PERIOD_MICROS));
-    write(cpuDir.resolve("cpu.cfs_quota_us"), Long.toString(quotaMicros(cpus)));
-    write(memoryDir.resolve("memory.limit_in_bytes"), Long.toString(memoryBytes));
+    write(cpuDir.resolve("cpu.cfs_quota_us"), Long.toString(quotaMicros(limits.cpus())));
+    write(memoryDir.resolve("memory.limit_in_bytes"), Long.toString(limits.memoryBytes()));
     Path memsw = memoryDir.resolve("memory.memsw.limit_in_bytes");
     if (Files.exists(memsw)) {
-      write(memsw, Long.toString(memoryBytes)); // memory plus swap = memory: no swap
+      write(memsw, Long.toString(limits.memoryBytes())); // memory plus swap = memory: no swap
     }
-    return new ControlGroup(Ceilings.CGROUP_V1, made, cpus, memoryBytes);
+    if (Files.isDirectory(ROOT.resolve("pids"))) {
+      Path pidsDir = v1Dir("pids", name);
+      Files.createDirectory(pidsDir);
+      made.add(pidsDir);
+      write(pidsDir.resolve("pids.max"), Integer.toString(limits.maxThreads()));
+    }
+    return new ControlGroup(Ceilings.CGROUP_V1, made, limits.cpus(), limits.memoryBytes());
   }
 
-  private static ControlGroup v2(String name, double cpus, long memoryBytes, List<Path> made)
-      throws IOException {
+  private static Path v1Dir(String controller, String name) throws IOException {
+    return ROOT.resolve(controller).resolve(ownPath(controller)).resolve(prefix() + name);
+  }
+
+  private static ControlGroup v2(String name, Limits limits, List<Path> made) throws IOException {
     if (!Files.exists(ROOT.resolve("cgroup.controllers"))) {
       throw new IOException("no cgroup v2 hierarchy at " + ROOT);
     }
     Path parent = ROOT.resolve(ownPath(""));
-    String delegated = Files.readString(parent.resolve("cgroup.subtree_control"));
-    if (!delegated.contains("cpu") || !delegated.contains("memory")) {
-      write(parent.resolve("cgroup.subtree_control"), "+cpu +memory");
+    List<String> available =
+        List.of(Files.readString(parent.resolve("cgroup.controllers")).trim().split("\\s+"));
+    List<String> delegated =
+        List.of(Files.readString(parent.resolve("cgroup.subtree_control")).trim().split("\\s+"));
+    boolean pids = available.contains("pids");
+    if (!delegated.containsAll(
+        pids ? List.of("cpu", "memory", "pids") : List.of("cpu", "memory"))) {
+      write(parent.resolve("cgroup.subtree_control"), pids ? "+cpu +memory +pids" : "+cpu +memory");
     }
     Path dir = parent.resolve(prefix() + name);
     Files.createDirectory(dir);
     made.add(dir);
-    write(dir.resolve("cpu.max"), quotaMicros(cpus) + " " + PERIOD_MICROS);
-    write(dir.resolve("memory.max"), Long.toString(memoryBytes));
+    write(dir.resolve("cpu.max"), quotaMicros(limits.cpus()) + " " + PERIOD_MICROS);
+    write(dir.resolve("memory.max"), Long.toString(limits.memoryBytes()));
     write(dir.resolve("memory.swap.max"), "0");
-    return new ControlGroup(Ceilings.CGROUP_V2, made, cpus, memoryBytes);
+    if (pids) {
+      write(dir.resolve("pids.max"), Integer.toString(limits.maxThreads()));
+    }
+    return new ControlGroup(Ceilings.CGROUP_V2, made, limits.cpus(), limits.memoryBytes());
   }
 
   private static long quotaMicros(double cpus) {
@@ -146,22 +169,13 @@ final class ControlGroup {
     }
   }
 
-  /**
-   * Removes an empty group; a process killed a moment ago may still count as its member until the
-   * kernel has reaped it, so a busy group is retried for a few seconds.
-   */
+  /** Removes a group without processes; false when the kernel refuses (it still has some). */
   private static boolean removeDir(Path dir) {
-    long deadline = System.nanoTime() + REMOVE_PATIENCE_NANOS;
-    while (true) {
-      try {
-        Files.deleteIfExists(dir);
-        return true;
-      } catch (IOException busy) {
-        if (System.nanoTime() - deadline > 0) {
-          return false;
-        }
-        LockSupport.parkNanos(REMOVE_RETRY_NANOS); // the kernel gives no event to wait for
-      }
+    try {
+      Files.deleteIfExists(dir);
+      return true;
+    } catch (IOException busy) {
+      return false;
     }
   }
 
@@ -253,9 +267,77 @@ final class ControlGroup {
     return OptionalLong.empty();
   }
 
-  /** Deletes the group (its processes must have ended); whether it is gone. */
+  /**
+   * Kills every process in the group and waits (bounded) until the kernel lists none: those the
+   * worker started and left behind too, whoever their parent is now. Under JVM ceilings there is no
+   * group and this does nothing. Returns the processes still listed when the patience ran out
+   * (empty when all ended).
+   *
+   * <p>A process may fork between the reading of the list and the kill: its child is in the group
+   * and is found by the next reading, so the loop ends once a reading finds nobody (the threads
+   * ceiling bounds how many a fork bomb can add per round). Under cgroup v2 {@code cgroup.kill}
+   * does the same in the kernel, atomically.
+   */
+  List<Long> killAll() {
+    if (dirs.isEmpty()) {
+      return List.of();
+    }
+    Path kill = dirs.get(0).resolve("cgroup.kill");
+    boolean killedByKernel = false;
+    if (kind == Ceilings.CGROUP_V2 && Files.exists(kill)) {
+      try {
+        write(kill, "1");
+        killedByKernel = true;
+      } catch (IOException refused) {
+        // An older kernel without the file's support: kill one by one below.
+      }
+    }
+    long deadline = System.nanoTime() + KILL_PATIENCE_NANOS;
+    while (true) {
+      List<Long> members = members();
+      if (members.isEmpty()) {
+        return members;
+      }
+      if (!killedByKernel) {
+        for (long pid : members) {
+          ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+        }
+      }
+      if (System.nanoTime() - deadline > 0) {
+        return members;
+      }
+      // Killed processes leave the list as they exit; the kernel gives no event to wait for (v1).
+      LockSupport.parkNanos(KILL_RECHECK_NANOS);
+    }
+  }
+
+  /** The processes listed in the group (in any of its hierarchies). */
+  private List<Long> members() {
+    List<Long> pids = new ArrayList<>();
+    for (Path dir : dirs) {
+      try {
+        for (String line : Files.readAllLines(dir.resolve("cgroup.procs"))) {
+          if (!line.isBlank()) {
+            Long pid = Long.valueOf(line.trim());
+            if (!pids.contains(pid)) {
+              pids.add(pid);
+            }
+          }
+        }
+      } catch (IOException | NumberFormatException gone) {
+        // A group already removed lists nobody.
+      }
+    }
+    return pids;
+  }
+
+  /**
+   * Kills whatever is left in the group, then deletes it; whether it is gone. Every process of the
+   * group has ended when this returns true.
+   */
   boolean remove() {
-    boolean all = true;
+    List<Long> left = killAll();
+    boolean all = left.isEmpty();
     for (int i = dirs.size() - 1; i >= 0; i--) {
       all &= removeDir(dirs.get(i));
     }

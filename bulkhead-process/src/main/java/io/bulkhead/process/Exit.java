@@ -1,5 +1,6 @@
 package io.bulkhead.process;
 
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -7,11 +8,13 @@ import java.util.Objects;
  *
  * @param cause why, as far as the supervisor can tell
  * @param code the process's exit value as Java reports it ({@code 128 + n} for signal {@code n});
- *     -1 when it did not start
+ *     -1 when it could not be started at all
  * @param description one sentence for a person: {@code "killed by the kernel at its 192 MiB memory
  *     limit"}
+ * @param lastLines the last lines it printed, oldest first (at most 10, from its last 4 KiB of
+ *     output), whether or not anybody read its output: a stack trace, the launcher's reason
  */
-public record Exit(Cause cause, int code, String description) {
+public record Exit(Cause cause, int code, String description, List<String> lastLines) {
 
   /** Why a worker's process ended. */
   public enum Cause {
@@ -23,17 +26,22 @@ public record Exit(Cause cause, int code, String description) {
     SIGNALLED,
     /** It exited with {@link #code()}. */
     EXITED,
-    /** It could not be started or put into its group: {@link #description()} says why. */
+    /**
+     * It could not be started or put into its group, or its JVM said it cannot start (a missing
+     * main class, a bad JVM option: then it is not restarted, since another try would fail the same
+     * way): {@link #description()} says why, {@link #lastLines()} what the JVM printed.
+     */
     DID_NOT_START
   }
 
   /** The exit value a JVM reports for a process ended by signal {@code n}: this plus {@code n}. */
   static final int SIGNAL_BASE = 128;
 
-  /** Checks that nothing is null. */
+  /** Checks that nothing is null; copies the lines. */
   public Exit {
     Objects.requireNonNull(cause, "cause");
     Objects.requireNonNull(description, "description");
+    lastLines = List.copyOf(lastLines);
   }
 
   /**

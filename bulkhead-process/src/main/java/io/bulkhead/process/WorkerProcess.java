@@ -3,17 +3,17 @@ package io.bulkhead.process;
 import io.bulkhead.Compartment;
 import io.bulkhead.Ticker;
 import io.bulkhead.insight.ResourceView;
-import java.io.BufferedReader;
+import io.bulkhead.internal.DaemonThreads;
 import java.io.IOException;
-import java.io.InputStreamReader;
+import java.io.InputStream;
 import java.io.OutputStreamWriter;
-import java.io.UncheckedIOException;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -21,6 +21,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
@@ -42,19 +43,23 @@ import org.jspecify.annotations.Nullable;
  * executor this worker owns, or one the builder was given). start() creates the group and submits
  * launch(). launch() starts the JVM, moves it into the group, publishes it as `current`, goes
  * RUNNING and asks the process's onExit to submit exited(child) to the scheduler. exited() ignores a
- * child that is no longer `current` or a worker that is closing; otherwise it counts the death,
- * classifies it (the group's OOM count, a "Terminating due to java.lang.OutOfMemoryError" line, the
- * exit value), and either gives up (STOPPED, after maxRestarts) or goes BACKING_OFF and schedules
- * restart() after the backoff (initial, doubled per restart, capped at max). close() sets `closing`,
- * kills `current` at once, and submits finish(): kill and reap `current`, remove the group, go
- * STOPPED, remove the shutdown hook. The listener is called on the scheduler thread after each
- * change, so it hears the changes in order and never under a lock (there is none on this path).
+ * child that is no longer `current` or a worker that is closing; otherwise it kills what the child
+ * left in the group, counts the death, classifies it (the group's OOM count, the output's
+ * out-of-heap and launcher lines, the exit value), and either gives up (STOPPED: after maxRestarts
+ * restarts in a row, or at once when the JVM said it cannot start) or goes BACKING_OFF and
+ * schedules restart() after the backoff (initial, doubled per restart in a row, capped at max). A
+ * death after a run of stableAfter (on the ticker) ends the row. close() sets `closing`, kills
+ * `current` and its descendants at once, and submits finish(): kill them again, kill every process
+ * left in the group until it lists none, reap `current`, remove the group, go STOPPED, remove the
+ * shutdown hook. The listener is called on the scheduler thread after each change, so it hears the
+ * changes in order and never under a lock (there is none on this path).
  *
- * Invariants: `state`, `current`, `deaths`, `restarts`, `lastExit`, `backoff` are written only on
- * the scheduler thread (volatile, for stats() on other threads). At most one process of this worker
- * is alive at a time, except for the instant between a death and its reaping. Once `closing` is set,
- * no process is started that is not killed, and finish() runs exactly once (`finished`). The group
- * is removed only after its last process has been reaped.
+ * Invariants: `state`, `current`, `deaths`, `restarts`, `streak`, `lastExit`, `backoff` are written
+ * only on the scheduler thread (volatile, for stats() on other threads). At most one process of
+ * this worker is alive at a time, except for the instant between a death and its reaping; under a
+ * control group, nothing the previous process started outlives its death (exited() kills the group
+ * before a restart). Once `closing` is set, no process is started that is not killed, and finish()
+ * runs exactly once (`finished`). The group is removed only once it lists no process.
  *
  * Races:
  *   close() on T1 while launch() on the scheduler is starting a process P. launch() publishes
@@ -67,6 +72,9 @@ import org.jspecify.annotations.Nullable;
  *      but no process is started and STOPPED is the last state the listener hears.
  *   The restart timer fires while close() runs: restart() runs on the scheduler, before or after
  *      finish(); before, it starts P and the first race applies; after, it sees `closing`.
+ *   A process of the group forks while finish() kills: the child is born in the group and the next
+ *      reading of cgroup.procs finds it (ControlGroup.killAll). Under JVM ceilings a fork in the
+ *      instant between the last look at the descendants and the kill of their parent escapes.
  *   The JVM shuts down (Ctrl-C): the shutdown hook calls close(), which works the same way; the
  *      scheduler's thread still runs while hooks run. A parent killed with SIGKILL runs no hook: the
  *      child should exit when its standard input ends (the tests' worker does); its group stays.
@@ -88,30 +96,18 @@ import org.jspecify.annotations.Nullable;
  *     .start();
  * reports.send("run daily-sales");                   // a line on the worker's standard input
  * insight.snapshot(reports.resources());             // its card: CPU, memory, restarts
- * reports.close();                                   // kills it, removes its control group
+ * reports.close();                                   // ends it and all it started
  * }</pre>
  *
- * <p>The ceilings are the kernel's when this process may create a control group (root, with a
- * writable cgroup v1 {@code cpu} and {@code memory} hierarchy or a cgroup v2 one): a group per
- * worker with a CFS quota and a memory limit without swap, which every incarnation of the worker
- * enters as soon as it starts. Elsewhere, or with {@link Builder#kernelCeilings
- * kernelCeilings(false)}, they are JVM options: {@code -Xmx} at three quarters of the memory and
- * {@code -XX:ActiveProcessorCount}; CPU time is then not capped. {@link ProcessStats#ceilings()}
- * says which. Every child runs with {@code -XX:+ExitOnOutOfMemoryError}.
- *
- * <p>States: {@link State#STARTING} while a process is being started, {@link State#RUNNING} once it
- * runs inside its ceilings, {@link State#BACKING_OFF} between a death and the restart, {@link
- * State#STOPPED} after {@link #close()} or once {@linkplain Builder#maxRestarts the restarts} are
- * used up. Each death's cause ({@link Exit}) tells a kill at the memory limit from running out of
- * heap, a signal, and an exit code.
- *
- * <p>The child processes and the group are removed by {@link #close()}, and by a shutdown hook when
- * the JVM exits first (Ctrl-C included). A parent killed with {@code SIGKILL} cannot clean up: a
- * worker should exit when its standard input ends.
- *
- * <p>This is for one machine and for demonstrations. In production, Docker ({@code --cpus}, {@code
- * --memory} and {@code --memory-swap}, a restart policy) and Kubernetes (limits, restarts of a
- * pod's containers) do the same with more care. This class is thread-safe.
+ * <p>The ceilings are the kernel's where this process may create a control group (Linux, root, a
+ * writable cgroup v1 or v2 hierarchy): CPU quota, memory without swap, a threads cap; otherwise
+ * {@code -Xmx} and {@code -XX:ActiveProcessorCount}. {@link ProcessStats#ceilings()} says which.
+ * States: {@link State#STARTING}, {@link State#RUNNING}, {@link State#BACKING_OFF} between a death
+ * and its restart, {@link State#STOPPED} after {@link #close()}, after {@linkplain
+ * Builder#maxRestarts the restarts in a row} or when the JVM cannot start. Each death's cause is an
+ * {@link Exit}, with the last lines the process printed. {@link #close()} (or a shutdown hook, when
+ * the JVM exits first) ends every process the worker started and removes its group. The package
+ * documentation states what is guaranteed on which platform. This class is thread-safe.
  */
 public final class WorkerProcess implements AutoCloseable {
 
@@ -141,8 +137,14 @@ public final class WorkerProcess implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger("io.bulkhead.process");
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
 
-  /** What a JVM with -XX:+ExitOnOutOfMemoryError prints as it exits for want of heap. */
-  private static final String OUT_OF_HEAP_LINE = "Terminating due to java.lang.OutOfMemoryError";
+  /**
+   * The longest line handed to the output consumer, in bytes of UTF-8: a longer one is handed over
+   * in pieces, so that the output never takes more than this of the supervisor's heap.
+   */
+  static final int MAX_LINE_BYTES = 8192;
+
+  /** How much of the output one read takes from the pipe. */
+  private static final int READ_BYTES = 16 * 1024;
 
   /** How long a killed process, or the output it left in its pipe, may take to be gone. */
   private static final Duration EXIT_PATIENCE = Duration.ofSeconds(10);
@@ -156,6 +158,9 @@ public final class WorkerProcess implements AutoCloseable {
   /** The least memory a worker JVM can start in. */
   private static final long LEAST_MEMORY_BYTES = 16 * MIB;
 
+  /** The fewest threads a worker JVM can start with (it starts about 20 of its own). */
+  private static final int LEAST_THREADS = 32;
+
   private final String name;
   private final String mainClass;
   private final List<String> arguments;
@@ -166,8 +171,9 @@ public final class WorkerProcess implements AutoCloseable {
   private final Duration initialBackoff;
   private final Duration maxBackoff;
   private final int maxRestarts;
+  private final Duration stableAfter;
   private final Listener listener;
-  private final Consumer<String> output;
+  private final @Nullable Consumer<String> output;
   private final ScheduledExecutorService scheduler;
   private final boolean ownsScheduler;
   private final Ticker ticker;
@@ -185,6 +191,10 @@ public final class WorkerProcess implements AutoCloseable {
   private volatile @Nullable Child current;
   private volatile int deaths;
   private volatile int restarts;
+
+  /** Restarts since the last death of a process that had run stableAfter: what maxRestarts caps. */
+  private volatile int streak;
+
   private volatile @Nullable Exit lastExit;
   private volatile Duration backoff = Duration.ZERO;
 
@@ -199,6 +209,7 @@ public final class WorkerProcess implements AutoCloseable {
     this.initialBackoff = b.initialBackoff;
     this.maxBackoff = b.maxBackoff;
     this.maxRestarts = b.maxRestarts;
+    this.stableAfter = b.stableAfter;
     this.listener = b.listener;
     this.output = b.output;
     this.ticker = b.ticker;
@@ -206,13 +217,7 @@ public final class WorkerProcess implements AutoCloseable {
     ScheduledExecutorService given = b.scheduler;
     if (given == null) {
       ScheduledThreadPoolExecutor own =
-          new ScheduledThreadPoolExecutor(
-              1,
-              r -> {
-                Thread t = new Thread(r, "bulkhead-process-" + b.name);
-                t.setDaemon(true);
-                return t;
-              });
+          new ScheduledThreadPoolExecutor(1, DaemonThreads.named("bulkhead-process-" + b.name));
       own.setExecuteExistingDelayedTasksAfterShutdownPolicy(false); // a pending restart is dropped
       this.scheduler = own;
       this.ownsScheduler = true;
@@ -337,7 +342,7 @@ public final class WorkerProcess implements AutoCloseable {
     }
     Child c = current; // see the comment at the top: launch() or this kills a process just started
     if (c != null) {
-      c.process.destroyForcibly();
+      c.destroyAll();
     }
     try {
       scheduler.submit(this::finish).get(CLOSE_PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
@@ -390,28 +395,33 @@ public final class WorkerProcess implements AutoCloseable {
     try {
       c = Child.start(command(), name, output);
     } catch (IOException e) {
-      died(new Exit(Exit.Cause.DID_NOT_START, -1, "did not start: " + e.getMessage()));
+      died(
+          new Exit(Exit.Cause.DID_NOT_START, -1, "did not start: " + e.getMessage(), List.of()),
+          false);
       return;
     }
     current = c;
     if (closing.get()) {
-      c.process.destroyForcibly(); // close() may have read `current` before this write
+      c.destroyAll(); // close() may have read `current` before this write
       return;
     }
     try {
       group.enter(c.process.pid());
     } catch (IOException e) {
-      c.process.destroyForcibly();
+      c.destroyAll();
       awaitExit(c);
       died(
           new Exit(
               Exit.Cause.DID_NOT_START,
               -1,
-              "could not enter its control group " + group.dirs() + ": " + e.getMessage()));
+              "could not enter its control group " + group.dirs() + ": " + e.getMessage(),
+              List.of()),
+          false);
       return;
     }
     c.oomKillsAtStart = group.oomKills();
     c.readCpu(ticker);
+    c.runningSince = ticker.read();
     c.startReading();
     transition(State.RUNNING);
     c.process
@@ -432,50 +442,90 @@ public final class WorkerProcess implements AutoCloseable {
     }
     awaitExit(c);
     c.awaitOutput();
-    died(classify(c));
+    // What this incarnation started and left behind dies with it (the next one starts afresh).
+    List<Long> left = group.killAll();
+    if (!left.isEmpty()) {
+      LOG.log(System.Logger.Level.WARNING, "worker " + name + ": processes " + left + " survive");
+    }
+    boolean stable = ticker.read() - c.runningSince - stableAfter.toNanos() >= 0;
+    died(classify(c), stable);
   }
 
   private Exit classify(Child c) {
     int code = c.process.exitValue();
+    List<String> last = c.lines.lastLines();
     if (group.oomKills() > c.oomKillsAtStart && code > Exit.SIGNAL_BASE) {
       return new Exit(
           Exit.Cause.KILLED_AT_MEMORY_LIMIT,
           code,
-          "killed by the kernel at its " + memoryLimitBytes / MIB + " MiB memory limit");
+          "killed by the kernel at its " + memoryLimitBytes / MIB + " MiB memory limit",
+          last);
     }
-    if (c.outOfHeap) {
+    if (c.lines.outOfHeap()) {
       return new Exit(
           Exit.Cause.OUT_OF_HEAP,
           code,
-          "out of heap at -Xmx, exited (-XX:+ExitOnOutOfMemoryError)");
+          "out of heap at -Xmx, exited (-XX:+ExitOnOutOfMemoryError)",
+          last);
+    }
+    if (c.lines.launcherFailed() && code == 1) {
+      return new Exit(
+          Exit.Cause.DID_NOT_START, code, "did not start: " + launcherError(last), last);
     }
     if (code > Exit.SIGNAL_BASE) {
-      return new Exit(Exit.Cause.SIGNALLED, code, "killed by signal " + (code - Exit.SIGNAL_BASE));
+      return new Exit(
+          Exit.Cause.SIGNALLED, code, "killed by signal " + (code - Exit.SIGNAL_BASE), last);
     }
-    return new Exit(Exit.Cause.EXITED, code, "exited with code " + code);
+    return new Exit(Exit.Cause.EXITED, code, "exited with code " + code, last);
   }
 
-  /** Counts a death and restarts after the backoff, or gives up. */
-  private void died(Exit exit) {
+  /** The launcher's error line among {@code lines}, and the cause it gives on the next one. */
+  private static String launcherError(List<String> lines) {
+    for (int i = 0; i < lines.size(); i++) {
+      String line = lines.get(i);
+      if (OutputLines.LAUNCHER_ERRORS.stream().anyMatch(line::startsWith)) {
+        String error = line.substring("Error: ".length());
+        return i + 1 < lines.size() && lines.get(i + 1).startsWith("Caused by: ")
+            ? error + " (" + lines.get(i + 1) + ")"
+            : error;
+      }
+    }
+    return "the JVM could not start its main class"; // the line scrolled out of the tail
+  }
+
+  /**
+   * Counts a death and restarts after the backoff, or gives up: after {@code maxRestarts} restarts
+   * in a row, or at once when the JVM said it cannot start (another try would fail the same way). A
+   * death after a {@code stable} run starts the count and the backoff afresh.
+   */
+  private void died(Exit exit, boolean stable) {
     deaths++;
     lastExit = exit;
     if (closing.get()) {
       return;
     }
-    if (restarts >= maxRestarts) {
+    if (stable) {
+      streak = 0;
+    }
+    // The JVM itself said it cannot start (code 1); -1 is a start that failed here, which may pass.
+    boolean hopeless = exit.cause() == Exit.Cause.DID_NOT_START && exit.code() >= 0;
+    if (hopeless || streak >= maxRestarts) {
       LOG.log(
           System.Logger.Level.WARNING,
           "worker "
               + name
               + " "
               + exit.description()
-              + "; not restarted after "
-              + restarts
-              + " restarts");
+              + (hopeless
+                  ? "; not restarted: another try would fail the same way"
+                  : "; not restarted after " + streak + " restarts in a row")
+              + (exit.lastLines().isEmpty()
+                  ? ""
+                  : "; its last lines:\n  " + String.join("\n  ", exit.lastLines())));
       transition(State.STOPPED);
       return;
     }
-    backoff = backoffBefore(restarts + 1);
+    backoff = backoffBefore(streak + 1);
     transition(State.BACKING_OFF);
     try {
       scheduler.schedule(this::restart, backoff.toNanos(), TimeUnit.NANOSECONDS);
@@ -489,6 +539,7 @@ public final class WorkerProcess implements AutoCloseable {
       return;
     }
     restarts++;
+    streak++;
     launch();
   }
 
@@ -503,7 +554,10 @@ public final class WorkerProcess implements AutoCloseable {
     return d.compareTo(maxBackoff) > 0 ? maxBackoff : d;
   }
 
-  /** Reaps the current process, removes the group, goes STOPPED. Runs once. */
+  /**
+   * Kills the current process and everything it started, reaps it, removes the group, goes STOPPED.
+   * Runs once.
+   */
   private void finish() {
     if (!finished.compareAndSet(false, true)) {
       return;
@@ -511,11 +565,14 @@ public final class WorkerProcess implements AutoCloseable {
     try {
       Child c = current;
       if (c != null) {
-        c.process.destroyForcibly();
+        c.destroyAll();
+      }
+      boolean removed = group.remove(); // kills whatever is left in it first
+      if (c != null) {
         awaitExit(c);
         c.closeInput();
       }
-      if (!group.remove()) {
+      if (!removed) {
         LOG.log(System.Logger.Level.WARNING, "could not remove control group " + group.dirs());
       }
       if (state != State.STOPPED) {
@@ -597,33 +654,61 @@ public final class WorkerProcess implements AutoCloseable {
 
   /**
    * One process of the worker: its standard input (writes under `inputLock`, from any thread), and
-   * a thread of its own that reads its output, hands each line to the output consumer and notes an
-   * out-of-heap exit (volatile, read after awaitOutput()).
+   * a thread of its own that reads its output into `lines` (which hands each line to the output
+   * consumer and notes what the supervisor needs of it, read after awaitOutput()).
    */
   private static final class Child {
     final Process process;
+    final OutputLines lines;
     private final Writer input;
     private final ReentrantLock inputLock = new ReentrantLock();
     private final Thread reader;
-    private final Consumer<String> output;
-    volatile boolean outOfHeap;
 
     /** The group's OOM kills when this process started: written before onExit is watched. */
     volatile long oomKillsAtStart;
 
+    /** The ticker's reading when it went RUNNING: written before onExit is watched. */
+    volatile long runningSince;
+
     volatile CpuReading firstCpu = new CpuReading(-1, 0, 0);
 
-    private Child(Process process, String name, Consumer<String> output) {
+    private Child(Process process, String name, @Nullable Consumer<String> output) {
       this.process = process;
-      this.output = output;
+      this.lines =
+          new OutputLines(
+              MAX_LINE_BYTES,
+              output,
+              e -> LOG.log(System.Logger.Level.WARNING, "output consumer failed", e));
       this.input = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
-      this.reader = new Thread(this::read, "bulkhead-process-" + name + "-output");
-      this.reader.setDaemon(true);
+      this.reader =
+          DaemonThreads.named("bulkhead-process-" + name + "-output").newThread(this::read);
     }
 
-    static Child start(List<String> command, String name, Consumer<String> output)
+    static Child start(List<String> command, String name, @Nullable Consumer<String> output)
         throws IOException {
       return new Child(new ProcessBuilder(command).redirectErrorStream(true).start(), name, output);
+    }
+
+    /**
+     * Kills the process and the processes it started. The descendants go first: once the process is
+     * dead they are re-parented and no longer found through it. A round kills those found that were
+     * not yet killed, until a round finds none, so a fork during one round is found by the next;
+     * one made between the last round and the process's own kill escapes (under JVM ceilings only:
+     * a control group holds them all, see ControlGroup.killAll).
+     */
+    void destroyAll() {
+      Set<Long> killed = new HashSet<>();
+      boolean found = true;
+      while (found) {
+        found = false;
+        for (ProcessHandle p : (Iterable<ProcessHandle>) process.descendants()::iterator) {
+          if (killed.add(p.pid())) {
+            p.destroyForcibly();
+            found = true;
+          }
+        }
+      }
+      process.destroyForcibly();
     }
 
     void startReading() {
@@ -677,21 +762,15 @@ public final class WorkerProcess implements AutoCloseable {
     }
 
     private void read() {
-      try (BufferedReader in =
-          new BufferedReader(
-              new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-        for (String line; (line = in.readLine()) != null; ) {
-          if (line.startsWith(OUT_OF_HEAP_LINE)) {
-            outOfHeap = true;
-          }
-          try {
-            output.accept(line);
-          } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "output consumer failed", e);
-          }
+      byte[] buffer = new byte[READ_BYTES];
+      try (InputStream in = process.getInputStream()) {
+        for (int n; (n = in.read(buffer)) >= 0; ) {
+          lines.accept(buffer, 0, n);
         }
-      } catch (IOException | UncheckedIOException gone) {
+      } catch (IOException gone) {
         // The pipe broke with the process: what it printed until then was handed over.
+      } finally {
+        lines.end();
       }
     }
   }
@@ -713,8 +792,10 @@ public final class WorkerProcess implements AutoCloseable {
     private Duration initialBackoff = Duration.ofMillis(100);
     private Duration maxBackoff = Duration.ofSeconds(5);
     private int maxRestarts = 10;
+    private Duration stableAfter = Duration.ofMinutes(10);
+    private int maxThreads = 1024;
     private Listener listener = stats -> {};
-    private Consumer<String> output = line -> {};
+    private @Nullable Consumer<String> output;
     private @Nullable ScheduledExecutorService scheduler;
     private Ticker ticker = Ticker.system();
 
@@ -798,13 +879,44 @@ public final class WorkerProcess implements AutoCloseable {
     }
 
     /**
-     * How many times a dying worker is restarted before it stays {@link State#STOPPED}; 0: never.
+     * The most threads of the worker's processes together, from 32: the control group's {@code
+     * pids.max} (a process counts its threads), so that a worker that spawns without end is refused
+     * more rather than take the machine. Not enforced under JVM ceilings. Default 1,024.
+     */
+    public Builder maxThreads(int maxThreads) {
+      if (maxThreads < LEAST_THREADS) {
+        throw new IllegalArgumentException(
+            "maxThreads must be at least " + LEAST_THREADS + " but was " + maxThreads);
+      }
+      this.maxThreads = maxThreads;
+      return this;
+    }
+
+    /**
+     * How many times in a row a dying worker is restarted before it stays {@link State#STOPPED}; 0:
+     * never. A process that ran {@linkplain #stableAfter stably} before it died starts the count
+     * (and the backoff) afresh. A worker whose JVM says it cannot start (a missing main class, a
+     * bad JVM option) is not restarted: {@link Exit.Cause#DID_NOT_START}.
      */
     public Builder maxRestarts(int maxRestarts) {
       if (maxRestarts < 0) {
         throw new IllegalArgumentException("maxRestarts must be 0 or more but was " + maxRestarts);
       }
       this.maxRestarts = maxRestarts;
+      return this;
+    }
+
+    /**
+     * How long a process must have run for its death to count as a first one again: the backoff
+     * starts at its initial wait and {@link #maxRestarts} counts from zero (as Docker and
+     * Kubernetes reset theirs). Measured with the {@link #ticker}. Default 10 minutes.
+     */
+    public Builder stableAfter(Duration stableAfter) {
+      Objects.requireNonNull(stableAfter, "stableAfter");
+      if (stableAfter.isNegative() || stableAfter.isZero()) {
+        throw new IllegalArgumentException("stableAfter must be positive but was " + stableAfter);
+      }
+      this.stableAfter = stableAfter;
       return this;
     }
 
@@ -816,7 +928,9 @@ public final class WorkerProcess implements AutoCloseable {
 
     /**
      * Hears every line the worker prints (standard output and error), on a thread per process; keep
-     * it quick and thread-safe. Default: the lines are dropped.
+     * it quick and thread-safe. A line longer than 8 KiB of UTF-8 comes in pieces of at most that
+     * (a worker that prints without newlines cannot take the supervisor's heap). Default: the lines
+     * are dropped, without being decoded; {@link Exit#lastLines()} keeps the last ones either way.
      */
     public Builder output(Consumer<String> output) {
       this.output = Objects.requireNonNull(output, "output");
@@ -834,7 +948,10 @@ public final class WorkerProcess implements AutoCloseable {
       return this;
     }
 
-    /** The clock that CPU use is measured against; default {@link Ticker#system()}. */
+    /**
+     * The clock that CPU use and {@link #stableAfter} are measured with; default {@link
+     * Ticker#system()}.
+     */
     public Builder ticker(Ticker ticker) {
       this.ticker = Objects.requireNonNull(ticker, "ticker");
       return this;
@@ -845,7 +962,9 @@ public final class WorkerProcess implements AutoCloseable {
      * {@link State#STARTING} on return). Close it when done.
      */
     public WorkerProcess start() {
-      ControlGroup group = ControlGroup.create(name, cpus, memoryLimitBytes, kernelCeilings);
+      ControlGroup group =
+          ControlGroup.create(
+              name, new ControlGroup.Limits(cpus, memoryLimitBytes, maxThreads), kernelCeilings);
       WorkerProcess w = new WorkerProcess(this, group);
       w.begin();
       return w;

@@ -5,19 +5,25 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.bulkhead.Bulkhead;
 import io.bulkhead.insight.ResourceView;
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RunnableScheduledFuture;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
@@ -39,6 +45,11 @@ class WorkerProcessTest {
   private static final int CGROUP_DEPTH = 6;
 
   private static final long MIB = 1024 * 1024;
+
+  /** A gibibyte without a newline, through a supervisor whose whole heap is this many MiB. */
+  private static final long FLOOD_BYTES = 1L << 30;
+
+  private static final int FLOOD_SUPERVISOR_HEAP_MIB = 64;
 
   private final BlockingQueue<ProcessStats> changes = new LinkedBlockingQueue<>();
   private final List<WorkerProcess> started = new ArrayList<>();
@@ -72,7 +83,7 @@ class WorkerProcessTest {
     assertThat(groupsOf("killed"))
         .hasSize(
             running.ceilings() == Ceilings.CGROUP_V1
-                ? 2
+                ? Files.isDirectory(CGROUP_ROOT.resolve("pids")) ? 3 : 2 // cpu, memory, pids
                 : running.ceilings() == Ceilings.CGROUP_V2 ? 1 : 0);
 
     assertThat(ready.poll(PATIENCE_SECONDS, TimeUnit.SECONDS))
@@ -236,6 +247,141 @@ class WorkerProcessTest {
   }
 
   @Test
+  void aGibibyteWithoutANewlineIsHandedOverInBoundedLinesAndTheSupervisorSurvivesIt()
+      throws Exception {
+    Map<String, String> r = flood("count");
+    assertThat(r.get("ooms")).as("OutOfMemoryErrors in the supervisor").isEqualTo("0");
+    assertThat(r.get("exit"))
+        .as("the worker's end: its own, after the flood")
+        .isEqualTo("EXITED:0");
+    assertThat(r.get("deaths")).isEqualTo("1");
+    assertThat(r.get("flooded")).as("the line after the flood").isEqualTo("1");
+    assertThat(Long.parseLong(r.get("chars"))).isEqualTo(FLOOD_BYTES);
+    assertThat(Long.parseLong(r.get("longest"))).isEqualTo(WorkerProcess.MAX_LINE_BYTES);
+    assertThat(Long.parseLong(r.get("fragments")))
+        .isEqualTo(FLOOD_BYTES / WorkerProcess.MAX_LINE_BYTES);
+  }
+
+  @Test
+  void aGibibyteWithoutANewlineThatNobodyReadsIsDiscardedWithoutDecoding() throws Exception {
+    Map<String, String> r = flood("drop");
+    assertThat(r.get("ooms")).as("OutOfMemoryErrors in the supervisor").isEqualTo("0");
+    assertThat(r.get("exit")).isEqualTo("EXITED:0");
+    // What the supervisor allocated while 1 GiB passed through it: buffers, not the lines.
+    assertThat(Long.parseLong(r.get("allocatedMiB"))).isLessThan(FLOOD_SUPERVISOR_HEAP_MIB);
+  }
+
+  @Test
+  void closeEndsEveryProcessTheWorkerStartedAndRemovesItsGroups() throws Exception {
+    closeEndsEverything(builder("spawns").maxThreads(100));
+  }
+
+  @Test
+  void closeEndsTheWorkersDescendantsUnderJvmCeilingsToo() throws Exception {
+    closeEndsEverything(builder("spawns-jvm").kernelCeilings(false));
+  }
+
+  private void closeEndsEverything(WorkerProcess.Builder b) throws Exception {
+    BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+    WorkerProcess w = start(b.output(lines::add));
+    ProcessStats running = nextIn(WorkerProcess.State.RUNNING);
+    long pid = running.pid().getAsLong();
+    if (running.ceilings() == Ceilings.CGROUP_V1
+        && Files.isDirectory(CGROUP_ROOT.resolve("pids"))) {
+      Path pids = CGROUP_ROOT.resolve("pids").resolve(ControlGroup.prefix() + w.name());
+      assertThat(Files.readString(pids.resolve("pids.max")).trim()).isEqualTo("100");
+    }
+    assertThat(w.send(TestWorker.SPAWN)).isTrue();
+    assertThat(pollFor(lines, TestWorker.SPAWNED)).as("the worker said spawned").isTrue();
+    List<ProcessHandle> family = new ArrayList<>();
+    ProcessHandle.of(pid).ifPresent(family::add);
+    ProcessHandle.of(pid).ifPresent(p -> p.descendants().forEach(family::add));
+    List<String> sleeps =
+        family.stream()
+            .filter(p -> p.info().command().orElse("").endsWith("/sleep"))
+            .map(p -> "sleep " + String.join(" ", p.info().arguments().orElse(new String[0])))
+            .collect(Collectors.toList());
+    assertThat(sleeps).containsExactlyInAnyOrder("sleep 611", "sleep 612", "sleep 613");
+
+    long began = System.nanoTime();
+    w.close();
+    long closeMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began);
+    List<String> left =
+        family.stream()
+            .filter(WorkerProcessTest::running)
+            .map(p -> p.pid() + " " + p.info().commandLine().orElse("?"))
+            .collect(Collectors.toList());
+    System.out.println(
+        "close() of " + w.name() + ": " + closeMillis + " ms, " + left.size() + " processes left");
+    assertThat(left).as("processes the worker started, alive after close()").isEmpty();
+    assertThat(groupsOf(w.name())).as("its control groups").isEmpty();
+  }
+
+  @Test
+  void aMissingMainClassDidNotStartSaysWhyAndIsNotRestarted() throws Exception {
+    String missing = "io.bulkhead.process.NoSuchWorker";
+    start(
+        WorkerProcess.builder("missing", missing)
+            .jvmOptions(List.of("-XX:TieredStopAtLevel=1", "-Xshare:auto"))
+            .maxRestarts(3)
+            .listener(changes::add));
+    ProcessStats ended = nextAfterRunning();
+    assertThat(ended.state()).isEqualTo(WorkerProcess.State.STOPPED);
+    Exit exit = ended.lastExit().orElseThrow();
+    assertThat(exit.cause()).as(exit.description()).isEqualTo(Exit.Cause.DID_NOT_START);
+    assertThat(exit.description()).contains("Could not find or load main class " + missing);
+    assertThat(exit.lastLines())
+        .anySatisfy(l -> assertThat(l).contains("Could not find or load main class " + missing))
+        .anySatisfy(l -> assertThat(l).contains("ClassNotFoundException"));
+    assertThat(ended.deaths()).isEqualTo(1);
+    assertThat(ended.restarts()).isZero();
+  }
+
+  @Test
+  void aDeathAfterAStablePeriodStartsTheBackoffAndTheRestartsAfresh() throws Exception {
+    HeldRestarts scheduler = new HeldRestarts();
+    AtomicLong now = new AtomicLong();
+    Duration stable = Duration.ofMinutes(10);
+    try {
+      WorkerProcess w =
+          start(
+              builder("stable")
+                  .maxRestarts(2)
+                  .backoff(Duration.ofMillis(50), Duration.ofMillis(400))
+                  .stableAfter(stable)
+                  .ticker(now::get)
+                  .scheduler(scheduler));
+      List<Duration> backoffs = new ArrayList<>();
+      // Four runs: quick, stable (ten minutes on the ticker), quick, quick.
+      for (int run = 0; run < 4; run++) {
+        nextIn(WorkerProcess.State.RUNNING);
+        if (run == 1) {
+          now.addAndGet(stable.toNanos());
+        }
+        assertThat(w.send("exit 7")).isTrue();
+        ProcessStats s = nextAfterRunning();
+        if (s.state() == WorkerProcess.State.STOPPED) {
+          backoffs.add(null);
+          break;
+        }
+        assertThat(s.state()).isEqualTo(WorkerProcess.State.BACKING_OFF);
+        backoffs.add(s.backoff());
+        assertThat(scheduler.heldDelay()).isEqualTo(s.backoff());
+        scheduler.release();
+      }
+      // The stable run's death counts as a first one again: 50 ms, and two more restarts.
+      assertThat(backoffs)
+          .containsExactly(
+              Duration.ofMillis(50), Duration.ofMillis(50), Duration.ofMillis(100), null);
+      assertThat(w.stats().restarts()).isEqualTo(3);
+      assertThat(w.stats().deaths()).isEqualTo(4);
+    } finally {
+      started.forEach(WorkerProcess::close);
+      scheduler.shutdownNow();
+    }
+  }
+
+  @Test
   void badSettingsAreOneLineNamingTheSetting() {
     assertThatThrownBy(() -> WorkerProcess.builder("../etc", "X"))
         .hasMessage(
@@ -249,6 +395,84 @@ class WorkerProcessTest {
         .hasMessage("backoff max must be at least initial (PT2S) but was PT1S");
     assertThatThrownBy(() -> builder("x").maxRestarts(-1))
         .hasMessage("maxRestarts must be 0 or more but was -1");
+    assertThatThrownBy(() -> builder("x").maxThreads(31))
+        .hasMessage("maxThreads must be at least 32 but was 31");
+    assertThatThrownBy(() -> builder("x").stableAfter(Duration.ZERO))
+        .hasMessage("stableAfter must be positive but was PT0S");
+  }
+
+  /** The first change after the current process ran: its death's BACKING_OFF or STOPPED. */
+  private ProcessStats nextAfterRunning() throws InterruptedException {
+    for (ProcessStats s = next(); ; s = next()) {
+      if (s.state() == WorkerProcess.State.BACKING_OFF
+          || s.state() == WorkerProcess.State.STOPPED) {
+        return s;
+      }
+    }
+  }
+
+  /**
+   * Whether {@code p} still runs: alive and not a zombie (a killed process whose new parent, pid 1
+   * here, has not collected its exit status yet: it runs nothing and holds nothing).
+   */
+  private static boolean running(ProcessHandle p) {
+    if (!p.isAlive()) {
+      return false;
+    }
+    try {
+      String stat = Files.readString(Path.of("/proc", Long.toString(p.pid()), "stat"));
+      return stat.charAt(stat.lastIndexOf(')') + 2) != 'Z';
+    } catch (IOException gone) {
+      return false;
+    }
+  }
+
+  private static boolean pollFor(BlockingQueue<String> lines, String wanted)
+      throws InterruptedException {
+    for (String l = lines.poll(PATIENCE_SECONDS, TimeUnit.SECONDS);
+        l != null;
+        l = lines.poll(PATIENCE_SECONDS, TimeUnit.SECONDS)) {
+      if (l.equals(wanted)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Runs {@link FloodSupervisor} in a JVM of its own with a small heap and returns its figures. */
+  private static Map<String, String> flood(String mode) throws Exception {
+    List<String> command =
+        List.of(
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-Xmx" + FLOOD_SUPERVISOR_HEAP_MIB + "m",
+            "-XX:+UseSerialGC",
+            "-cp",
+            System.getProperty("java.class.path"),
+            FloodSupervisor.class.getName(),
+            Long.toString(FLOOD_BYTES),
+            mode,
+            Long.toString(PATIENCE_SECONDS));
+    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+    List<String> out = new ArrayList<>();
+    try (BufferedReader in =
+        new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+      for (String line; (line = in.readLine()) != null; ) {
+        out.add(line.length() > 500 ? line.substring(0, 500) + "..." : line);
+      }
+    }
+    assertThat(p.waitFor(PATIENCE_SECONDS, TimeUnit.SECONDS)).isTrue();
+    String result =
+        out.stream()
+            .filter(l -> l.startsWith(FloodSupervisor.RESULT + " "))
+            .findFirst()
+            .orElseThrow(() -> new AssertionError("no figures from the supervisor: " + out));
+    System.out.println("flood (" + mode + "): " + result);
+    Map<String, String> figures = new LinkedHashMap<>();
+    for (String kv : result.substring(FloodSupervisor.RESULT.length() + 1).split(" ")) {
+      String[] parts = kv.split("=", 2);
+      figures.put(parts[0], parts[1]);
+    }
+    return figures;
   }
 
   private WorkerProcess.Builder builder(String name) {

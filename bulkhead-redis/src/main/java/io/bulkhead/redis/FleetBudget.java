@@ -1,5 +1,6 @@
 package io.bulkhead.redis;
 
+import io.bulkhead.internal.DaemonThreads;
 import io.lettuce.core.RedisURI;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -120,13 +121,7 @@ public final class FleetBudget implements AutoCloseable {
     this.applied = b.startingShare;
     int id = BUDGETS.incrementAndGet();
     this.scheduler =
-        new ScheduledThreadPoolExecutor(
-            1,
-            r -> {
-              Thread t = new Thread(r, "bulkhead-fleet-budget-" + id);
-              t.setDaemon(true);
-              return t;
-            });
+        new ScheduledThreadPoolExecutor(1, DaemonThreads.named("bulkhead-fleet-budget-" + id));
     try {
       beat(true); // no listener yet, and the scheduler has not started: confined to this thread
     } catch (RuntimeException e) {

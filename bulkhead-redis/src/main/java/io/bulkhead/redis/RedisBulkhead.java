@@ -7,6 +7,7 @@ import io.bulkhead.BulkheadFullException;
 import io.bulkhead.BulkheadListener;
 import io.bulkhead.BulkheadStats;
 import io.bulkhead.Permit;
+import io.bulkhead.internal.CompartmentThreads;
 import io.bulkhead.spi.ProvisionalAdmission;
 import io.bulkhead.spi.ProvisionalSlot;
 import java.lang.System.Logger.Level;

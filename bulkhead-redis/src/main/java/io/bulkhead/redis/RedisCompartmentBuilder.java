@@ -3,6 +3,7 @@ package io.bulkhead.redis;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadBuilder;
 import io.bulkhead.BulkheadListener;
+import io.bulkhead.QueueSettings;
 import java.time.Duration;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
@@ -19,11 +20,12 @@ import org.jspecify.annotations.Nullable;
  *     .build();                                  // fails closed while Redis is unreachable
  * }</pre>
  *
- * <p>The limit, queue and wait are checked like {@link Bulkhead#builder(String)}'s; {@code
- * maxCallDuration} is required. While this process's lease cannot cover a call (Redis unreachable
- * for a whole lease TTL), a compartment refuses every call by default ({@link #failClosed()}); a
- * {@link #fallbackToLocalShare(int) local share} admits some without a lease instead, at the price
- * of the fleet's limit. This class is <em>not</em> thread-safe.
+ * <p>The limit, queue and wait are checked like {@link Bulkhead#builder(String)}'s, with the same
+ * defaults ({@link QueueSettings#DEFAULT}: no queue; a queue needs a wait); {@code maxCallDuration}
+ * is required. While this process's lease cannot cover a call (Redis unreachable for a whole lease
+ * TTL), a compartment refuses every call by default ({@link #failClosed()}); a {@link
+ * #fallbackToLocalShare(int) local share} admits some without a lease instead, at the price of the
+ * fleet's limit. This class is <em>not</em> thread-safe.
  */
 public final class RedisCompartmentBuilder {
 
@@ -63,11 +65,34 @@ public final class RedisCompartmentBuilder {
   }
 
   /**
+   * Lets any number of callers of this process wait; see {@link BulkheadBuilder#unboundedQueue}.
+   */
+  public RedisCompartmentBuilder unboundedQueue() {
+    local.unboundedQueue();
+    return this;
+  }
+
+  /**
    * Sets how long one caller may wait, for a local slot and then for a slot of the lease together;
    * see {@link BulkheadBuilder#maxWait(Duration)}.
    */
   public RedisCompartmentBuilder maxWait(Duration maxWait) {
     local.maxWait(maxWait);
+    return this;
+  }
+
+  /**
+   * Lets a caller wait, for a local slot and then for a slot of the lease, until it gets them; see
+   * {@link BulkheadBuilder#unboundedWait()}.
+   */
+  public RedisCompartmentBuilder unboundedWait() {
+    local.unboundedWait();
+    return this;
+  }
+
+  /** Replaces {@code maxQueue} and {@code maxWait} with {@code queue}'s. */
+  public RedisCompartmentBuilder queue(QueueSettings queue) {
+    local.queue(queue);
     return this;
   }
 

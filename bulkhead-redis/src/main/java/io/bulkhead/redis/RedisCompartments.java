@@ -1,5 +1,6 @@
 package io.bulkhead.redis;
 
+import io.bulkhead.internal.DaemonThreads;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import java.lang.System.Logger.Level;
@@ -124,13 +125,7 @@ public final class RedisCompartments implements AutoCloseable {
 
   private static ScheduledThreadPoolExecutor daemon(String name) {
     ScheduledThreadPoolExecutor executor =
-        new ScheduledThreadPoolExecutor(
-            1,
-            r -> {
-              Thread t = new Thread(r, name);
-              t.setDaemon(true);
-              return t;
-            });
+        new ScheduledThreadPoolExecutor(1, DaemonThreads.named(name));
     executor.setRemoveOnCancelPolicy(true);
     return executor;
   }

@@ -44,8 +44,8 @@ public final class FleetPoolsWorker {
     DatabasePools.Builder builder =
         DatabasePools.builder(args[5])
             .jdbcUrl(args[3])
-            .pool(PoolConfig.builder("checkout").size(6).build())
-            .pool(PoolConfig.builder("reports").size(4).build())
+            .pool(PoolConfig.builder("checkout").limit(6).build())
+            .pool(PoolConfig.builder("reports").limit(4).build())
             .total(fleet::share);
     if (!args[4].equals("-")) {
       builder.username(args[4]);
@@ -94,7 +94,7 @@ public final class FleetPoolsWorker {
     List<Connection> held = new ArrayList<>();
     try {
       for (WorkloadPool pool : db.pools()) {
-        for (int i = 0; i < pool.stats().size(); i++) {
+        for (int i = 0; i < pool.stats().limit(); i++) {
           held.add(pool.getConnection());
         }
       }

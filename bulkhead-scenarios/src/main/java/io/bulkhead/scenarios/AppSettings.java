@@ -3,6 +3,7 @@ package io.bulkhead.scenarios;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadBuilder;
 import io.bulkhead.httpclient.UpstreamClient;
+import io.bulkhead.internal.Durations;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Objects;

@@ -3,6 +3,8 @@ package io.bulkhead.scenarios;
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.BulkheadRegistry;
 import io.bulkhead.insight.JsonWriter;
+import io.bulkhead.internal.DaemonThreads;
+import io.bulkhead.internal.Durations;
 import io.bulkhead.jdbc.DatabasePools;
 import io.bulkhead.jdbc.PoolConfig;
 import io.bulkhead.jdbc.PoolStats;
@@ -29,7 +31,6 @@ import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAccumulator;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
@@ -131,7 +132,7 @@ public final class CheckoutVsReports {
       Watch watch)
       throws SQLException, InterruptedException {
     DatabasePools.Builder builder =
-        DatabasePools.builder(runId + "-" + layout.key).jdbcUrl(db.jdbcUrl()).budget(BUDGET);
+        DatabasePools.builder(runId + "-" + layout.key).jdbcUrl(db.jdbcUrl()).capacity(BUDGET);
     db.username().ifPresent(builder::username);
     if (watch != null) {
       builder.registry(watch.registry());
@@ -143,7 +144,7 @@ public final class CheckoutVsReports {
         "running "
             + layout.description
             + " for "
-            + seconds(s.healthyPhase.plus(s.degradedPhase))
+            + Durations.format(s.healthyPhase.plus(s.degradedPhase))
             + " (connections named "
             + runId
             + "-"
@@ -378,7 +379,7 @@ public final class CheckoutVsReports {
             .get(limit.toNanos(), TimeUnit.NANOSECONDS);
       } catch (TimeoutException e) {
         throw new IllegalStateException(
-            "checkout calls still running " + seconds(limit) + " after the run ended");
+            "checkout calls still running " + Durations.format(limit) + " after the run ended");
       } catch (ExecutionException e) {
         throw new IllegalStateException("a checkout call failed unexpectedly", e.getCause());
       }
@@ -503,13 +504,17 @@ public final class CheckoutVsReports {
     static Layout shared(Settings s) {
       PoolConfig shared =
           PoolConfig.builder("shared")
-              .size(BUDGET)
+              .limit(BUDGET)
               .unboundedQueue()
               .maxWait(s.sharedMaxWait)
               .build();
       return new Layout(
           "shared",
-          "one shared pool of " + BUDGET + " (callers wait up to " + seconds(s.sharedMaxWait) + ")",
+          "one shared pool of "
+              + BUDGET
+              + " (callers wait up to "
+              + Durations.format(s.sharedMaxWait)
+              + ")",
           List.of(shared),
           "shared",
           "shared");
@@ -518,11 +523,11 @@ public final class CheckoutVsReports {
     static Layout split(Settings s) {
       PoolConfig checkout =
           PoolConfig.builder("checkout")
-              .size(s.checkoutSize)
+              .limit(s.checkoutSize)
               .maxQueue(s.checkoutMaxQueue)
               .maxWait(s.checkoutMaxWait)
               .build();
-      PoolConfig reports = PoolConfig.builder("reports").size(BUDGET - s.checkoutSize).build();
+      PoolConfig reports = PoolConfig.builder("reports").limit(BUDGET - s.checkoutSize).build();
       return new Layout(
           "split",
           "split pools: checkout " + s.checkoutSize + ", reports " + (BUDGET - s.checkoutSize),
@@ -534,8 +539,9 @@ public final class CheckoutVsReports {
     Duration longestWait() {
       Duration longest = Duration.ZERO;
       for (PoolConfig p : pools) {
-        if (p.maxWait().compareTo(longest) > 0) {
-          longest = p.maxWait();
+        Duration wait = p.maxWait().orElse(Duration.ofNanos(Long.MAX_VALUE)); // empty: unbounded
+        if (wait.compareTo(longest) > 0) {
+          longest = wait;
         }
       }
       return longest;
@@ -823,13 +829,13 @@ public final class CheckoutVsReports {
               + "on %s.%n%s healthy, then %s with reports degraded; figures for the degraded"
               + " phase unless marked healthy.",
           settings.checkoutsPerSecond,
-          millisOrSeconds(settings.checkoutQuery),
+          Durations.format(settings.checkoutQuery),
           settings.reportsPerSecond,
-          millisOrSeconds(settings.reportQuery),
-          millisOrSeconds(settings.degradedReportQuery),
+          Durations.format(settings.reportQuery),
+          Durations.format(settings.degradedReportQuery),
           database,
-          seconds(settings.healthyPhase),
-          seconds(settings.degradedPhase));
+          Durations.format(settings.healthyPhase),
+          Durations.format(settings.degradedPhase));
     }
 
     /** The two column headings: the shared layout and the split one. */
@@ -926,24 +932,9 @@ public final class CheckoutVsReports {
     return String.format(Locale.ROOT, "%,d ms", Math.round(nanos / 1e6));
   }
 
-  static String seconds(Duration d) {
-    double s = d.toNanos() / 1e9;
-    return s == Math.rint(s)
-        ? String.format(Locale.ROOT, "%d s", (long) s)
-        : String.format(Locale.ROOT, "%.1f s", s);
-  }
-
-  static String millisOrSeconds(Duration d) {
-    return d.compareTo(Duration.ofSeconds(1)) < 0 ? d.toMillis() + " ms" : seconds(d);
-  }
-
+  /** Many short calls at once, each needing little stack. */
   private static java.util.concurrent.ThreadFactory daemon(String name) {
-    AtomicInteger n = new AtomicInteger();
-    return r -> {
-      Thread t = new Thread(null, r, name + "-" + n.incrementAndGet(), 512 * 1024);
-      t.setDaemon(true);
-      return t;
-    };
+    return DaemonThreads.numbered(name + "-", 512 * 1024);
   }
 
   /**

@@ -1,5 +1,6 @@
 package io.bulkhead.scenarios;
 
+import io.bulkhead.internal.Durations;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Objects;

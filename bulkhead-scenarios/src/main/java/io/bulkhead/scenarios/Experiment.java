@@ -1,5 +1,6 @@
 package io.bulkhead.scenarios;
 
+import io.bulkhead.internal.DaemonThreads;
 import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.time.Instant;
@@ -96,7 +97,7 @@ public final class Experiment {
               settings.loginsAfter(),
               settings.loadTimeout());
       ScheduledExecutorService ticker =
-          new ScheduledThreadPoolExecutor(1, Threads.daemon("demo-progress-"));
+          new ScheduledThreadPoolExecutor(1, DaemonThreads.numbered("demo-progress-"));
       long start = System.nanoTime();
       ticker.scheduleAtFixedRate(
           () -> progress.tick(mode, System.nanoTime() - start, load),

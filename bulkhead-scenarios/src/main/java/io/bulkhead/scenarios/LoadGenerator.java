@@ -1,5 +1,7 @@
 package io.bulkhead.scenarios;
 
+import io.bulkhead.internal.DaemonThreads;
+import io.bulkhead.internal.Durations;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -151,7 +153,7 @@ public final class LoadGenerator {
             0,
             TimeUnit.SECONDS,
             new LinkedBlockingQueue<>(),
-            Threads.daemon("load-client-"));
+            DaemonThreads.numbered("load-client-"));
     executor.prestartAllCoreThreads();
     HttpClient client =
         HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).executor(executor).build();
@@ -213,36 +215,32 @@ public final class LoadGenerator {
         info ->
             HttpResponse.BodySubscribers.mapping(
                 HttpResponse.BodySubscribers.discarding(), ignored -> System.nanoTime());
-    Thread t =
-        new Thread(
-            () -> {
-              try {
-                go.await();
-              } catch (InterruptedException e) {
-                return;
-              }
-              long sent = System.nanoTime();
-              long end;
-              int status;
-              try {
-                HttpResponse<Long> response = client.send(request, timed);
-                end = response.body();
-                status = response.statusCode();
-              } catch (IOException e) {
-                end = System.nanoTime();
-                status = 0;
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                end = System.nanoTime();
-                status = 0;
-              }
-              samples.add(new Sample(route, sent - start[0], end - sent, status));
-              answered.incrementAndGet();
-            },
-            "load-" + route.name().toLowerCase(java.util.Locale.ROOT) + "-" + index);
-    t.setDaemon(true);
-    t.start();
-    return t;
+    return DaemonThreads.start(
+        "load-" + route.name().toLowerCase(java.util.Locale.ROOT) + "-" + index,
+        () -> {
+          try {
+            go.await();
+          } catch (InterruptedException e) {
+            return;
+          }
+          long sent = System.nanoTime();
+          long end;
+          int status;
+          try {
+            HttpResponse<Long> response = client.send(request, timed);
+            end = response.body();
+            status = response.statusCode();
+          } catch (IOException e) {
+            end = System.nanoTime();
+            status = 0;
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            end = System.nanoTime();
+            status = 0;
+          }
+          samples.add(new Sample(route, sent - start[0], end - sent, status));
+          answered.incrementAndGet();
+        });
   }
 
   /** Why nothing accepts connections at {@code uri} ("Connection refused"), or null if one does. */

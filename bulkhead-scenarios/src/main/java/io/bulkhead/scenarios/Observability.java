@@ -6,6 +6,7 @@ import io.bulkhead.insight.Insight;
 import io.bulkhead.insight.JsonWriter;
 import io.bulkhead.insight.ResourceView;
 import io.bulkhead.insight.Snapshot;
+import io.bulkhead.internal.DaemonThreads;
 import io.bulkhead.micrometer.BulkheadMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -73,7 +74,7 @@ public final class Observability implements AutoCloseable {
   private final BulkheadMetrics metrics;
   private final Insight insight = Insight.create();
   private final ScheduledExecutorService sampler =
-      new ScheduledThreadPoolExecutor(1, Threads.daemon("bulkhead-insight-"));
+      new ScheduledThreadPoolExecutor(1, DaemonThreads.numbered("bulkhead-insight-"));
   private final long startedNanos = System.nanoTime();
   private final List<ResourceView> resources = new CopyOnWriteArrayList<>();
 
@@ -104,7 +105,7 @@ public final class Observability implements AutoCloseable {
   }
 
   /** The registry {@code /metrics} scrapes, for binders of other meters (a pool's connections). */
-  MeterRegistry meters() {
+  public MeterRegistry meters() {
     return prometheus;
   }
 

@@ -1,5 +1,6 @@
 package io.bulkhead.scenarios;
 
+import io.bulkhead.internal.DaemonThreads;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -48,7 +49,7 @@ final class PacedLoad {
           10,
           TimeUnit.SECONDS,
           new SynchronousQueue<>(),
-          Threads.daemon("process-load-"));
+          DaemonThreads.numbered("process-load-"));
   private final HttpClient client =
       HttpClient.newBuilder()
           .version(HttpClient.Version.HTTP_1_1)
@@ -89,10 +90,8 @@ final class PacedLoad {
   void begin() {
     start = System.nanoTime();
     for (boolean checkout : new boolean[] {false, true}) {
-      Thread pacer = new Thread(() -> pace(checkout), checkout ? "pace-checkout" : "pace-login");
-      pacer.setDaemon(true);
-      pacers.add(pacer);
-      pacer.start();
+      pacers.add(
+          DaemonThreads.start(checkout ? "pace-checkout" : "pace-login", () -> pace(checkout)));
     }
   }
 

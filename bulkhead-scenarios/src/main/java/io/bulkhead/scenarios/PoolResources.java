@@ -65,7 +65,7 @@ public final class PoolResources implements ResourceView {
         "pool",
         figures,
         "HikariCP pool of "
-            + st.size()
+            + st.limit()
             + ": "
             + st.active()
             + " connections handed out, "

@@ -1,5 +1,6 @@
 package io.bulkhead.scenarios;
 
+import io.bulkhead.internal.DaemonThreads;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -139,7 +140,7 @@ public final class ProcessChild {
     private final long leakCapBytes;
     private final AtomicBoolean rogue = new AtomicBoolean();
     private final ScheduledExecutorService reports =
-        Executors.newSingleThreadScheduledExecutor(Threads.daemon("report-"));
+        Executors.newSingleThreadScheduledExecutor(DaemonThreads.numbered("report-"));
     private final byte[] data = new byte[REPORT_BYTES];
 
     ReportWorker(long leakBytesPerSecond, long leakCapBytes) {
@@ -165,13 +166,9 @@ public final class ProcessChild {
         return;
       }
       for (int i = 0; i < spinners; i++) {
-        Thread spinner = new Thread(ReportWorker::spin, "rogue-spin-" + i);
-        spinner.setDaemon(true);
-        spinner.start();
+        DaemonThreads.start("rogue-spin-" + i, ReportWorker::spin);
       }
-      Thread leaker = new Thread(this::leak, "rogue-leak");
-      leaker.setDaemon(true);
-      leaker.start();
+      DaemonThreads.start("rogue-leak", this::leak);
     }
 
     private static void spin() {

@@ -1,5 +1,6 @@
 package io.bulkhead.scenarios;
 
+import io.bulkhead.internal.Durations;
 import io.bulkhead.process.Exit;
 import io.bulkhead.process.ProcessStats;
 import io.bulkhead.process.WorkerProcess;

@@ -1,5 +1,6 @@
 package io.bulkhead.scenarios;
 
+import io.bulkhead.internal.Durations;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.eclipse.jetty.io.Connection;

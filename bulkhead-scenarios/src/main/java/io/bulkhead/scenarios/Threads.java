@@ -3,24 +3,13 @@ package io.bulkhead.scenarios;
 import java.lang.reflect.Method;
 import java.net.http.HttpClient;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.atomic.AtomicInteger;
 
-/** Named daemon threads, and closing an {@link HttpClient} as far as the running JDK allows. */
+/** Closing an {@link HttpClient} as far as the running JDK allows. */
 final class Threads {
 
   private static final Method SHUTDOWN_NOW = findShutdownNow();
 
   private Threads() {}
-
-  static ThreadFactory daemon(String prefix) {
-    AtomicInteger count = new AtomicInteger();
-    return task -> {
-      Thread t = new Thread(task, prefix + count.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    };
-  }
 
   /**
    * Stops {@code client} and its executor. Java 21 added {@code HttpClient.shutdownNow()}; on Java

@@ -60,7 +60,7 @@ class CheckoutVsReportsTest {
           public void opened(DatabasePools pools) {
             // Open in full, and the pools' compartments in the registry, before the load starts.
             for (WorkloadPool p : pools.pools()) {
-              assertThat(p.stats().total()).as("%s", p).isEqualTo(p.config().size());
+              assertThat(p.stats().total()).as("%s", p).isEqualTo(p.config().limit());
               assertThat(registry.find(p.qualifiedName())).containsSame(p.compartment());
             }
             watched.add("opened " + names(pools));

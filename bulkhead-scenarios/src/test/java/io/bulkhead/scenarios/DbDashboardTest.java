@@ -70,10 +70,10 @@ class DbDashboardTest {
       DatabasePools.Builder b =
           DatabasePools.builder(name)
               .jdbcUrl(db.jdbcUrl())
-              .budget(5)
+              .capacity(5)
               .registry(watch.registry())
-              .pool(PoolConfig.builder("checkout").size(3).build())
-              .pool(PoolConfig.builder("reports").size(2).build());
+              .pool(PoolConfig.builder("checkout").limit(3).build())
+              .pool(PoolConfig.builder("reports").limit(2).build());
       db.username().ifPresent(b::username);
       DatabasePools pools = b.open();
       WorkloadPool checkout = pools.pool("checkout");

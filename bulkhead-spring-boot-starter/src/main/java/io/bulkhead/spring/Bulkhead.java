@@ -10,33 +10,28 @@ import java.lang.annotation.Target;
  * Runs a bean method inside a compartment of the {@link io.bulkhead.BulkheadRegistry} bean.
  *
  * <pre>{@code
- * @Bulkhead("llm")
- * public String complete(String prompt) { ... }                       // holds a slot while it runs
+ * @Bulkhead(value = "llm", fallbackMethod = "cached")
+ * public String complete(String prompt) { ... }            // holds a slot while it runs
+ * String cached(String prompt, BulkheadFullException e) { ... } // what a refused call returns
  *
  * @Bulkhead("llm")
- * public CompletableFuture<String> completeAsync(String prompt) { ... } // until the stage completes
+ * public CompletableFuture<String> completeAsync(String p) { ... } // until the stage completes
  * }</pre>
  *
- * <p>A method returning a plain value (or nothing) runs through {@link io.bulkhead.Bulkhead#call}:
- * on the caller's thread, waiting for a slot as the compartment's {@code max-queue} and {@code
- * max-wait} allow, and freeing it when the method returns or throws. A full compartment throws
- * {@link io.bulkhead.BulkheadFullException} and the method does not run.
+ * <p>A method returning a value (or nothing) runs through {@link io.bulkhead.Bulkhead#call}, on the
+ * caller's thread, waiting as {@code max-queue} and {@code max-wait} allow. A {@code
+ * CompletionStage} or {@code CompletableFuture} runs through {@link io.bulkhead.Bulkhead#submit}:
+ * waiting holds no thread, a call that waited starts on one of the compartment's own threads (never
+ * on the thread that freed the slot), and the slot is held until the returned stage completes. Each
+ * subscription to a returned {@code Mono} or {@code Flux}, and a Kotlin {@code suspend fun} (with
+ * {@code kotlinx-coroutines-reactor}), holds the slot until it terminates, is cancelled, or the
+ * coroutine completes. A refused call gets {@link io.bulkhead.BulkheadFullException} (thrown, or
+ * failing the stage or publisher) and the method does not run, unless a fallback is named.
  *
- * <p>A method returning {@link java.util.concurrent.CompletionStage} or {@link
- * java.util.concurrent.CompletableFuture} runs through {@link io.bulkhead.Bulkhead#submit}: waiting
- * holds no thread, the slot is held until the stage the method returned completes, and a full
- * compartment fails the returned stage with {@code BulkheadFullException}. A queued method runs on
- * the thread that frees the slot for it.
- *
- * <p>A method returning a {@code Mono} or a {@code Flux} is called as usual, and each subscription
- * to what it returns enters the compartment through {@code bulkhead-reactor}'s operator: waiting
- * holds no thread, the slot is held until the publisher terminates or is cancelled, and a full
- * compartment signals {@code BulkheadFullException}. This needs {@code bulkhead-reactor} on the
- * class path (its {@link BulkheadMethodAdapter} is auto-configured). Other return types are handled
- * by {@code BulkheadMethodAdapter} beans of your own; a {@code Publisher} that no adapter runs
- * fails start-up, as does a name that is not a compartment of the registry. The annotation is read
- * on the method, of the bean's class or of an interface it implements; Spring AOP applies it, so a
- * call from within the same bean is not intercepted.
+ * <p>Start-up fails, naming the method, for a compartment that is not configured, a return type
+ * that would free the slot too early (a {@code Future}, a Kotlin {@code Flow}, another {@code
+ * Publisher} without a {@link BulkheadMethodAdapter}), and a fallback that does not match. Spring
+ * AOP applies the annotation, so a call from within the same bean is not intercepted.
  */
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)
@@ -45,4 +40,14 @@ public @interface Bulkhead {
 
   /** The name of the compartment, as configured under {@code bulkhead.compartments}. */
   String value();
+
+  /**
+   * The method that answers a call this compartment refuses, instead of the {@link
+   * io.bulkhead.BulkheadFullException}: a method of the same class (any visibility) taking this
+   * method's parameters and then the exception (or a supertype), returning what this method returns
+   * (a stage, a {@code Mono}, a {@code suspend fun}'s result alike). It runs on the thread that
+   * sees the refusal. Only refusals reach it: what the method itself throws passes through. Empty:
+   * no fallback.
+   */
+  String fallbackMethod() default "";
 }

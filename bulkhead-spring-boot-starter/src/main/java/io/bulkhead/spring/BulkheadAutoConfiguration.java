@@ -29,14 +29,14 @@ public class BulkheadAutoConfiguration {
   /** Every configured compartment, budgets enforced; fails start-up on a wrong setting. */
   @Bean
   @ConditionalOnMissingBean
-  public BulkheadRegistry bulkheadRegistry(BulkheadProperties properties) {
+  public BulkheadRegistry compartmentRegistry(BulkheadProperties properties) {
     return CompartmentFactory.registry(properties);
   }
 
   /** Diagnosis and sizing advice for every compartment of the registry. */
   @Bean
   @ConditionalOnMissingBean
-  public Insight bulkheadInsight(BulkheadRegistry registry) {
+  public Insight compartmentInsight(BulkheadRegistry registry) {
     Insight insight = Insight.create();
     insight.watch(registry);
     return insight;
@@ -44,7 +44,7 @@ public class BulkheadAutoConfiguration {
 
   /** Samples the insight once a second on a daemon thread while the context runs. */
   @Bean
-  InsightSampler bulkheadInsightSampler(Insight insight) {
+  InsightSampler compartmentInsightSampler(Insight insight) {
     return new InsightSampler(insight);
   }
 
@@ -54,7 +54,7 @@ public class BulkheadAutoConfiguration {
   @ConditionalOnClass(
       name =
           "org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor")
-  static BulkheadAnnotationPostProcessor bulkheadAnnotationPostProcessor() {
+  static BulkheadAnnotationPostProcessor compartmentAnnotationPostProcessor() {
     return new BulkheadAnnotationPostProcessor();
   }
 }

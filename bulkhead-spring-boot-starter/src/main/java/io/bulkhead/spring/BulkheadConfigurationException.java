@@ -1,5 +1,8 @@
 package io.bulkhead.spring;
 
+import java.lang.reflect.Method;
+import java.util.Arrays;
+
 /**
  * A {@code bulkhead.*} setting or a {@link Bulkhead @Bulkhead} use that cannot work: start-up stops
  * with one line naming what is wrong ({@link BulkheadFailureAnalyzer} prints it without a stack
@@ -34,6 +37,20 @@ final class BulkheadConfigurationException extends IllegalStateException {
             + key
             + " in the application's configuration (application.yml, properties or"
             + " environment).");
+  }
+
+  /** A method as a message names it: {@code com.example.Chat.complete(String)}. */
+  static String describe(Method method) {
+    return method.getDeclaringClass().getName() + "." + signature(method);
+  }
+
+  /** A method's name and parameter types: {@code complete(String)}. */
+  static String signature(Method method) {
+    return method.getName()
+        + "("
+        + String.join(
+            ", ", Arrays.stream(method.getParameterTypes()).map(Class::getSimpleName).toList())
+        + ")";
   }
 
   /** What the failure report suggests doing. */

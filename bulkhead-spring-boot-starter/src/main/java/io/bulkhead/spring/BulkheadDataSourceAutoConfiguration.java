@@ -23,7 +23,7 @@ import org.springframework.core.type.AnnotationMetadata;
  * ({@code io.bulkhead.jdbc.DatabasePools}), sized so that together they fit the server's {@code
  * max_connections}, and each pool is a {@code DataSource} bean named {@code <database>.<workload>},
  * to inject with {@code @Qualifier("orders.checkout") DataSource}. Each pool's compartment is in
- * the {@link BulkheadRegistry} under the same name, so its meters and the {@code bulkheads}
+ * the {@link BulkheadRegistry} under the same name, so its meters and the {@code compartments}
  * endpoint show it.
  *
  * <p>Start-up opens the pools when the database answers, and a total that does not fit what the

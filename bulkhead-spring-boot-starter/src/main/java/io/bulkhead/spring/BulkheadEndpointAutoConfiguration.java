@@ -1,5 +1,6 @@
 package io.bulkhead.spring;
 
+import io.bulkhead.BulkheadRegistry;
 import io.bulkhead.insight.Insight;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -8,21 +9,45 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 
-/** Actuator: the read-only {@code bulkheads} endpoint ({@link BulkheadsEndpoint}). */
+/**
+ * Actuator: the {@code compartments} endpoint ({@link CompartmentsEndpoint}) and the {@code
+ * compartmentevents} endpoint ({@link CompartmentEventsEndpoint}), each when it is available
+ * (exposed, and its access not {@code none}).
+ */
 @AutoConfiguration(after = BulkheadAutoConfiguration.class)
 @ConditionalOnClass(Endpoint.class)
-@ConditionalOnBean(Insight.class)
-@ConditionalOnAvailableEndpoint(BulkheadsEndpoint.class)
+@ConditionalOnBean({Insight.class, BulkheadRegistry.class})
 public class BulkheadEndpointAutoConfiguration {
 
   /** Created by Spring Boot. */
   public BulkheadEndpointAutoConfiguration() {}
 
-  /** {@code /actuator/bulkheads} and {@code /actuator/bulkheads/{name}}. */
+  /** {@code /actuator/compartments} and {@code /actuator/compartments/{name}}. */
   @Bean
   @ConditionalOnMissingBean
-  public BulkheadsEndpoint bulkheadsEndpoint(Insight insight) {
-    return new BulkheadsEndpoint(insight);
+  @ConditionalOnAvailableEndpoint(CompartmentsEndpoint.class)
+  public CompartmentsEndpoint compartmentsEndpoint(Insight insight, BulkheadRegistry registry) {
+    return new CompartmentsEndpoint(insight, registry);
+  }
+
+  /** The recent rejections, recorded only while their endpoint is available. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnAvailableEndpoint(CompartmentEventsEndpoint.class)
+  static class Events {
+
+    /** Records the last rejections of every compartment of the registry. */
+    @Bean
+    RecentRejections compartmentRecentRejections(BulkheadRegistry registry) {
+      return new RecentRejections(registry);
+    }
+
+    /** {@code /actuator/compartmentevents} and {@code /actuator/compartmentevents/{name}}. */
+    @Bean
+    @ConditionalOnMissingBean
+    CompartmentEventsEndpoint compartmentEventsEndpoint(RecentRejections rejections) {
+      return new CompartmentEventsEndpoint(rejections);
+    }
   }
 }

@@ -1,20 +1,24 @@
 package io.bulkhead.spring;
 
+import io.bulkhead.BulkheadFullException;
 import io.bulkhead.BulkheadRegistry;
 import java.lang.reflect.Method;
 import java.lang.reflect.UndeclaredThrowableException;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 import org.springframework.aop.support.AopUtils;
+import org.springframework.core.KotlinDetector;
+import org.springframework.core.MethodParameter;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.util.ClassUtils;
 
@@ -23,30 +27,52 @@ import org.springframework.util.ClassUtils;
  * the first time may both resolve it (resolution has no side effect) and the first put wins; no lock
  * is held while an adapter's supports() runs. The registry and the adapters are looked up once, on
  * first use, through suppliers that return the same beans every time.
+ *
+ * A fallback runs only for this compartment's own refusal, told from a BulkheadFullException of the
+ * method itself (an inner compartment's) by a flag the admitted task sets before the method runs:
+ * call() runs the task on the caller's thread, and submit() completes its future only after the task
+ * has run, so the flag is read after it was written whenever it was written.
  */
 
 /**
  * Runs {@link Bulkhead @Bulkhead} methods in their compartment: plain values through {@link
  * io.bulkhead.Bulkhead#call}, {@link CompletionStage}s through {@link io.bulkhead.Bulkhead#submit},
- * other types through a {@link BulkheadMethodAdapter}. {@link #resolve} checks a method at start-up
- * and refuses what it cannot run correctly.
+ * other types (Reactor's, and Kotlin suspend functions, which Spring AOP presents as a {@code
+ * Mono}) through a {@link BulkheadMethodAdapter}; a refused call returns its fallback when there is
+ * one. {@link #check} checks a method at start-up and refuses what it cannot run correctly.
  */
 final class BulkheadMethodInterceptor implements MethodInterceptor {
 
   private static final String PUBLISHER = "org.reactivestreams.Publisher";
+  private static final String MONO = "reactor.core.publisher.Mono";
+  private static final String FLUX = "reactor.core.publisher.Flux";
+  private static final String FLOW = "kotlinx.coroutines.flow.Flow";
+
+  /** What Spring AOP needs to hold a suspend fun's call until its coroutine completes. */
+  private static final String COROUTINES_REACTOR = "kotlinx.coroutines.reactor.MonoKt";
 
   private final Supplier<BulkheadRegistry> registry;
   private final Supplier<List<BulkheadMethodAdapter>> adapters;
+  private final @Nullable ClassLoader classLoader;
   private final Map<Method, Handler> handlers = new ConcurrentHashMap<>();
 
-  /** How one method runs: in which compartment, and through which adapter (null: built in). */
+  /** How one method runs: in which compartment, how, and what a refused call returns instead. */
   private record Handler(
-      String compartment, boolean stage, @Nullable BulkheadMethodAdapter adapter) {}
+      String compartment,
+      boolean stage,
+      @Nullable BulkheadMethodAdapter adapter,
+      @Nullable FallbackMethod fallback) {}
 
+  /**
+   * @param classLoader the application's (its bean class loader): which optional types it has
+   */
   BulkheadMethodInterceptor(
-      Supplier<BulkheadRegistry> registry, Supplier<List<BulkheadMethodAdapter>> adapters) {
+      Supplier<BulkheadRegistry> registry,
+      Supplier<List<BulkheadMethodAdapter>> adapters,
+      @Nullable ClassLoader classLoader) {
     this.registry = registry;
     this.adapters = adapters;
+    this.classLoader = classLoader;
   }
 
   @Override
@@ -73,23 +99,46 @@ final class BulkheadMethodInterceptor implements MethodInterceptor {
                         "compartment '"
                             + name
                             + "' of @Bulkhead on "
-                            + describe(method)
+                            + BulkheadConfigurationException.describe(method)
                             + " was removed from the registry"));
+    FallbackMethod fallback = handler.fallback();
     if (handler.adapter() != null) {
-      return handler.adapter().invoke(compartment, invocation);
+      BulkheadMethodAdapter.Fallback refused =
+          fallback == null
+              ? null
+              : rejection ->
+                  fallback.invoke(invocation.getThis(), invocation.getArguments(), rejection);
+      return handler.adapter().invoke(compartment, invocation, refused);
     }
     if (handler.stage()) {
-      return compartment.submit(() -> proceedToStage(invocation));
+      return fallback == null
+          ? compartment.submit(() -> proceedToStage(invocation))
+          : submitWithFallback(compartment, invocation, fallback);
     }
-    return compartment.call(() -> proceed(invocation));
+    if (fallback == null) {
+      return compartment.call(() -> proceed(invocation));
+    }
+    boolean[] admitted = {false};
+    try {
+      return compartment.call(
+          () -> {
+            admitted[0] = true;
+            return proceed(invocation);
+          });
+    } catch (BulkheadFullException rejection) {
+      if (admitted[0]) {
+        throw rejection; // the method's own, not this compartment's refusal
+      }
+      return fallback.invoke(invocation.getThis(), invocation.getArguments(), rejection);
+    }
   }
 
   /**
-   * Checks that {@code method} names a compartment that admits calls and returns a type this
-   * interceptor runs correctly; remembers how to run it.
+   * Checks that {@code method} names a compartment that admits calls, returns a type this
+   * interceptor runs correctly, and has the fallback it names; remembers how to run it.
    *
    * @return whether {@code method} carries {@link Bulkhead @Bulkhead}
-   * @throws BulkheadConfigurationException naming the method and the name or type it cannot handle
+   * @throws BulkheadConfigurationException naming the method and what it cannot handle
    */
   boolean check(Method method) {
     if (AnnotatedElementUtils.findMergedAnnotation(method, Bulkhead.class) == null) {
@@ -102,7 +151,8 @@ final class BulkheadMethodInterceptor implements MethodInterceptor {
   private Handler resolve(Method method) {
     Bulkhead annotation = AnnotatedElementUtils.findMergedAnnotation(method, Bulkhead.class);
     if (annotation == null) {
-      throw new IllegalStateException(describe(method) + " has no @Bulkhead");
+      throw new IllegalStateException(
+          BulkheadConfigurationException.describe(method) + " has no @Bulkhead");
     }
     String name = annotation.value();
     BulkheadRegistry compartments = registry.get();
@@ -119,17 +169,26 @@ final class BulkheadMethodInterceptor implements MethodInterceptor {
           "@Bulkhead(\""
               + name
               + "\") on "
-              + describe(method)
+              + BulkheadConfigurationException.describe(method)
               + " names compartment '"
               + name
               + "', "
               + why,
           "Correct the name in the annotation or configure the compartment.");
     }
+    FallbackMethod fallback =
+        annotation.fallbackMethod().isEmpty()
+            ? null
+            : FallbackMethod.resolve(method, name, annotation.fallbackMethod());
+    ClassLoader loader =
+        classLoader != null ? classLoader : method.getDeclaringClass().getClassLoader();
+    if (KotlinDetector.isSuspendingFunction(method)) {
+      return suspending(method, name, fallback, loader);
+    }
     Class<?> returnType = method.getReturnType();
     for (BulkheadMethodAdapter adapter : adapters.get()) {
       if (adapter.supports(returnType)) {
-        return new Handler(name, false, adapter);
+        return new Handler(name, false, adapter, fallback);
       }
     }
     if (CompletionStage.class.isAssignableFrom(returnType)) {
@@ -142,18 +201,24 @@ final class BulkheadMethodInterceptor implements MethodInterceptor {
                 + ", a CompletionStage that is"
                 + " not a CompletableFuture; declare CompletionStage or CompletableFuture");
       }
-      return new Handler(name, true, null);
+      return new Handler(name, true, null, fallback);
     }
-    if (isPublisher(returnType, method.getDeclaringClass().getClassLoader())) {
+    if (isA(returnType, PUBLISHER, loader)) {
       throw refused(
           method,
           name,
           "returns "
               + returnType.getName()
-              + ", a Publisher that no"
-              + " BulkheadMethodAdapter runs: Mono and Flux run once bulkhead-reactor is on the class"
-              + " path (its adapter is auto-configured); other Publishers need an adapter bean of their"
-              + " own");
+              + ", a Publisher that no BulkheadMethodAdapter runs: Mono and Flux run once Reactor is"
+              + " on the class path (their adapter is auto-configured); other Publishers need an"
+              + " adapter bean of their own");
+    }
+    if (isA(returnType, FLOW, loader)) {
+      throw refused(
+          method,
+          name,
+          "returns a Kotlin Flow, which would leave the compartment before anyone collects it;"
+              + " make it a suspend fun, or return a Flux");
     }
     if (Future.class.isAssignableFrom(returnType)) {
       throw refused(
@@ -164,30 +229,108 @@ final class BulkheadMethodInterceptor implements MethodInterceptor {
               + ", a Future that does not say"
               + " when its work ends; return a CompletionStage (CompletableFuture)");
     }
-    return new Handler(name, false, null);
+    return new Handler(name, false, null, fallback);
   }
 
-  private static boolean isPublisher(Class<?> type, @Nullable ClassLoader loader) {
-    if (!ClassUtils.isPresent(PUBLISHER, loader)) {
+  /**
+   * A Kotlin {@code suspend fun}: Spring AOP calls it as a {@code Mono} (a {@code Flux} for one
+   * returning a {@code Flow}) when kotlinx-coroutines-reactor is there, and turns that back into
+   * the coroutine's result; the adapter for that type holds the slot until the coroutine completes.
+   * Without it the method would return at its first suspension, so it is refused.
+   */
+  private Handler suspending(
+      Method method, String name, @Nullable FallbackMethod fallback, @Nullable ClassLoader loader) {
+    if (!ClassUtils.isPresent(COROUTINES_REACTOR, loader)) {
+      throw refused(
+          method,
+          name,
+          "is a suspend fun, which Spring AOP would let return at its first suspension, freeing the"
+              + " slot while the coroutine still runs; add org.jetbrains.kotlinx:"
+              + "kotlinx-coroutines-reactor, through which Spring holds the call until the coroutine"
+              + " completes");
+    }
+    boolean flow = FLOW.equals(new MethodParameter(method, -1).getParameterType().getName());
+    Class<?> publisher = ClassUtils.resolveClassName(flow ? FLUX : MONO, loader);
+    for (BulkheadMethodAdapter adapter : adapters.get()) {
+      if (adapter.supports(publisher)) {
+        return new Handler(name, false, adapter, fallback);
+      }
+    }
+    throw refused(
+        method,
+        name,
+        "is a suspend fun, which Spring AOP runs as a "
+            + publisher.getSimpleName()
+            + ", and no BulkheadMethodAdapter runs that type");
+  }
+
+  private static CompletableFuture<@Nullable Object> submitWithFallback(
+      io.bulkhead.Bulkhead compartment, MethodInvocation invocation, FallbackMethod fallback) {
+    AtomicBoolean admitted = new AtomicBoolean();
+    CompletableFuture<@Nullable Object> submitted =
+        compartment.submit(
+            () -> {
+              admitted.set(true);
+              return proceedToStage(invocation);
+            });
+    CompletableFuture<@Nullable Object> result = new CompletableFuture<>();
+    submitted.whenComplete(
+        (value, failure) -> {
+          Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
+          if (failure == null) {
+            result.complete(value);
+          } else if (cause instanceof BulkheadFullException rejection && !admitted.get()) {
+            try {
+              @SuppressWarnings("unchecked")
+              CompletionStage<@Nullable Object> instead =
+                  (CompletionStage<@Nullable Object>)
+                      fallback.invoke(invocation.getThis(), invocation.getArguments(), rejection);
+              if (instead == null) {
+                throw new NullPointerException(fallback + " returned null");
+              }
+              instead.whenComplete(
+                  (v, f) -> {
+                    if (f == null) {
+                      result.complete(v);
+                    } else {
+                      result.completeExceptionally(f);
+                    }
+                  });
+            } catch (Throwable thrown) {
+              result.completeExceptionally(thrown);
+            }
+          } else {
+            result.completeExceptionally(failure);
+          }
+        });
+    // Cancelled or completed by the caller: withdraw the call (or cancel its stage), as submit's
+    // own
+    // future would have.
+    result.whenComplete(
+        (value, failure) -> {
+          if (!submitted.isDone()) {
+            submitted.cancel(true);
+          }
+        });
+    return result;
+  }
+
+  private static boolean isA(Class<?> type, String name, @Nullable ClassLoader loader) {
+    if (!ClassUtils.isPresent(name, loader)) {
       return false;
     }
-    return ClassUtils.resolveClassName(PUBLISHER, loader).isAssignableFrom(type);
+    return ClassUtils.resolveClassName(name, loader).isAssignableFrom(type);
   }
 
   private static BulkheadConfigurationException refused(Method method, String name, String why) {
     return new BulkheadConfigurationException(
-        "@Bulkhead(\"" + name + "\") on " + describe(method) + " cannot be applied: it " + why,
+        "@Bulkhead(\""
+            + name
+            + "\") on "
+            + BulkheadConfigurationException.describe(method)
+            + " cannot be applied: it "
+            + why,
         "Change the method's return type or add the module that handles it.");
-  }
-
-  private static String describe(Method method) {
-    return method.getDeclaringClass().getName()
-        + "."
-        + method.getName()
-        + "("
-        + String.join(
-            ", ", Arrays.stream(method.getParameterTypes()).map(Class::getSimpleName).toList())
-        + ")";
   }
 
   private static @Nullable Object proceed(MethodInvocation invocation) throws Exception {

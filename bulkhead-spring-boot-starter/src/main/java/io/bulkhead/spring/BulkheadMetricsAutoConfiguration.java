@@ -40,7 +40,7 @@ public class BulkheadMetricsAutoConfiguration {
 
   /** The meters of every compartment, now and as compartments are added; removed on shutdown. */
   @Bean
-  public BulkheadMetrics bulkheadMetrics(BulkheadRegistry registry) {
+  public BulkheadMetrics compartmentMetrics(BulkheadRegistry registry) {
     return BulkheadMetrics.of(registry);
   }
 
@@ -51,7 +51,7 @@ public class BulkheadMetricsAutoConfiguration {
    */
   @Bean
   @Order(Ordered.HIGHEST_PRECEDENCE)
-  public MeterFilter bulkheadHistogramsOffByDefault() {
+  public MeterFilter compartmentHistogramsOffByDefault() {
     return new MeterFilter() {
       @Override
       public @Nullable DistributionStatisticConfig configure(

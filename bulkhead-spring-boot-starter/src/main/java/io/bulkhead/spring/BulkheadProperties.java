@@ -217,11 +217,12 @@ public class BulkheadProperties {
     private int reserve;
 
     /**
-     * How many connections the pools may hold together, below what the server allows; without it,
-     * all the server allows (PostgreSQL's max_connections less its reserved connections and
-     * reserve). Required for a database other than PostgreSQL, whose limit is not read.
+     * The capacity of the database's budget: how many connections the pools may hold together,
+     * below what the server allows; without it, all the server allows (PostgreSQL's max_connections
+     * less its reserved connections and reserve). Required for a database other than PostgreSQL,
+     * whose limit is not read.
      */
-    private @Nullable Integer budget;
+    private @Nullable Integer capacity;
 
     /** The pools by workload name: each becomes a DataSource bean named <database>.<workload>. */
     private Map<String, Pool> pools = new LinkedHashMap<>();
@@ -269,14 +270,14 @@ public class BulkheadProperties {
       this.reserve = reserve;
     }
 
-    /** The budget; null for all the server allows. */
-    public @Nullable Integer getBudget() {
-      return budget;
+    /** The capacity; null for all the server allows. */
+    public @Nullable Integer getCapacity() {
+      return capacity;
     }
 
-    /** Sets the budget. */
-    public void setBudget(@Nullable Integer budget) {
-      this.budget = budget;
+    /** Sets the capacity. */
+    public void setCapacity(@Nullable Integer capacity) {
+      this.capacity = capacity;
     }
 
     /** The pools by workload name, in the order they were configured. */
@@ -295,8 +296,11 @@ public class BulkheadProperties {
    */
   public static class Pool {
 
-    /** How many connections the pool holds, opened at start-up and kept; required, at least 1. */
-    private @Nullable Integer size;
+    /**
+     * The pool's limit: how many connections it holds, opened at start-up and kept; required, at
+     * least 1.
+     */
+    private @Nullable Integer limit;
 
     /**
      * How many callers may wait when every connection is in use; 0 (the default) refuses at once.
@@ -313,13 +317,13 @@ public class BulkheadProperties {
     public Pool() {}
 
     /** How many connections the pool holds; null when not set. */
-    public @Nullable Integer getSize() {
-      return size;
+    public @Nullable Integer getLimit() {
+      return limit;
     }
 
     /** Sets how many connections the pool holds. */
-    public void setSize(@Nullable Integer size) {
-      this.size = size;
+    public void setLimit(@Nullable Integer limit) {
+      this.limit = limit;
     }
 
     /** How many callers may wait for a connection. */

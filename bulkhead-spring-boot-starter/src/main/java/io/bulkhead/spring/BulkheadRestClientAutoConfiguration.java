@@ -21,7 +21,7 @@ public class BulkheadRestClientAutoConfiguration {
 
   /** Adds the routing interceptor to every auto-configured {@code RestClient.Builder}. */
   @Bean
-  public RestClientCustomizer bulkheadRestClientCustomizer(
+  public RestClientCustomizer compartmentRestClientCustomizer(
       BulkheadRegistry registry, BulkheadProperties properties) {
     BulkheadClientHttpRequestInterceptor interceptor =
         BulkheadClientHttpRequestInterceptor.routing(

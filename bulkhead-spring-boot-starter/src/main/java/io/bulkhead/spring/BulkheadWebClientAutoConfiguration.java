@@ -24,7 +24,7 @@ public class BulkheadWebClientAutoConfiguration {
 
   /** Adds the routing filter to every auto-configured {@code WebClient.Builder}. */
   @Bean
-  public WebClientCustomizer bulkheadWebClientCustomizer(
+  public WebClientCustomizer compartmentWebClientCustomizer(
       BulkheadRegistry registry, BulkheadProperties properties) {
     BulkheadExchangeFilterFunction filter =
         BulkheadExchangeFilterFunction.routing(registry, CompartmentFactory.upstreams(properties));

@@ -2,16 +2,12 @@ package io.bulkhead.spring;
 
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadRegistry;
-import io.bulkhead.reactor.BulkheadOperator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -21,9 +17,9 @@ import org.springframework.web.server.WebFilter;
 /**
  * Spring WebFlux: a {@link io.bulkhead.BulkheadFullException} in an annotated controller's handling
  * (thrown, or signalled by a returned {@code CompletionStage}) becomes {@code 503} with {@code
- * Retry-After} and a problem body, through the same {@link BulkheadProblemHandler} as in MVC; with
- * {@code bulkhead-reactor} on the class path, the requests of every compartment's {@code paths}
- * enter it at the edge, through a {@code WebFilter} bean named {@value #FILTER_NAME}.
+ * Retry-After} and a problem body, through the same {@link BulkheadProblemHandler} as in MVC, and
+ * the requests of every compartment's {@code paths} enter it at the edge, through a {@code
+ * WebFilter} bean named {@value #FILTER_NAME} (on {@code bulkhead-reactor}'s operator).
  */
 @AutoConfiguration(after = BulkheadAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
@@ -31,9 +27,7 @@ import org.springframework.web.server.WebFilter;
 public class BulkheadWebFluxAutoConfiguration {
 
   /** The name of the {@code WebFilter} bean that enforces {@code paths}. */
-  public static final String FILTER_NAME = "bulkheadWebFilter";
-
-  private static final Log LOG = LogFactory.getLog(BulkheadWebFluxAutoConfiguration.class);
+  public static final String FILTER_NAME = "compartmentWebFilter";
 
   /** Created by Spring Boot. */
   public BulkheadWebFluxAutoConfiguration() {}
@@ -41,13 +35,12 @@ public class BulkheadWebFluxAutoConfiguration {
   /** The {@code 503} answer; an application's own bean of this type replaces it. */
   @Bean
   @ConditionalOnMissingBean
-  public BulkheadProblemHandler bulkheadProblemHandler() {
+  public BulkheadProblemHandler compartmentProblemHandler() {
     return new BulkheadProblemHandler();
   }
 
-  /** The {@code WebFilter} that enforces {@code paths}, when {@code bulkhead-reactor} is there. */
+  /** The {@code WebFilter} that enforces {@code paths}. */
   @Configuration(proxyBeanMethods = false)
-  @ConditionalOnClass(BulkheadOperator.class)
   static class EdgeFilter {
 
     /**
@@ -63,23 +56,6 @@ public class BulkheadWebFluxAutoConfiguration {
         compartments.put(route.compartment(), EdgeRoutes.compartment(registry, route));
       }
       return new BulkheadWebFilter(routes, compartments);
-    }
-  }
-
-  /** Without {@code bulkhead-reactor}, {@code paths} would be ignored: say so at start-up. */
-  @Configuration(proxyBeanMethods = false)
-  @ConditionalOnMissingClass("io.bulkhead.reactor.BulkheadOperator")
-  static class NoEdgeFilter {
-    NoEdgeFilter(BulkheadProperties properties) {
-      for (EdgePath.Route route : EdgePath.routes(properties)) {
-        LOG.warn(
-            "bulkhead.compartments."
-                + route.compartment()
-                + ".paths "
-                + route.path().pattern()
-                + " is not enforced: add io.github.bulkhead:bulkhead-reactor, whose WebFilter routes requests"
-                + " into compartments in Spring WebFlux");
-      }
     }
   }
 }

@@ -1,15 +1,14 @@
 package io.bulkhead.spring;
 
 import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.edge.RejectionBody;
+import io.bulkhead.edge.RouteTable;
 import io.bulkhead.servlet.BulkheadFilter;
 import jakarta.servlet.DispatcherType;
 import java.util.List;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
@@ -18,9 +17,9 @@ import org.springframework.web.servlet.DispatcherServlet;
 
 /**
  * Spring MVC: a {@link io.bulkhead.BulkheadFullException} in a request becomes {@code 503} with
- * {@code Retry-After} and a problem body ({@link BulkheadProblemHandler}); with {@code
- * bulkhead-servlet} on the class path, the requests of every compartment's {@code paths} enter it
- * at the edge, through a {@link BulkheadFilter} registered as {@value #FILTER_NAME}.
+ * {@code Retry-After} and a problem body ({@link BulkheadProblemHandler}), and the requests of
+ * every compartment's {@code paths} enter it at the edge, through {@code bulkhead-servlet}'s {@link
+ * BulkheadFilter} registered as {@value #FILTER_NAME}.
  */
 @AutoConfiguration(after = BulkheadAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
@@ -28,7 +27,7 @@ import org.springframework.web.servlet.DispatcherServlet;
 public class BulkheadWebMvcAutoConfiguration {
 
   /** The name of the filter's registration. */
-  public static final String FILTER_NAME = "bulkheadFilter";
+  public static final String FILTER_NAME = "compartmentFilter";
 
   /**
    * The filter's place in the chain: just after Spring Security's ({@code -100}), so a request that
@@ -38,21 +37,18 @@ public class BulkheadWebMvcAutoConfiguration {
    */
   public static final int FILTER_ORDER = -90;
 
-  private static final Log LOG = LogFactory.getLog(BulkheadWebMvcAutoConfiguration.class);
-
   /** Created by Spring Boot. */
   public BulkheadWebMvcAutoConfiguration() {}
 
   /** The {@code 503} answer; an application's own bean of this type replaces it. */
   @Bean
   @ConditionalOnMissingBean
-  public BulkheadProblemHandler bulkheadProblemHandler() {
+  public BulkheadProblemHandler compartmentProblemHandler() {
     return new BulkheadProblemHandler();
   }
 
-  /** The servlet filter that enforces {@code paths}, when {@code bulkhead-servlet} is there. */
+  /** The servlet filter that enforces {@code paths}. */
   @Configuration(proxyBeanMethods = false)
-  @ConditionalOnClass(BulkheadFilter.class)
   static class EdgeFilter {
 
     /**
@@ -65,18 +61,13 @@ public class BulkheadWebMvcAutoConfiguration {
     FilterRegistrationBean<BulkheadFilter> bulkheadFilter(
         BulkheadRegistry registry, BulkheadProperties properties) {
       List<EdgePath.Route> routes = EdgePath.routes(properties);
-      BulkheadFilter.Builder filter =
-          BulkheadFilter.builder()
-              .rejectionBody(
-                  (rejection, retryAfterSeconds, response) -> {
-                    response.setContentType(ProblemJson.CONTENT_TYPE + ";charset=utf-8");
-                    return ProblemJson.of(rejection);
-                  });
+      RouteTable.Builder table = RouteTable.builder();
       for (EdgePath.Route route : routes) {
-        filter.route(route.path().servletPathSpec(), EdgeRoutes.compartment(registry, route));
+        table.route(route.path().pattern(), EdgeRoutes.compartment(registry, route));
       }
       FilterRegistrationBean<BulkheadFilter> registration =
-          new FilterRegistrationBean<>(filter.build());
+          new FilterRegistrationBean<>(
+              BulkheadFilter.of(table.build(), RejectionBody.problemJson()));
       registration.setName(FILTER_NAME);
       registration.setAsyncSupported(true);
       registration.setDispatcherTypes(DispatcherType.REQUEST, DispatcherType.ASYNC);
@@ -84,23 +75,6 @@ public class BulkheadWebMvcAutoConfiguration {
       registration.setOrder(FILTER_ORDER);
       registration.setEnabled(!routes.isEmpty());
       return registration;
-    }
-  }
-
-  /** Without {@code bulkhead-servlet}, {@code paths} would be ignored: say so at start-up. */
-  @Configuration(proxyBeanMethods = false)
-  @ConditionalOnMissingClass("io.bulkhead.servlet.BulkheadFilter")
-  static class NoEdgeFilter {
-    NoEdgeFilter(BulkheadProperties properties) {
-      for (EdgePath.Route route : EdgePath.routes(properties)) {
-        LOG.warn(
-            "bulkhead.compartments."
-                + route.compartment()
-                + ".paths "
-                + route.path().pattern()
-                + " is not enforced: add io.github.bulkhead:bulkhead-servlet, whose filter routes requests"
-                + " into compartments in Spring MVC");
-      }
     }
   }
 }

@@ -1,6 +1,7 @@
 package io.bulkhead.spring;
 
 import io.bulkhead.insight.Insight;
+import io.bulkhead.internal.DaemonThreads;
 import java.time.Duration;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -16,7 +17,7 @@ import org.springframework.context.SmartLifecycle;
 
 /**
  * Samples the {@link Insight} once a second, on one daemon thread, from the moment the context has
- * started until it closes; what the diagnosis and the sizing advice of the {@code bulkheads}
+ * started until it closes; what the diagnosis and the sizing advice of the {@code compartments}
  * endpoint are made of. It reads the compartments' stats only: it never calls an upstream.
  */
 final class InsightSampler implements SmartLifecycle {
@@ -34,12 +35,7 @@ final class InsightSampler implements SmartLifecycle {
   @Override
   public void start() {
     ScheduledExecutorService sampler =
-        Executors.newSingleThreadScheduledExecutor(
-            task -> {
-              Thread thread = new Thread(task, "bulkhead-insight");
-              thread.setDaemon(true); // never what keeps a JVM from exiting
-              return thread;
-            });
+        Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("bulkhead-insight"));
     long period = PERIOD.toMillis();
     sampler.scheduleAtFixedRate(insight::sample, period, period, TimeUnit.MILLISECONDS);
     executor = sampler;

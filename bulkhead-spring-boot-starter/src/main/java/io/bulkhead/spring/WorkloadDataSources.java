@@ -1,6 +1,7 @@
 package io.bulkhead.spring;
 
 import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.internal.Urls;
 import io.bulkhead.jdbc.DatabasePools;
 import io.bulkhead.jdbc.PoolConfig;
 import io.bulkhead.jdbc.WorkloadPool;
@@ -76,7 +77,7 @@ final class WorkloadDataSources implements AutoCloseable {
           prefix + "url",
           "the pools need the database's JDBC URL (jdbc:postgresql://db:5432/" + name + ")");
     }
-    check(prefix + "url", url, () -> b.jdbcUrl(url));
+    check(prefix + "url", Urls.masked(url), () -> b.jdbcUrl(url)); // named without its password
     if (settings.getUsername() != null) {
       b.username(settings.getUsername());
     }
@@ -85,13 +86,13 @@ final class WorkloadDataSources implements AutoCloseable {
     }
     int reserve = settings.getReserve();
     check(prefix + "reserve", reserve, () -> b.reserveForOtherClients(reserve));
-    Integer budget = settings.getBudget();
-    if (budget != null) {
-      check(prefix + "budget", budget, () -> b.budget(budget));
+    Integer capacity = settings.getCapacity();
+    if (capacity != null) {
+      check(prefix + "capacity", capacity, () -> b.capacity(capacity));
     }
     if (settings.getPools().isEmpty()) {
       throw BulkheadConfigurationException.missing(
-          prefix + "pools", "give each workload its pool (" + prefix + "pools.<workload>.size)");
+          prefix + "pools", "give each workload its pool (" + prefix + "pools.<workload>.limit)");
     }
     settings.getPools().forEach((workload, pool) -> b.pool(poolConfig(workload, pool)));
     return b.registry(registry);
@@ -100,12 +101,12 @@ final class WorkloadDataSources implements AutoCloseable {
   private PoolConfig poolConfig(String workload, BulkheadProperties.Pool pool) {
     String poolPrefix = prefix + "pools." + workload + ".";
     PoolConfig.Builder b = check(poolPrefix + "name", workload, () -> PoolConfig.builder(workload));
-    Integer size = pool.getSize();
-    if (size == null) {
+    Integer limit = pool.getLimit();
+    if (limit == null) {
       throw BulkheadConfigurationException.missing(
-          poolPrefix + "size", "every pool needs the number of connections its workload may hold");
+          poolPrefix + "limit", "every pool needs the number of connections its workload may hold");
     }
-    check(poolPrefix + "size", size, () -> b.size(size));
+    check(poolPrefix + "limit", limit, () -> b.limit(limit));
     check(poolPrefix + "max-queue", pool.getMaxQueue(), () -> b.maxQueue(pool.getMaxQueue()));
     Duration maxWait = pool.getMaxWait();
     if (maxWait != null) {
@@ -193,21 +194,21 @@ final class WorkloadDataSources implements AutoCloseable {
     String message =
         e.getMessage()
             .replace("reserveForOtherClients(int)", prefix + "reserve")
-            .replace("budget(int)", prefix + "budget");
+            .replace("capacity(int)", prefix + "capacity");
     if (message.startsWith("pools of database")) {
-      Map<String, Integer> sizes = new LinkedHashMap<>();
-      settings.getPools().forEach((workload, pool) -> sizes.put(workload, pool.getSize()));
-      return BulkheadConfigurationException.property(prefix + "pools", sizes, message);
+      Map<String, Integer> limits = new LinkedHashMap<>();
+      settings.getPools().forEach((workload, pool) -> limits.put(workload, pool.getLimit()));
+      return BulkheadConfigurationException.property(prefix + "pools", limits, message);
     }
     if (message.startsWith("the server of database")) {
       return BulkheadConfigurationException.property(
           prefix + "reserve", settings.getReserve(), message);
     }
-    if (settings.getBudget() == null) {
-      return BulkheadConfigurationException.missing(prefix + "budget", message);
+    if (settings.getCapacity() == null) {
+      return BulkheadConfigurationException.missing(prefix + "capacity", message);
     }
     return BulkheadConfigurationException.property(
-        prefix + "budget", settings.getBudget(), message);
+        prefix + "capacity", settings.getCapacity(), message);
   }
 
   /** A DataSource for {@code workload}'s pool. */

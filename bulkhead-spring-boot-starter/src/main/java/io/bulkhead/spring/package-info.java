@@ -1,7 +1,7 @@
 /**
  * Spring Boot auto-configuration for Bulkhead: compartments from {@code bulkhead.*} properties,
  * {@link io.bulkhead.spring.Bulkhead @Bulkhead} on bean methods, {@code 503} problem responses,
- * RestClient compartments per upstream, Micrometer meters and the {@code bulkheads} Actuator
+ * RestClient compartments per upstream, Micrometer meters and the {@code compartments} Actuator
  * endpoint.
  */
 @NullMarked

@@ -105,7 +105,7 @@ class BulkheadPropertiesTest {
     // The value types, whose fields IDEs complete below a map key, carry the descriptions.
     List<String> groups =
         metadata.get("groups").valueStream().map(g -> g.get("name").asString()).toList();
-    assertThat(groups).contains("bulkhead", "management.endpoint.bulkheads");
+    assertThat(groups).contains("bulkhead", "management.endpoint.compartments");
     assertThat(byName.get("bulkhead.compartments").get("description").asString())
         .contains("Compartments by name");
   }

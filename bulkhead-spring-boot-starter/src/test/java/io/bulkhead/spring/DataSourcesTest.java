@@ -67,8 +67,8 @@ class DataSourcesTest {
   void eachWorkloadGetsADataSourceBeanOfItsOwnSize() {
     runner(
             db.jdbcUrl(),
-            "bulkhead.datasources.orders.pools.checkout.size=2",
-            "bulkhead.datasources.orders.pools.reports.size=1")
+            "bulkhead.datasources.orders.pools.checkout.limit=2",
+            "bulkhead.datasources.orders.pools.reports.limit=1")
         .run(
             context -> {
               assertThat(context).hasNotFailed();
@@ -116,8 +116,8 @@ class DataSourcesTest {
     runner(
             db.jdbcUrl(),
             "bulkhead.datasources.orders.reserve=" + (usable - 2),
-            "bulkhead.datasources.orders.pools.checkout.size=2",
-            "bulkhead.datasources.orders.pools.reports.size=1")
+            "bulkhead.datasources.orders.pools.checkout.limit=2",
+            "bulkhead.datasources.orders.pools.reports.limit=1")
         .run(
             context -> {
               assertThat(context).hasFailed();
@@ -128,7 +128,7 @@ class DataSourcesTest {
                   .startsWith(
                       "bulkhead.datasources.orders.pools={checkout=2, reports=1}: pools of"
                           + " database 'orders' need checkout 2 + reports 1 = 3 connections, more than its"
-                          + " budget of 2")
+                          + " capacity of 2")
                   .contains("bulkhead.datasources.orders.reserve")
                   .doesNotContain("\n");
             });
@@ -143,7 +143,7 @@ class DataSourcesTest {
     }
     runner(
             "jdbc:postgresql://127.0.0.1:" + closedPort + "/orders",
-            "bulkhead.datasources.orders.pools.checkout.size=2")
+            "bulkhead.datasources.orders.pools.checkout.limit=2")
         .run(
             context -> {
               assertThat(context).hasNotFailed();
@@ -169,7 +169,7 @@ class DataSourcesTest {
     }
     runner(
             "jdbc:postgresql://127.0.0.1:" + port + server.getRawPath(),
-            "bulkhead.datasources.orders.pools.checkout.size=1")
+            "bulkhead.datasources.orders.pools.checkout.limit=1")
         .run(
             context -> {
               assertThat(context).hasNotFailed();
@@ -243,22 +243,22 @@ class DataSourcesTest {
               assertThat(analysis.getDescription())
                   .isEqualTo(
                       "bulkhead.datasources.orders.pools.checkout"
-                          + ".size is not set: every pool needs the number of connections its workload may hold");
+                          + ".limit is not set: every pool needs the number of connections its workload may hold");
             });
   }
 
   @Test
   void wrongPoolValuesStopStartUpNamingTheKeyAndTheValue() {
-    runner(db.jdbcUrl(), "bulkhead.datasources.orders.pools.checkout.size=0")
+    runner(db.jdbcUrl(), "bulkhead.datasources.orders.pools.checkout.limit=0")
         .run(
             context ->
                 assertThat(analysis(context.getStartupFailure()))
                     .isEqualTo(
-                        "bulkhead.datasources.orders.pools.checkout.size=0: size of pool 'checkout' must be at"
+                        "bulkhead.datasources.orders.pools.checkout.limit=0: limit of pool 'checkout' must be at"
                             + " least 1 but was 0"));
     runner(
             db.jdbcUrl(),
-            "bulkhead.datasources.orders.pools.checkout.size=2",
+            "bulkhead.datasources.orders.pools.checkout.limit=2",
             "bulkhead.datasources.orders.pools.checkout.max-queue=5")
         .run(
             context ->
@@ -270,12 +270,12 @@ class DataSourcesTest {
 
   @Test
   void aValueThatCannotBeReadStopsStartUpNamingTheKey() {
-    runner(db.jdbcUrl(), "bulkhead.datasources.orders.pools.checkout.size=six")
+    runner(db.jdbcUrl(), "bulkhead.datasources.orders.pools.checkout.limit=six")
         .run(
             context ->
                 assertThat(analysis(context.getStartupFailure()))
                     .startsWith(
-                        "bulkhead.datasources.orders.pools.checkout.size=six: cannot be read as an"
+                        "bulkhead.datasources.orders.pools.checkout.limit=six: cannot be read as an"
                             + " Integer"));
   }
 

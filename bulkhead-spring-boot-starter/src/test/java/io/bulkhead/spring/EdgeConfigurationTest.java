@@ -2,23 +2,12 @@ package io.bulkhead.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.bulkhead.reactor.BulkheadOperator;
-import io.bulkhead.servlet.BulkheadFilter;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.test.context.FilteredClassLoader;
-import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
-import org.springframework.boot.test.system.CapturedOutput;
-import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 
-/**
- * Which web-edge filter the starter registers for {@code paths}, and what it says when the module
- * that would enforce them is missing.
- */
-@ExtendWith(OutputCaptureExtension.class)
+/** Which web-edge filter the starter registers for {@code paths}. */
 class EdgeConfigurationTest {
 
   private static final AutoConfigurations STARTER =
@@ -39,42 +28,6 @@ class EdgeConfigurationTest {
                       BulkheadWebMvcAutoConfiguration.FILTER_NAME, FilterRegistrationBean.class);
               assertThat(registration.isEnabled()).isFalse();
             });
-  }
-
-  @Test
-  void mvcWithoutBulkheadServletWarnsThatPathsAreNotEnforced(CapturedOutput output) {
-    new WebApplicationContextRunner()
-        .withConfiguration(STARTER)
-        .withClassLoader(new FilteredClassLoader(BulkheadFilter.class))
-        .withPropertyValues(
-            "bulkhead.compartments.llm.limit=2", "bulkhead.compartments.llm.paths=/chat/**")
-        .run(
-            context -> {
-              assertThat(context).hasNotFailed();
-              assertThat(context).doesNotHaveBean(BulkheadWebMvcAutoConfiguration.FILTER_NAME);
-            });
-    assertThat(output.getAll())
-        .contains(
-            "bulkhead.compartments.llm.paths /chat/** is not enforced:"
-                + " add io.github.bulkhead:bulkhead-servlet");
-  }
-
-  @Test
-  void webFluxWithoutBulkheadReactorWarnsThatPathsAreNotEnforced(CapturedOutput output) {
-    new ReactiveWebApplicationContextRunner()
-        .withConfiguration(STARTER)
-        .withClassLoader(new FilteredClassLoader(BulkheadOperator.class))
-        .withPropertyValues(
-            "bulkhead.compartments.llm.limit=2", "bulkhead.compartments.llm.paths=/chat/**")
-        .run(
-            context -> {
-              assertThat(context).hasNotFailed();
-              assertThat(context).doesNotHaveBean(BulkheadWebFluxAutoConfiguration.FILTER_NAME);
-            });
-    assertThat(output.getAll())
-        .contains(
-            "bulkhead.compartments.llm.paths /chat/** is not enforced:"
-                + " add io.github.bulkhead:bulkhead-reactor");
   }
 
   @Test

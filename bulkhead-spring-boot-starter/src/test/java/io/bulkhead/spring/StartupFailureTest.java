@@ -87,6 +87,27 @@ class StartupFailureTest {
     }
   }
 
+  /** A fallback that forgets the exception parameter. */
+  static class WrongFallbackService {
+    @Bulkhead(value = "llm", fallbackMethod = "cached")
+    public String complete(String prompt) {
+      return "answer";
+    }
+
+    String cached(String prompt) {
+      return "cached";
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  @ImportAutoConfiguration(BulkheadAutoConfiguration.class)
+  static class WrongFallback {
+    @Bean
+    WrongFallbackService wrongFallbackService() {
+      return new WrongFallbackService();
+    }
+  }
+
   private static Throwable startFailure(Class<?> config, String... properties) {
     Throwable failure =
         catchThrowable(
@@ -234,6 +255,39 @@ class StartupFailureTest {
   }
 
   @Test
+  void anUpstreamsUserAndPassword_areNeverPrinted(CapturedOutput output) {
+    Throwable failure =
+        startFailure(
+            Compartments.class,
+            "bulkhead.compartments.llm.limit=2",
+            "bulkhead.compartments.llm.upstream=ftp://svc:s3cret@llm.internal/v1");
+
+    assertThat(description(failure, output))
+        .isEqualTo(
+            "bulkhead.compartments.llm.upstream=ftp://***@llm.internal/v1: scheme must be http or"
+                + " https but was ftp");
+    assertThat(output.getOut() + output.getErr()).doesNotContain("s3cret").doesNotContain("svc:");
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      assertThat(String.valueOf(t.getMessage())).doesNotContain("s3cret");
+    }
+  }
+
+  @Test
+  void aHostWithAPathButNoScheme_isRefusedWithoutItsPassword(CapturedOutput output) {
+    Throwable failure =
+        startFailure(
+            Compartments.class,
+            "bulkhead.compartments.llm.limit=2",
+            "bulkhead.compartments.llm.upstream=svc:s3cret@llm.internal/v1");
+
+    assertThat(description(failure, output))
+        .isEqualTo(
+            "bulkhead.compartments.llm.upstream=***@llm.internal/v1: has a path but no scheme: give"
+                + " a base URL with its scheme (https://***@llm.internal/v1) or the host alone");
+    assertThat(output.getOut() + output.getErr()).doesNotContain("s3cret");
+  }
+
+  @Test
   void anAnnotationNamingNoCompartmentNamesTheBeanMethodAndTheName(CapturedOutput output) {
     Throwable failure = startFailure(UnknownCompartment.class, "bulkhead.compartments.llm.limit=2");
 
@@ -256,6 +310,20 @@ class StartupFailureTest {
                 + ".call() cannot be applied: it returns "
                 + Publisher.class.getName()
                 + ", a Publisher that no BulkheadMethodAdapter runs");
+  }
+
+  @Test
+  void aFallbackThatDoesNotMatchNamesTheMethodAndTheSignatureWanted(CapturedOutput output) {
+    Throwable failure = startFailure(WrongFallback.class, "bulkhead.compartments.llm.limit=2");
+
+    assertThat(description(failure, output))
+        .isEqualTo(
+            "@Bulkhead(value = \"llm\", fallbackMethod = \"cached\") on "
+                + WrongFallbackService.class.getName()
+                + ".complete(String): "
+                + WrongFallbackService.class.getName()
+                + " has no method cached(String, BulkheadFullException) returning String; found"
+                + " cached(String) returning String");
   }
 
   @Test

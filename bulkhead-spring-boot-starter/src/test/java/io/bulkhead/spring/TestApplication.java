@@ -1,17 +1,22 @@
 package io.bulkhead.spring;
 
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
 
 /**
- * A small MVC application whose service methods are held by latches to fill the "llm" compartment.
+ * A small MVC application whose service methods are held by latches to fill the "llm" compartment,
+ * with a catch-all exception handler as many applications have.
  */
 @Configuration(proxyBeanMethods = false)
 @EnableAutoConfiguration
@@ -75,6 +80,19 @@ class TestApplication {
     @GetMapping("/async")
     CompletableFuture<String> async() {
       return service.async();
+    }
+  }
+
+  /**
+   * The global error handler many applications have: every exception becomes a 500. The starter's
+   * 503 must still answer a refused call.
+   */
+  @RestControllerAdvice
+  static class CatchAll {
+    @ExceptionHandler(Exception.class)
+    ResponseEntity<Map<String, String>> any(Exception e) {
+      return ResponseEntity.internalServerError()
+          .body(Map.of("error", e.getClass().getSimpleName()));
     }
   }
 

@@ -8,6 +8,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -18,18 +19,27 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The same 503 problem answer on WebFlux (Netty), for a CompletionStage method held by the test.
+ * The same 503 problem answer on WebFlux (Netty), for a CompletionStage method held by the test, in
+ * an application with a catch-all exception handler.
  */
 @SpringBootTest(
     classes = WebFluxIntegrationTest.ReactiveApplication.class,
     webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-    properties = {"spring.main.web-application-type=reactive", "bulkhead.compartments.llm.limit=1"})
+    properties = {
+      "spring.main.web-application-type=reactive",
+      "bulkhead.compartments.llm.limit=1",
+      "management.endpoints.web.exposure.include=health",
+      "management.endpoint.health.show-details=always"
+    })
 class WebFluxIntegrationTest {
 
   private static final Duration PATIENCE = Duration.ofSeconds(30);
@@ -78,6 +88,16 @@ class WebFluxIntegrationTest {
       }
     }
 
+    /** A catch-all exception handler, as many applications have; the 503 must survive it. */
+    @RestControllerAdvice
+    static class CatchAll {
+      @ExceptionHandler(Exception.class)
+      ResponseEntity<Map<String, String>> any(Exception e) {
+        return ResponseEntity.internalServerError()
+            .body(Map.of("error", e.getClass().getSimpleName()));
+      }
+    }
+
     @Bean
     LlmService llmService() {
       return new LlmService();
@@ -101,6 +121,13 @@ class WebFluxIntegrationTest {
     assertThat(service.awaitEntered()).isTrue();
 
     HttpResponse<String> refused = http.send(request, HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> health =
+        http.send(
+            HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + port + "/actuator/health/bulkheads"))
+                .timeout(PATIENCE)
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
 
     assertThat(refused.statusCode()).isEqualTo(503);
     assertThat(refused.headers().firstValue("Content-Type")).hasValue("application/problem+json");
@@ -110,6 +137,11 @@ class WebFluxIntegrationTest {
     assertThat(problem.get("status").asInt()).isEqualTo(503);
     assertThat(problem.get("compartment").asString()).isEqualTo("llm");
     assertThat(problem.get("reason").asString()).isEqualTo("queue_full");
+
+    assertThat(health.statusCode()).isEqualTo(200);
+    JsonNode bulkheads = JsonMapper.builder().build().readTree(health.body());
+    assertThat(bulkheads.get("status").asString()).isEqualTo("UP");
+    assertThat(bulkheads.get("details").get("llm").get("inFlight").asInt()).isEqualTo(1);
 
     service.release();
     assertThat(first.get(PATIENCE.toSeconds(), TimeUnit.SECONDS).body()).isEqualTo("answer");

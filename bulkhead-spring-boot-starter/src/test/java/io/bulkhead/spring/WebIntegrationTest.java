@@ -44,7 +44,8 @@ import tools.jackson.databind.json.JsonMapper;
       "bulkhead.compartments.llm.limit=2",
       "bulkhead.compartments.llm.maxQueue=0", // relaxed binding: camelCase as well as kebab-case
       "bulkhead.compartments.upstream-api.limit=1",
-      "management.endpoints.web.exposure.include=bulkheads,prometheus"
+      "management.endpoints.web.exposure.include=compartments,compartmentevents,health,prometheus",
+      "management.endpoint.health.show-details=always"
     })
 class WebIntegrationTest {
 
@@ -123,6 +124,7 @@ class WebIntegrationTest {
 
   @Test
   void aFullCompartmentAnswers503WithRetryAfterAndAProblemBody() throws Exception {
+    long recordedBefore = recordedRejections();
     service.hold(2);
     CompletableFuture<HttpResponse<String>> plain =
         http.sendAsync(request("/plain"), HttpResponse.BodyHandlers.ofString());
@@ -134,6 +136,15 @@ class WebIntegrationTest {
 
     for (String path : new String[] {"/plain", "/async"}) {
       HttpResponse<String> refused = get(path);
+      System.out.println(
+          "refused behind a catch-all @ExceptionHandler(Exception.class): "
+              + path
+              + " -> "
+              + refused.statusCode()
+              + " "
+              + refused.headers().map()
+              + " "
+              + refused.body());
       assertThat(refused.statusCode()).as(path).isEqualTo(503);
       assertThat(refused.headers().firstValue("Content-Type")).hasValue("application/problem+json");
       long retryAfter = Long.parseLong(refused.headers().firstValue("Retry-After").orElseThrow());
@@ -148,6 +159,13 @@ class WebIntegrationTest {
       assertThat(problem.get("reason").asString()).isEqualTo("queue_full");
     }
     assertThat(stats("llm").rejected(BulkheadFullException.Reason.QUEUE_FULL)).isEqualTo(2);
+    JsonNode events = JSON.readTree(get("/actuator/compartmentevents/llm").body());
+    JsonNode llmEvents = events.get("compartments").get("llm");
+    assertThat(llmEvents.get("recorded").asLong() - recordedBefore).isEqualTo(2);
+    JsonNode last = llmEvents.get("events").get(llmEvents.get("events").size() - 1);
+    assertThat(last.get("reason").asString()).isEqualTo("queue_full");
+    assertThat(java.time.Instant.parse(last.get("time").asString()))
+        .isBetween(java.time.Instant.now().minus(PATIENCE), java.time.Instant.now());
 
     service.releaseAll();
     assertThat(plain.get(PATIENCE.toSeconds(), TimeUnit.SECONDS).body()).isEqualTo("plain");
@@ -162,7 +180,7 @@ class WebIntegrationTest {
         http.sendAsync(request("/plain"), HttpResponse.BodyHandlers.ofString());
     assertThat(service.awaitEntered(PATIENCE)).isTrue();
     try {
-      HttpResponse<String> all = get("/actuator/bulkheads");
+      HttpResponse<String> all = get("/actuator/compartments");
       assertThat(all.statusCode()).isEqualTo(200);
       assertThat(all.headers().firstValue("Content-Type").orElseThrow()).contains("json");
       JsonNode compartments = JSON.readTree(all.body()).get("compartments");
@@ -179,12 +197,35 @@ class WebIntegrationTest {
       assertThat(llm.get("diagnosis").get("state").asString()).isNotEmpty();
       assertThat(llm.has("rejectedByReason")).isTrue();
 
-      HttpResponse<String> one = get("/actuator/bulkheads/llm");
+      HttpResponse<String> one = get("/actuator/compartments/llm");
       assertThat(one.statusCode()).isEqualTo(200);
       JsonNode only = JSON.readTree(one.body()).get("compartments");
       assertThat(only.size()).isEqualTo(1);
       assertThat(only.get(0).get("name").asString()).isEqualTo("llm");
-      assertThat(get("/actuator/bulkheads/nope").statusCode()).isEqualTo(404);
+      assertThat(get("/actuator/compartments/nope").statusCode()).isEqualTo(404);
+
+      HttpResponse<String> health = get("/actuator/health/bulkheads");
+      System.out.println("/actuator/health/bulkheads with one call in flight: " + health.body());
+      assertThat(health.statusCode()).isEqualTo(200);
+      JsonNode bulkheads = JSON.readTree(health.body());
+      assertThat(bulkheads.get("status").asString()).isEqualTo("UP");
+      assertThat(bulkheads.get("details").get("llm").get("inFlight").asInt()).isEqualTo(1);
+      assertThat(bulkheads.get("details").get("llm").get("limit").asInt()).isEqualTo(2);
+      assertThat(bulkheads.get("details").get("llm").get("state").asString()).isNotEmpty();
+
+      // Read-only unless the application allows writes: no POST mapping (which this application's
+      // catch-all handler turns into a 500 of its own), and the limit stays.
+      HttpResponse<String> write =
+          http.send(
+              HttpRequest.newBuilder(
+                      URI.create("http://127.0.0.1:" + port + "/actuator/compartments/llm"))
+                  .timeout(PATIENCE)
+                  .header("Content-Type", "application/json")
+                  .POST(HttpRequest.BodyPublishers.ofString("{\"limit\":5}"))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      assertThat(write.body()).isEqualTo("{\"error\":\"HttpRequestMethodNotSupportedException\"}");
+      assertThat(stats("llm").limit()).isEqualTo(2);
 
       HttpResponse<String> prometheus = get("/actuator/prometheus");
       assertThat(prometheus.statusCode()).isEqualTo(200);
@@ -198,6 +239,14 @@ class WebIntegrationTest {
       service.releaseAll();
     }
     assertThat(plain.get(PATIENCE.toSeconds(), TimeUnit.SECONDS).body()).isEqualTo("plain");
+  }
+
+  private long recordedRejections() throws Exception {
+    return JSON.readTree(get("/actuator/compartmentevents/llm").body())
+        .get("compartments")
+        .get("llm")
+        .get("recorded")
+        .asLong();
   }
 
   @Test

@@ -2,6 +2,7 @@ package io.bulkhead.benchmarks.edge;
 
 import io.bulkhead.Bulkhead;
 import io.bulkhead.config.Quantities;
+import io.bulkhead.edge.RouteTable;
 import io.bulkhead.jetty.BulkheadHandler;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -23,7 +24,7 @@ import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
- * The server of the HTTP-edge benchmark (bulkhead-benchmarks/edge-bench.sh): one Jetty 12 server
+ * The server of the HTTP-edge benchmark (bulkhead-benchmarks/scripts/edge): one Jetty 12 server
  * with one trivial handler ({@code 200 ok}, at once on {@code /}, after {@code --work} on {@code
  * /slow}), behind nothing ({@code plain}), behind Jetty's own {@link QoSHandler} ({@code qos}) or
  * behind our {@link BulkheadHandler} ({@code bulkhead}), the two guards with the same limit, the
@@ -119,7 +120,8 @@ public final class EdgeServer {
       case "bulkhead" -> {
         Bulkhead compartment =
             Bulkhead.builder("edge").limit(limit).maxQueue(queue).maxWait(wait).build();
-        BulkheadHandler guard = BulkheadHandler.builder().route("/*", compartment).build();
+        BulkheadHandler guard =
+            BulkheadHandler.of(RouteTable.builder().route("/**", compartment).build());
         guard.setHandler(app);
         server.setHandler(guard);
       }

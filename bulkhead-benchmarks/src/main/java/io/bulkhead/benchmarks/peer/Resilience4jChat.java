@@ -1,5 +1,6 @@
 package io.bulkhead.benchmarks.peer;
 
+import io.bulkhead.internal.DaemonThreads;
 import io.bulkhead.scenarios.DemoApp;
 import io.github.resilience4j.bulkhead.Bulkhead;
 import io.github.resilience4j.bulkhead.BulkheadFullException;
@@ -73,13 +74,7 @@ final class Resilience4jChat extends Handler.Abstract {
     this.bulkhead = bulkhead;
     this.upstream = upstream.resolve(DemoApp.UPSTREAM_PATH);
     this.deadline = deadline;
-    this.executor =
-        Executors.newCachedThreadPool(
-            task -> {
-              Thread t = new Thread(task, "r4j-chat-client");
-              t.setDaemon(true);
-              return t;
-            });
+    this.executor = Executors.newCachedThreadPool(DaemonThreads.named("r4j-chat-client"));
     this.client =
         HttpClient.newBuilder()
             .version(HttpClient.Version.HTTP_1_1) // one connection per exchange: the cap holds

@@ -1,5 +1,6 @@
 package io.bulkhead.benchmarks.peer;
 
+import io.bulkhead.internal.DaemonThreads;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,14 +34,7 @@ final class Sampler {
 
   private Sampler(Duration every, LongFunction<Timeline.Point> probe) {
     this.probe = probe;
-    this.timer =
-        new ScheduledThreadPoolExecutor(
-            1,
-            task -> {
-              Thread t = new Thread(task, "peer-sampler");
-              t.setDaemon(true);
-              return t;
-            });
+    this.timer = new ScheduledThreadPoolExecutor(1, DaemonThreads.named("peer-sampler"));
     timer.scheduleAtFixedRate(this::tick, 0, every.toNanos(), TimeUnit.NANOSECONDS);
   }
 

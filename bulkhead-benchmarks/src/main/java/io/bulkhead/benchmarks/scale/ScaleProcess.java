@@ -2,6 +2,7 @@ package io.bulkhead.benchmarks.scale;
 
 import io.bulkhead.config.Quantities;
 import io.bulkhead.insight.JsonWriter;
+import io.bulkhead.internal.DaemonThreads;
 import io.bulkhead.scenarios.AppSettings;
 import io.bulkhead.scenarios.DemoApp;
 import io.bulkhead.scenarios.FakeUpstream;
@@ -20,9 +21,9 @@ import java.util.Map;
 
 /**
  * The three processes of the slow-upstream experiment at ten and a hundred times its load
- * (bulkhead-benchmarks/scale-experiment.sh), each in a JVM of its own so that each has its own
- * open-file limit and its own heap, and so that the app's heap and threads can be measured from
- * outside ({@code jcmd}) without the load generator's in them:
+ * (bulkhead-benchmarks/scripts/scale), each in a JVM of its own so that each has its own open-file
+ * limit and its own heap, and so that the app's heap and threads can be measured from outside
+ * ({@code jcmd}) without the load generator's in them:
  *
  * <pre>
  * ScaleProcess upstream --delay 10s --port-file F
@@ -37,8 +38,8 @@ import java.util.Map;
  * experiment's load once and writes what it measured, with its own CPU time and peak threads: the
  * load generator's limits, so that the app's figures can be told from the client's. The script no
  * longer uses {@code load}: its thread and blocking socket per request cost more than the app at a
- * hundred times the load, so the script sends the load with h2load (scale-load.py); {@code load}
- * stays for a run with the demo's own client.
+ * hundred times the load, so the script sends the load with h2load (scripts/lib/scale-load.py);
+ * {@code load} stays for a run with the demo's own client.
  */
 public final class ScaleProcess {
 
@@ -126,23 +127,18 @@ public final class ScaleProcess {
     if (startedFile != null) {
       // Tells the script when the load's clock started, so it can look at the app at a known
       // moment.
-      Thread watch =
-          new Thread(
-              () -> {
-                while (load.startedAtNanos().isEmpty()) {
-                  java.util.concurrent.locks.LockSupport.parkNanos(
-                      1_000_000); // polling a field, 1 ms
-                }
-                try {
-                  Files.writeString(Path.of(startedFile), "started", StandardCharsets.US_ASCII);
-                } catch (Exception e) {
-                  System.err.println(
-                      "scale load: cannot write " + startedFile + ": " + e.getMessage());
-                }
-              },
-              "load-started");
-      watch.setDaemon(true);
-      watch.start();
+      DaemonThreads.start(
+          "load-started",
+          () -> {
+            while (load.startedAtNanos().isEmpty()) {
+              java.util.concurrent.locks.LockSupport.parkNanos(1_000_000); // polling a field, 1 ms
+            }
+            try {
+              Files.writeString(Path.of(startedFile), "started", StandardCharsets.US_ASCII);
+            } catch (Exception e) {
+              System.err.println("scale load: cannot write " + startedFile + ": " + e.getMessage());
+            }
+          });
     }
     long cpuBefore = cpuNanos();
     LoadResult r = load.run();
@@ -231,7 +227,7 @@ public final class ScaleProcess {
         "scale: "
             + problem
             + "; usage: ScaleProcess upstream|app|load --option value"
-            + " ... (see the class comment or bulkhead-benchmarks/scale-experiment.sh)");
+            + " ... (see the class comment or bulkhead-benchmarks/scripts/scale)");
     System.exit(2);
   }
 }

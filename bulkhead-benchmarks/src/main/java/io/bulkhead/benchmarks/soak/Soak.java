@@ -3,6 +3,7 @@ package io.bulkhead.benchmarks.soak;
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.Compartment;
 import io.bulkhead.config.Quantities;
+import io.bulkhead.internal.DaemonThreads;
 import io.bulkhead.jdbc.DatabasePools;
 import io.bulkhead.jdbc.PoolConfig;
 import io.bulkhead.jdbc.WorkloadPool;
@@ -28,7 +29,6 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -41,8 +41,9 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Every sampling interval it forces a full collection and records the heap in use after it, the
  * live threads, the open file descriptors and the slots in flight of every compartment; every
  * minute, each workload's p99 (from when each call was due) and outcomes. It writes {@code
- * samples.csv}, {@code minutes.csv}, {@code soak.svg} and {@code summary.md} (a verdict per series)
- * into the results directory. Run it with {@code bulkhead-benchmarks/soak}.
+ * samples.csv}, {@code minutes.csv} and {@code soak.json} into the results directory, from which
+ * {@code scripts/report.py soak} writes {@code summary.md} (a verdict per series) and {@code
+ * soak.svg}. Run it with {@code bulkhead-benchmarks/scripts/soak}, which does both.
  */
 public final class Soak {
 
@@ -96,8 +97,10 @@ public final class Soak {
     System.err.println("soak: " + o.describe());
     LocalPostgres db =
         o.jdbcUrl != null ? LocalPostgres.at(o.jdbcUrl) : LocalPostgres.findOrStart();
-    ExecutorService dbWorkers = Executors.newFixedThreadPool(DB_WORKERS, daemon("soak-db-"));
-    ExecutorService httpWorkers = Executors.newFixedThreadPool(4, daemon("soak-http-"));
+    ExecutorService dbWorkers =
+        Executors.newFixedThreadPool(DB_WORKERS, DaemonThreads.numbered("soak-db-"));
+    ExecutorService httpWorkers =
+        Executors.newFixedThreadPool(4, DaemonThreads.numbered("soak-http-"));
     HttpClient client =
         HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).executor(httpWorkers).build();
     try (db;
@@ -107,15 +110,15 @@ public final class Soak {
       DatabasePools.Builder pools =
           DatabasePools.builder("soak")
               .jdbcUrl(db.jdbcUrl())
-              .budget(DB_BUDGET)
+              .capacity(DB_BUDGET)
               .registry(app.registry())
               .pool(
                   PoolConfig.builder("checkout")
-                      .size(CHECKOUT_POOL)
+                      .limit(CHECKOUT_POOL)
                       .maxQueue(CHECKOUT_QUEUE)
                       .maxWait(CHECKOUT_WAIT)
                       .build())
-              .pool(PoolConfig.builder("reports").size(DB_BUDGET - CHECKOUT_POOL).build());
+              .pool(PoolConfig.builder("reports").limit(DB_BUDGET - CHECKOUT_POOL).build());
       db.username().ifPresent(pools::username);
       try (DatabasePools dbPools = pools.open()) {
         app.start(0);
@@ -129,11 +132,7 @@ public final class Soak {
         SoakResult result = load(o, app, client, dbWorkers, dbPools, probes);
         SoakReport.write(o, result);
         System.err.println(
-            "soak: wrote "
-                + o.out.resolve("summary.md")
-                + ", samples.csv,"
-                + " minutes.csv and soak.svg");
-        System.out.print(Files.readString(o.out.resolve("summary.md")));
+            "soak: wrote " + o.out.resolve("samples.csv") + ", minutes.csv and soak.json");
       }
     } finally {
       dbWorkers.shutdownNow();
@@ -179,9 +178,7 @@ public final class Soak {
     String loadBefore = Probes.loadAverage();
     long start = System.nanoTime();
     long end = start + o.duration.toNanos();
-    Thread dispatcher = new Thread(() -> loop.run(start, end), "soak-dispatcher");
-    dispatcher.setDaemon(true);
-    dispatcher.start();
+    Thread dispatcher = DaemonThreads.start("soak-dispatcher", () -> loop.run(start, end));
 
     long every = o.sampleEvery.toNanos();
     long nextSample = start;
@@ -282,14 +279,5 @@ public final class Soak {
       outcome = Workload.Outcome.FAILED;
     }
     w.record(due, System.nanoTime(), outcome);
-  }
-
-  private static java.util.concurrent.ThreadFactory daemon(String prefix) {
-    AtomicInteger n = new AtomicInteger();
-    return r -> {
-      Thread t = new Thread(r, prefix + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    };
   }
 }

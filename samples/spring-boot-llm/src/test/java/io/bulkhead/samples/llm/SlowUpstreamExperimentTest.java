@@ -83,7 +83,8 @@ class SlowUpstreamExperimentTest {
     // the compartment full.
     await().atMost(CLIENT_TIMEOUT).until(() -> load.chatsAnswered() >= LoadGenerator.CHATS - LIMIT);
     HttpResponse<String> probe = get("/chat");
-    String duringLoad = get("/actuator/bulkheads").body();
+    String duringLoad = get("/actuator/compartments").body();
+    String prometheus = get("/actuator/prometheus").body();
     LoadResult result = running.join();
 
     List<Sample> logins = result.samples().stream().filter(s -> s.route() == Route.LOGIN).toList();
@@ -99,8 +100,12 @@ class SlowUpstreamExperimentTest {
         result.chatOther(),
         UPSTREAM.requests());
 
-    System.out.println("/actuator/bulkheads during the load: " + duringLoad);
+    System.out.println("/actuator/compartments during the load: " + duringLoad);
 
+    assertThat(prometheus)
+        .as("the starter alone binds the meters to the application's Prometheus registry")
+        .contains("bulkhead_in_flight{name=\"llm\"} 10.0")
+        .contains("bulkhead_limit{name=\"llm\"} 10.0");
     assertThat(probe.statusCode()).isEqualTo(503);
     assertThat(probe.headers().firstValue("Content-Type")).hasValue("application/problem+json");
     assertThat(Long.parseLong(probe.headers().firstValue("Retry-After").orElseThrow()))
