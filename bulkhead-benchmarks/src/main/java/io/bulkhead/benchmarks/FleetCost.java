@@ -57,7 +57,8 @@ public final class FleetCost {
     out.name("measure_s").value(measure.toMillis() / 1000.0);
     out.name("results").beginArray();
     try (RedisCompartments fleet = RedisCompartments.connect(redis)) {
-      FleetBulkhead remote = fleet.builder(COMPARTMENT).limit(LIMIT).failClosed().build();
+      FleetBulkhead remote =
+          fleet.builder(COMPARTMENT).limit(LIMIT).maxCallDuration(Duration.ofSeconds(10)).build();
       if (remote.fleetStats().inFallback()) {
         System.err.println(
             "FleetCost: no Redis answers at "
