@@ -10,6 +10,10 @@ bulkhead-benchmarks/results/<date>-<name>/; nothing in those sections is typed b
                                                      before/after run, kept or not
     report.py show DIR                               the section(s) of any one run directory, whatever
                                                      its date and name (a run not in the pages)
+    report.py peer DIR                               a scripts/peer run's chart, peer-experiment.svg,
+                                                     from its peer.json
+    report.py soak DIR                               a scripts/soak run's summary.md and soak.svg, from
+                                                     its samples.csv, minutes.csv and soak.json
     report.py edge-rounds DIR...                     per run, case, variant and round of an edge run:
                                                      p99 and the JIT compiler threads' CPU
     report.py jit-summary DIR                        per case of a scripts/edge-jit-diagnosis run: JIT
@@ -20,6 +24,7 @@ file; the text outside the markers (the method, the reading of the numbers) is w
 left alone, and a section whose results are absent is left as it is.
 """
 import argparse
+import csv
 import glob
 import gzip
 import json
@@ -28,6 +33,7 @@ import os
 import re
 import statistics
 import sys
+from decimal import ROUND_HALF_UP, Decimal
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH = os.path.dirname(HERE)
@@ -54,6 +60,11 @@ def read_json_file(path, default=None):
         return default
     with open(path) as f:
         return json.load(f)
+
+
+def read_text(path):
+    with open(path) as f:
+        return f.read()
 
 
 def rel(path):
@@ -283,7 +294,7 @@ def before_after_section(ba_dir):
       % (rel(ba_dir), ba_machine.get("before_jar", "?"), ba_machine.get("after_jar", "?"),
          ba_machine.get("rounds", "?"), ba_machine.get("cores", "?"),
          ba_machine.get("load_before", "?"),
-         open(os.path.join(ba_dir, "load_after.txt")).read().strip()
+         read_text(os.path.join(ba_dir, "load_after.txt")).strip()
          if os.path.exists(os.path.join(ba_dir, "load_after.txt")) else "?",
          ba_machine.get("date", "?")))
     if ba_machine.get("change"):
@@ -599,10 +610,15 @@ def jmh_sections(run_dir):
 RAW = "https://raw.githubusercontent.com/bulkhead/bulkhead/main/"
 
 
-def peer_section(peer):
-    # The chart by its address on GitHub: BENCHMARKS.md is read at the root and on the site.
-    markdown = peer.get("markdown", "").rstrip("\n").replace("](bulkhead-benchmarks/", "](" + RAW + "bulkhead-benchmarks/")
-    return ["## The experiment against a peer", "", markdown, ""]
+def peer_section(d):
+    """The experiment against a peer, from d/peer.json; writes its chart, d/peer-experiment.svg,
+    which the section links by its address on GitHub (BENCHMARKS.md is read at the root and on the
+    site)."""
+    peer = read_json_file(os.path.join(d, "peer.json"))
+    svg = os.path.join(d, "peer-experiment.svg")
+    with open(svg, "w") as f:
+        f.write(peer_svg(peer))
+    return ["## The experiment against a peer", "", peer_markdown(peer, RAW + rel(svg)).rstrip("\n"), ""]
 
 
 def median_range(values, fmt):
@@ -1033,6 +1049,482 @@ def scale_section(d):
 
 
 # ------------------------------------------------------------------------------------------------
+# Charts: self-contained SVG, panels sharing a time axis, one line per series. The soak's and the
+# peer experiment's charts are drawn by the same few helpers.
+
+INK = "#1f2328"
+MUTED = "#57606a"
+GRID = "#e5e7eb"
+COLORS = ["#2563eb", "#ea580c", "#16a34a", "#9333ea", "#0891b2"]
+FONT = "system-ui,-apple-system,Segoe UI,Roboto,sans-serif"
+
+
+def fixed(v, decimals=1):
+    """v with that many decimals, halves rounded up from the shortest decimal that reads back as v
+    (as Java's String.format does, so that a chart redrawn here matches one drawn before)."""
+    q = Decimal(repr(float(v))).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
+    return "%.*f" % (decimals, q)
+
+
+def general(v, precision, plus=False):
+    """Java's %.<precision>g: significant digits, trailing zeros kept, plain between 1e-4 and
+    10^precision."""
+    if v == 0:
+        s = "0." + "0" * (precision - 1) if precision > 1 else "0"
+    else:
+        d = Decimal(repr(float(abs(v))))
+        exponent = d.adjusted()
+        rounded = d.quantize(Decimal(1).scaleb(exponent - precision + 1), rounding=ROUND_HALF_UP)
+        exponent = rounded.adjusted()
+        if Decimal("1e-4") <= rounded < Decimal(10) ** precision:
+            s = "%.*f" % (max(precision - 1 - exponent, 0), rounded)
+        else:
+            digits = rounded.scaleb(-exponent)
+            s = "%.*fe%+03d" % (precision - 1, digits, exponent)
+        s = ("-" if v < 0 else "") + s
+    return ("+" + s) if plus and not s.startswith("-") else s
+
+
+def plain(v):
+    """1.5 -> "1.5", 2.0 -> "2", 0.25 -> "0.3": one decimal at most, halves up."""
+    q = Decimal(repr(float(v))).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP).normalize()
+    return format(q, "f")
+
+
+def esc(s):
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+def svg_text(x, y, anchor, fill, size, weight, content):
+    return ('<text x="%s" y="%s" text-anchor="%s" fill="%s" font-size="%s" font-weight="%s">%s</text>\n'
+            % (fixed(x), fixed(y), anchor, fill, size, weight, esc(content)))
+
+
+def svg_line(x1, y1, x2, y2, stroke, dash=None, extra=""):
+    return '<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s"%s%s/>\n' % (
+        fixed(x1), fixed(y1), fixed(x2), fixed(y2), stroke,
+        ' stroke-dasharray="%s"' % dash if dash else "", extra)
+
+
+def svg_open(width, height, label):
+    return ('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" '
+            'font-family="%s" font-size="12" role="img" aria-label="%s">\n'
+            '<rect width="100%%" height="100%%" fill="#ffffff"/>\n' % (width, height, width, height, FONT, label))
+
+
+def svg_plot_area(left, top, width, height):
+    return '<rect x="%d" y="%d" width="%d" height="%d" fill="#fbfbfc" stroke="#d0d7de"/>\n' % (left, top, width, height)
+
+
+def svg_path(color, d):
+    return '<path fill="none" stroke="%s" stroke-width="2" stroke-linejoin="round" d="%s"/>\n' % (color, d)
+
+
+# ------------------------------------------------------------------------------------------------
+# The soak (scripts/soak): summary.md and soak.svg from samples.csv, minutes.csv and soak.json
+
+MB = 1024 * 1024
+SOAK_WARM_UP_S = 60  # the first minute (JIT, pools filling, the heap settling) is in no verdict
+WORKLOADS = ["login", "chat", "checkout", "report"]
+OUTCOMES = ["ok", "rejected", "timed_out", "failed"]
+
+
+def workload_label(w):
+    return "/" + WORKLOADS[w] if w < 2 else WORKLOADS[w]
+
+
+def trend(series, unit, points, absolute, relative):
+    """Whether a series is flat: the least-squares line through its (minute, value) points, and
+    whether its rise over the span exceeds the tolerance (an absolute floor, or a fraction of the
+    mean, whichever is larger): the noise a healthy series shows."""
+    n = len(points)
+    mx = sum(p[0] for p in points) / n if n else 0.0
+    my = sum(p[1] for p in points) / n if n else 0.0
+    sxy = sum((p[0] - mx) * (p[1] - my) for p in points)
+    sxx = sum((p[0] - mx) * (p[0] - mx) for p in points)
+    slope = 0.0 if sxx == 0 else sxy / sxx
+    span = 0.0 if n < 2 else points[-1][0] - points[0][0]
+    t = {"series": series, "unit": unit, "points": n, "mean": my, "slope": slope,
+         "rise": slope * span, "tolerance": max(absolute, relative * abs(my)),
+         "first": points[0][1] if n else math.nan, "last": points[-1][1] if n else math.nan}
+    return t
+
+
+def trend_verdict(t):
+    if t["points"] < 3:
+        return "too few points to judge (%d)" % t["points"]
+    fitted = "slope %s %s/min, rise %s %s over the run" % (
+        general(t["slope"], 3, plus=True), t["unit"], general(t["rise"], 3, plus=True), t["unit"])
+    word = "flat" if abs(t["rise"]) <= t["tolerance"] else ("growing" if t["rise"] > 0 else "falling")
+    return "**%s** (%s; tolerance ±%s %s)" % (word, fitted, general(t["tolerance"], 3), t["unit"])
+
+
+def read_soak(d):
+    with open(os.path.join(d, "samples.csv")) as f:
+        rows = list(csv.DictReader(f))
+    names = [c[len("in_flight_"):] for c in rows[0].keys() if c.startswith("in_flight_")] if rows else []
+    samples = [{"t": float(r["t_s"]), "heap": int(r["heap_after_full_gc_bytes"]),
+                "threads": int(r["threads"]), "fds": int(r["open_fds"]),
+                "in_flight": {n: int(r["in_flight_" + n]) for n in names}} for r in rows]
+    with open(os.path.join(d, "minutes.csv")) as f:
+        minutes = []
+        for r in csv.DictReader(f):
+            minutes.append({"index": int(r["minute"]), "end": float(r["end_s"]), "workloads": [
+                {"calls": int(r[w + "_calls"]),
+                 "p99": float(r[w + "_p99_ms"]) if r[w + "_p99_ms"] else math.nan,
+                 **{o: int(r[w + "_" + o]) for o in OUTCOMES}} for w in WORKLOADS]})
+    meta = read_json_file(os.path.join(d, "soak.json"), {})
+    return names, samples, minutes, meta
+
+
+def soak_trends(names, samples, minutes):
+    def points(value):
+        out = []
+        for s in samples:
+            v = value(s)
+            if s["t"] >= SOAK_WARM_UP_S and not math.isnan(v) and v >= 0:
+                out.append((s["t"] / 60, v))
+        return out
+
+    trends = [
+        trend("heap after full GC", "MB", points(lambda s: math.nan if s["heap"] < 0 else s["heap"] / MB), 4, 0.10),
+        trend("live threads", "threads", points(lambda s: s["threads"]), 2, 0.05),
+        trend("open file descriptors", "fds", points(lambda s: s["fds"]), 4, 0.05),
+    ]
+    for name in names:
+        trends.append(trend("slots in flight: " + name, "slots", points(lambda s, n=name: s["in_flight"][n]), 1, 0.25))
+    for w in range(len(WORKLOADS)):
+        p99 = [(m["end"] / 60, m["workloads"][w]["p99"]) for m in minutes
+               if m["index"] > 1 and not math.isnan(m["workloads"][w]["p99"])]
+        trends.append(trend(workload_label(w) + " p99 per minute", "ms", p99, 5, 0.25))
+    return trends
+
+
+def soak_ms(v):
+    return "–" if math.isnan(v) else fixed(v) + " ms"
+
+
+def soak_summary(names, samples, minutes, meta, trends):
+    b = ["# Soak: the demo app and the checkout-vs-reports pools under mixed load\n\n"]
+    b.append("Run %s on %s cores, %s, max heap %s MB. Machine load average (1, 5, 15 min) %s when the "
+             "load started, %s when it ended: other processes share these cores, and their bursts "
+             "show in the p99s.\n\n" % (meta.get("date", "?"), meta.get("cores", "?"), meta.get("jvm", "?"),
+                                        meta.get("max_heap_mb", "?"), meta.get("load_before", "?"),
+                                        meta.get("load_after", "?")))
+    b.append(meta.get("setup", "?") + ". The server cap is 50 slots with an unbounded queue; the llm "
+             "compartment 10 in flight, 20 waiting, 1 s wait; the database pools split a budget of 10 "
+             "connections: checkout 6 (a queue of 40, 1 s wait), reports 4 (no queue).\n\n")
+    b.append("Each sample forces a full collection and records the heap in use after it (from the "
+             "collector's notification), live threads, open file descriptors (`/proc/self/fd`) and each "
+             "compartment's slots in flight. The load generator runs in the same process, so threads and "
+             "descriptors are the whole process's: the app, its clients, the pools and the generator. "
+             "Verdicts leave out the first minute; a series is flat when the least-squares line's rise "
+             "over the run is within its tolerance.\n\n")
+    b.append("## Verdicts\n\n| series | mean | first → last | verdict |\n|---|---:|---:|---|\n")
+    for t in trends:
+        b.append("| %s | %s %s | %s → %s | %s |\n" % (t["series"], fixed(t["mean"]), t["unit"],
+                                                     fixed(t["first"]), fixed(t["last"]), trend_verdict(t)))
+    after = meta.get("after", {})
+    b.append("\nAfter the load stopped and the calls in flight finished: slots in flight %s; %s threads, "
+             "%s file descriptors, heap %s MB after a full collection.\n\n" % (
+                 ", ".join("%s %s" % (k, v) for k, v in after.get("in_flight", {}).items()),
+                 after.get("threads", "?"), after.get("fds", "?"),
+                 fixed(after["heap_bytes"] / MB) if "heap_bytes" in after else "?"))
+    b.append("## Per minute\n\n")
+    b.append("Latencies count from when each call was due. chat: ok / the upstream's 500 relayed as 502 "
+             "or another failure / 503 (llm compartment full) / 504; checkout and report: ok / rejected / "
+             "failed. Heap, threads and fds: the minute's last sample; slots: the minute's peak per "
+             "compartment (%s).\n\n" % ", ".join(names))
+    b.append("| min | logins | login p99 | chats ok/fail/503/504 | chat p99 | checkouts ok/rej/fail | "
+             "checkout p99 | reports ok/rej/fail | heap MB | threads | fds | peak slots |\n")
+    b.append("|---:|---:|---:|---|---:|---|---:|---|---:|---:|---:|---|\n")
+    for m in minutes:
+        login, chat, checkout, report = m["workloads"]
+        last = None
+        peak = [0] * len(names)
+        for s in samples:
+            if m["end"] - 60 <= s["t"] < m["end"]:
+                last = s
+                peak = [max(p, s["in_flight"][n]) for p, n in zip(peak, names)]
+        b.append("| %d | %d | %s | %d/%d/%d/%d | %s | %d/%d/%d | %s | %d/%d/%d | %s | %s | %s | %s |\n" % (
+            m["index"], login["calls"], soak_ms(login["p99"]),
+            chat["ok"], chat["failed"], chat["rejected"], chat["timed_out"], soak_ms(chat["p99"]),
+            checkout["ok"], checkout["rejected"], checkout["failed"], soak_ms(checkout["p99"]),
+            report["ok"], report["rejected"], report["failed"],
+            "" if last is None else fixed(last["heap"] / MB), "" if last is None else last["threads"],
+            "" if last is None else last["fds"], ", ".join(str(p) for p in peak)))
+    b.append("\nChart: soak.svg. Raw figures: samples.csv (every %s), minutes.csv.\n" % meta.get("sample_every", "?"))
+    return "".join(b)
+
+
+def nice_step(peak):
+    """1, 2 or 5 times a power of ten, giving four to ten grid lines up to peak."""
+    if peak <= 0:
+        return 1.0
+    raw = peak / 5
+    power = 10 ** math.floor(math.log10(raw))
+    m = raw / power
+    step = 1 if m <= 1 else 2 if m <= 2 else 5 if m <= 5 else 10
+    return max(step * power, 1e-3)
+
+
+def axis_number(v):
+    return str(int(v)) if v == round(v) else general(v, 2)
+
+
+def soak_svg(names, samples, minutes, meta):
+    width, left, right, top, plot_h, gap = 900, 64, 150, 70, 120, 64
+    plot_w = width - left - right
+    x_max = max(1.0, meta.get("duration_s", samples[-1]["t"] if samples else 60) / 60)
+
+    def series(label, value):
+        return (label, [s["t"] / 60 for s in samples], [value(s) for s in samples])
+
+    panels = [
+        ("heap in use after each full GC (MB)", [series("heap", lambda s: math.nan if s["heap"] < 0 else s["heap"] / MB)]),
+        ("live threads (whole process)", [series("threads", lambda s: s["threads"])]),
+        ("open file descriptors (whole process)", [series("fds", lambda s: s["fds"])]),
+        ("slots in flight per compartment", [series(n, lambda s, n=n: s["in_flight"][n]) for n in names]),
+        ("p99 per minute, from when each call was due (ms)", [  # login, chat, checkout: reports take seconds
+            (workload_label(w), [m["end"] / 60 for m in minutes], [m["workloads"][w]["p99"] for m in minutes])
+            for w in range(3)]),
+    ]
+    height = top + len(panels) * (plot_h + gap) + 10
+    h = [svg_open(width, height, "Heap after full GC, threads, file descriptors, slots in flight and p99 over the soak")]
+    h.append(svg_text(left, 24, "start", INK, "15", "600", "Soak: does anything grow under long mixed load?"))
+    setup = meta.get("setup", "") + "."
+    cut = setup.rfind(" ", 0, 121)  # two lines at most: one would run past the right edge
+    if len(setup) <= 120 or cut < 0:
+        h.append(svg_text(left, 44, "start", MUTED, "12", "400", setup))
+    else:
+        h.append(svg_text(left, 42, "start", MUTED, "12", "400", setup[:cut]))
+        h.append(svg_text(left, 57, "start", MUTED, "12", "400", setup[cut + 1:]))
+    for i, (title, lines) in enumerate(panels):
+        at = top + 20 + i * (plot_h + gap)
+        peak = max([y for _, _, ys in lines for y in ys if not math.isnan(y)] + [0])
+        y_step = nice_step(peak)
+        y_max = max(y_step, math.ceil(peak * 1.1 / y_step) * y_step)
+        h.append(svg_text(left, at - 10, "start", INK, "13", "600", title))
+        h.append(svg_plot_area(left, at, plot_w, plot_h))
+        v = 0.0
+        while v <= y_max + 1e-9:
+            y = at + plot_h - v / y_max * plot_h
+            h.append(svg_line(left, y, left + plot_w, y, GRID))
+            h.append(svg_text(left - 8, y + 4, "end", MUTED, "11", "400", axis_number(v)))
+            v += y_step
+        x_step = 0.5 if x_max <= 2 else 1 if x_max <= 12 else 5 if x_max <= 60 else 30
+        t = 0.0
+        while t <= x_max + 1e-9:
+            x = left + t / x_max * plot_w
+            h.append(svg_line(x, at, x, at + plot_h, "#eef0f3"))
+            h.append(svg_text(x, at + plot_h + 15, "middle", MUTED, "11", "400", axis_number(t) + " min"))
+            t += x_step
+        for k, (label, xs, ys) in enumerate(lines):
+            color = COLORS[k % len(COLORS)]
+            d = []
+            for x, y in zip(xs, ys):
+                if math.isnan(y):
+                    continue
+                px = left + min(x, x_max) / x_max * plot_w
+                py = at + plot_h - min(y, y_max) / y_max * plot_h
+                d.append(("M" if not d else " L") + fixed(px) + " " + fixed(py))
+            h.append(svg_path(color, "".join(d)))
+            ly = at + 14 + k * 16
+            h.append(svg_line(left + plot_w + 10, ly - 4, left + plot_w + 28, ly - 4, color, extra=' stroke-width="3"'))
+            h.append(svg_text(left + plot_w + 34, ly, "start", INK, "11", "400", label))
+    h.append("</svg>\n")
+    return "".join(h)
+
+
+def soak(d):
+    """Writes d/summary.md and d/soak.svg from the soak's files in d."""
+    names, samples, minutes, meta = read_soak(d)
+    trends = soak_trends(names, samples, minutes)
+    with open(os.path.join(d, "summary.md"), "w") as f:
+        f.write(soak_summary(names, samples, minutes, meta, trends))
+    with open(os.path.join(d, "soak.svg"), "w") as f:
+        f.write(soak_svg(names, samples, minutes, meta))
+    print("report.py: wrote %s and %s" % (rel(os.path.join(d, "summary.md")), rel(os.path.join(d, "soak.svg"))), file=sys.stderr)
+
+
+# ------------------------------------------------------------------------------------------------
+# The experiment against a peer (scripts/peer): its BENCHMARKS.md section and chart, from peer.json
+
+PEER_VARIANTS = [("bulkhead", "Bulkhead", "#2563eb"), ("resilience4j", "Resilience4j", "#ea580c")]
+
+
+def peer_ms(v):
+    if v is None:
+        return "–"
+    return fixed(v) + " ms" if v < 100 else "{:,}".format(int(Decimal(repr(float(v))).quantize(Decimal(1), rounding=ROUND_HALF_UP))) + " ms"
+
+
+def peer_seconds(ms):
+    return plain(ms / 1000) + " s"
+
+
+def peer_duration(ms):
+    """"30 s", "1 s", "20 ms", "1.5 s"."""
+    return "%d ms" % ms if ms < 1000 else peer_seconds(ms)
+
+
+def peer_rows():
+    """(label, value of a variant's results, bold)."""
+    return [
+        ("login p50", lambda v: peer_ms(v["login"]["p50_ms"]), False),
+        ("login p99", lambda v: peer_ms(v["login"]["p99_ms"]), True),
+        ("login max", lambda v: peer_ms(v["login"]["max_ms"]), False),
+        ("chats answered 200 / 503 / other", lambda v: "%d / %d / %d" % (v["chat"]["200"], v["chat"]["503"], v["chat"]["other"]), True),
+        ("503 p50 / p99", lambda v: peer_ms(v["rejected"]["p50_ms"]) + " / " + peer_ms(v["rejected"]["p99_ms"]), False),
+        ("server slots held by waiting chats, peak", lambda v: str(v["chats_waiting"]["peak"]), True),
+        ("server slot-seconds held by waiting chats", lambda v: fixed(v["chats_waiting"]["slot_seconds"]), False),
+        ("requests queued for a server slot, peak", lambda v: str(v["server_waiting"]["peak"]), False),
+        ("upstream connections, most open at once", lambda v: str(v["upstream"]["max_open_connections"]), False),
+        ("last answer (wall time)", lambda v: peer_ms(v["wall_ms"]), False),
+    ]
+
+
+def peer_points(v):
+    """The sampled timeline: (ms since the load started, chats waiting, chats calling, server in
+    flight, server waiting)."""
+    s = v["series"]
+    return list(zip(s["t_ms"], s["chats_waiting"], s["chats_calling"], s["server_in_flight"], s["server_waiting"]))
+
+
+def peer_markdown(peer, svg_link):
+    s, m = peer["setup"], peer["machine"]
+    b, r = peer["bulkhead"], peer["resilience4j"]
+    out = []
+    out.append(
+        "The slow-upstream experiment, both variants in one JVM on loopback: a fake upstream that answers "
+        "after %s; the demo app, every route of which sits behind a server-wide cap of %d slots with an "
+        "unbounded queue; %d `/chat` at once, then %d `/login` %s later. Only the guard on `/chat` "
+        "differs. **Bulkhead** is the demo's bulkhead mode: compartment `llm`, %d in flight, at most %d "
+        "waiting, %s wait, waiting without a thread. **Resilience4j** is Resilience4j %s's "
+        "`SemaphoreBulkhead` (maxConcurrentCalls %d, maxWaitDuration %s, no bound on waiters) around the "
+        "blocking upstream call, `executeCallable` on the Jetty thread. Each variant's client opens at "
+        "most %d connections to the upstream.\n\n" % (
+            peer_duration(s["delay_ms"]), s["server_limit"], s["chats"], s["logins"],
+            peer_duration(s["logins_after_ms"]), s["chat_limit"], s["chat_queue_bulkhead"],
+            peer_duration(s["chat_wait_ms"]), m["resilience4j"], s["chat_limit"],
+            peer_duration(s["chat_wait_ms"]), s["chat_limit"]))
+    out.append("| | Bulkhead (%d / %d / %s) | Resilience4j (%d, %s, unbounded) |\n|---|---:|---:|\n" % (
+        s["chat_limit"], s["chat_queue_bulkhead"], peer_duration(s["chat_wait_ms"]), s["chat_limit"],
+        peer_duration(s["chat_wait_ms"])))
+    for label, value, key in peer_rows():
+        if key:
+            out.append("| **%s** | **%s** | **%s** |\n" % (label, value(b), value(r)))
+        else:
+            out.append("| %s | %s | %s |\n" % (label, value(b), value(r)))
+    out.append("\n![Server slots held by waiting chats, and requests queued for a server slot, over time, "
+               "for both variants](%s)\n\n" % svg_link)
+    out.append(
+        "A chat waiting for its guard's verdict has already passed the server cap, so it holds a server "
+        "slot that a login could have used. For Bulkhead that is the `llm` compartment's waiting count; "
+        "for Resilience4j, the chats that entered the `/chat` handler and were neither admitted nor "
+        "rejected by the bulkhead yet (a counter around `executeCallable`). Both, and the server "
+        "compartment's queue, were sampled every %s (%d and %d samples; the longest gap between two "
+        "samples was %s), so a peak is the largest sampled value. " % (
+            peer_duration(s["sample_every_ms"]), b["samples"], r["samples"],
+            peer_ms(max(b["longest_gap_ms"], r["longest_gap_ms"]))))
+    held = []
+    for key, title, _ in PEER_VARIANTS:
+        before = None
+        for p in peer_points(peer[key]):
+            if p[0] > s["logins_after_ms"]:
+                break
+            before = p
+        held.append(None if before is None else (
+            "%s run held %d of the %d server slots (%d chats calling the upstream, %d waiting for the "
+            "guard) and %d requests were queued for one" % (
+                title, before[3], s["server_limit"], before[2], before[1], before[4])))
+    if None not in held:
+        out.append("In the last sample before the logins were sent, the %s; the %s. " % tuple(held))
+    whole = peer.get("run_end_ms", max(b["wall_ms"], r["wall_ms"]))
+    if peer["chart_end_ms"] < whole:
+        out.append("The chart shows the first %s; from then to the end of the run (%s) nothing waited in "
+                   "either variant. " % (peer_seconds(peer["chart_end_ms"]), peer_seconds(whole)))
+    out.append(
+        "Latencies run from sending a request to the last byte of its answer, one connection per request. "
+        "Both apps' Jetty thread pools were grown to %d threads before the load, as on a server that has "
+        "been serving traffic: Resilience4j parks one thread per waiting chat, and a cold pool would "
+        "create them during the burst. Each variant ran once, Bulkhead first, after a short warm-up run "
+        "of both.\n\n" % s["jetty_threads"])
+    load = lambda v: "unknown" if v < 0 else "%.2f" % v
+    out.append(
+        "Machine: %d processors, load average %s before and %s after; Java %s; started %s UTC, %s for both "
+        "runs. Run it alone with `bulkhead-benchmarks/scripts/peer DIR [--delay 3s]` after building the "
+        "benchmarks.\n" % (m["processors"], load(m["load_before"]), load(m["load_after"]), m["java"],
+                           peer["date"].rstrip("Z"), peer_seconds(m["elapsed_ms"])))
+    return "".join(out)
+
+
+def peer_svg(peer):
+    s = peer["setup"]
+    width, left, right = 900, 64, 24
+    plot_w = width - left - right
+    top_1, plot_h_1 = 124, 200
+    top_2 = top_1 + plot_h_1 + 84
+    plot_h_2 = 150
+    height = top_2 + plot_h_2 + 70
+    x_max = peer["chart_end_ms"] / 1000
+    h = [svg_open(width, height, "Server slots held by waiting chats, and requests queued for a server slot, over time")]
+    h.append(svg_text(left, 24, "start", INK, "15", "600", "One slow upstream: what chats waiting for it hold"))
+    h.append(svg_text(left, 44, "start", MUTED, "12", "400",
+                      "%s upstream; %d /chat at once, %d /login %s later; server cap %d slots, unbounded "
+                      "queue; sampled every %s." % (
+                          peer_duration(s["delay_ms"]), s["chats"], s["logins"], peer_duration(s["logins_after_ms"]),
+                          s["server_limit"], peer_duration(s["sample_every_ms"]))))
+    at = 68
+    for key, title, color in PEER_VARIANTS:  # the legend: each variant's line, name and two key figures
+        v = peer[key]
+        h.append(svg_line(left, at - 4, left + 22, at - 4, color, extra=' stroke-width="3"'))
+        h.append(svg_text(left + 28, at, "start", INK, "12", "400", "%s: peak %d slots held by waiting chats, "
+                          "login p99 %s" % (title, v["chats_waiting"]["peak"], peer_ms(v["login"]["p99_ms"]))))
+        at += 18
+
+    def panel(top, plot_h, y_max, column, title):
+        h.append(svg_text(left, top - 10, "start", INK, "13", "600", title))
+        h.append(svg_plot_area(left, top, plot_w, plot_h))
+        y_step = 5 if y_max <= 20 else 10 if y_max <= 60 else 20 if y_max <= 120 else 50
+        for v in range(0, y_max + 1, y_step):
+            y = top + plot_h - v / y_max * plot_h
+            h.append(svg_line(left, y, left + plot_w, y, GRID))
+            h.append(svg_text(left - 8, y + 4, "end", MUTED, "12", "400", str(v)))
+        x_step = 0.5 if x_max <= 5 else 1 if x_max <= 12 else 5 if x_max <= 40 else 10
+        t = 0.0
+        while t <= x_max + 1e-9:
+            x = left + t / x_max * plot_w
+            h.append(svg_line(x, top, x, top + plot_h, "#eef0f3"))
+            h.append(svg_text(x, top + plot_h + 16, "middle", MUTED, "12", "400", plain(t) + " s"))
+            t += x_step
+        login_x = left + min(s["logins_after_ms"] / 1000, x_max) / x_max * plot_w
+        h.append(svg_line(login_x, top, login_x, top + plot_h, "#6e7781", "2 3"))
+        h.append(svg_text(login_x + 4, top + plot_h - 6, "start", MUTED, "11", "400", "logins sent"))
+        for key, _, color in PEER_VARIANTS:  # a step line: each sample's value holds until the next
+            d = []
+            for p in peer_points(peer[key]):
+                if p[0] > x_max * 1000:
+                    break
+                x = left + p[0] / (x_max * 1000) * plot_w
+                y = top + plot_h - min(p[column], y_max) / y_max * plot_h
+                d.append(("M%s %s" if not d else " H%s V%s") % (fixed(x), fixed(y)))
+            h.append(svg_path(color, "".join(d)))
+
+    y1_max = s["server_limit"]  # on the scale of the whole server cap
+    panel(top_1, plot_h_1, y1_max, 1, "server slots held by chats waiting for the chat guard")
+    y = top_1 + plot_h_1 - s["chat_queue_bulkhead"] / y1_max * plot_h_1
+    h.append(svg_line(left, y, left + plot_w, y, PEER_VARIANTS[0][2], "5 4", ' stroke-opacity=".55"'))
+    h.append(svg_text(left + plot_w - 6, y - 5, "end", PEER_VARIANTS[0][2], "11", "400",
+                      "Bulkhead's queue bound: %d" % s["chat_queue_bulkhead"]))
+    peak = max(peer[key]["server_waiting"]["peak"] for key, _, _ in PEER_VARIANTS)
+    panel(top_2, plot_h_2, max(10, (peak + 9) // 10 * 10), 4, "requests queued for a server slot (chats and logins)")
+    h.append(svg_text(left + plot_w / 2, height - 14, "middle", MUTED, "12", "400", "seconds since the chats were sent"))
+    h.append("</svg>\n")
+    return "".join(h)
+
+
+# ------------------------------------------------------------------------------------------------
 # The two generated pages and their sections
 
 EDGE_BELOW_HEADING = "Below the limit on `/` again: plain Jetty and `BulkheadHandler`, more rounds"
@@ -1049,7 +1541,7 @@ def benchmarks_sections(run_dir=None):
         sections["fleet-cost"] = fleet_cost_section(read_json_file(os.path.join(fleet_dir, "fleet-cost.json")))
     peer_dir = newest(["run", "peer"], "peer.json", run_dir)
     if peer_dir:
-        sections["peer"] = peer_section(read_json_file(os.path.join(peer_dir, "peer.json")))
+        sections["peer"] = peer_section(peer_dir)
     headline_dir = newest(["headline"], "headline.json")
     if headline_dir:
         sections["headline"] = headline_section(os.path.join(headline_dir, "headline.json"))
@@ -1187,9 +1679,10 @@ def show(d):
         lines += jmh_sections(d)
     elif glob.glob(os.path.join(d, "before-t*-r*.json")):
         lines += before_after_section(d)
-    for name, section in [("fleet-cost.json", fleet_cost_section), ("peer.json", peer_section)]:
-        if os.path.exists(os.path.join(d, name)):
-            lines += section(read_json_file(os.path.join(d, name)))
+    if os.path.exists(os.path.join(d, "fleet-cost.json")):
+        lines += fleet_cost_section(read_json_file(os.path.join(d, "fleet-cost.json")))
+    if os.path.exists(os.path.join(d, "peer.json")):
+        lines += peer_section(d)
     if os.path.exists(os.path.join(d, "headline.json")):
         lines += headline_section(os.path.join(d, "headline.json"))
     if not lines:
@@ -1209,6 +1702,10 @@ def main(argv):
     e.add_argument("--print", action="store_true", help="print the sections instead of writing FILE")
     s = sub.add_parser("show", help="the sections of one run directory")
     s.add_argument("dir", metavar="DIR")
+    q = sub.add_parser("peer", help="the peer experiment's chart")
+    q.add_argument("dir", metavar="DIR")
+    k = sub.add_parser("soak", help="a soak's summary.md and soak.svg")
+    k.add_argument("dir", metavar="DIR")
     r = sub.add_parser("edge-rounds", help="per-round table of scripts/edge runs")
     r.add_argument("dirs", nargs="+", metavar="DIR")
     j = sub.add_parser("jit-summary", help="summary of a scripts/edge-jit-diagnosis run")
@@ -1225,6 +1722,11 @@ def main(argv):
             write_into(args.into, sections)
     elif args.command == "show":
         show(os.path.abspath(args.dir))
+    elif args.command == "peer":
+        peer_section(os.path.abspath(args.dir))
+        print("report.py: wrote " + rel(os.path.join(os.path.abspath(args.dir), "peer-experiment.svg")), file=sys.stderr)
+    elif args.command == "soak":
+        soak(os.path.abspath(args.dir))
     elif args.command == "edge-rounds":
         edge_rounds(args.dirs)
     else:

@@ -5,14 +5,10 @@
 module io.bulkhead.jetty {
   requires static transitive org.jspecify;
   requires transitive io.bulkhead.core;
-  // Jetty is the application's: the handler is a Jetty Handler, so whoever uses it runs a Jetty
-  // server
-  // already, and the Maven scope is provided, so this module never brings a Jetty (or its version)
-  // of
-  // its own. Not static: the handler cannot load without Jetty, so a missing Jetty must fail at
-  // start-up, not at the first request. Transitive only for readability, not for the jar: the API
-  // takes and extends Jetty types (Handler, Request, Response, Callback), so a module that uses it
-  // must read Jetty too, and javac flags an exported API whose types its users could not read.
+  requires transitive io.bulkhead.edge; // RouteTable and RejectionBody are in this module's API
+  // Jetty is the application's (Maven scope provided): whoever uses a Jetty Handler runs a Jetty
+  // server already. Not static: the handler cannot load without Jetty, so a missing Jetty fails at
+  // start-up, not at the first request. Transitive because the API takes and extends Jetty types.
   requires transitive org.eclipse.jetty.server;
 
   exports io.bulkhead.jetty;

@@ -7,11 +7,9 @@
 module io.bulkhead.servlet {
   requires static transitive org.jspecify;
   requires transitive io.bulkhead.core;
-  // Not `requires static`: BulkheadFilter implements jakarta.servlet.Filter and RejectionBody takes
-  // an
-  // HttpServletResponse, so the API is part of this module's own API and must be readable wherever
-  // the filter is. The container provides it at run time (the Maven scope is `provided`); this
-  // module never ships a copy.
+  requires transitive io.bulkhead.edge; // RouteTable and RejectionBody are in this module's API
+  // Not `requires static`: BulkheadFilter implements jakarta.servlet.Filter, so the Servlet API is
+  // part of this module's API. The container provides it (Maven scope provided); never shipped.
   requires transitive jakarta.servlet;
 
   exports io.bulkhead.servlet;

@@ -16,7 +16,6 @@ import java.util.Objects;
 public final class BulkheadFullException extends RuntimeException {
 
   private static final long serialVersionUID = 1L;
-  private static final long NANOS_PER_SECOND = 1_000_000_000L;
 
   /** Why a call was not admitted. */
   public enum Reason {
@@ -79,20 +78,6 @@ public final class BulkheadFullException extends RuntimeException {
   /** Returns how long the caller should wait before trying again; never negative. */
   public Duration retryAfter() {
     return Duration.ofNanos(retryAfterNanos);
-  }
-
-  /**
-   * {@link #retryAfter()} as an HTTP {@code Retry-After} value: whole seconds, rounded up so that a
-   * client never comes back before the hint, and at least 1 (the header cannot say "less than a
-   * second", and 0 invites an immediate retry storm). Every HTTP edge of the project answers with
-   * it.
-   */
-  public long retryAfterSeconds() {
-    long seconds = retryAfterNanos / NANOS_PER_SECOND;
-    if (retryAfterNanos % NANOS_PER_SECOND != 0) {
-      seconds++;
-    }
-    return Math.max(1, seconds);
   }
 
   @Override

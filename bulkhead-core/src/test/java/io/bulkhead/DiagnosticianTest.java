@@ -227,8 +227,8 @@ class DiagnosticianTest {
     healthy(60);
     seconds(10, 10, 120, 10, 1000);
     assertThat(doctor.diagnosis("llm").orElseThrow().state()).isEqualTo(State.DEPENDENCY_DEGRADING);
-    // Latency back to 100 ms, but demand stays above what 10 slots serve: now the limit is the
-    // issue.
+    // Latency back to 100 ms, but demand stays above what 10 slots serve: now the limit is what is
+    // wrong.
     // The in-flight estimate over the window still reflects the slow seconds for a while (it stays
     // degrading while latency is above 1.5x normal), so the verdict changes after about 7 s.
     Diagnosis d = seconds(12, 100, 30, 10, 100);
@@ -602,7 +602,7 @@ class DiagnosticianTest {
 
     @Override
     public BulkheadConfig config() {
-      return new BulkheadConfig(name, limit, true, 0, Duration.ZERO);
+      return new BulkheadConfig(name, limit, QueueSettings.DEFAULT);
     }
 
     @Override

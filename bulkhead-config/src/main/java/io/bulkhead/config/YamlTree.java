@@ -58,7 +58,7 @@ final class YamlTree {
   static final int MAX_NESTING = 16;
 
   /** How many names an "expected one of" hint lists before it says how many more there are. */
-  private static final int LISTED = 10;
+  private static final int LISTED = 12;
 
   /** One {@code key: value} of a mapping, with the dotted path of the key. */
   record Entry(String key, String path, Node keyNode, Node value) {}

@@ -2,6 +2,7 @@ package io.bulkhead.jetty;
 
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadFullException;
+import io.bulkhead.edge.RejectionBody;
 import java.lang.System.Logger.Level;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;

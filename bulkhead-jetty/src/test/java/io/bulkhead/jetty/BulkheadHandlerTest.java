@@ -7,6 +7,9 @@ import static org.awaitility.Awaitility.await;
 
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadFullException;
+import io.bulkhead.edge.RejectionBody;
+import io.bulkhead.edge.Route;
+import io.bulkhead.edge.RouteTable;
 import java.io.InputStream;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
@@ -57,6 +60,10 @@ class BulkheadHandlerTest {
     }
   }
 
+  private static BulkheadHandler edge(String pattern, Bulkhead compartment) {
+    return BulkheadHandler.of(RouteTable.builder().route(pattern, compartment).build());
+  }
+
   private static Bulkhead compartment(String name, int limit, int maxQueue, Duration maxWait) {
     return Bulkhead.builder(name).limit(limit).maxQueue(maxQueue).maxWait(maxWait).build();
   }
@@ -64,7 +71,7 @@ class BulkheadHandlerTest {
   @Test
   void fullCompartment_answers503_withRetryAfterInWholeSeconds_andABodyNamingIt() throws Exception {
     Bulkhead llm = Bulkhead.builder("llm").limit(1).build(); // no queue: the second is refused
-    start(BulkheadHandler.builder().route("/chat", llm).build());
+    start(edge("/chat", llm));
     try (Socket first = RawHttp.sendGet(port, "/chat")) {
       HeldRequests.Held held = app.next();
 
@@ -93,7 +100,7 @@ class BulkheadHandlerTest {
     // Before any call has finished the hint is maxWait x (waiting + 1) / limit: 2.5 s x 2 / 1 = 5
     // s.
     Bulkhead reports = compartment("reports", 1, 1, Duration.ofMillis(2500));
-    start(BulkheadHandler.builder().route("/reports/*", reports).build());
+    start(edge("/reports/**", reports));
     try (Socket holder = RawHttp.connect(port);
         Socket waiter = RawHttp.connect(port)) {
       RawHttp.sendGet(holder, "/reports/a");
@@ -116,20 +123,18 @@ class BulkheadHandlerTest {
     Bulkhead llm = compartment("llm", 1, 1, Duration.ofSeconds(3));
     List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
     start(
-        BulkheadHandler.builder()
-            .route("/chat", llm)
-            .rejectionBody(
-                (rejection, retryAfterSeconds, headers) -> {
-                  seen.add(rejection.reason() + " " + Thread.currentThread().getName());
-                  headers.put("Content-Type", "application/problem+json");
-                  headers.put("Retry-After", "0"); // not the body's to change
-                  return "{\"title\":\"busy\",\"compartment\":\""
+        BulkheadHandler.of(
+            RouteTable.builder().route("/chat", llm).build(),
+            (rejection, retryAfterSeconds) -> {
+              seen.add(rejection.reason() + " " + Thread.currentThread().getName());
+              return new RejectionBody.Body(
+                  "application/problem+json",
+                  "{\"title\":\"busy\",\"compartment\":\""
                       + rejection.bulkheadName()
                       + "\",\"retryAfter\":"
                       + retryAfterSeconds
-                      + "}";
-                })
-            .build());
+                      + "}");
+            }));
     try (Socket first = RawHttp.sendGet(port, "/chat")) {
       HeldRequests.Held held = app.next(); // first holds the slot before the waiter is sent
       try (Socket waiter = RawHttp.sendGet(port, "/chat")) {
@@ -163,18 +168,14 @@ class BulkheadHandlerTest {
     Bulkhead broken = Bulkhead.builder("broken").limit(1).build();
     Bulkhead empty = Bulkhead.builder("empty").limit(1).build();
     start(
-        BulkheadHandler.builder()
-            .route("/broken", broken)
-            .route("/empty", empty)
-            .rejectionBody(
-                (rejection, retryAfterSeconds, headers) -> {
-                  headers.put("Content-Type", "application/json");
-                  if (rejection.bulkheadName().equals("broken")) {
-                    throw new IllegalStateException("a bug in the body");
-                  }
-                  return null;
-                })
-            .build());
+        BulkheadHandler.of(
+            RouteTable.builder().route("/broken", broken).route("/empty", empty).build(),
+            (rejection, retryAfterSeconds) -> {
+              if (rejection.bulkheadName().equals("broken")) {
+                throw new IllegalStateException("a bug in the body");
+              }
+              return null;
+            }));
     for (String route : List.of("broken", "empty")) {
       try (Socket first = RawHttp.sendGet(port, "/" + route)) {
         HeldRequests.Held held = app.next();
@@ -187,9 +188,9 @@ class BulkheadHandlerTest {
         assertThat(RawHttp.read(first.getInputStream()).body).isEqualTo("done");
       }
     }
-    assertThatThrownBy(() -> BulkheadHandler.builder().rejectionBody(null))
+    assertThatThrownBy(() -> BulkheadHandler.of(RouteTable.builder().build(), null))
         .isInstanceOf(NullPointerException.class)
-        .hasMessage("body");
+        .hasMessage("rejectionBody");
   }
 
   @Test
@@ -219,7 +220,9 @@ class BulkheadHandlerTest {
                 })
             .build();
     Bulkhead checkout = compartment("checkout", 1, 1, maxWait);
-    start(BulkheadHandler.builder().route("/audit", audit).route("/checkout", checkout).build());
+    start(
+        BulkheadHandler.of(
+            RouteTable.builder().route("/audit", audit).route("/checkout", checkout).build()));
     try (Socket auditHolder = RawHttp.sendGet(port, "/audit")) {
       HeldRequests.Held auditHeld = app.next();
       try (Socket checkoutHolder = RawHttp.sendGet(port, "/checkout");
@@ -251,7 +254,7 @@ class BulkheadHandlerTest {
   @Test
   void waitTimeout_answers503_afterMaxWait_withoutCallingTheHandler() throws Exception {
     Bulkhead llm = compartment("llm", 1, 1, Duration.ofMillis(300));
-    start(BulkheadHandler.builder().route("/chat", llm).build());
+    start(edge("/chat", llm));
     try (Socket first = RawHttp.sendGet(port, "/chat")) {
       HeldRequests.Held held = app.next();
 
@@ -271,7 +274,9 @@ class BulkheadHandlerTest {
   void routesWithoutACompartment_andBypassedRoutes_areUntouched_whileTheCompartmentIsFull()
       throws Exception {
     Bulkhead server = Bulkhead.builder("server").limit(1).build();
-    start(BulkheadHandler.builder().route("/api/*", server).bypass("/api/now").build());
+    start(
+        BulkheadHandler.of(
+            RouteTable.builder().route("/api/**", server).bypass("/api/now").build()));
     try (Socket first = RawHttp.sendGet(port, "/api/slow")) {
       HeldRequests.Held held = app.next();
       assertThat(RawHttp.get(port, "/api/other/now").status).isEqualTo(503); // full
@@ -283,49 +288,35 @@ class BulkheadHandlerTest {
       assertThat(unrouted.body).isEqualTo("now /now/free");
       assertThat(bypassed.status).isEqualTo(200);
       assertThat(bypassed.body).isEqualTo("now /api/now");
-      assertThat(handler.compartmentFor("/api/now")).isEmpty();
-      assertThat(handler.compartmentFor("/api/x")).contains(server);
-      assertThat(handler.compartmentFor("/elsewhere")).isEmpty();
+      assertThat(handler.routes().route("/api/now")).isEqualTo(Route.bypass());
+      assertThat(handler.routes().route("/api/x")).isEqualTo(Route.through(server));
+      assertThat(handler.routes().route("/elsewhere")).isEqualTo(Route.bypass());
       assertThat(server.stats().admitted()).isEqualTo(1); // neither went through the compartment
       held.answer("done");
     }
   }
 
   @Test
-  void mostSpecificRouteWins_whateverTheOrderOfRouteCalls() {
+  void routesAreTheTablesOwn_andTheHandlerSaysThem() {
     Bulkhead server = Bulkhead.builder("server").limit(5).build();
     Bulkhead chat = Bulkhead.builder("chat").limit(1).build();
-    Bulkhead csv = Bulkhead.builder("csv").limit(1).build();
-    BulkheadHandler h =
-        BulkheadHandler.builder()
-            .route("/*", server)
-            .route("*.csv", csv)
-            .route("/chat", chat)
-            .bypass("/metrics")
-            .build();
+    RouteTable routes =
+        RouteTable.builder().route("/**", server).route("/chat", chat).bypass("/metrics").build();
+    BulkheadHandler h = BulkheadHandler.of(routes);
 
-    assertThat(h.compartmentFor("/chat")).contains(chat);
-    assertThat(h.compartmentFor("/chat/more")).contains(server);
-    assertThat(h.compartmentFor("/metrics")).isEmpty();
-    assertThat(h.compartmentFor("/report.csv")).contains(server); // a prefix beats a suffix
-    assertThat(h.toString()).contains("/chat -> bulkhead 'chat'", "/metrics -> bypass");
-  }
-
-  @Test
-  void builder_namesTheBadPathSpec_andTheConflict() {
-    Bulkhead b = Bulkhead.builder("b").limit(1).build();
-    assertThatThrownBy(() -> BulkheadHandler.builder().route("chat", b))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("'chat'");
-    assertThatThrownBy(() -> BulkheadHandler.builder().route("/a/*", b).bypass("/a/*"))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("'/a/*' is already routed to bulkhead 'b'");
+    assertThat(h.routes()).isSameAs(routes);
+    assertThat(h)
+        .hasToString(
+            "BulkheadHandler[/** -> bulkhead 'server', /chat -> bulkhead 'chat', /metrics -> bypass]");
+    assertThatThrownBy(() -> BulkheadHandler.of(null))
+        .isInstanceOf(NullPointerException.class)
+        .hasMessage("routes");
   }
 
   @Test
   void slotIsHeldUntilTheAsyncHandlerCompletesTheCallback_notUntilHandleReturns() throws Exception {
     Bulkhead llm = Bulkhead.builder("llm").limit(1).build();
-    start(BulkheadHandler.builder().route("/chat", llm).build());
+    start(edge("/chat", llm));
     try (Socket first = RawHttp.sendGet(port, "/chat")) {
       HeldRequests.Held held = app.next(); // handle() has returned; the callback is pending
 
@@ -347,7 +338,7 @@ class BulkheadHandlerTest {
     // 12 server threads in all; 40 requests wait for one slot. A waiter that held a thread would
     // starve the server long before the 40th arrived.
     Bulkhead one = Bulkhead.builder("one").limit(1).unboundedQueue().unboundedWait().build();
-    start(BulkheadHandler.builder().route("/*", one).build(), new QueuedThreadPool(12, 4));
+    start(edge("/**", one), new QueuedThreadPool(12, 4));
     int waiters = 40;
     try (RawHttp.Connections connections = new RawHttp.Connections()) {
       for (int i = 0; i < waiters; i++) {
@@ -373,7 +364,7 @@ class BulkheadHandlerTest {
   @Test
   void admittedInArrivalOrder() throws Exception {
     Bulkhead one = compartment("one", 1, 10, Duration.ofSeconds(30));
-    start(BulkheadHandler.builder().route("/*", one).build());
+    start(edge("/**", one));
     try (RawHttp.Connections connections = new RawHttp.Connections()) {
       connections.sendGet(port, "/first");
       HeldRequests.Held current = app.next();
@@ -396,7 +387,7 @@ class BulkheadHandlerTest {
   @Test
   void clientThatDisconnectsWhileQueued_freesItsPlace_andIsNeverHandled() throws Exception {
     Bulkhead llm = compartment("llm", 1, 1, Duration.ofSeconds(60));
-    start(BulkheadHandler.builder().route("/chat", llm).build());
+    start(edge("/chat", llm));
     try (Socket holder = RawHttp.sendGet(port, "/chat?who=holder")) {
       HeldRequests.Held held = app.next();
 
@@ -428,7 +419,7 @@ class BulkheadHandlerTest {
   void disconnectWhileQueued_onAKeepAliveConnection_isSeenForTheSecondRequestToo()
       throws Exception {
     Bulkhead llm = compartment("llm", 1, 4, Duration.ofSeconds(60));
-    start(BulkheadHandler.builder().route("/chat", llm).build());
+    start(edge("/chat", llm));
     try (Socket holder = RawHttp.connect(port);
         Socket keepAlive = RawHttp.connect(port)) {
       RawHttp.sendGet(holder, "/chat?n=0");
@@ -462,7 +453,7 @@ class BulkheadHandlerTest {
   void pipelinedRequestWhileQueued_isNotMistakenForADisconnect_andBothAreAnswered()
       throws Exception {
     Bulkhead llm = compartment("llm", 1, 4, Duration.ofSeconds(60));
-    start(BulkheadHandler.builder().route("/chat", llm).build());
+    start(edge("/chat", llm));
     try (Socket holder = RawHttp.connect(port);
         Socket pipelining = RawHttp.connect(port)) {
       RawHttp.sendGet(holder, "/chat?n=0");
@@ -491,7 +482,7 @@ class BulkheadHandlerTest {
   @Test
   void unhandledRequest_gets404_andAThrowingHandler_gets500_andBothFreeTheSlot() throws Exception {
     Bulkhead one = Bulkhead.builder("one").limit(1).build();
-    start(BulkheadHandler.builder().route("/*", one).build());
+    start(edge("/**", one));
 
     assertThat(RawHttp.get(port, "/unhandled").status).isEqualTo(404);
     await().atMost(5, SECONDS).until(() -> one.stats().inFlight() == 0);
@@ -506,7 +497,7 @@ class BulkheadHandlerTest {
   @Test
   void idleTimeoutWhileQueued_removesTheWaiter() throws Exception {
     Bulkhead llm = compartment("llm", 1, 1, Duration.ofSeconds(60));
-    start(BulkheadHandler.builder().route("/chat", llm).build());
+    start(edge("/chat", llm));
     ((ServerConnector) server.getConnectors()[0]).setIdleTimeout(400);
     try (Socket holder = RawHttp.connect(port);
         Socket waiter = RawHttp.connect(port)) {
@@ -526,7 +517,7 @@ class BulkheadHandlerTest {
   void disconnectWatcherThread_startsOnlyWhenARequestWaits_andStopsWithTheServer()
       throws Exception {
     Bulkhead llm = compartment("llm", 1, 1, Duration.ofSeconds(60));
-    start(BulkheadHandler.builder().route("/chat", llm).build());
+    start(edge("/chat", llm));
     assertThat(RawHttp.get(port, "/now").status).isEqualTo(200);
     assertThat(handler.isWatching()).isFalse();
 
@@ -550,7 +541,7 @@ class BulkheadHandlerTest {
   @Test
   void concurrentRequests_neverExceedTheLimit_andEveryOneIsAnsweredOrRefused() throws Exception {
     Bulkhead llm = compartment("llm", 3, 5, Duration.ofMillis(200));
-    start(BulkheadHandler.builder().route("/*", llm).build());
+    start(edge("/**", llm));
     int requests = 30;
     ExecutorService clients = Executors.newFixedThreadPool(requests);
     try {

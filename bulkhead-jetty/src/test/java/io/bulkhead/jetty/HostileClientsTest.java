@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadStats;
+import io.bulkhead.edge.RouteTable;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -127,7 +128,7 @@ class HostileClientsTest {
     connector.setAcceptQueueSize(IDLE_CLIENTS + SLOW_HEAD_CLIENTS + MAX_CONNECTIONS);
     server.addConnector(connector);
     server.addBean(new NetworkConnectionLimit(MAX_CONNECTIONS, connector));
-    BulkheadHandler edge = BulkheadHandler.builder().route("/chat/*", llm).build();
+    BulkheadHandler edge = BulkheadHandler.of(RouteTable.builder().route("/chat/**", llm).build());
     edge.setHandler(new App(held));
     server.setHandler(edge);
     server.start();

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.bulkhead.Bulkhead;
+import io.bulkhead.edge.RouteTable;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -61,7 +62,7 @@ class Http2StreamResetTest {
     connector.setPort(0);
     server.addConnector(connector);
     HeldRequests app = new HeldRequests();
-    BulkheadHandler edge = BulkheadHandler.builder().route("/chat", llm).build();
+    BulkheadHandler edge = BulkheadHandler.of(RouteTable.builder().route("/chat", llm).build());
     edge.setHandler(app);
     server.setHandler(edge);
     server.start();

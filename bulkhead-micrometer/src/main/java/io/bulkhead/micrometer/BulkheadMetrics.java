@@ -2,6 +2,7 @@ package io.bulkhead.micrometer;
 
 import io.bulkhead.BulkheadRegistry;
 import io.bulkhead.Compartment;
+import io.bulkhead.internal.MeterBindings;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.ArrayList;
@@ -98,8 +99,11 @@ public final class BulkheadMetrics implements MeterBinder, AutoCloseable {
   /** Timer: how long calls that had to wait waited before admission. */
   public static final String QUEUE_WAIT = "bulkhead.queue.wait";
 
-  /** The tag carrying the compartment's name. */
-  public static final String NAME_TAG = "name";
+  /**
+   * The tag carrying the compartment's name; the meters of {@code bulkhead-jdbc}'s pools and of
+   * {@code bulkhead-redis}'s fleet compartments carry the same one.
+   */
+  public static final String NAME_TAG = MeterBindings.NAME_TAG;
 
   /** The tag carrying the rejection reason on {@link #REJECTED}. */
   public static final String REASON_TAG = "reason";

@@ -124,8 +124,7 @@ final class RedisBulkhead implements FleetBulkhead {
   private final LongAdder fleetTimeouts = new LongAdder();
   private final LongAdder leasesLost = new LongAdder();
 
-  RedisBulkhead(
-      RedisCompartments fleet, Bulkhead gate, int share, Duration maxWait, long maxCallNanos) {
+  RedisBulkhead(RedisCompartments fleet, Bulkhead gate, int share, long maxCallNanos) {
     this.fleet = fleet;
     this.store = fleet.store();
     this.gate = gate;

@@ -3,6 +3,7 @@ package io.bulkhead.redis;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadBuilder;
 import io.bulkhead.BulkheadListener;
+import io.bulkhead.QueueSettings;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -18,7 +19,8 @@ import java.util.Objects;
  *     .build();
  * }</pre>
  *
- * <p>The limit, queue and wait are checked like {@link Bulkhead#builder(String)}'s. When Redis is
+ * <p>The limit, queue and wait are checked like {@link Bulkhead#builder(String)}'s, with the same
+ * defaults ({@link QueueSettings#DEFAULT}: no queue; a queue needs a wait). When Redis is
  * unreachable a compartment falls back to a static local share; the default share is the limit
  * itself (one process), so a fleet of N processes should set {@code fallbackToLocalShare(limit /
  * N)}, or {@link #failClosed()}. This class is <em>not</em> thread-safe.
@@ -35,7 +37,6 @@ public final class RedisCompartmentBuilder {
   private final BulkheadBuilder local;
   private int limit;
   private int localShare = -1; // -1: the limit
-  private Duration maxWait = Duration.ZERO;
   private Duration maxCallDuration; // null: renewed for as long as the call runs
 
   RedisCompartmentBuilder(RedisCompartments fleet, String name) {
@@ -63,12 +64,34 @@ public final class RedisCompartmentBuilder {
   }
 
   /**
+   * Lets any number of callers of this process wait; see {@link BulkheadBuilder#unboundedQueue}.
+   */
+  public RedisCompartmentBuilder unboundedQueue() {
+    local.unboundedQueue();
+    return this;
+  }
+
+  /**
    * Sets how long one caller may wait, for a local slot and then for a lease together; see {@link
    * BulkheadBuilder#maxWait(Duration)}.
    */
   public RedisCompartmentBuilder maxWait(Duration maxWait) {
     local.maxWait(maxWait);
-    this.maxWait = maxWait;
+    return this;
+  }
+
+  /**
+   * Lets a caller wait, for a local slot and then for a lease, until it gets them; see {@link
+   * BulkheadBuilder#unboundedWait()}.
+   */
+  public RedisCompartmentBuilder unboundedWait() {
+    local.unboundedWait();
+    return this;
+  }
+
+  /** Replaces {@code maxQueue} and {@code maxWait} with {@code queue}'s. */
+  public RedisCompartmentBuilder queue(QueueSettings queue) {
+    local.queue(queue);
     return this;
   }
 
@@ -153,7 +176,6 @@ public final class RedisCompartmentBuilder {
             fleet,
             gate,
             share,
-            maxWait,
             maxCallDuration == null ? Long.MAX_VALUE : maxCallDuration.toNanos()));
   }
 }

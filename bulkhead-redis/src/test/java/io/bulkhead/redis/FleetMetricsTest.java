@@ -90,10 +90,10 @@ class FleetMetricsTest {
   }
 
   private static double gauge(MeterRegistry registry, String name) {
-    return registry.get(name).tag(FleetMetrics.NAME_TAG, "llm").gauge().value();
+    return registry.get(name).tag("name", "llm").gauge().value();
   }
 
   private static double counter(MeterRegistry registry, String name) {
-    return registry.get(name).tag(FleetMetrics.NAME_TAG, "llm").functionCounter().count();
+    return registry.get(name).tag("name", "llm").functionCounter().count();
   }
 }

@@ -539,8 +539,9 @@ public final class CheckoutVsReports {
     Duration longestWait() {
       Duration longest = Duration.ZERO;
       for (PoolConfig p : pools) {
-        if (p.maxWait().compareTo(longest) > 0) {
-          longest = p.maxWait();
+        Duration wait = p.maxWait().orElse(Duration.ofNanos(Long.MAX_VALUE)); // empty: unbounded
+        if (wait.compareTo(longest) > 0) {
+          longest = wait;
         }
       }
       return longest;

@@ -3,6 +3,7 @@ package io.bulkhead.scenarios;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.edge.RouteTable;
 import io.bulkhead.httpclient.UpstreamClient;
 import io.bulkhead.httpclient.UpstreamException;
 import io.bulkhead.httpclient.UpstreamTimeoutException;
@@ -336,11 +337,11 @@ public class DemoApp implements AutoCloseable {
     for (Map.Entry<String, Handler> r : routes.entrySet()) {
       paths.addMapping(new ServletPathSpec(r.getKey()), r.getValue());
     }
-    BulkheadHandler.Builder cap = BulkheadHandler.builder().route("/*", serverCap);
+    RouteTable.Builder cap = RouteTable.builder().route("/**", serverCap);
     for (String admin : adminPaths) {
-      cap.bypass(admin);
+      cap.bypass(admin.endsWith("/*") ? admin + "*" : admin); // a servlet spec's /* is our /**
     }
-    BulkheadHandler bulkheads = cap.build();
+    BulkheadHandler bulkheads = BulkheadHandler.of(cap.build());
     bulkheads.setHandler(paths);
     // Requests wait in the unbounded server queue for as long as the upstream makes them: Jetty's
     // idle timeout while a request is handled must not end them first.

@@ -105,7 +105,7 @@ public final class Observability implements AutoCloseable {
   }
 
   /** The registry {@code /metrics} scrapes, for binders of other meters (a pool's connections). */
-  MeterRegistry meters() {
+  public MeterRegistry meters() {
     return prometheus;
   }
 

@@ -2,6 +2,7 @@ package io.bulkhead.servlet;
 
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadFullException;
+import io.bulkhead.edge.RejectionBody;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
@@ -377,13 +378,10 @@ final class ProtectedRequest implements Supplier<CompletionStage<Void>>, AsyncLi
       return;
     }
     // Only with an unbounded maxWait, or a timeout shortened by someone else: the compartment has
-    // not
-    // refused the request, so there is no Retry-After to give, only the fact.
+    // not refused the request, so there is no Retry-After to give, only the fact.
     try {
       if (!response.isCommitted()) {
-        response.setStatus(HttpServletResponse.SC_SERVICE_UNAVAILABLE);
-        response.setContentType("text/plain;charset=utf-8");
-        Rejection.writeBody(
+        Rejection.sendWithoutHint(
             response,
             "bulkhead '"
                 + bulkhead.name()

@@ -2,14 +2,19 @@ package io.bulkhead.servlet;
 
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadFullException.Reason;
 import io.bulkhead.BulkheadStats;
+import io.bulkhead.edge.RejectionBody;
+import io.bulkhead.edge.Route;
+import io.bulkhead.edge.RouteTable;
 import java.net.Socket;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -43,6 +48,10 @@ class BulkheadFilterTest {
     }
   }
 
+  private static BulkheadFilter edge(String pattern, Bulkhead compartment) {
+    return BulkheadFilter.of(RouteTable.builder().route(pattern, compartment).build());
+  }
+
   private static Bulkhead compartment(String name, int limit, int maxQueue, Duration maxWait) {
     return Bulkhead.builder(name).limit(limit).maxQueue(maxQueue).maxWait(maxWait).build();
   }
@@ -61,7 +70,7 @@ class BulkheadFilterTest {
   @EnumSource(Container.class)
   void admittedRequest_passesThroughToTheServlet(Container container) throws Exception {
     Bulkhead llm = compartment("llm", 2, 2, Duration.ofSeconds(5));
-    start(container, BulkheadFilter.builder().route("/chat/*", llm).build());
+    start(container, edge("/chat/**", llm));
 
     RawHttp.Answer answer = RawHttp.get(port, "/chat/now");
 
@@ -79,7 +88,7 @@ class BulkheadFilterTest {
   void fullCompartment_queuesOne_refusesTheNextAtOnce_andAdmitsTheWaiterWhenTheSlotFrees(
       Container container) throws Exception {
     Bulkhead llm = compartment("llm", 1, 1, Duration.ofSeconds(30));
-    start(container, BulkheadFilter.builder().route("/chat/*", llm).build());
+    start(container, edge("/chat/**", llm));
     try (Socket a = RawHttp.sendGet(port, "/chat/a")) {
       HeldServlet.Held heldA = app.next();
       try (Socket b = RawHttp.sendGet(port, "/chat/b")) {
@@ -122,7 +131,7 @@ class BulkheadFilterTest {
   void waitingPastMaxWait_answers503_andNeverReachesTheServlet(Container container)
       throws Exception {
     Bulkhead llm = compartment("llm", 1, 1, Duration.ofMillis(200));
-    start(container, BulkheadFilter.builder().route("/chat/*", llm).build());
+    start(container, edge("/chat/**", llm));
     try (Socket a = RawHttp.sendGet(port, "/chat/a")) {
       HeldServlet.Held heldA = app.next();
       try (Socket b = RawHttp.sendGet(port, "/chat/b")) {
@@ -148,7 +157,7 @@ class BulkheadFilterTest {
   void asyncTimeoutWhileWaiting_leavesTheQueue_countsAsCancelled_andNeverReachesTheServlet(
       Container container) throws Exception {
     Bulkhead llm = Bulkhead.builder("llm").limit(1).maxQueue(1).unboundedWait().build();
-    start(container, BulkheadFilter.builder().route("/chat/*", llm).build());
+    start(container, edge("/chat/**", llm));
     try (Socket a = RawHttp.sendGet(port, "/chat/a")) {
       HeldServlet.Held heldA = app.next();
       try (Socket b = RawHttp.sendGet(port, "/chat/b", Returns.ASYNC_TIMEOUT + ": 100")) {
@@ -182,7 +191,7 @@ class BulkheadFilterTest {
   void clientClosingWhileWaiting_neverLeaksItsSlot_andTheCountsAddUp(Container container)
       throws Exception {
     Bulkhead llm = compartment("llm", 1, 1, Duration.ofSeconds(30));
-    start(container, BulkheadFilter.builder().route("/chat/*", llm).build());
+    start(container, edge("/chat/**", llm));
     try (Socket a = RawHttp.sendGet(port, "/chat/a")) {
       HeldServlet.Held heldA = app.next();
       Socket b = RawHttp.sendGet(port, "/chat/b");
@@ -210,7 +219,7 @@ class BulkheadFilterTest {
   void servletThrowing_gives500_andFreesTheSlot_whetherAdmittedAtOnceOrAfterWaiting(
       Container container) throws Exception {
     Bulkhead llm = compartment("llm", 1, 1, Duration.ofSeconds(30));
-    start(container, BulkheadFilter.builder().route("/chat/*", llm).build());
+    start(container, edge("/chat/**", llm));
 
     assertThat(RawHttp.get(port, "/chat/throw-at-once").status()).isEqualTo(500);
     assertThat(atRest(llm).completed()).isEqualTo(1);
@@ -235,7 +244,7 @@ class BulkheadFilterTest {
   void applicationAsync_admittedAtOnce_holdsTheSlotUntilItCompletes(Container container)
       throws Exception {
     Bulkhead llm = compartment("llm", 1, 1, Duration.ofSeconds(30));
-    start(container, BulkheadFilter.builder().route("/chat/*", llm).build());
+    start(container, edge("/chat/**", llm));
     try (Socket a = RawHttp.sendGet(port, "/chat/async-a")) {
       HeldServlet.Held heldA = app.next();
       // The container's thread has come back out of the chain: the servlet has let go of it...
@@ -263,7 +272,7 @@ class BulkheadFilterTest {
   void applicationAsync_admittedAfterWaiting_holdsTheSlotUntilItCompletes(Container container)
       throws Exception {
     Bulkhead llm = compartment("llm", 1, 1, Duration.ofSeconds(30));
-    start(container, BulkheadFilter.builder().route("/chat/*", llm).build());
+    start(container, edge("/chat/**", llm));
     try (Socket a = RawHttp.sendGet(port, "/chat/a")) {
       HeldServlet.Held heldA = app.next(); // A holds the slot before B is sent
       try (Socket b = RawHttp.sendGet(port, "/chat/async-b")) {
@@ -298,11 +307,12 @@ class BulkheadFilterTest {
     Bulkhead server = Bulkhead.builder("server").limit(1).build();
     start(
         container,
-        BulkheadFilter.builder()
-            .route("/chat/*", llm)
-            .route("/", server)
-            .bypass("/health/*")
-            .build());
+        BulkheadFilter.of(
+            RouteTable.builder()
+                .route("/chat/**", llm)
+                .route("/**", server)
+                .bypass("/health/**")
+                .build()));
     try (Socket a = RawHttp.sendGet(port, "/chat/a")) {
       HeldServlet.Held heldA = app.next();
 
@@ -319,7 +329,7 @@ class BulkheadFilterTest {
 
     Bulkhead only = Bulkhead.builder("only").limit(1).build();
     stop();
-    start(container, BulkheadFilter.builder().route("/chat/*", only).build());
+    start(container, edge("/chat/**", only));
     assertThat(RawHttp.get(port, "/login/now").body()).isEqualTo("now /login/now");
     BulkheadStats untouched = only.stats();
     assertThat(untouched.admitted() + untouched.rejected() + untouched.cancelled()).isZero();
@@ -333,23 +343,20 @@ class BulkheadFilterTest {
     Bulkhead broken = Bulkhead.builder("broken").limit(1).build();
     start(
         container,
-        BulkheadFilter.builder()
-            .route("/chat/*", llm)
-            .route("/broken/*", broken)
-            .rejectionBody(
-                (rejection, retryAfterSeconds, response) -> {
-                  response.setContentType("application/problem+json");
-                  response.setHeader("Retry-After", "0"); // not the body's to change
-                  if (rejection.bulkheadName().equals("broken")) {
-                    throw new IllegalStateException("a bug in the body");
-                  }
-                  return "{\"title\":\"busy\",\"compartment\":\""
+        BulkheadFilter.of(
+            RouteTable.builder().route("/chat/**", llm).route("/broken/**", broken).build(),
+            (rejection, retryAfterSeconds) -> {
+              if (rejection.bulkheadName().equals("broken")) {
+                throw new IllegalStateException("a bug in the body");
+              }
+              return new RejectionBody.Body(
+                  "application/problem+json",
+                  "{\"title\":\"busy\",\"compartment\":\""
                       + rejection.bulkheadName()
                       + "\",\"retryAfter\":"
                       + retryAfterSeconds
-                      + "}";
-                })
-            .build());
+                      + "}");
+            }));
     try (Socket a = RawHttp.sendGet(port, "/chat/a")) {
       HeldServlet.Held heldA = app.next();
       RawHttp.Answer refused = RawHttp.get(port, "/chat/b");
@@ -386,10 +393,7 @@ class BulkheadFilterTest {
   void servletWithoutAsyncSupport_stillWaitsWithoutAContainerThread(Container container)
       throws Exception {
     Bulkhead llm = compartment("llm", 1, 1, Duration.ofSeconds(30));
-    start(
-        container,
-        BulkheadFilter.builder().route("/chat/*", llm).build(),
-        new Container.Options(true, false, false));
+    start(container, edge("/chat/**", llm), new Container.Options(true, false, false));
     try (Socket a = RawHttp.sendGet(port, "/chat/a")) {
       HeldServlet.Held heldA = app.next();
       try (Socket b = RawHttp.sendGet(port, "/chat/b")) {
@@ -419,10 +423,7 @@ class BulkheadFilterTest {
   void filterBeforeItWithoutAsyncSupport_waitsOnTheContainersThread_withTheSameQueueAndRefusals(
       Container container) throws Exception {
     Bulkhead llm = compartment("llm", 1, 1, Duration.ofSeconds(30));
-    start(
-        container,
-        BulkheadFilter.builder().route("/chat/*", llm).build(),
-        new Container.Options(false, true, false));
+    start(container, edge("/chat/**", llm), new Container.Options(false, true, false));
     try (Socket a = RawHttp.sendGet(port, "/chat/a")) {
       HeldServlet.Held heldA = app.next();
       try (Socket b = RawHttp.sendGet(port, "/chat/b")) {
@@ -455,7 +456,7 @@ class BulkheadFilterTest {
   void stoppingTheServer_withOneRequestInApplicationAsyncAndOneWaiting_leavesNothingCounted(
       Container container) throws Exception {
     Bulkhead llm = compartment("llm", 1, 1, Duration.ofSeconds(30));
-    start(container, BulkheadFilter.builder().route("/chat/*", llm).build());
+    start(container, edge("/chat/**", llm));
     Socket a = RawHttp.sendGet(port, "/chat/async-a");
     Socket b = null;
     try {
@@ -473,5 +474,21 @@ class BulkheadFilterTest {
     assertThat(stats.admitted() + stats.cancelled()).isEqualTo(2);
     assertThat(stats.completed()).isEqualTo(stats.admitted());
     assertThat(stats.rejected()).isZero();
+  }
+
+  @Test
+  void routesAreTheTablesOwn_andTheFilterSaysThem() {
+    Bulkhead api = Bulkhead.builder("api").limit(1).build();
+    RouteTable routes = RouteTable.builder().route("/a/**", api).bypass("/a/health").build();
+    BulkheadFilter filter = BulkheadFilter.of(routes);
+    assertThat(filter.routes()).isSameAs(routes);
+    assertThat(filter.routes().route("/a/x")).isEqualTo(Route.through(api));
+    assertThat(filter).hasToString("BulkheadFilter[/a/** -> bulkhead 'api', /a/health -> bypass]");
+    assertThatThrownBy(() -> BulkheadFilter.of(null))
+        .isInstanceOf(NullPointerException.class)
+        .hasMessage("routes");
+    assertThatThrownBy(() -> BulkheadFilter.of(routes, null))
+        .isInstanceOf(NullPointerException.class)
+        .hasMessage("rejectionBody");
   }
 }

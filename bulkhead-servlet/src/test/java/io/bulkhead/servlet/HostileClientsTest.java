@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadStats;
+import io.bulkhead.edge.RouteTable;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -74,7 +75,7 @@ class HostileClientsTest {
     server =
         container.start(
             new Returns(),
-            BulkheadFilter.builder().route("/chat/*", llm).build(),
+            BulkheadFilter.of(RouteTable.builder().route("/chat/**", llm).build()),
             new App(held),
             Container.Options.DEFAULT);
     port = server.port();

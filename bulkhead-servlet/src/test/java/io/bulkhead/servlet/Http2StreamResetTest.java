@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadStats;
+import io.bulkhead.edge.RouteTable;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -54,7 +55,7 @@ class Http2StreamResetTest {
     server =
         container.start(
             new Returns(),
-            BulkheadFilter.builder().route("/chat/*", llm).build(),
+            BulkheadFilter.of(RouteTable.builder().route("/chat/**", llm).build()),
             app,
             new Container.Options(true, true, true));
     int port = server.port();

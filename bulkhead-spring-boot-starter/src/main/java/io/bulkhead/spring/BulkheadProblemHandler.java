@@ -1,11 +1,14 @@
 package io.bulkhead.spring;
 
 import io.bulkhead.BulkheadFullException;
+import io.bulkhead.edge.HttpRejection;
+import io.bulkhead.edge.RejectionBody;
 import java.lang.reflect.Method;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanFactory;
@@ -34,8 +37,9 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
  * Retry-After: 2
  * Content-Type: application/problem+json
  *
- * {"type":"https://github.com/bulkhead/bulkhead#spring-boot","title":"Compartment full","status":503,
- *  "detail":"bulkhead 'llm' is full (QUEUE_FULL): ...","compartment":"llm","reason":"queue_full"}
+ * {"type":"https://bulkhead.github.io/bulkhead/http-edges/#compartment-full","title":"Compartment full",
+ *  "status":503,"detail":"bulkhead 'llm' is full (QUEUE_FULL): ...","compartment":"llm",
+ *  "reason":"queue_full"}
  * </pre>
  *
  * <p>{@code Retry-After} is the exception's {@link BulkheadFullException#retryAfter() hint} in
@@ -52,8 +56,8 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
 @RestControllerAdvice
 public class BulkheadProblemHandler implements Ordered, BeanFactoryAware {
 
-  /** The problem type: the page that explains the answer. */
-  public static final URI TYPE = URI.create("https://github.com/bulkhead/bulkhead#spring-boot");
+  /** The problem type: the documentation section that explains the answer. */
+  public static final URI TYPE = RejectionBody.PROBLEM_TYPE;
 
   private @Nullable ListableBeanFactory beans;
   private volatile @Nullable Integer order;
@@ -67,10 +71,12 @@ public class BulkheadProblemHandler implements Ordered, BeanFactoryAware {
     return ErrorResponse.builder(
             rejection, HttpStatus.SERVICE_UNAVAILABLE, String.valueOf(rejection.getMessage()))
         .type(TYPE)
-        .title(ProblemJson.TITLE)
+        .title(RejectionBody.PROBLEM_TITLE)
         .property("compartment", rejection.bulkheadName())
-        .property("reason", ProblemJson.reason(rejection))
-        .header(HttpHeaders.RETRY_AFTER, Long.toString(rejection.retryAfterSeconds()))
+        .property("reason", rejection.reason().name().toLowerCase(Locale.ROOT))
+        .header(
+            HttpHeaders.RETRY_AFTER,
+            Long.toString(HttpRejection.retryAfterSeconds(rejection.retryAfter())))
         .build();
   }
 

@@ -2,8 +2,9 @@ package io.bulkhead.spring;
 
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadFullException;
+import io.bulkhead.edge.HttpRejection;
+import io.bulkhead.edge.RejectionBody;
 import io.bulkhead.reactor.BulkheadOperator;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -65,12 +66,12 @@ final class BulkheadWebFilter implements WebFilter, Ordered {
   }
 
   private static Mono<Void> refuse(ServerHttpResponse response, BulkheadFullException rejection) {
+    HttpRejection answer = HttpRejection.of(rejection, RejectionBody.problemJson());
     response.setStatusCode(HttpStatus.SERVICE_UNAVAILABLE);
     HttpHeaders headers = response.getHeaders();
-    headers.set(HttpHeaders.RETRY_AFTER, Long.toString(rejection.retryAfterSeconds()));
-    headers.set(HttpHeaders.CONTENT_TYPE, ProblemJson.CONTENT_TYPE);
-    byte[] body = ProblemJson.of(rejection).getBytes(StandardCharsets.UTF_8);
-    return response.writeWith(Mono.just(response.bufferFactory().wrap(body)));
+    headers.set(HttpHeaders.RETRY_AFTER, answer.retryAfter());
+    headers.set(HttpHeaders.CONTENT_TYPE, answer.contentType());
+    return response.writeWith(Mono.just(response.bufferFactory().wrap(answer.body())));
   }
 
   /** {@link BulkheadWebMvcAutoConfiguration#FILTER_ORDER}, for the same reasons. */

@@ -1,6 +1,8 @@
 package io.bulkhead.spring;
 
 import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.edge.RejectionBody;
+import io.bulkhead.edge.RouteTable;
 import io.bulkhead.servlet.BulkheadFilter;
 import jakarta.servlet.DispatcherType;
 import java.util.List;
@@ -59,18 +61,13 @@ public class BulkheadWebMvcAutoConfiguration {
     FilterRegistrationBean<BulkheadFilter> bulkheadFilter(
         BulkheadRegistry registry, BulkheadProperties properties) {
       List<EdgePath.Route> routes = EdgePath.routes(properties);
-      BulkheadFilter.Builder filter =
-          BulkheadFilter.builder()
-              .rejectionBody(
-                  (rejection, retryAfterSeconds, response) -> {
-                    response.setContentType(ProblemJson.CONTENT_TYPE + ";charset=utf-8");
-                    return ProblemJson.of(rejection);
-                  });
+      RouteTable.Builder table = RouteTable.builder();
       for (EdgePath.Route route : routes) {
-        filter.route(route.path().servletPathSpec(), EdgeRoutes.compartment(registry, route));
+        table.route(route.path().pattern(), EdgeRoutes.compartment(registry, route));
       }
       FilterRegistrationBean<BulkheadFilter> registration =
-          new FilterRegistrationBean<>(filter.build());
+          new FilterRegistrationBean<>(
+              BulkheadFilter.of(table.build(), RejectionBody.problemJson()));
       registration.setName(FILTER_NAME);
       registration.setAsyncSupported(true);
       registration.setDispatcherTypes(DispatcherType.REQUEST, DispatcherType.ASYNC);

@@ -6,6 +6,8 @@ import static org.awaitility.Awaitility.await;
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.BulkheadRegistry;
 import io.bulkhead.BulkheadStats;
+import io.bulkhead.edge.Route;
+import io.bulkhead.edge.RouteTable;
 import io.bulkhead.servlet.BulkheadFilter;
 import jakarta.servlet.DispatcherType;
 import java.net.URI;
@@ -111,9 +113,10 @@ class ServletEdgeTest {
         .containsExactlyInAnyOrder(DispatcherType.REQUEST, DispatcherType.ASYNC);
     assertThat(filter.getOrder()).isEqualTo(BulkheadWebMvcAutoConfiguration.FILTER_ORDER);
     assertThat(filter.getUrlPatterns()).containsExactly("/*");
-    assertThat(filter.getFilter().compartmentFor("/chat").map(b -> b.name())).hasValue("llm");
-    assertThat(filter.getFilter().compartmentFor("/chat/x/y").map(b -> b.name())).hasValue("llm");
-    assertThat(filter.getFilter().compartmentFor("/chatter")).isEmpty();
+    RouteTable routes = filter.getFilter().routes();
+    assertThat(routes.route("/chat")).isEqualTo(Route.through(registry.bulkhead("llm").get()));
+    assertThat(routes.route("/chat/x/y")).isEqualTo(routes.route("/chat"));
+    assertThat(routes.route("/chatter")).isEqualTo(Route.bypass());
   }
 
   @Test

@@ -255,6 +255,39 @@ class StartupFailureTest {
   }
 
   @Test
+  void anUpstreamsUserAndPassword_areNeverPrinted(CapturedOutput output) {
+    Throwable failure =
+        startFailure(
+            Compartments.class,
+            "bulkhead.compartments.llm.limit=2",
+            "bulkhead.compartments.llm.upstream=ftp://svc:s3cret@llm.internal/v1");
+
+    assertThat(description(failure, output))
+        .isEqualTo(
+            "bulkhead.compartments.llm.upstream=ftp://***@llm.internal/v1: scheme must be http or"
+                + " https but was ftp");
+    assertThat(output.getOut() + output.getErr()).doesNotContain("s3cret").doesNotContain("svc:");
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      assertThat(String.valueOf(t.getMessage())).doesNotContain("s3cret");
+    }
+  }
+
+  @Test
+  void aHostWithAPathButNoScheme_isRefusedWithoutItsPassword(CapturedOutput output) {
+    Throwable failure =
+        startFailure(
+            Compartments.class,
+            "bulkhead.compartments.llm.limit=2",
+            "bulkhead.compartments.llm.upstream=svc:s3cret@llm.internal/v1");
+
+    assertThat(description(failure, output))
+        .isEqualTo(
+            "bulkhead.compartments.llm.upstream=***@llm.internal/v1: has a path but no scheme: give"
+                + " a base URL with its scheme (https://***@llm.internal/v1) or the host alone");
+    assertThat(output.getOut() + output.getErr()).doesNotContain("s3cret");
+  }
+
+  @Test
   void anAnnotationNamingNoCompartmentNamesTheBeanMethodAndTheName(CapturedOutput output) {
     Throwable failure = startFailure(UnknownCompartment.class, "bulkhead.compartments.llm.limit=2");
 

@@ -2,6 +2,7 @@ package io.bulkhead.benchmarks.edge;
 
 import io.bulkhead.Bulkhead;
 import io.bulkhead.config.Quantities;
+import io.bulkhead.edge.RouteTable;
 import io.bulkhead.jetty.BulkheadHandler;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -119,7 +120,8 @@ public final class EdgeServer {
       case "bulkhead" -> {
         Bulkhead compartment =
             Bulkhead.builder("edge").limit(limit).maxQueue(queue).maxWait(wait).build();
-        BulkheadHandler guard = BulkheadHandler.builder().route("/*", compartment).build();
+        BulkheadHandler guard =
+            BulkheadHandler.of(RouteTable.builder().route("/**", compartment).build());
         guard.setHandler(app);
         server.setHandler(guard);
       }

@@ -24,22 +24,21 @@ import java.util.Properties;
  *
  * <pre>
  * java -cp bulkhead-benchmarks/target/benchmarks.jar io.bulkhead.benchmarks.peer.PeerExperiment \
- *     [--delay 30s] [--logins-after 1s] [--out DIR] [--svg FILE] [--sample-every 20ms]
+ *     [--delay 30s] [--logins-after 1s] [--out DIR] [--sample-every 20ms]
  * </pre>
  *
- * Writes {@code DIR/peer.json} (figures, sampled series, and the Markdown section of BENCHMARKS.md)
- * and the chart to {@code FILE}, and prints a table. Exit codes: 0 done, 1 failed, 2 bad usage; a
- * failure is one line on standard error.
+ * Writes {@code DIR/peer.json} (the figures and the sampled series, from which {@code
+ * scripts/report.py} writes the chart and the section of BENCHMARKS.md) and prints a table. Exit
+ * codes: 0 done, 1 failed, 2 bad usage; a failure is one line on standard error.
  */
 public final class PeerExperiment {
 
   static final Duration DEFAULT_SAMPLE_EVERY = Duration.ofMillis(20);
   static final Path DEFAULT_OUT = Path.of("bulkhead-benchmarks", "target", "results");
-  static final Path DEFAULT_SVG = Path.of("bulkhead-benchmarks", "peer-experiment.svg");
 
   private static final String USAGE =
       "usage: PeerExperiment [--delay 30s] [--logins-after 1s]"
-          + " [--out DIR] [--svg FILE] [--sample-every 20ms]";
+          + " [--out DIR] [--sample-every 20ms]";
 
   private PeerExperiment() {}
 
@@ -82,7 +81,6 @@ public final class PeerExperiment {
     String r4jVersion = resilience4jVersion(); // before the runs: a broken jar fails at once
     Path json = o.out.resolve("peer.json");
     createParent(json, "--out"); // and a directory that cannot be written
-    createParent(o.svg, "--svg");
     System.err.println("peer-experiment: warming up both variants (a 300 ms upstream)");
     DemoSettings warmUp =
         new DemoSettings(
@@ -119,12 +117,9 @@ public final class PeerExperiment {
             System.getProperty("java.version"),
             r4jVersion);
 
-    String svgLink = link(o.svg);
-    String markdown = PeerReport.markdown(result, svgLink);
-    write(json, PeerReport.json(result, svgLink, markdown), "--out");
-    write(o.svg, PeerChart.svg(result), "--svg");
+    write(json, PeerReport.json(result), "--out");
     System.out.print(PeerReport.table(result));
-    System.out.println("wrote " + json + " and " + o.svg);
+    System.out.println("wrote " + json + " (scripts/report.py draws its chart and its section)");
   }
 
   private static VariantResult announce(VariantResult r) {
@@ -188,14 +183,6 @@ public final class PeerExperiment {
     }
   }
 
-  /** The chart's path as BENCHMARKS.md, at the working directory, links it. */
-  private static String link(Path svg) {
-    Path here = Path.of("").toAbsolutePath();
-    Path target = svg.toAbsolutePath().normalize();
-    Path shown = target.startsWith(here) ? here.relativize(target) : target;
-    return shown.toString().replace('\\', '/');
-  }
-
   private static void createParent(Path file, String option) {
     Path parent = file.toAbsolutePath().getParent();
     try {
@@ -233,7 +220,6 @@ public final class PeerExperiment {
     Duration delay = DemoSettings.DELAY;
     Duration loginsAfter; // null: the experiment's default
     Path out = DEFAULT_OUT;
-    Path svg = DEFAULT_SVG;
     Duration sampleEvery = DEFAULT_SAMPLE_EVERY;
 
     /**
@@ -279,9 +265,6 @@ public final class PeerExperiment {
             break;
           case "--out":
             o.out = Path.of(value);
-            break;
-          case "--svg":
-            o.svg = Path.of(value);
             break;
           default:
             throw new IllegalArgumentException("unknown option '" + name + "'");

@@ -6,7 +6,6 @@ import io.bulkhead.scenarios.Latency;
 import io.bulkhead.scenarios.LoadResult;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
-import java.time.Duration;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.List;
@@ -15,9 +14,9 @@ import java.util.function.Function;
 import java.util.function.ToDoubleFunction;
 
 /**
- * The experiment's result as {@code peer.json} (figures, sampled series, and the Markdown section
- * that {@code report.py} puts into BENCHMARKS.md) and as a table for the terminal. Every figure
- * comes from a {@link PeerResult}; none is typed here.
+ * The experiment's result as {@code peer.json} (figures and sampled series, which {@code
+ * scripts/report.py} turns into the chart and the section of BENCHMARKS.md) and as a table for the
+ * terminal. Every figure comes from a {@link PeerResult}; none is typed here.
  */
 final class PeerReport {
 
@@ -85,186 +84,6 @@ final class PeerReport {
     return out.toString();
   }
 
-  // ----------------------------------------------------------------------------------------------
-  // Markdown
-
-  /**
-   * The section under "The experiment against a peer" in BENCHMARKS.md.
-   *
-   * @param svgLink the chart's path as BENCHMARKS.md (at the repository's root) links it
-   */
-  static String markdown(PeerResult r, String svgLink) {
-    DemoSettings s = r.settings();
-    StringBuilder m = new StringBuilder();
-    m.append(
-            "The slow-upstream experiment, both variants in one JVM on loopback: a fake upstream "
-                + "that answers after ")
-        .append(duration(s.delay()))
-        .append("; the demo app, every route of " + "which sits behind a server-wide cap of ")
-        .append(s.serverLimit())
-        .append(" slots with an unbounded queue; ")
-        .append(s.chats())
-        .append(" `/chat` at once, then ")
-        .append(s.logins())
-        .append(" `/login` ")
-        .append(duration(s.loginsAfter()))
-        .append(" later. Only the guard on `/chat` differs. **")
-        .append(Variant.BULKHEAD.title())
-        .append("** is the demo's bulkhead mode: compartment " + "`llm`, ")
-        .append(s.llmLimit())
-        .append(" in flight, at most ")
-        .append(s.llmQueue())
-        .append(" waiting, ")
-        .append(duration(s.llmWait()))
-        .append(" wait, waiting without a " + "thread. **")
-        .append(Variant.RESILIENCE4J.title())
-        .append("** is Resilience4j ")
-        .append(r.resilience4jVersion())
-        .append("'s `SemaphoreBulkhead` (maxConcurrentCalls ")
-        .append(s.llmLimit())
-        .append(", maxWaitDuration ")
-        .append(duration(s.llmWait()))
-        .append(
-            ", no bound on waiters) around the blocking upstream call, `executeCallable` on "
-                + "the Jetty thread. Each variant's client opens at most ")
-        .append(s.llmLimit())
-        .append(" connections to the upstream.\n\n");
-
-    m.append("| | ")
-        .append(Variant.BULKHEAD.title())
-        .append(" (")
-        .append(s.llmLimit())
-        .append(" / ")
-        .append(s.llmQueue())
-        .append(" / ")
-        .append(duration(s.llmWait()))
-        .append(") | ")
-        .append(Variant.RESILIENCE4J.title())
-        .append(" (")
-        .append(s.llmLimit())
-        .append(", ")
-        .append(duration(s.llmWait()))
-        .append(", unbounded) |\n");
-    m.append("|---|---:|---:|\n");
-    for (Row row : rows()) {
-      String a = row.value().apply(r.bulkhead());
-      String b = row.value().apply(r.resilience4j());
-      if (row.key()) {
-        m.append("| **")
-            .append(row.label())
-            .append("** | **")
-            .append(a)
-            .append("** | **")
-            .append(b)
-            .append("** |\n");
-      } else {
-        m.append("| ")
-            .append(row.label())
-            .append(" | ")
-            .append(a)
-            .append(" | ")
-            .append(b)
-            .append(" |\n");
-      }
-    }
-    m.append('\n');
-
-    m.append(
-            "![Server slots held by waiting chats, and requests queued for a server slot, over "
-                + "time, for both variants](")
-        .append(svgLink)
-        .append(")\n\n");
-
-    long chartEnd = r.chartEndNanos();
-    long wholeRun = Math.max(r.bulkhead().load().wallNanos(), r.resilience4j().load().wallNanos());
-    m.append(
-            "A chat waiting for its guard's verdict has already passed the server cap, so it "
-                + "holds "
-                + "a server slot that a login could have used. For ")
-        .append(Variant.BULKHEAD.title())
-        .append(" that is the `llm` compartment's waiting count; for ")
-        .append(Variant.RESILIENCE4J.title())
-        .append(
-            ", the chats that entered the `/chat` "
-                + "handler and were neither admitted nor rejected by the bulkhead yet (a counter around "
-                + "`executeCallable`). Both, and the server compartment's queue, were sampled every ")
-        .append(duration(r.sampleEvery()))
-        .append(" (")
-        .append(r.bulkhead().timeline().points().size())
-        .append(" and ")
-        .append(r.resilience4j().timeline().points().size())
-        .append(" samples; the longest gap between two samples was ")
-        .append(
-            ms(
-                Math.max(
-                        r.bulkhead().timeline().longestGapNanos(),
-                        r.resilience4j().timeline().longestGapNanos())
-                    / 1e6))
-        .append("), so a peak is the largest sampled value. ");
-    String ours = atLogins(r.bulkhead(), s);
-    String theirs = atLogins(r.resilience4j(), s);
-    if (ours != null && theirs != null) {
-      m.append("In the last sample before the logins were sent, the ")
-          .append(ours)
-          .append("; the ")
-          .append(theirs)
-          .append(". ");
-    }
-    if (chartEnd < wholeRun) {
-      m.append("The chart shows the first ")
-          .append(seconds(chartEnd))
-          .append("; from then to the " + "end of the run (")
-          .append(seconds(wholeRun))
-          .append(") nothing waited in either " + "variant. ");
-    }
-    m.append(
-            "Latencies run from sending a request to the last byte of its answer, one connection "
-                + "per request. Both apps' Jetty thread pools were grown to ")
-        .append(PeerApp.threadsFor(s))
-        .append(
-            " threads before the load, as on a server that has "
-                + "been serving traffic: Resilience4j parks one thread per waiting chat, and a cold pool "
-                + "would create them during the burst. Each variant ran once, ")
-        .append(Variant.BULKHEAD.title())
-        .append(" first, after a short warm-up run of both.\n\n");
-    m.append(machine(r))
-        .append(
-            ". Run it alone with `bulkhead-benchmarks/scripts/peer "
-                + "DIR [--delay 3s]` after building the benchmarks.\n");
-    return m.toString();
-  }
-
-  /**
-   * "Bulkhead run held 30 of the 50 server slots (10 chats calling the upstream, 20 waiting for the
-   * guard) and 0 requests were queued for one", from the last sample before the logins were sent;
-   * null if there is none.
-   */
-  private static String atLogins(VariantResult v, DemoSettings s) {
-    Timeline.Point before = null;
-    for (Timeline.Point p : v.timeline().points()) {
-      if (p.atNanos() > s.loginsAfter().toNanos()) {
-        break;
-      }
-      before = p;
-    }
-    if (before == null) {
-      return null;
-    }
-    return v.variant().title()
-        + " run held "
-        + before.serverInFlight()
-        + " of the "
-        + s.serverLimit()
-        + " server slots ("
-        + before.chatsCalling()
-        + " chats calling the "
-        + "upstream, "
-        + before.chatsWaiting()
-        + " waiting for the guard) and "
-        + before.serverWaiting()
-        + " requests were queued for one";
-  }
-
   static String machine(PeerResult r) {
     return "Machine: "
         + r.processors()
@@ -285,7 +104,7 @@ final class PeerReport {
   // ----------------------------------------------------------------------------------------------
   // JSON
 
-  static String json(PeerResult r, String svgLink, String markdown) {
+  static String json(PeerResult r) {
     DemoSettings s = r.settings();
     JsonWriter j = JsonWriter.pretty().beginObject();
     j.name("date")
@@ -335,9 +154,12 @@ final class PeerReport {
     for (VariantResult v : r.variants()) {
       variant(j.name(v.variant().key()), v);
     }
-    j.name("chart_end_ms").value(r.chartEndNanos() / 1_000_000);
-    j.name("svg").value(svgLink);
-    j.name("markdown").value(markdown);
+    j.name("chart_end_ms").value(round3(r.chartEndNanos() / 1e6));
+    j.name("run_end_ms")
+        .value(
+            round3(
+                Math.max(r.bulkhead().load().wallNanos(), r.resilience4j().load().wallNanos())
+                    / 1e6));
     return j.endObject().toJson() + "\n";
   }
 
@@ -430,15 +252,6 @@ final class PeerReport {
       return String.format(Locale.ROOT, "%.1f ms", millis);
     }
     return String.format(Locale.ROOT, "%,.0f ms", millis);
-  }
-
-  /** "30 s", "1 s", "20 ms", "1.5 s". */
-  static String duration(Duration d) {
-    long millis = d.toMillis();
-    if (millis < 1000) {
-      return millis + " ms";
-    }
-    return seconds(d.toNanos());
   }
 
   static String seconds(long nanos) {

@@ -41,8 +41,9 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Every sampling interval it forces a full collection and records the heap in use after it, the
  * live threads, the open file descriptors and the slots in flight of every compartment; every
  * minute, each workload's p99 (from when each call was due) and outcomes. It writes {@code
- * samples.csv}, {@code minutes.csv}, {@code soak.svg} and {@code summary.md} (a verdict per series)
- * into the results directory. Run it with {@code bulkhead-benchmarks/scripts/soak}.
+ * samples.csv}, {@code minutes.csv} and {@code soak.json} into the results directory, from which
+ * {@code scripts/report.py soak} writes {@code summary.md} (a verdict per series) and {@code
+ * soak.svg}. Run it with {@code bulkhead-benchmarks/scripts/soak}, which does both.
  */
 public final class Soak {
 
@@ -131,11 +132,7 @@ public final class Soak {
         SoakResult result = load(o, app, client, dbWorkers, dbPools, probes);
         SoakReport.write(o, result);
         System.err.println(
-            "soak: wrote "
-                + o.out.resolve("summary.md")
-                + ", samples.csv,"
-                + " minutes.csv and soak.svg");
-        System.out.print(Files.readString(o.out.resolve("summary.md")));
+            "soak: wrote " + o.out.resolve("samples.csv") + ", minutes.csv and soak.json");
       }
     } finally {
       dbWorkers.shutdownNow();

@@ -1,5 +1,6 @@
 package io.bulkhead.jdbc.micrometer;
 
+import io.bulkhead.internal.MeterBindings;
 import io.bulkhead.jdbc.DatabasePools;
 import io.bulkhead.jdbc.PoolStats;
 import io.bulkhead.jdbc.WorkloadPool;
@@ -10,23 +11,7 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.ToIntFunction;
-
-/*
- * Concurrency
- * -----------
- * bindTo() and close() may run on any thread, and bindTo() may be called for several MeterRegistries.
- * `registered` (the meters of every binding, with the registry that holds them) and `closed` are
- * guarded by `lock`; each bindTo() registers its meters while holding it, so close() cannot miss a
- * binding that is half done. Registering a gauge runs none of our code: the gauges' functions run
- * later, on the scraping thread, never under `lock`, and only read the pools' stats.
- *
- *   T1 bindTo(r); T2 close(). Either T1 takes the lock first, registers and lists its meters, and T2
- *      then removes them; or T2 first sets `closed`, and T1 refuses to bind. No meter survives close().
- *   T1 scrapes a gauge while T2 closes the pools: the gauge reads the stats of a closed pool, which are
- *      zero connections, never an exception.
- */
 
 /**
  * Micrometer gauges for the connection pools of one {@link DatabasePools}: the connections each
@@ -41,7 +26,7 @@ import java.util.function.ToIntFunction;
  * DatabasePoolMetrics.of(db).bindTo(meterRegistry);          // each pool's connections
  * }</pre>
  *
- * <p>Every pool gauge carries the tag {@value #NAME_TAG} with the pool's qualified name ({@code
+ * <p>Every pool gauge carries the tag {@code name} with the pool's qualified name ({@code
  * orders.checkout}), which is also the name of the compartment in front of it, so the two families
  * line up, and the tag {@value #BUDGET_TAG} with the database's name ({@code orders}), which is
  * also its budget's: {@code bulkhead_pool_connections_active / bulkhead_limit} is how full a pool
@@ -110,19 +95,17 @@ public final class DatabasePoolMetrics implements MeterBinder, AutoCloseable {
   /** Gauge per database: the server's {@code max_connections}, when it was read at start-up. */
   public static final String DATABASE_MAX_CONNECTIONS = "bulkhead.database.max.connections";
 
-  /** The tag carrying the pool's qualified name, which is also its compartment's name. */
-  public static final String NAME_TAG = "name";
-
   /** The tag carrying the database's name, which is also its budget's name. */
   public static final String BUDGET_TAG = "budget";
 
   private final DatabasePools pools;
-  private final ReentrantLock lock = new ReentrantLock();
-  private final List<Binding> bindings = new ArrayList<>(); // guarded by lock
-  private boolean closed; // guarded by lock
+  private final MeterBindings<MeterRegistry, Meter> bindings;
 
   private DatabasePoolMetrics(DatabasePools pools) {
     this.pools = pools;
+    this.bindings =
+        new MeterBindings<>(
+            "DatabasePoolMetrics of database '" + pools.name() + "'", MeterRegistry::remove);
   }
 
   /** Gauges for every pool of {@code pools}. */
@@ -137,89 +120,70 @@ public final class DatabasePoolMetrics implements MeterBinder, AutoCloseable {
    */
   @Override
   public void bindTo(MeterRegistry meterRegistry) {
-    Objects.requireNonNull(meterRegistry, "meterRegistry");
-    lock.lock();
-    try {
-      if (closed) {
-        throw new IllegalStateException(
-            "DatabasePoolMetrics of database '"
-                + pools.name()
-                + "' was closed; create a new one to bind again");
-      }
-      List<Meter> meters = new ArrayList<>();
-      meters.add(
-          budgetGauge(
-              meterRegistry,
-              BUDGET_CAPACITY,
-              p -> p.budget().capacity(),
-              "Connections this process's pools may hold together"));
-      meters.add(
-          budgetGauge(
-              meterRegistry,
-              BUDGET_ALLOCATED,
-              p -> p.budget().allocated(),
-              "The sum of this process's pool limits on the database"));
-      pools
-          .serverLimit()
-          .ifPresent(
-              limit ->
-                  meters.add(
-                      budgetGauge(
-                          meterRegistry,
-                          DATABASE_MAX_CONNECTIONS,
-                          p -> limit.maxConnections(),
-                          "The database server's max_connections, read at start-up")));
-      for (WorkloadPool pool : pools.pools()) {
-        meters.add(
-            gauge(
-                meterRegistry,
-                pool,
-                CONNECTIONS_ACTIVE,
-                PoolStats::active,
-                "Connections handed out and not yet returned"));
-        meters.add(
-            gauge(
-                meterRegistry,
-                pool,
-                CONNECTIONS_IDLE,
-                PoolStats::idle,
-                "Open connections ready to be handed out"));
-        meters.add(
-            gauge(
-                meterRegistry,
-                pool,
-                CONNECTIONS_OPEN,
-                PoolStats::total,
-                "Open connections, active and idle"));
-        meters.add(
-            gauge(
-                meterRegistry,
-                pool,
-                THREADS_AWAITING,
-                PoolStats::waiting,
-                "Threads inside the pool waiting for a connection"));
-      }
-      bindings.add(new Binding(meterRegistry, meters));
-    } finally {
-      lock.unlock();
-    }
+    bindings.bind(meterRegistry, this::register);
   }
 
-  /** Removes every gauge this binder registered. Idempotent. */
+  private List<Meter> register(MeterRegistry meterRegistry) {
+    List<Meter> meters = new ArrayList<>();
+    meters.add(
+        budgetGauge(
+            meterRegistry,
+            BUDGET_CAPACITY,
+            p -> p.budget().capacity(),
+            "Connections this process's pools may hold together"));
+    meters.add(
+        budgetGauge(
+            meterRegistry,
+            BUDGET_ALLOCATED,
+            p -> p.budget().allocated(),
+            "The sum of this process's pool limits on the database"));
+    pools
+        .serverLimit()
+        .ifPresent(
+            limit ->
+                meters.add(
+                    budgetGauge(
+                        meterRegistry,
+                        DATABASE_MAX_CONNECTIONS,
+                        p -> limit.maxConnections(),
+                        "The database server's max_connections, read at start-up")));
+    for (WorkloadPool pool : pools.pools()) {
+      meters.add(
+          gauge(
+              meterRegistry,
+              pool,
+              CONNECTIONS_ACTIVE,
+              PoolStats::active,
+              "Connections handed out and not yet returned"));
+      meters.add(
+          gauge(
+              meterRegistry,
+              pool,
+              CONNECTIONS_IDLE,
+              PoolStats::idle,
+              "Open connections ready to be handed out"));
+      meters.add(
+          gauge(
+              meterRegistry,
+              pool,
+              CONNECTIONS_OPEN,
+              PoolStats::total,
+              "Open connections, active and idle"));
+      meters.add(
+          gauge(
+              meterRegistry,
+              pool,
+              THREADS_AWAITING,
+              PoolStats::waiting,
+              "Threads inside the pool waiting for a connection"));
+    }
+    return meters;
+  }
+
+  /** Removes every gauge this binder registered; a later {@link #bindTo} is refused. Idempotent. */
   @Override
   public void close() {
-    lock.lock();
-    try {
-      closed = true;
-      for (Binding b : bindings) {
-        for (Meter m : b.meters) {
-          b.registry.remove(m);
-        }
-      }
-      bindings.clear();
-    } finally {
-      lock.unlock();
-    }
+    bindings.close();
   }
 
   private Gauge gauge(
@@ -230,7 +194,7 @@ public final class DatabasePoolMetrics implements MeterBinder, AutoCloseable {
       String description) {
     return Gauge.builder(name, pool, p -> figure.applyAsInt(p.stats()))
         .description(description)
-        .tag(NAME_TAG, pool.qualifiedName())
+        .tag(MeterBindings.NAME_TAG, pool.qualifiedName())
         .tag(BUDGET_TAG, pools.name())
         .strongReference(true)
         .register(registry);
@@ -251,16 +215,5 @@ public final class DatabasePoolMetrics implements MeterBinder, AutoCloseable {
   @Override
   public String toString() {
     return "DatabasePoolMetrics{" + pools.name() + "}";
-  }
-
-  /** The gauges registered in one MeterRegistry. */
-  private static final class Binding {
-    final MeterRegistry registry;
-    final List<Meter> meters;
-
-    Binding(MeterRegistry registry, List<Meter> meters) {
-      this.registry = registry;
-      this.meters = meters;
-    }
   }
 }

@@ -1,5 +1,6 @@
 package io.bulkhead.redis.micrometer;
 
+import io.bulkhead.internal.MeterBindings;
 import io.bulkhead.redis.FleetBulkhead;
 import io.bulkhead.redis.FleetStats;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -7,24 +8,9 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.ToDoubleFunction;
-
-/*
- * Concurrency
- * -----------
- * bindTo() and close() may run on any thread, and bindTo() may be called for several MeterRegistries.
- * `bindings` and `closed` are guarded by `lock`; each bindTo() registers its meters while holding it,
- * so close() cannot miss a binding that is half done. Registering a meter runs none of our code: the
- * meters' functions run later, on the scraping thread, never under `lock`, and only read
- * FleetBulkhead.fleetStats(), which is thread-safe and takes no lock of the compartment's.
- *
- *   T1 bindTo(r); T2 close(). Either T1 takes the lock first, registers and lists its meters, and T2
- *      then removes them; or T2 first sets `closed`, and T1 refuses to bind. No meter survives close().
- */
 
 /**
  * Micrometer meters for what a fleet compartment adds to an ordinary one: its fallback switches,
@@ -38,7 +24,7 @@ import java.util.function.ToDoubleFunction;
  * FleetMetrics.of(llm).bindTo(meterRegistry);      // the fleet's own, below
  * }</pre>
  *
- * <p>Every meter carries the tag {@value #NAME_TAG} with the compartment's name, as the compartment
+ * <p>Every meter carries the tag {@code name} with the compartment's name, as the compartment
  * meters of {@code bulkhead-micrometer} do, so the two families line up. As Micrometer and as
  * Prometheus spell them:
  *
@@ -103,16 +89,14 @@ public final class FleetMetrics implements MeterBinder, AutoCloseable {
   /** Gauge: the calls of this process holding a lease now. */
   public static final String LEASES_HELD = "bulkhead.fleet.leases.held";
 
-  /** The tag carrying the compartment's name. */
-  public static final String NAME_TAG = "name";
-
   private final FleetBulkhead compartment;
-  private final ReentrantLock lock = new ReentrantLock();
-  private final List<Binding> bindings = new ArrayList<>(); // guarded by lock
-  private boolean closed; // guarded by lock
+  private final MeterBindings<MeterRegistry, Meter> bindings;
 
   private FleetMetrics(FleetBulkhead compartment) {
     this.compartment = compartment;
+    this.bindings =
+        new MeterBindings<>(
+            "FleetMetrics of compartment '" + compartment.name() + "'", MeterRegistry::remove);
   }
 
   /** Meters for {@code compartment}. */
@@ -127,74 +111,48 @@ public final class FleetMetrics implements MeterBinder, AutoCloseable {
    */
   @Override
   public void bindTo(MeterRegistry meterRegistry) {
-    Objects.requireNonNull(meterRegistry, "meterRegistry");
-    lock.lock();
-    try {
-      if (closed) {
-        throw new IllegalStateException(
-            "FleetMetrics of compartment '"
-                + compartment.name()
-                + "' was closed; create a new one to bind again");
-      }
-      List<Meter> meters = new ArrayList<>();
-      meters.add(
-          counter(
-              meterRegistry,
-              FALLBACK_SWITCHES,
-              FleetStats::fallbackSwitches,
-              "Switches to the fallback policy: Redis unreachable, or back having lost its data"));
-      meters.add(
-          counter(
-              meterRegistry,
-              REFUSED_BY_FALLBACK,
-              FleetStats::refusedByFallback,
-              "Calls the fallback policy refused at once (also in bulkhead.rejected, queue_full)"));
-      meters.add(
-          counter(
-              meterRegistry,
-              FLEET_TIMEOUTS,
-              FleetStats::fleetTimeouts,
-              "Calls refused because the fleet freed no lease within their maxWait"
-                  + " (also in bulkhead.rejected, wait_timeout)"));
-      meters.add(
-          counter(
-              meterRegistry,
-              LEASES_LOST,
-              FleetStats::leasesLost,
-              "Leases found expired or gone before or while their call ran"));
-      meters.add(
-          gauge(
-              meterRegistry,
-              IN_FALLBACK,
-              s -> s.inFallback() ? 1 : 0,
-              "1 while the compartment admits by its fallback policy, 0 while by leases"));
-      meters.add(
-          gauge(
-              meterRegistry,
-              LEASES_HELD,
-              FleetStats::leasesHeld,
-              "Calls of this process holding a lease now"));
-      bindings.add(new Binding(meterRegistry, meters));
-    } finally {
-      lock.unlock();
-    }
+    bindings.bind(meterRegistry, this::register);
   }
 
-  /** Removes every meter this binder registered. Idempotent. */
+  private List<Meter> register(MeterRegistry meterRegistry) {
+    return List.of(
+        counter(
+            meterRegistry,
+            FALLBACK_SWITCHES,
+            FleetStats::fallbackSwitches,
+            "Switches to the fallback policy: Redis unreachable, or back having lost its data"),
+        counter(
+            meterRegistry,
+            REFUSED_BY_FALLBACK,
+            FleetStats::refusedByFallback,
+            "Calls the fallback policy refused at once (also in bulkhead.rejected, queue_full)"),
+        counter(
+            meterRegistry,
+            FLEET_TIMEOUTS,
+            FleetStats::fleetTimeouts,
+            "Calls refused because the fleet freed no lease within their maxWait"
+                + " (also in bulkhead.rejected, wait_timeout)"),
+        counter(
+            meterRegistry,
+            LEASES_LOST,
+            FleetStats::leasesLost,
+            "Leases found expired or gone before or while their call ran"),
+        gauge(
+            meterRegistry,
+            IN_FALLBACK,
+            s -> s.inFallback() ? 1 : 0,
+            "1 while the compartment admits by its fallback policy, 0 while by leases"),
+        gauge(
+            meterRegistry,
+            LEASES_HELD,
+            FleetStats::leasesHeld,
+            "Calls of this process holding a lease now"));
+  }
+
+  /** Removes every meter this binder registered; a later {@link #bindTo} is refused. Idempotent. */
   @Override
   public void close() {
-    lock.lock();
-    try {
-      closed = true;
-      for (Binding b : bindings) {
-        for (Meter m : b.meters) {
-          b.registry.remove(m);
-        }
-      }
-      bindings.clear();
-    } finally {
-      lock.unlock();
-    }
+    bindings.close();
   }
 
   private Meter counter(
@@ -204,7 +162,7 @@ public final class FleetMetrics implements MeterBinder, AutoCloseable {
       String description) {
     return FunctionCounter.builder(name, compartment, c -> figure.applyAsDouble(c.fleetStats()))
         .description(description)
-        .tag(NAME_TAG, compartment.name())
+        .tag(MeterBindings.NAME_TAG, compartment.name())
         .register(registry);
   }
 
@@ -215,7 +173,7 @@ public final class FleetMetrics implements MeterBinder, AutoCloseable {
       String description) {
     return Gauge.builder(name, compartment, c -> figure.applyAsDouble(c.fleetStats()))
         .description(description)
-        .tag(NAME_TAG, compartment.name())
+        .tag(MeterBindings.NAME_TAG, compartment.name())
         .strongReference(true)
         .register(registry);
   }
@@ -223,16 +181,5 @@ public final class FleetMetrics implements MeterBinder, AutoCloseable {
   @Override
   public String toString() {
     return "FleetMetrics{" + compartment.name() + "}";
-  }
-
-  /** The meters registered in one MeterRegistry. */
-  private static final class Binding {
-    final MeterRegistry registry;
-    final List<Meter> meters;
-
-    Binding(MeterRegistry registry, List<Meter> meters) {
-      this.registry = registry;
-      this.meters = meters;
-    }
   }
 }
