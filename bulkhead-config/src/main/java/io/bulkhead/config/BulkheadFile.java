@@ -6,6 +6,7 @@ import io.bulkhead.BulkheadBuilder;
 import io.bulkhead.BulkheadRegistry;
 import io.bulkhead.WorkerPool;
 import io.bulkhead.WorkerPoolBuilder;
+import io.bulkhead.config.internal.YamlTree;
 import io.bulkhead.insight.SizingAdvisor;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -2,6 +2,9 @@ package io.bulkhead.config;
 
 import io.bulkhead.QueueSettings;
 import io.bulkhead.Sizing;
+import io.bulkhead.config.internal.DidYouMean;
+import io.bulkhead.config.internal.Printable;
+import io.bulkhead.config.internal.YamlTree;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;

@@ -2,6 +2,7 @@ package io.bulkhead.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadRegistry;
@@ -465,5 +466,25 @@ class BulkheadFileTest {
     assertThat(e.line()).hasValue(8);
     assertThat(e.key()).contains("compartments.checkout.latncy");
     assertThat(e.problem()).isEqualTo("unknown key (did you mean 'latency'?)");
+  }
+
+  @Test
+  void cpuBound_isTrueOrFalse_inTheBulkheadFile() {
+    BulkheadFile f =
+        BulkheadFile.parse(
+            "compartments:\n  render: {limit: 2, cpu-bound: true}\n"
+                + "  lookup: {limit: 2}\nworker-pools:\n  zip: {limit: 1, cpu-bound: false}\n",
+            "f.yml");
+    assertThat(f.compartments())
+        .extracting(CompartmentSpec::cpuBound)
+        .containsExactly(true, false, false);
+    Throwable yes =
+        catchThrowable(
+            () ->
+                BulkheadFile.parse(
+                    "compartments:\n  render: {limit: 2, cpu-bound: yes}\n", "f.yml"));
+    assertThat(yes)
+        .isInstanceOf(ConfigException.class)
+        .hasMessage("f.yml:2: compartments.render.cpu-bound: expected true or false but was 'yes'");
   }
 }

@@ -7,6 +7,7 @@ import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadBuilder;
 import io.bulkhead.WorkerPool;
 import io.bulkhead.WorkerPoolBuilder;
+import io.bulkhead.config.internal.Printable;
 import java.time.Duration;
 import java.util.List;
 import net.jqwik.api.Arbitraries;

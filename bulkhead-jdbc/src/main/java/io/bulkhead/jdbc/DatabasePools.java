@@ -215,8 +215,9 @@ public final class DatabasePools implements AutoCloseable {
    * when they are first asked for (or at HikariCP's next housekeeping).
    *
    * @throws IllegalArgumentException if {@code total} is less than the number of pools (every pool
-   *     is then shrunk to one connection first, the nearest this class can come) or more than the
-   *     budget's capacity (nothing changes)
+   *     is then shrunk to one connection first, the nearest this class can come, and the pools hold
+   *     more than {@code total}: a fleet budget that may ask for so little needs a {@code
+   *     minimumShare} of the number of pools) or more than the budget's capacity (nothing changes)
    * @throws IllegalStateException if the pools are closed
    */
   public void resize(int total) {

@@ -52,7 +52,7 @@ final class CompartmentFactory {
               budgets.put(name, build(key, capacity, () -> Budget.of(name, capacity)));
             });
     BulkheadRegistry registry = BulkheadRegistry.create();
-    EdgePath.routes(properties); // checks every paths entry, whichever web stack enforces them
+    EdgePath.check(properties); // every paths entry, whichever web stack enforces them
     properties
         .getCompartments()
         .forEach(
