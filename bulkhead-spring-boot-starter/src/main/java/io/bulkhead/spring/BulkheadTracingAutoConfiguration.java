@@ -29,7 +29,7 @@ public class BulkheadTracingAutoConfiguration {
    * shutdown; nothing when there is no tracer (or only the no-op one).
    */
   @Bean
-  public BulkheadTracing.Attachment bulkheadTracing(
+  public BulkheadTracing.Attachment compartmentTracing(
       ObjectProvider<Tracer> tracer, BulkheadRegistry registry) {
     Tracer t = tracer.getIfUnique();
     if (t == null || t == Tracer.NOOP) {
