@@ -74,7 +74,9 @@ public class BulkheadProblemHandler implements Ordered, BeanFactoryAware {
         .title(RejectionBody.PROBLEM_TITLE)
         .property("compartment", rejection.bulkheadName())
         .property("reason", rejection.reason().name().toLowerCase(Locale.ROOT))
-        .header(HttpHeaders.RETRY_AFTER, Long.toString(HttpRejection.retryAfterSeconds(rejection.retryAfter())))
+        .header(
+            HttpHeaders.RETRY_AFTER,
+            Long.toString(HttpRejection.retryAfterSeconds(rejection.retryAfter())))
         .build();
   }
 

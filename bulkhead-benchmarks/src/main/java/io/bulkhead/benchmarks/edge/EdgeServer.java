@@ -120,7 +120,8 @@ public final class EdgeServer {
       case "bulkhead" -> {
         Bulkhead compartment =
             Bulkhead.builder("edge").limit(limit).maxQueue(queue).maxWait(wait).build();
-        BulkheadHandler guard = BulkheadHandler.of(RouteTable.builder().route("/**", compartment).build());
+        BulkheadHandler guard =
+            BulkheadHandler.of(RouteTable.builder().route("/**", compartment).build());
         guard.setHandler(app);
         server.setHandler(guard);
       }
