@@ -10,6 +10,7 @@
 module io.bulkhead.micrometer {
   requires static transitive org.jspecify; // the annotations are part of the API; compile time only
   requires transitive io.bulkhead.core;
+  requires transitive io.bulkhead.insight; // ResourceMetrics takes a ResourceView
   requires transitive micrometer.core;
   requires static transitive micrometer.tracing; // BulkheadTracing only: the application's tracing
 

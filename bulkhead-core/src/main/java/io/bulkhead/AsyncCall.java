@@ -18,11 +18,11 @@ import java.util.function.Supplier;
  * #complete}, {@link #completeExceptionally} and {@link #cancel} are therefore always someone else:
  * the caller cancelling, or {@code orTimeout}/{@code completeOnTimeout} firing. They withdraw a
  * waiting call from the queue, or forward a cancellation to the running stage (whose completion
- * then frees the slot). Races with the grant and with {@link #start} are written out as R3 and R4
- * in {@link DefaultBulkhead}.
+ * then frees the slot). The races with the grant and with {@link #start} are written out beside the
+ * algorithm, in {@link DefaultBulkhead}'s design comment (cancel vs grant, cancel vs start).
  *
- * <p>Threads (I7 and R8 in {@link DefaultBulkhead}): {@link #start} runs on the caller's thread
- * when a slot was free, and on the compartment's executor when the call waited and was handed one;
+ * <p>Threads, as {@link Bulkhead#submit} promises: {@link #start} runs on the caller's thread when
+ * a slot was free, and on the compartment's executor when the call waited and was handed one;
  * {@link #expire} runs on that executor, never on the timer. {@code finish} runs on whichever
  * thread completes the stage: it frees the slot first (a waiter it grants is handed to the
  * executor, so it starts without waiting for anything below) and then completes this future,

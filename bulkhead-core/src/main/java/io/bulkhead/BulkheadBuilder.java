@@ -1,7 +1,6 @@
 package io.bulkhead;
 
 import io.bulkhead.internal.CompartmentThreads;
-import io.bulkhead.internal.Durations;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,8 +23,9 @@ import java.util.concurrent.Executor;
  * build()} copies the settings, so a builder can be changed and reused without touching
  * compartments already built.
  *
- * <p>Defaults: no queue ({@code maxQueue(0)}: a full compartment rejects at once) and the system
- * ticker. The limit has no default: a compartment's size is a decision, not something to inherit.
+ * <p>Defaults: those of {@link QueueSettings#DEFAULT} (no queue: a full compartment rejects at
+ * once; a queue needs a {@code maxWait}) and the system ticker. The limit has no default: a
+ * compartment's size is a decision, not something to inherit.
  *
  * <p>This class is <em>not</em> thread-safe.
  */
@@ -33,10 +33,7 @@ public final class BulkheadBuilder {
 
   private final String name;
   private int limit; // 0 until set
-  private boolean queueBounded = true;
-  private int maxQueue;
-  private boolean waitSet;
-  private Duration maxWait; // null with waitSet means unbounded
+  private QueueSettings queue = QueueSettings.DEFAULT;
   private final List<BulkheadListener> listeners = new ArrayList<>();
   private Ticker ticker = Ticker.system();
   private Scheduler scheduler; // null: the shared timer
@@ -69,23 +66,11 @@ public final class BulkheadBuilder {
    * at once. A waiting caller holds no slot, but a synchronous one holds its thread: keep the queue
    * short.
    *
-   * @throws IllegalArgumentException if {@code maxQueue} is negative or above 16,777,215, the most
-   *     waiters one compartment counts
+   * @throws IllegalArgumentException if {@code maxQueue} is negative or above {@link
+   *     QueueSettings#MAX_QUEUE}, the most waiters one compartment counts
    */
   public BulkheadBuilder maxQueue(int maxQueue) {
-    if (maxQueue < 0) {
-      throw new IllegalArgumentException("maxQueue must not be negative but was " + maxQueue);
-    }
-    if (maxQueue > DefaultBulkhead.MAX_WAITING) {
-      throw new IllegalArgumentException(
-          "maxQueue must be at most "
-              + DefaultBulkhead.MAX_WAITING
-              + " (the most waiters one compartment counts) but was "
-              + maxQueue
-              + "; use unboundedQueue() for no bound of your own");
-    }
-    this.queueBounded = true;
-    this.maxQueue = maxQueue;
+    this.queue = queue.withMaxQueue(maxQueue);
     return this;
   }
 
@@ -97,8 +82,7 @@ public final class BulkheadBuilder {
    * BulkheadFullException.Reason#QUEUE_FULL}.
    */
   public BulkheadBuilder unboundedQueue() {
-    this.queueBounded = false;
-    this.maxQueue = 0;
+    this.queue = queue.withUnboundedQueue();
     return this;
   }
 
@@ -111,26 +95,19 @@ public final class BulkheadBuilder {
    *     nanoseconds (use {@link #unboundedWait()} to wait without a limit)
    */
   public BulkheadBuilder maxWait(Duration maxWait) {
-    Objects.requireNonNull(maxWait, "maxWait");
-    if (maxWait.isNegative()) {
-      throw new IllegalArgumentException("maxWait must not be negative but was " + maxWait);
-    }
-    if (Durations.exceedsNanos(maxWait)) {
-      throw new IllegalArgumentException(
-          "maxWait "
-              + maxWait
-              + " is longer than the 292 years a nanosecond deadline can hold; use unboundedWait() to wait"
-              + " without a limit");
-    }
-    this.waitSet = true;
-    this.maxWait = maxWait;
+    this.queue = queue.withMaxWait(maxWait);
     return this;
   }
 
   /** Lets a waiter wait until a slot is handed to it. No timer is armed for such a waiter. */
   public BulkheadBuilder unboundedWait() {
-    this.waitSet = true;
-    this.maxWait = null;
+    this.queue = queue.withUnboundedWait();
+    return this;
+  }
+
+  /** Replaces {@code maxQueue} and {@code maxWait} with {@code queue}'s. */
+  public BulkheadBuilder queue(QueueSettings queue) {
+    this.queue = Objects.requireNonNull(queue, "queue");
     return this;
   }
 
@@ -174,9 +151,9 @@ public final class BulkheadBuilder {
   /**
    * Returns a new compartment with these settings.
    *
-   * @throws IllegalArgumentException if the limit was not set, if callers may queue but no {@code
-   *     maxWait} was chosen, if they may queue but {@code maxWait} is zero, or if the budget has no
-   *     room for the limit
+   * @throws IllegalArgumentException if the limit was not set, if callers may queue but {@code
+   *     maxWait} is zero (see {@link QueueSettings#check}), or if the budget has no room for the
+   *     limit
    */
   public Bulkhead build() {
     if (limit == 0) {
@@ -185,27 +162,7 @@ public final class BulkheadBuilder {
               + name
               + "': call limit(int) with how many calls may be in flight at once");
     }
-    boolean mayQueue = !queueBounded || maxQueue > 0;
-    if (mayQueue && !waitSet) {
-      throw new IllegalArgumentException(
-          "bulkhead '"
-              + name
-              + "' lets "
-              + (queueBounded ? maxQueue + " callers" : "any number of callers")
-              + " wait but no maxWait was set: call maxWait(Duration), or unboundedWait() to wait"
-              + " without a limit");
-    }
-    if (mayQueue && maxWait != null && maxWait.isZero()) {
-      throw new IllegalArgumentException(
-          "bulkhead '"
-              + name
-              + "' has maxWait PT0S, so the "
-              + (queueBounded ? maxQueue + " callers" : "callers")
-              + " its queue admits would be rejected the moment they queue: set maxWait above zero,"
-              + " or maxQueue(0) to reject at once");
-    }
-    Duration wait = waitSet ? maxWait : Duration.ZERO;
-    BulkheadConfig config = new BulkheadConfig(name, limit, queueBounded, maxQueue, wait);
+    BulkheadConfig config = new BulkheadConfig(name, limit, queue.check("bulkhead '" + name + "'"));
     Scheduler timer = scheduler != null ? scheduler : SharedTimer.INSTANCE;
     Executor own = executor != null ? executor : CompartmentThreads.forCompartment(name);
     return new DefaultBulkhead(

@@ -21,16 +21,12 @@ public final class BulkheadConfig {
 
   private final String name;
   private final int limit;
-  private final boolean queueBounded;
-  private final int maxQueue;
-  private final Duration maxWait; // null when unbounded
+  private final QueueSettings queue;
 
-  BulkheadConfig(String name, int limit, boolean queueBounded, int maxQueue, Duration maxWait) {
+  BulkheadConfig(String name, int limit, QueueSettings queue) {
     this.name = name;
     this.limit = limit;
-    this.queueBounded = queueBounded;
-    this.maxQueue = maxQueue;
-    this.maxWait = maxWait;
+    this.queue = queue;
   }
 
   /** The compartment's name, unique within a registry; used in exceptions, metrics and logs. */
@@ -47,28 +43,33 @@ public final class BulkheadConfig {
    * How many callers may wait for a slot; empty when unbounded. {@code 0} means: reject at once.
    */
   public OptionalInt maxQueue() {
-    return queueBounded ? OptionalInt.of(maxQueue) : OptionalInt.empty();
+    return queue.maxQueue();
   }
 
   /** How long one caller may wait for a slot; empty when it may wait until it gets one. */
   public Optional<Duration> maxWait() {
-    return Optional.ofNullable(maxWait);
+    return queue.maxWait();
+  }
+
+  /** {@link #maxQueue()} and {@link #maxWait()} together, as the builders take them. */
+  public QueueSettings queue() {
+    return queue;
   }
 
   boolean queueBounded() {
-    return queueBounded;
+    return queue.maxQueue().isPresent();
   }
 
   int maxQueueValue() {
-    return maxQueue;
+    return queue.maxQueue().orElse(0);
   }
 
   Duration maxWaitOrNull() {
-    return maxWait;
+    return queue.maxWait().orElse(null);
   }
 
   BulkheadConfig withLimit(int newLimit) {
-    return new BulkheadConfig(name, newLimit, queueBounded, maxQueue, maxWait);
+    return new BulkheadConfig(name, newLimit, queue);
   }
 
   @Override
@@ -80,16 +81,12 @@ public final class BulkheadConfig {
       return false;
     }
     BulkheadConfig that = (BulkheadConfig) o;
-    return limit == that.limit
-        && queueBounded == that.queueBounded
-        && maxQueue == that.maxQueue
-        && name.equals(that.name)
-        && Objects.equals(maxWait, that.maxWait);
+    return limit == that.limit && name.equals(that.name) && queue.equals(that.queue);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(name, limit, queueBounded, maxQueue, maxWait);
+    return Objects.hash(name, limit, queue);
   }
 
   @Override
@@ -99,9 +96,9 @@ public final class BulkheadConfig {
         + ", limit="
         + limit
         + ", maxQueue="
-        + (queueBounded ? Integer.toString(maxQueue) : "unbounded")
+        + (queueBounded() ? Integer.toString(maxQueueValue()) : "unbounded")
         + ", maxWait="
-        + (maxWait == null ? "unbounded" : maxWait.toString())
+        + queue.maxWait().map(Duration::toString).orElse("unbounded")
         + "}";
   }
 }

@@ -144,22 +144,18 @@ import org.jspecify.annotations.Nullable;
  * callback that blocks holds one thread of its own compartment and nothing anyone else waits for.
  *
  * What the hot path pays for: two CASes on the state word (one of which also counts the admission), and
- * two reads of the ticker for the admitted latency, which cost more than everything else
- * together (System.nanoTime is about 25 ns on a virtualised x86 host). So the latency of a call is
+ * two reads of the ticker for the admitted latency, which cost more than everything else together
+ * (the figures are in DESIGN.md, "Where the admitted path's time went"). So the latency of a call is
  * measured whenever it can matter — a compartment more than half full, a call admitted after waiting,
- * every call while recent measured calls took 20 µs or more, and every call while a listener is
- * attached (listeners get every call's duration) — and for one call in 256 (SPARSE_SAMPLE) otherwise:
- * fast calls in a compartment with room to spare, where reading the clock would cost more than the call.
- * A timed call costs about 100 ns here (two clock reads, the window's atomic adds, the service
- * estimate): one in 64 was 1.5 ns on every fast call, one in 256 is under half a nanosecond, and a
- * compartment busy enough for that to matter still gets thousands of samples a minute. What can
- * matter is never sparse: a slow call, a wait or a fuller compartment times every call again. The
- * counters stay exact; only the latency histogram and the retry-after estimate are sampled. The one
- * in 256 is the call whose admitting CAS found the word's `fast` count at 0, once per lap of the
- * count (the carry's own CAS sees 255): the CAS that takes the slot also picks the sample, so
- * choosing writes nothing (a counter of its own was a plain write to shared memory on every call, a
- * cache line that every core then had to take back). The sampling mode is one racy int, written only
- * when it changes: a lost update only changes which call gets timed.
+ * every call while recent measured calls took FAST_CALL_NANOS or more, and every call while a
+ * listener is attached (listeners get every call's duration) — and for one call in SPARSE_SAMPLE
+ * otherwise: fast calls in a compartment with room to spare, where reading the clock would cost more
+ * than the call. What can matter is never sparse: a slow call, a wait or a fuller compartment times
+ * every call again. The counters stay exact; only the latency histogram and the retry-after estimate
+ * are sampled. The sampled call is the one whose admitting CAS found the word's `fast` count at 0,
+ * once per lap of the count (the carry's own CAS sees 255): the CAS that takes the slot also picks
+ * the sample, so choosing writes nothing to shared memory. The sampling mode is one racy int, written
+ * only when it changes: a lost update only changes which call gets timed.
  *
  * Memory layout: `state` sits alone on its cache line (PaddedState), so that the CASes on it do not
  * evict the read-mostly fields every admission reads (limit, sampling mode, listeners, ticker) from
@@ -925,8 +921,7 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
                   + name
                   + "' could not start a thread for a callback;"
                   + " retrying in "
-                  + TimeUnit.NANOSECONDS.toMillis(EXECUTOR_RETRY_NANOS)
-                  + " ms",
+                  + Durations.format(EXECUTOR_RETRY_NANOS),
           refused);
       scheduler.schedule(() -> runElsewhere(task), EXECUTOR_RETRY_NANOS);
     }

@@ -9,12 +9,13 @@ import java.util.concurrent.TimeUnit;
 /**
  * The default {@link Scheduler}: one platform daemon thread serving every compartment in the JVM.
  *
- * <p>Because every compartment's timeouts depend on it, this thread runs no user code (invariant I7
- * and race R9 in {@link DefaultBulkhead}): a sweep takes its compartment's lock, moves the waiters
- * whose maxWait has passed to {@code TIMED_OUT}, unlinks them, re-arms, unparks the synchronous
- * ones and hands each asynchronous one to its compartment's own executor, where its rejection, its
- * {@code onRejected} listeners and its future's dependents run. A listener that blocks therefore
- * delays no other compartment's timeouts, nor its own compartment's next sweep.
+ * <p>Because every compartment's timeouts depend on it, this thread runs no user code (no callback
+ * runs on a thread shared with other compartments: {@link Bulkhead#submit}): a sweep takes its
+ * compartment's lock, moves the waiters whose maxWait has passed to {@code TIMED_OUT}, unlinks
+ * them, re-arms, unparks the synchronous ones and hands each asynchronous one to its compartment's
+ * own executor, where its rejection, its {@code onRejected} listeners and its future's dependents
+ * run. A listener that blocks therefore delays no other compartment's timeouts, nor its own
+ * compartment's next sweep.
  *
  * <p>A compartment arms at most one timer at a time (see the sweep in {@link DefaultBulkhead}), so
  * the thread's queue holds at most one task per compartment with waiters, however many waiters

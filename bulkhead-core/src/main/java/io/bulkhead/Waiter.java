@@ -56,7 +56,8 @@ abstract class Waiter {
 
   /**
    * Called outside the lock after the timer moved this node to {@code TIMED_OUT}: on the timer
-   * thread for a parked thread (an unpark), on the compartment's executor for an async call (I7).
+   * thread for a parked thread (an unpark), on the compartment's executor for an async call (never
+   * on the timer: {@link Bulkhead#submit}).
    */
   abstract void expired(DefaultBulkhead bulkhead);
 }
@@ -101,6 +102,6 @@ final class AsyncWaiter extends Waiter {
 
   @Override
   void expired(DefaultBulkhead bulkhead) {
-    call.expire(); // on the compartment's executor: the sweep hands it there (R9)
+    call.expire(); // on the compartment's executor: the sweep hands it there
   }
 }

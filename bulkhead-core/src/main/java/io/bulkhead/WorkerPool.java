@@ -30,7 +30,7 @@ import org.jspecify.annotations.Nullable;
  * are full, so that a backlog of one kind of job cannot delay another.
  *
  * <pre>{@code
- * WorkerPool emails = WorkerPool.builder("emails").limit(4).maxQueue(200).build();
+ * WorkerPool emails = WorkerPool.builder("emails").limit(4).maxQueue(200).unboundedWait().build();
  * registry.register(emails.compartment());          // metrics and dashboards see it like any compartment
  *
  * CompletableFuture<Void> sent = emails.submit(() -> mailer.send(receipt)); // or BulkheadFullException

@@ -1,6 +1,5 @@
 package io.bulkhead;
 
-import io.bulkhead.internal.Durations;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,7 +13,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * <pre>{@code
  * WorkerPool exports = WorkerPool.builder("exports")
  *     .limit(2)                   // jobs running at once
- *     .maxQueue(50)               // jobs that may wait for a worker
+ *     .maxQueue(50)               // jobs that may wait for a worker ...
+ *     .unboundedWait()            // ... for as long as it takes
  *     .virtualThreads()           // Java 21+; platform threads by default
  *     .budget(postgres)           // the workers draw on the same 10 connections as the rest
  *     .build();
@@ -23,9 +23,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Each setter checks its own argument and throws {@link IllegalArgumentException} naming the
  * field and the value. {@code build()} copies the settings, so a builder can be reused.
  *
- * <p>Defaults: no queue ({@code maxQueue(0)}: a job that finds every worker busy is rejected at
- * once), queued jobs wait as long as it takes (set {@link #maxWait} to reject jobs that would start
- * too late to matter), platform threads, the system ticker. The limit has no default.
+ * <p>Defaults: those of {@link QueueSettings#DEFAULT} (no queue: a job that finds every worker busy
+ * is rejected at once; a queue needs a {@link #maxWait}, or {@link #unboundedWait()} for jobs that
+ * may start however late), platform threads, the system ticker. The limit has no default.
  *
  * <p>This class is <em>not</em> thread-safe.
  */
@@ -33,8 +33,7 @@ public final class WorkerPoolBuilder {
 
   private final String name;
   private int limit; // 0 until set
-  private int maxQueue;
-  private Duration maxWait; // null: a queued job waits until a worker is free
+  private QueueSettings queue = QueueSettings.DEFAULT;
   private boolean virtual;
   private final List<BulkheadListener> listeners = new ArrayList<>();
   private Ticker ticker = Ticker.system();
@@ -64,48 +63,43 @@ public final class WorkerPoolBuilder {
   /**
    * Sets how many jobs may wait for a worker. A job submitted when every worker is busy and the
    * queue is full is rejected at once with {@link BulkheadFullException}. A queued job holds no
-   * thread.
+   * thread. A queue needs a {@link #maxWait} or {@link #unboundedWait()}.
    *
-   * @throws IllegalArgumentException if {@code maxQueue} is negative or above 16,777,215, the most
-   *     waiters one compartment counts
+   * @throws IllegalArgumentException if {@code maxQueue} is negative or above {@link
+   *     QueueSettings#MAX_QUEUE}, the most waiters one compartment counts
    */
   public WorkerPoolBuilder maxQueue(int maxQueue) {
-    if (maxQueue < 0) {
-      throw new IllegalArgumentException("maxQueue must not be negative but was " + maxQueue);
-    }
-    if (maxQueue
-        > DefaultBulkhead.MAX_WAITING) { // refused here, not first by build()'s compartment
-      throw new IllegalArgumentException(
-          "maxQueue must be at most "
-              + DefaultBulkhead.MAX_WAITING
-              + " (the most waiters one compartment counts) but was "
-              + maxQueue);
-    }
-    this.maxQueue = maxQueue;
+    this.queue = queue.withMaxQueue(maxQueue);
+    return this;
+  }
+
+  /** Lets any number of jobs wait for a worker; see {@link BulkheadBuilder#unboundedQueue()}. */
+  public WorkerPoolBuilder unboundedQueue() {
+    this.queue = queue.withUnboundedQueue();
     return this;
   }
 
   /**
    * Sets how long a job may wait in the queue; one that waits longer is not run, and its future
-   * fails with {@link BulkheadFullException.Reason#WAIT_TIMEOUT}. Unset, a queued job waits until a
-   * worker takes it.
+   * fails with {@link BulkheadFullException.Reason#WAIT_TIMEOUT}.
    *
-   * @throws IllegalArgumentException if {@code maxWait} is zero, negative, or too long to count in
-   *     nanoseconds
+   * @throws IllegalArgumentException if {@code maxWait} is negative, or too long to count in
+   *     nanoseconds (use {@link #unboundedWait()} to let queued jobs wait as long as it takes)
    */
   public WorkerPoolBuilder maxWait(Duration maxWait) {
-    Objects.requireNonNull(maxWait, "maxWait");
-    if (maxWait.isNegative() || maxWait.isZero()) {
-      throw new IllegalArgumentException("maxWait must be above zero but was " + maxWait);
-    }
-    if (Durations.exceedsNanos(maxWait)) {
-      throw new IllegalArgumentException(
-          "maxWait "
-              + maxWait
-              + " is longer than the 292 years a"
-              + " nanosecond deadline can hold; leave it unset to let queued jobs wait without a limit");
-    }
-    this.maxWait = maxWait;
+    this.queue = queue.withMaxWait(maxWait);
+    return this;
+  }
+
+  /** Lets a queued job wait until a worker takes it, however long that is. */
+  public WorkerPoolBuilder unboundedWait() {
+    this.queue = queue.withUnboundedWait();
+    return this;
+  }
+
+  /** Replaces {@code maxQueue} and {@code maxWait} with {@code queue}'s. */
+  public WorkerPoolBuilder queue(QueueSettings queue) {
+    this.queue = Objects.requireNonNull(queue, "queue");
     return this;
   }
 
@@ -154,7 +148,9 @@ public final class WorkerPoolBuilder {
   /**
    * Returns a new, running pool with these settings. Threads start as jobs arrive.
    *
-   * @throws IllegalArgumentException if the limit was not set, or the budget has no room for it
+   * @throws IllegalArgumentException if the limit was not set, if jobs may queue but {@code
+   *     maxWait} is zero (see {@link QueueSettings#check}), or if the budget has no room for the
+   *     limit
    */
   public WorkerPool build() {
     if (limit == 0) {
@@ -163,12 +159,8 @@ public final class WorkerPoolBuilder {
               + name
               + "': call limit(int) with how many jobs may run at once");
     }
-    BulkheadBuilder gate = Bulkhead.builder(name).limit(limit).maxQueue(maxQueue).ticker(ticker);
-    if (maxWait != null) {
-      gate.maxWait(maxWait);
-    } else {
-      gate.unboundedWait();
-    }
+    queue.check("worker pool '" + name + "'");
+    BulkheadBuilder gate = Bulkhead.builder(name).limit(limit).queue(queue).ticker(ticker);
     listeners.forEach(gate::listener);
     if (budget != null) {
       gate.budget(budget);

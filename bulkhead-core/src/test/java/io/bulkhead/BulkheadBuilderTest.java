@@ -48,7 +48,8 @@ class BulkheadBuilderTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage(
             "maxQueue must be at most 16777215 (the most waiters one compartment counts) but"
-                + " was 16777216; use unboundedQueue() for no bound of your own");
+                + " was 16777216; use an unbounded queue (unboundedQueue(), max-queue: unbounded)"
+                + " for no bound of your own");
   }
 
   @Test
@@ -89,19 +90,41 @@ class BulkheadBuilderTest {
   }
 
   @Test
-  void aQueueNeedsAWait_andAZeroWaitMakesTheQueueUseless() {
+  void aQueueNeedsAWait_aZeroWaitBeingNone() {
     assertThatThrownBy(() -> Bulkhead.builder("llm").limit(10).maxQueue(20).build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage(
-            "bulkhead 'llm' lets 20 callers wait but no maxWait was set: call"
-                + " maxWait(Duration), or unboundedWait() to wait without a limit");
+            "bulkhead 'llm' lets 20 callers wait but its maxWait is 0, so each would be rejected"
+                + " the moment it queued: set maxWait above zero or unbounded, or maxQueue to 0 to"
+                + " reject at once");
     assertThatThrownBy(() -> Bulkhead.builder("server").limit(50).unboundedQueue().build())
-        .hasMessageContaining("lets any number of callers wait but no maxWait was set");
+        .hasMessageContaining("lets any number of callers wait but its maxWait is 0");
     assertThatThrownBy(
             () -> Bulkhead.builder("llm").limit(10).maxQueue(20).maxWait(Duration.ZERO).build())
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("maxWait PT0S")
-        .hasMessageContaining("20 callers");
+        .hasMessageContaining("lets 20 callers wait but its maxWait is 0");
+    assertThat(Bulkhead.builder("b").limit(1).maxWait(Duration.ofSeconds(1)).build().config())
+        .as("a wait without a queue is allowed: nobody waits")
+        .hasToString("BulkheadConfig{name=b, limit=1, maxQueue=0, maxWait=PT1S}");
+  }
+
+  @Test
+  void queueSettings_areOneValue_sharedAndCheckedOnce() {
+    QueueSettings queue =
+        QueueSettings.DEFAULT.withMaxQueue(20).withMaxWait(Duration.ofMillis(250));
+    Bulkhead b = Bulkhead.builder("llm").limit(10).queue(queue).build();
+    assertThat(b.config().queue()).isEqualTo(queue);
+    assertThat(b.config().maxQueue()).hasValue(20);
+    assertThat(WorkerPool.builder("w").limit(1).queue(queue).build().compartment().config().queue())
+        .isEqualTo(queue);
+    assertThat(QueueSettings.DEFAULT.withUnboundedQueue().withUnboundedWait())
+        .hasToString("QueueSettings{maxQueue=unbounded, maxWait=unbounded}");
+    assertThatThrownBy(
+            () -> new QueueSettings(java.util.OptionalInt.of(-1), java.util.Optional.empty()))
+        .hasMessage("maxQueue must not be negative but was -1");
+    assertThatThrownBy(() -> QueueSettings.DEFAULT.withMaxQueue(1).check("pool 'p'"))
+        .hasMessageStartingWith("pool 'p' lets 1 callers wait but its maxWait is 0");
+    assertThat(QueueSettings.DEFAULT.check("x")).isEqualTo(QueueSettings.DEFAULT);
   }
 
   @Test

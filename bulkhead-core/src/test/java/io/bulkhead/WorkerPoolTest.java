@@ -75,7 +75,7 @@ class WorkerPoolTest {
 
   @Test
   void runsJobsOnNamedWorkers_andCountsThemLikeAnyCompartment() throws Exception {
-    WorkerPool emails = pool(WorkerPool.builder("emails").limit(2).maxQueue(5));
+    WorkerPool emails = pool(WorkerPool.builder("emails").limit(2).maxQueue(5).unboundedWait());
     CompletableFuture<String> f = emails.submit(() -> Thread.currentThread().getName());
     assertThat(f.get(10, SECONDS)).startsWith("emails-worker-");
     CompletableFuture<Void> r = emails.submit(() -> {});
@@ -136,7 +136,7 @@ class WorkerPoolTest {
   void whenEveryWorkerIsBusyAndTheQueueFull_submitThrowsAtOnce_andTheJobNeverRuns()
       throws Exception {
     List<String> log = Collections.synchronizedList(new ArrayList<>());
-    WorkerPool exports = pool(WorkerPool.builder("exports").limit(1).maxQueue(1));
+    WorkerPool exports = pool(WorkerPool.builder("exports").limit(1).maxQueue(1).unboundedWait());
     Held a = new Held("a", log);
     CompletableFuture<Void> fa = exports.submit(a);
     assertThat(a.started.await(10, SECONDS)).isTrue();
@@ -162,7 +162,8 @@ class WorkerPoolTest {
   void shutdown_finishesQueuedWorkWithinTheDeadline_andRefusesNewWork() throws Exception {
     List<String> log = Collections.synchronizedList(new ArrayList<>());
     Budget db = Budget.of("postgres", 10);
-    WorkerPool p = pool(WorkerPool.builder("webhooks").limit(1).maxQueue(3).budget(db));
+    WorkerPool p =
+        pool(WorkerPool.builder("webhooks").limit(1).maxQueue(3).unboundedWait().budget(db));
     Held a = new Held("a", log);
     CompletableFuture<Void> fa = p.submit(a);
     assertThat(a.started.await(10, SECONDS)).isTrue();
@@ -192,7 +193,8 @@ class WorkerPoolTest {
       throws Exception {
     List<String> log = Collections.synchronizedList(new ArrayList<>());
     Budget db = Budget.of("postgres", 10);
-    WorkerPool p = pool(WorkerPool.builder("reports").limit(1).maxQueue(3).budget(db));
+    WorkerPool p =
+        pool(WorkerPool.builder("reports").limit(1).maxQueue(3).unboundedWait().budget(db));
     Held a = new Held("a", log);
     CompletableFuture<Void> fa = p.submit(a);
     assertThat(a.started.await(10, SECONDS)).isTrue();
@@ -252,7 +254,7 @@ class WorkerPoolTest {
   @Test
   void cancellingAQueuedJobsFuture_withdrawsIt() throws Exception {
     List<String> log = Collections.synchronizedList(new ArrayList<>());
-    WorkerPool p = pool(WorkerPool.builder("p").limit(1).maxQueue(2));
+    WorkerPool p = pool(WorkerPool.builder("p").limit(1).maxQueue(2).unboundedWait());
     Held a = new Held("a", log);
     CompletableFuture<Void> fa = p.submit(a);
     assertThat(a.started.await(10, SECONDS)).isTrue();
@@ -294,7 +296,8 @@ class WorkerPoolTest {
     Budget db = Budget.of("postgres", 10);
     BulkheadRegistry registry = BulkheadRegistry.create();
     registry.register(Bulkhead.builder("checkout").limit(6).budget(db).build());
-    WorkerPool exports = pool(WorkerPool.builder("exports").limit(1).maxQueue(4).budget(db));
+    WorkerPool exports =
+        pool(WorkerPool.builder("exports").limit(1).maxQueue(4).unboundedWait().budget(db));
     Compartment view = registry.register(exports.compartment());
     assertThat(registry.find("exports")).containsSame(view);
     assertThat(view.config().limit()).isEqualTo(1);
@@ -334,7 +337,7 @@ class WorkerPoolTest {
   @Test
   void resizedThroughTheRegistry_theNumberOfJobsRunningAtOnceFollows_upAndDown() throws Exception {
     BulkheadRegistry registry = BulkheadRegistry.create();
-    WorkerPool reports = pool(WorkerPool.builder("reports").limit(2).maxQueue(20));
+    WorkerPool reports = pool(WorkerPool.builder("reports").limit(2).maxQueue(20).unboundedWait());
     List<String> log = Collections.synchronizedList(new ArrayList<>());
     List<Held> jobs = new ArrayList<>();
     List<CompletableFuture<Void>> done = new ArrayList<>();
@@ -393,7 +396,8 @@ class WorkerPoolTest {
   @Test
   void virtualThreads_onJava21AndLater_orAClearErrorBefore() throws Exception {
     if (Runtime.version().feature() >= 21) {
-      WorkerPool p = pool(WorkerPool.builder("vt").limit(2).maxQueue(10).virtualThreads());
+      WorkerPool p =
+          pool(WorkerPool.builder("vt").limit(2).maxQueue(10).unboundedWait().virtualThreads());
       CompletableFuture<Boolean> virtual =
           p.submit(() -> VirtualThreads.isVirtual(Thread.currentThread()));
       CompletableFuture<String> name = p.submit(() -> Thread.currentThread().getName());
@@ -416,8 +420,10 @@ class WorkerPoolTest {
         .hasMessage("limit must be at least 1 but was 0");
     assertThatThrownBy(() -> WorkerPool.builder("x").maxQueue(-1))
         .hasMessage("maxQueue must not be negative but was -1");
-    assertThatThrownBy(() -> WorkerPool.builder("x").maxWait(Duration.ZERO))
-        .hasMessageContaining("maxWait");
+    assertThatThrownBy(() -> WorkerPool.builder("x").maxWait(Duration.ofMillis(-1)))
+        .hasMessage("maxWait must not be negative but was PT-0.001S");
+    assertThatThrownBy(() -> WorkerPool.builder("x").limit(1).maxQueue(5).build())
+        .hasMessageStartingWith("worker pool 'x' lets 5 callers wait but its maxWait is 0");
     assertThatThrownBy(() -> WorkerPool.builder("x").build())
         .hasMessageContaining("limit was not set for worker pool");
     assertThatThrownBy(() -> WorkerPool.builder(" ")).isInstanceOf(IllegalArgumentException.class);
@@ -433,7 +439,7 @@ class WorkerPoolTest {
     int workers = 3;
     int submitters = 4;
     int perSubmitter = 2_000;
-    WorkerPool p = pool(WorkerPool.builder("race").limit(workers).maxQueue(8));
+    WorkerPool p = pool(WorkerPool.builder("race").limit(workers).maxQueue(8).unboundedWait());
     AtomicInteger running = new AtomicInteger();
     AtomicInteger maxRunning = new AtomicInteger();
     AtomicInteger ran = new AtomicInteger();

@@ -3,7 +3,7 @@ package io.bulkhead.benchmarks;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.Permit;
 import io.bulkhead.config.Quantities;
-import io.bulkhead.insight.JsonWriter;
+import io.bulkhead.internal.JsonWriter;
 import io.bulkhead.redis.FleetBulkhead;
 import io.bulkhead.redis.RedisCompartments;
 import java.nio.file.Files;
@@ -57,7 +57,8 @@ public final class FleetCost {
     out.name("measure_s").value(measure.toMillis() / 1000.0);
     out.name("results").beginArray();
     try (RedisCompartments fleet = RedisCompartments.connect(redis)) {
-      FleetBulkhead remote = fleet.builder(COMPARTMENT).limit(LIMIT).failClosed().build();
+      FleetBulkhead remote =
+          fleet.builder(COMPARTMENT).limit(LIMIT).maxCallDuration(Duration.ofSeconds(10)).build();
       if (remote.fleetStats().inFallback()) {
         System.err.println(
             "FleetCost: no Redis answers at "

@@ -4,75 +4,64 @@ import io.bulkhead.Budget;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadBuilder;
 import io.bulkhead.BulkheadRegistry;
-import io.bulkhead.Sizing;
 import io.bulkhead.WorkerPool;
 import io.bulkhead.WorkerPoolBuilder;
+import io.bulkhead.config.internal.YamlTree;
 import io.bulkhead.insight.SizingAdvisor;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
-import java.util.function.Function;
+import java.util.SortedSet;
+import java.util.TreeSet;
+import org.snakeyaml.engine.v2.common.FlowStyle;
+import org.snakeyaml.engine.v2.common.ScalarStyle;
 import org.snakeyaml.engine.v2.nodes.MappingNode;
 import org.snakeyaml.engine.v2.nodes.Node;
+import org.snakeyaml.engine.v2.nodes.NodeTuple;
+import org.snakeyaml.engine.v2.nodes.ScalarNode;
+import org.snakeyaml.engine.v2.nodes.SequenceNode;
+import org.snakeyaml.engine.v2.nodes.Tag;
+import org.snakeyaml.engine.v2.resolver.ScalarResolver;
+import org.snakeyaml.engine.v2.schema.CoreSchema;
 
 /**
- * A configuration file of budgets and compartments, loaded and validated: the sizing of the
- * checkout-vs-reports outage as a file that can be checked before it is deployed.
+ * The settings of budgets and compartments, validated and sized: one model with two front ends, a
+ * YAML file ({@link #load}, {@link #parse}) and the Spring Boot starter's {@code bulkhead.*}
+ * properties ({@link #fromMap}), which take the same keys and give the same compartments.
  *
  * <pre>
- * headroom:            # optional; these are the defaults
- *   critical: 3        # a fast path the business depends on: about three times its need
- *   optional: 4/3      # a slow path that may be refused: a third above its need
- *
+ * defaults:            # every compartment inherits these, key by key
+ *   max-queue: 0
  * budgets:
  *   postgres: 10       # or  postgres: {capacity: 10}
- *
  * compartments:
  *   checkout:
  *     budget: postgres
  *     criticality: critical
- *     rate: 40/s       # expected arrivals
- *     latency: 50ms    # how long one call holds its slot: need 40 × 0.05 = 2, limit 2 × 3 = 6
- *   reports:
- *     budget: postgres
- *     limit: 4         # or give the limit directly
- *     max-queue: 2     # callers that may wait for a slot ...
- *     max-wait: 500ms  # ... and for how long
- *
- * worker-pools:        # pools for background jobs: a WorkerPool each
- *   exports:
- *     budget: postgres
- *     limit: 2         # jobs at once (its workers); or rate and latency, with a criticality
- *     max-queue: 50    # jobs that may wait for a worker (as long as it takes, unless max-wait)
- *     threads: virtual # or platform, the default
- *     cpu-bound: true  # each job keeps a core busy (rendering, compressing), not waiting on I/O
+ *     rate: 40/s       # expected arrivals ...
+ *     latency: 50ms    # ... each holding its slot this long: need 2, limit 2 x 3 = 6
+ *   reports: {budget: postgres, limit: 4, max-queue: 2, max-wait: 500ms}
+ * worker-pools:        # a WorkerPool each
+ *   exports: {budget: postgres, limit: 2, max-queue: 50, max-wait: unbounded, threads: virtual}
+ * datasources:         # one pool per workload, opened by bulkhead-jdbc
+ *   orders: {url: jdbc:postgresql://db/orders, pools: {checkout: {limit: 6}}}
  * </pre>
  *
- * <p>A compartment takes {@code limit}, {@code max-queue}, {@code max-wait}, {@code budget}, {@code
- * criticality}, {@code rate}, {@code latency} and {@code headroom}. Its limit is either given, or
- * derived from {@code rate × latency} (its need) times its {@code headroom}, which defaults to its
- * criticality's, rounded up. A limit given alongside a rate and latency is kept, and the effective
- * headroom ({@code limit / need}) is reported. A worker pool takes the same keys and {@code
- * threads}; its queued jobs may wait without a {@code max-wait}. Either may say {@code cpu-bound:
- * true} (the default is false): each call or job in flight keeps a core busy for most of its
- * latency, so its limit should not exceed the CPUs of the container it runs in, which {@link
- * Deployment#check} verifies. The keys are the builders' settings ({@code maxQueue}, {@code
- * maxWait}) in the file's kebab case.
- *
- * <p>{@link #load} and {@link #parse} fail with a {@link ConfigException} naming the file, the line
- * and the key for malformed YAML, unknown keys (with a "did you mean" suggestion), wrong types,
- * missing or conflicting values and unknown budgets. A budget whose compartments together exceed
- * its capacity is not a load error, so that {@code check} can show the whole table; {@link
- * #budgetUse()} reports it and {@link #build()} refuses it.
+ * <p>Every key, its default and what it means is in {@code docs/configuration.md}; {@link #keys()}
+ * lists them. {@link #load}, {@link #parse} and {@link #fromMap} fail with a {@link
+ * ConfigException} naming the key (and, from a file, the file and line) for malformed YAML, unknown
+ * keys (with a "did you mean" suggestion), wrong types, missing or conflicting values and unknown
+ * budgets. A budget whose compartments together exceed its capacity is not a load error, so that
+ * {@code check} can show the whole table; {@link #budgetUse()} reports it and {@link #build()}
+ * refuses it.
  *
  * <p>This class is immutable.
  */
@@ -92,50 +81,25 @@ public final class BulkheadFile {
    */
   public static final int MAX_NAME_LENGTH = 128;
 
-  private static final Set<String> TOP_KEYS =
-      Set.of("headroom", "budgets", "compartments", "worker-pools");
-  private static final Set<String> HEADROOM_KEYS = Set.of("critical", "optional");
-  private static final Set<String> BUDGET_KEYS = Set.of("capacity");
-  private static final Set<String> COMPARTMENT_KEYS =
-      Set.of(
-          "limit",
-          "max-queue",
-          "max-wait",
-          "budget",
-          "criticality",
-          "rate",
-          "latency",
-          "headroom",
-          "cpu-bound");
-  private static final Set<String> WORKER_KEYS =
-      Set.of(
-          "limit",
-          "max-queue",
-          "max-wait",
-          "budget",
-          "criticality",
-          "rate",
-          "latency",
-          "headroom",
-          "threads",
-          "cpu-bound");
-
   private final String file;
   private final Map<Criticality, Headroom> headrooms;
   private final List<BudgetSpec> budgets;
   private final List<CompartmentSpec> compartments;
+  private final List<DatabaseSpec> datasources;
   private final List<String> warnings;
 
-  private BulkheadFile(
+  BulkheadFile(
       String file,
       Map<Criticality, Headroom> headrooms,
       List<BudgetSpec> budgets,
       List<CompartmentSpec> compartments,
+      List<DatabaseSpec> datasources,
       List<String> warnings) {
     this.file = file;
-    this.headrooms = Collections.unmodifiableMap(headrooms);
+    this.headrooms = Collections.unmodifiableMap(new EnumMap<>(headrooms));
     this.budgets = List.copyOf(budgets);
     this.compartments = List.copyOf(compartments);
+    this.datasources = List.copyOf(datasources);
     this.warnings = List.copyOf(warnings);
   }
 
@@ -163,7 +127,68 @@ public final class BulkheadFile {
     if (yaml.length() > MAX_FILE_BYTES) { // more chars than the cap: more UTF-8 bytes too
       throw YamlTree.tooLarge(fileName);
     }
-    return new Reader(new YamlTree(fileName)).read(yaml);
+    YamlTree tree = new YamlTree(fileName);
+    return new SettingsReader(tree, true).read(tree.compose(yaml));
+  }
+
+  /**
+   * Validates settings given as nested maps rather than as a file: the other front end, which the
+   * Spring Boot starter feeds with the {@code bulkhead.*} properties it bound. Keys are the file's
+   * (kebab case); a value is a {@link Map} (a section, a name), a {@link Collection} ({@code
+   * paths}) or a scalar, read from its {@code toString()} as a plain YAML scalar is. Nothing is
+   * required: empty settings declare no compartments. Errors name {@code source} and the key, with
+   * no line.
+   *
+   * @throws ConfigException for the first value that is wrong, as {@link #parse} would for the same
+   *     settings in a file
+   */
+  public static BulkheadFile fromMap(Map<String, ?> settings, String source) {
+    Objects.requireNonNull(settings, "settings");
+    Objects.requireNonNull(source, "source");
+    YamlTree tree = new YamlTree(source);
+    Optional<Node> root = settings.isEmpty() ? Optional.empty() : Optional.of(node(settings));
+    return new SettingsReader(tree, false).read(root);
+  }
+
+  private static final ScalarResolver SCALARS = new CoreSchema().getScalarResolver();
+
+  /** The node a YAML file would hold for {@code value}. */
+  private static Node node(Object value) {
+    if (value instanceof Map) {
+      List<NodeTuple> entries = new ArrayList<>();
+      for (Map.Entry<?, ?> e : ((Map<?, ?>) value).entrySet()) {
+        entries.add(new NodeTuple(node(String.valueOf(e.getKey())), node(e.getValue())));
+      }
+      return new MappingNode(Tag.MAP, entries, FlowStyle.BLOCK);
+    }
+    if (value instanceof Collection) {
+      List<Node> items = new ArrayList<>();
+      for (Object item : (Collection<?>) value) {
+        items.add(node(item));
+      }
+      return new SequenceNode(Tag.SEQ, items, FlowStyle.BLOCK);
+    }
+    String text = String.valueOf(value);
+    return new ScalarNode(SCALARS.resolve(text, true), text, ScalarStyle.PLAIN);
+  }
+
+  /**
+   * Every key the settings take, as dotted paths with {@code *} for a name: {@code
+   * compartments.*.max-queue}, {@code datasources.*.pools.*.limit}. Both front ends take exactly
+   * these.
+   */
+  public static SortedSet<String> keys() {
+    SortedSet<String> keys = new TreeSet<>();
+    SettingsReader.DEFAULT_KEYS.forEach(k -> keys.add("defaults." + k));
+    SettingsReader.HEADROOM_KEYS.forEach(k -> keys.add("headroom." + k));
+    SettingsReader.BUDGET_KEYS.forEach(k -> keys.add("budgets.*." + k));
+    SettingsReader.COMPARTMENT_KEYS.forEach(k -> keys.add("compartments.*." + k));
+    SettingsReader.WORKER_POOL_KEYS.forEach(k -> keys.add("worker-pools.*." + k));
+    SettingsReader.DATABASE_KEYS.stream()
+        .filter(k -> !k.equals("pools"))
+        .forEach(k -> keys.add("datasources.*." + k));
+    SettingsReader.POOL_KEYS.forEach(k -> keys.add("datasources.*.pools.*." + k));
+    return Collections.unmodifiableSortedSet(keys);
   }
 
   /** The file's name, as errors give it. */
@@ -188,6 +213,14 @@ public final class BulkheadFile {
    */
   public List<CompartmentSpec> compartments() {
     return compartments;
+  }
+
+  /**
+   * The databases of the {@code datasources} section, in order, each with its pools: what {@code
+   * bulkhead-jdbc}'s {@code DatabasePools} opens.
+   */
+  public List<DatabaseSpec> datasources() {
+    return datasources;
   }
 
   /**
@@ -237,8 +270,7 @@ public final class BulkheadFile {
         try {
           if (c.workerPool()) {
             WorkerPoolBuilder builder =
-                WorkerPool.builder(c.name()).limit(c.limit()).maxQueue(c.maxQueue());
-            c.maxWait().ifPresent(builder::maxWait);
+                WorkerPool.builder(c.name()).limit(c.limit()).queue(c.queue());
             c.budget().map(built::get).ifPresent(builder::budget);
             if (c.virtualThreads()) {
               builder.virtualThreads();
@@ -247,9 +279,7 @@ public final class BulkheadFile {
             pools.put(c.name(), pool);
             registry.register(pool.compartment());
           } else {
-            BulkheadBuilder builder =
-                Bulkhead.builder(c.name()).limit(c.limit()).maxQueue(c.maxQueue());
-            c.maxWait().ifPresent(builder::maxWait);
+            BulkheadBuilder builder = Bulkhead.builder(c.name()).limit(c.limit()).queue(c.queue());
             c.budget().map(built::get).ifPresent(builder::budget);
             registry.register(builder.build());
           }
@@ -286,413 +316,13 @@ public final class BulkheadFile {
 
   @Override
   public String toString() {
-    return "BulkheadFile{" + file + ", budgets=" + budgets + ", compartments=" + compartments + "}";
-  }
-
-  // ------------------------------------------------------------------------------------------------
-
-  /** One pass over the node tree; every check throws at the first problem with its position. */
-  private static final class Reader {
-
-    private final YamlTree yaml;
-    private final Map<Criticality, Headroom> headrooms = new EnumMap<>(Criticality.class);
-    private final LinkedHashMap<String, BudgetSpec> budgets = new LinkedHashMap<>();
-    private final List<CompartmentSpec> compartments = new ArrayList<>();
-    private final List<String> warnings = new ArrayList<>();
-
-    Reader(YamlTree yaml) {
-      this.yaml = yaml;
-      for (Criticality c : Criticality.values()) {
-        headrooms.put(c, c.defaultHeadroom());
-      }
-    }
-
-    BulkheadFile read(String text) {
-      Optional<Node> root = yaml.compose(text);
-      if (root.isEmpty()) {
-        throw new ConfigException(
-            yaml.file, 0, null, "the file is empty: expected 'budgets' and 'compartments'");
-      }
-      Map<String, YamlTree.Entry> top = yaml.mapping(root.get(), null, TOP_KEYS);
-      if (top.containsKey("headroom")) {
-        readHeadrooms(top.get("headroom"));
-      }
-      if (top.containsKey("budgets")) {
-        for (YamlTree.Entry e :
-            yaml.mapping(top.get("budgets").value(), "budgets", null).values()) {
-          readBudget(e);
-        }
-      }
-      YamlTree.Entry section = top.get("compartments");
-      if (section == null && !top.containsKey("worker-pools")) {
-        throw new ConfigException(
-            yaml.file,
-            YamlTree.line(root.get()),
-            "compartments",
-            "missing: the file declares no compartments (nor worker-pools)");
-      }
-      if (section != null) {
-        Map<String, YamlTree.Entry> declared = yaml.mapping(section.value(), "compartments", null);
-        if (declared.isEmpty()) {
-          throw yaml.error(
-              section.keyNode(), "compartments", "is empty: declare at least one compartment");
-        }
-        for (YamlTree.Entry e : declared.values()) {
-          compartments.add(readCompartment(e, false));
-        }
-      }
-      if (top.containsKey("worker-pools")) {
-        for (YamlTree.Entry e :
-            yaml.mapping(top.get("worker-pools").value(), "worker-pools", null).values()) {
-          for (CompartmentSpec c : compartments) {
-            if (c.name().equals(e.key())) {
-              throw yaml.error(
-                  e.keyNode(),
-                  e.path(),
-                  "the name is taken by the compartment on line "
-                      + c.line()
-                      + ": names must be unique, they are the registry's keys");
-            }
-          }
-          compartments.add(readCompartment(e, true));
-        }
-      }
-      return new BulkheadFile(
-          yaml.file, headrooms, new ArrayList<>(budgets.values()), compartments, warnings);
-    }
-
-    private void readHeadrooms(YamlTree.Entry section) {
-      for (YamlTree.Entry e : yaml.mapping(section.value(), "headroom", HEADROOM_KEYS).values()) {
-        headrooms.put(Criticality.valueOf(e.key().toUpperCase(Locale.ROOT)), headroom(e));
-      }
-    }
-
-    private void readBudget(YamlTree.Entry e) {
-      requireName(e, "budget");
-      int capacity;
-      if (e.value() instanceof MappingNode) {
-        Map<String, YamlTree.Entry> fields = yaml.mapping(e.value(), e.path(), BUDGET_KEYS);
-        YamlTree.Entry c = fields.get("capacity");
-        if (c == null) {
-          throw yaml.error(
-              e.keyNode(),
-              e.path(),
-              "has no capacity: add capacity (how many connections or"
-                  + " concurrent calls the resource takes)");
-        }
-        capacity = yaml.whole(c, 1);
-      } else {
-        capacity = yaml.whole(e, 1);
-      }
-      try {
-        Budget.of(
-            e.key(), capacity); // the bounds build() will apply, by the code that applies them
-      } catch (IllegalArgumentException refused) {
-        throw yaml.error(e.keyNode(), e.path(), refused.getMessage());
-      }
-      budgets.put(e.key(), new BudgetSpec(e.key(), capacity, YamlTree.line(e.keyNode())));
-    }
-
-    private CompartmentSpec readCompartment(YamlTree.Entry e, boolean pool) {
-      requireName(e, pool ? "worker pool" : "compartment");
-      Map<String, YamlTree.Entry> f =
-          yaml.mapping(e.value(), e.path(), pool ? WORKER_KEYS : COMPARTMENT_KEYS);
-      String limitKey = "limit";
-
-      Criticality criticality = null;
-      if (f.containsKey("criticality")) {
-        YamlTree.Entry c = f.get("criticality");
-        String word = yaml.scalar(c).trim();
-        for (Criticality candidate : Criticality.values()) {
-          if (candidate.key().equals(word)) {
-            criticality = candidate;
-          }
-        }
-        if (criticality == null) {
-          throw yaml.error(
-              c.value(),
-              c.path(),
-              "must be critical or optional but was "
-                  + Printable.quote(word)
-                  + DidYouMean.closest(word, List.of("critical", "optional"))
-                      .map(s -> " (did you mean '" + s + "'?)")
-                      .orElse(""));
-        }
-      }
-      double rate = Double.NaN;
-      if (f.containsKey("rate")) {
-        YamlTree.Entry r = f.get("rate");
-        rate = parse(r, Quantities::parseRate);
-        if (!(rate > 0)) {
-          throw yaml.error(
-              r.value(), r.path(), "must be above zero but was " + Printable.quote(yaml.scalar(r)));
-        }
-      }
-      Duration latency = f.containsKey("latency") ? positiveDuration(f.get("latency")) : null;
-      if (f.containsKey("rate") != f.containsKey("latency")) {
-        String missing = latency == null ? "latency" : "rate";
-        throw yaml.error(
-            e.keyNode(),
-            e.path(),
-            "has a "
-                + (latency == null ? "rate" : "latency")
-                + " but no "
-                + missing
-                + ": Little's law needs both (add "
-                + missing
-                + (latency == null
-                    ? ", how long one call holds its slot, like 50ms"
-                    : ", like 40/s")
-                + ")");
-      }
-      Headroom headroom = f.containsKey("headroom") ? headroom(f.get("headroom")) : null;
-
-      int limit;
-      boolean derived;
-      Headroom applied = null;
-      if (f.containsKey(limitKey)) {
-        if (headroom != null) {
-          throw yaml.error(
-              f.get("headroom").keyNode(),
-              f.get("headroom").path(),
-              "give a headroom or a limit, not both: the limit is either given or derived from"
-                  + " rate x latency x headroom");
-        }
-        limit = yaml.whole(f.get(limitKey), 1);
-        derived = false;
-        if (latency != null) {
-          double need = need(f.get("latency"), rate, latency);
-          if (limit < need) {
-            warnings.add(
-                yaml.file
-                    + ":"
-                    + YamlTree.line(f.get(limitKey).value())
-                    + ": "
-                    + e.path()
-                    + "."
-                    + limitKey
-                    + ": "
-                    + limit
-                    + " is below the need of "
-                    + Quantities.formatNumber(need)
-                    + " ("
-                    + Quantities.formatRate(rate)
-                    + " x "
-                    + Quantities.formatDuration(latency)
-                    + "): it rejects "
-                    + (pool ? "jobs" : "calls")
-                    + " even at the expected rate");
-          }
-        }
-      } else if (latency != null) {
-        if (headroom == null && criticality == null) {
-          throw yaml.error(
-              e.keyNode(),
-              e.path(),
-              "derives its "
-                  + limitKey
-                  + " from rate and latency but has no"
-                  + " criticality: add criticality: critical (headroom "
-                  + headrooms.get(Criticality.CRITICAL)
-                  + ") or optional ("
-                  + headrooms.get(Criticality.OPTIONAL)
-                  + "), or a headroom");
-        }
-        applied = headroom != null ? headroom : headrooms.get(criticality);
-        double need = need(f.get("latency"), rate, latency);
-        try {
-          limit = applied.limitFor(need);
-        } catch (IllegalArgumentException tooLarge) {
-          throw yaml.error(e.keyNode(), e.path(), tooLarge.getMessage());
-        }
-        derived = true;
-      } else {
-        throw yaml.error(
-            e.keyNode(),
-            e.path(),
-            "needs a limit, or a rate and a latency to derive one from (Little's law: need = rate"
-                + " x latency)");
-      }
-
-      int maxQueue = f.containsKey("max-queue") ? yaml.whole(f.get("max-queue"), 0) : 0;
-      Duration maxWait = f.containsKey("max-wait") ? positiveDuration(f.get("max-wait")) : null;
-      if (maxQueue > 0 && maxWait == null && !pool) {
-        throw yaml.error(
-            f.get("max-queue").keyNode(),
-            f.get("max-queue").path(),
-            "lets "
-                + maxQueue
-                + " caller"
-                + (maxQueue == 1 ? "" : "s")
-                + " wait but there is no max-wait: add max-wait"
-                + " (how long one may wait, like 100ms)");
-      }
-      if (maxQueue == 0 && maxWait != null) {
-        throw yaml.error(
-            f.get("max-wait").keyNode(),
-            f.get("max-wait").path(),
-            "has no effect without a"
-                + " queue: add max-queue (how many callers may wait), or remove max-wait");
-      }
-
-      String budget = null;
-      if (f.containsKey("budget")) {
-        YamlTree.Entry b = f.get("budget");
-        budget = yaml.scalar(b).trim();
-        if (!budgets.containsKey(budget)) {
-          String hint =
-              budgets.isEmpty()
-                  ? " (the file declares no budgets)"
-                  : YamlTree.suggestion(budget, budgets.keySet())
-                      .replace("expected one of", "budgets");
-          throw yaml.error(
-              b.value(), b.path(), "no budget named " + Printable.quote(budget) + hint);
-        }
-      }
-      boolean virtual = false;
-      if (f.containsKey("threads")) {
-        YamlTree.Entry t = f.get("threads");
-        String word = yaml.scalar(t).trim();
-        if (!word.equals("platform") && !word.equals("virtual")) {
-          throw yaml.error(
-              t.value(),
-              t.path(),
-              "must be platform or virtual but was "
-                  + Printable.quote(word)
-                  + DidYouMean.closest(word, List.of("platform", "virtual"))
-                      .map(x -> " (did you mean '" + x + "'?)")
-                      .orElse(""));
-        }
-        virtual = word.equals("virtual");
-      }
-      boolean cpuBound = f.containsKey("cpu-bound") && yaml.bool(f.get("cpu-bound"));
-      checkWithBuilder(e, f, limitKey, pool, limit, maxQueue, maxWait);
-      return new CompartmentSpec(
-          e.key(),
-          e.path(),
-          YamlTree.line(e.keyNode()),
-          limit,
-          derived,
-          maxQueue,
-          maxWait,
-          budget,
-          criticality,
-          rate,
-          latency,
-          applied,
-          pool,
-          virtual,
-          cpuBound);
-    }
-
-    /**
-     * Hands every value to the builder that {@link BulkheadFile#build()} will use, setter by
-     * setter, so that a value the builder refuses (a queue beyond what a compartment counts, a wait
-     * beyond what a nanosecond deadline holds) is refused here, at its own key and line, and the
-     * loader's bounds can never drift from the builders'. Nothing is built.
-     */
-    private void checkWithBuilder(
-        YamlTree.Entry e,
-        Map<String, YamlTree.Entry> f,
-        String limitKey,
-        boolean pool,
-        int limit,
-        int maxQueue,
-        Duration maxWait) {
-      YamlTree.Entry limitAt = f.getOrDefault(limitKey, e);
-      if (pool) {
-        WorkerPoolBuilder b = builder(e, () -> WorkerPool.builder(e.key()));
-        apply(limitAt, () -> b.limit(limit));
-        apply(f.getOrDefault("max-queue", e), () -> b.maxQueue(maxQueue));
-        if (maxWait != null) {
-          apply(f.get("max-wait"), () -> b.maxWait(maxWait));
-        }
-      } else {
-        BulkheadBuilder b = builder(e, () -> Bulkhead.builder(e.key()));
-        apply(limitAt, () -> b.limit(limit));
-        apply(f.getOrDefault("max-queue", e), () -> b.maxQueue(maxQueue));
-        if (maxWait != null) {
-          apply(f.get("max-wait"), () -> b.maxWait(maxWait));
-        }
-      }
-    }
-
-    private <B> B builder(YamlTree.Entry e, java.util.function.Supplier<B> start) {
-      try {
-        return start.get();
-      } catch (IllegalArgumentException refused) {
-        throw yaml.error(e.keyNode(), e.path(), refused.getMessage());
-      }
-    }
-
-    private void apply(YamlTree.Entry at, Runnable setter) {
-      try {
-        setter.run();
-      } catch (IllegalArgumentException refused) {
-        throw yaml.error(at.value(), at.path(), refused.getMessage());
-      }
-    }
-
-    private double need(YamlTree.Entry latencyEntry, double rate, Duration latency) {
-      try {
-        return Sizing.need(rate, latency);
-      } catch (IllegalArgumentException tooLarge) {
-        throw yaml.error(latencyEntry.value(), latencyEntry.path(), tooLarge.getMessage());
-      }
-    }
-
-    private void requireName(YamlTree.Entry e, String what) {
-      String name = e.key();
-      if (name.isBlank()) {
-        throw yaml.error(e.keyNode(), e.path(), "a " + what + " needs a name");
-      }
-      if (name.length() > MAX_NAME_LENGTH) {
-        throw yaml.error(
-            e.keyNode(),
-            e.path(),
-            "a "
-                + what
-                + " name of "
-                + name.length()
-                + " characters is too long: at most "
-                + MAX_NAME_LENGTH);
-      }
-      int unsafe = Printable.firstUnsafe(name);
-      if (unsafe >= 0) {
-        throw yaml.error(
-            e.keyNode(),
-            e.path(),
-            String.format(
-                Locale.ROOT,
-                "a %s name must be printable"
-                    + " but holds U+%04X, a control or invisible character",
-                what,
-                unsafe));
-      }
-    }
-
-    private Headroom headroom(YamlTree.Entry e) {
-      return parse(e, Headroom::parse);
-    }
-
-    private Duration positiveDuration(YamlTree.Entry e) {
-      Duration d = parse(e, Quantities::parseDuration);
-      if (d.isZero()) {
-        throw yaml.error(
-            e.value(),
-            e.path(),
-            "must be above zero but was " + Printable.quote(yaml.scalar(e).trim()));
-      }
-      return d;
-    }
-
-    private <T> T parse(YamlTree.Entry e, Function<String, T> parser) {
-      String text = yaml.scalar(e);
-      try {
-        return parser.apply(text);
-      } catch (IllegalArgumentException bad) {
-        throw yaml.error(e.value(), e.path(), bad.getMessage());
-      }
-    }
+    return "BulkheadFile{"
+        + file
+        + ", budgets="
+        + budgets
+        + ", compartments="
+        + compartments
+        + (datasources.isEmpty() ? "" : ", datasources=" + datasources)
+        + "}";
   }
 }

@@ -1,9 +1,12 @@
 package io.bulkhead.config;
 
+import io.bulkhead.QueueSettings;
 import io.bulkhead.Sizing;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.OptionalDouble;
+import java.util.OptionalInt;
 
 /**
  * A compartment as the file declares it, validated and sized: its limit is either given, or derived
@@ -19,9 +22,7 @@ public final class CompartmentSpec {
   private final int line;
   private final int limit;
   private final boolean limitDerived;
-  private final int maxQueue;
-  private final Duration
-      maxWait; // null: no queue, or (a worker pool) queued jobs wait without limit
+  private final QueueSettings queue;
   private final String budget; // null: none
   private final Criticality criticality; // null: not given
   private final double rate; // NaN: not given
@@ -30,6 +31,8 @@ public final class CompartmentSpec {
   private final boolean workerPool;
   private final boolean virtualThreads;
   private final boolean cpuBound;
+  private final List<String> paths;
+  private final String upstream; // null: none
 
   CompartmentSpec(
       String name,
@@ -37,8 +40,7 @@ public final class CompartmentSpec {
       int line,
       int limit,
       boolean limitDerived,
-      int maxQueue,
-      Duration maxWait,
+      QueueSettings queue,
       String budget,
       Criticality criticality,
       double rate,
@@ -46,14 +48,15 @@ public final class CompartmentSpec {
       Headroom headroom,
       boolean workerPool,
       boolean virtualThreads,
-      boolean cpuBound) {
+      boolean cpuBound,
+      List<String> paths,
+      String upstream) {
     this.name = name;
     this.path = path;
     this.line = line;
     this.limit = limit;
     this.limitDerived = limitDerived;
-    this.maxQueue = maxQueue;
-    this.maxWait = maxWait;
+    this.queue = queue;
     this.budget = budget;
     this.criticality = criticality;
     this.rate = rate;
@@ -62,13 +65,15 @@ public final class CompartmentSpec {
     this.workerPool = workerPool;
     this.virtualThreads = virtualThreads;
     this.cpuBound = cpuBound;
+    this.paths = List.copyOf(paths);
+    this.upstream = upstream;
   }
 
   public String name() {
     return name;
   }
 
-  /** The line of the file where the compartment is declared. */
+  /** The line of the file where the compartment is declared; 0 when not read from a file. */
   public int line() {
     return line;
   }
@@ -80,8 +85,7 @@ public final class CompartmentSpec {
 
   /**
    * Whether this is a worker pool (from the file's {@code worker-pools} section): its limit is the
-   * number of workers, its queue holds jobs, and a queued job waits without a limit unless {@code
-   * max-wait} is set.
+   * number of workers, and its queue holds jobs.
    */
   public boolean workerPool() {
     return workerPool;
@@ -102,7 +106,27 @@ public final class CompartmentSpec {
     return cpuBound;
   }
 
-  /** How many calls may be in flight (for a worker pool: jobs running), as given or derived. */
+  /**
+   * The path patterns whose requests enter this compartment at a web edge ({@code paths}): an exact
+   * path ({@code /login}) or a path and everything below it ({@code /chat/**}). Empty for none, and
+   * always for a worker pool.
+   */
+  public List<String> paths() {
+    return paths;
+  }
+
+  /**
+   * The upstream whose outgoing calls enter this compartment ({@code upstream}): a base URL or a
+   * host, as written.
+   */
+  public Optional<String> upstream() {
+    return Optional.ofNullable(upstream);
+  }
+
+  /**
+   * How many calls may be in flight (for a worker pool: jobs running), as given, inherited from
+   * {@code defaults} or derived.
+   */
   public int limit() {
     return limit;
   }
@@ -112,17 +136,25 @@ public final class CompartmentSpec {
     return limitDerived;
   }
 
-  /** How many callers may wait for a slot ({@code max-queue}); 0 rejects at once. */
-  public int maxQueue() {
-    return maxQueue;
+  /**
+   * How many callers may wait for a slot ({@code max-queue}); empty when unbounded, 0 rejects at
+   * once.
+   */
+  public OptionalInt maxQueue() {
+    return queue.maxQueue();
   }
 
   /**
-   * How long a caller may wait ({@code max-wait}); empty when there is no queue (for a worker pool:
-   * when queued jobs wait as long as it takes).
+   * How long a caller may wait ({@code max-wait}); empty when unbounded, zero when there is no
+   * queue.
    */
   public Optional<Duration> maxWait() {
-    return Optional.ofNullable(maxWait);
+    return queue.maxWait();
+  }
+
+  /** {@link #maxQueue()} and {@link #maxWait()} together, as every builder takes them. */
+  public QueueSettings queue() {
+    return queue;
   }
 
   /** The name of the budget the compartment draws on, if any. */
@@ -174,7 +206,7 @@ public final class CompartmentSpec {
         + limit
         + (limitDerived ? " (derived)" : "")
         + ", maxQueue="
-        + maxQueue
+        + (queue.maxQueue().isPresent() ? queue.maxQueue().getAsInt() : "unbounded")
         + (budget != null ? ", budget=" + budget : "")
         + "}";
   }

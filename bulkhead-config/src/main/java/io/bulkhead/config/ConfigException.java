@@ -1,8 +1,10 @@
 package io.bulkhead.config;
 
+import io.bulkhead.config.internal.Printable;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A configuration file that cannot be used, with where and why: the file, the line, the key (as a
@@ -23,7 +25,11 @@ public final class ConfigException extends RuntimeException {
   private final String key; // null: not about one key
   private final String problem;
 
-  ConfigException(String file, int line, String key, String problem) {
+  /**
+   * A problem at {@code line} (0: not about one line) of {@code file}, at {@code key} (a dotted
+   * path; null when it is not about one key).
+   */
+  public ConfigException(String file, int line, @Nullable String key, String problem) {
     super(format(file, line, key, problem));
     this.file = Objects.requireNonNull(file, "file");
     this.line = line;
@@ -31,7 +37,9 @@ public final class ConfigException extends RuntimeException {
     this.problem = Objects.requireNonNull(problem, "problem");
   }
 
-  ConfigException(String file, int line, String key, String problem, Throwable cause) {
+  /** The same, caused by {@code cause}. */
+  public ConfigException(
+      String file, int line, @Nullable String key, String problem, Throwable cause) {
     this(file, line, key, problem);
     initCause(cause);
   }

@@ -1,6 +1,7 @@
 package io.bulkhead.config;
 
 import io.bulkhead.Sizing;
+import io.bulkhead.config.internal.Printable;
 import java.util.Objects;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;

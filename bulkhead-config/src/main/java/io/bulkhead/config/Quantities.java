@@ -1,5 +1,6 @@
 package io.bulkhead.config;
 
+import io.bulkhead.config.internal.Printable;
 import io.bulkhead.internal.Durations;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
@@ -169,8 +170,12 @@ public final class Quantities {
     }
   }
 
-  /** Parses a whole number. */
-  static long parseWhole(String text) {
+  /**
+   * Parses a whole number as the file writes it: digits, an optional sign, spaces around.
+   *
+   * @throws IllegalArgumentException with the text quoted, if it is not one
+   */
+  public static long parseWhole(String text) {
     if (!WHOLE.matcher(text).matches()) {
       throw new IllegalArgumentException(
           "expected a whole number but was " + Printable.quote(text));

@@ -2,6 +2,7 @@ package io.bulkhead.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadRegistry;
@@ -60,7 +61,7 @@ class BulkheadFileTest {
     assertThat(reports.need()).hasValue(3.0);
     assertThat(reports.headroom().map(Headroom::toString)).contains("x4/3");
     assertThat(reports.limit()).isEqualTo(4);
-    assertThat(reports.maxQueue()).isEqualTo(2);
+    assertThat(reports.maxQueue()).hasValue(2);
     assertThat(reports.maxWait()).contains(Duration.ofMillis(500));
 
     BudgetUse postgres = f.budgetUse().get(0);
@@ -183,7 +184,7 @@ class BulkheadFileTest {
     failsWith("budgets:\n  postgres: 10\n")
         .hasMessage(
             "app.yml:1: compartments: missing: the file declares"
-                + " no compartments (nor worker-pools)");
+                + " no compartments (nor worker-pools, nor datasources)");
     failsWith("compartments:\n  - checkout\n  - reports\n")
         .hasMessage(
             "app.yml:2: compartments: expected a mapping (indented key: value lines) but found a list");
@@ -204,7 +205,8 @@ class BulkheadFileTest {
     failsWith(TWO + "    timeout: 2s\n")
         .hasMessage(
             "app.yml:9: compartments.checkout.timeout: unknown key (expected one of: budget,"
-                + " cpu-bound, criticality, headroom, latency, limit, max-queue, max-wait, rate)");
+                + " cpu-bound, criticality, headroom, latency, limit, max-queue, max-wait, paths,"
+                + " rate, upstream)");
     failsWith("headroom:\n  critcal: 2\n" + TWO)
         .hasMessage("app.yml:2: headroom.critcal: unknown key (did you mean 'critical'?)");
     failsWith("budgets:\n  postgres: {capacty: 10}\ncompartments: {a: {limit: 1}}\n")
@@ -315,7 +317,16 @@ class BulkheadFileTest {
     failsWith(base + "limit: 4\n    max-queue: 2\n")
         .hasMessage(
             "app.yml:4: compartments.a.max-queue: lets 2"
-                + " callers wait but there is no max-wait: add max-wait (how long one may wait, like 100ms)");
+                + " callers wait but there is no max-wait: add max-wait (how long one may wait, like 100ms,"
+                + " or unbounded)");
+    failsWith(base + "limit: 4\n    max-queue: unbounded\n")
+        .hasMessageContaining("lets any number of callers wait but there is no max-wait");
+    CompartmentSpec unbounded =
+        parse(base + "limit: 4\n    max-queue: unbounded\n    max-wait: unbounded\n")
+            .compartments()
+            .get(0);
+    assertThat(unbounded.queue())
+        .isEqualTo(io.bulkhead.QueueSettings.DEFAULT.withUnboundedQueue().withUnboundedWait());
     failsWith(base + "limit: 4\n    max-wait: 1s\n")
         .hasMessage(
             "app.yml:4: compartments.a.max-wait: has no"
@@ -346,7 +357,8 @@ class BulkheadFileTest {
           "    rate: 1/s",
           "    latency: 2s",
           "    max-queue: 20",
-          "  emails: {limit: 1, max-queue: 100}",
+          "    max-wait: unbounded",
+          "  emails: {limit: 1, max-queue: 100, max-wait: 1m}",
           "");
 
   @Test
@@ -357,7 +369,7 @@ class BulkheadFileTest {
     assertThat(exports.path()).isEqualTo("worker-pools.exports");
     assertThat(exports.need()).hasValue(2.0);
     assertThat(exports.limit()).as("2 x 4/3 = 2.67, rounded up").isEqualTo(3);
-    assertThat(exports.maxWait()).as("queued jobs wait as long as it takes").isEmpty();
+    assertThat(exports.maxWait()).as("max-wait: unbounded").isEmpty();
     assertThat(f.budgetUse().get(0).describe())
         .isEqualTo("budget 'postgres': checkout 6 + exports 3 = 9, within its capacity of 10");
 
@@ -392,23 +404,23 @@ class BulkheadFileTest {
   void workers_errors() {
     failsWith(WITH_WORKERS.replace("  emails:", "  checkout:"))
         .hasMessage(
-            "app.yml:12: worker-pools.checkout: the name is taken by the compartment on line 4: names"
+            "app.yml:13: worker-pools.checkout: the name is taken by the compartment on line 4: names"
                 + " must be unique, they are the registry's keys");
     failsWith(WITH_WORKERS.replace("max-queue: 20", "max-queue: 20\n    threads: virtaul"))
         .hasMessage(
             "app.yml:12: worker-pools.exports.threads: must be platform or virtual but was 'virtaul'"
                 + " (did you mean 'virtual'?)");
-    failsWith(WITH_WORKERS.replace("{limit: 1, max-queue: 100}", "{workers: 1}"))
+    failsWith(WITH_WORKERS.replace("{limit: 1, max-queue: 100, max-wait: 1m}", "{workers: 1}"))
         .hasMessage(
-            "app.yml:12: worker-pools.emails.workers: unknown key (expected one of: budget,"
+            "app.yml:13: worker-pools.emails.workers: unknown key (expected one of: budget,"
                 + " cpu-bound, criticality, headroom, latency, limit, max-queue, max-wait, rate,"
                 + " threads)");
-    failsWith(WITH_WORKERS.replace("{limit: 1, max-queue: 100}", "{max-queue: 100}"))
+    failsWith(WITH_WORKERS.replace("{limit: 1, max-queue: 100, max-wait: 1m}", "{max-queue: 100}"))
         .hasMessage(
-            "app.yml:12: worker-pools.emails: needs a limit, or a rate and a latency to derive one"
+            "app.yml:13: worker-pools.emails: needs a limit, or a rate and a latency to derive one"
                 + " from (Little's law: need = rate x latency)");
-    failsWith(WITH_WORKERS.replace("{limit: 1, max-queue: 100}", "{limit: 0}"))
-        .hasMessage("app.yml:12: worker-pools.emails.limit: must be at least 1 but was 0");
+    failsWith(WITH_WORKERS.replace("{limit: 1, max-queue: 100, max-wait: 1m}", "{limit: 0}"))
+        .hasMessage("app.yml:13: worker-pools.emails.limit: must be at least 1 but was 0");
   }
 
   @Test
@@ -454,5 +466,25 @@ class BulkheadFileTest {
     assertThat(e.line()).hasValue(8);
     assertThat(e.key()).contains("compartments.checkout.latncy");
     assertThat(e.problem()).isEqualTo("unknown key (did you mean 'latency'?)");
+  }
+
+  @Test
+  void cpuBound_isTrueOrFalse_inTheBulkheadFile() {
+    BulkheadFile f =
+        BulkheadFile.parse(
+            "compartments:\n  render: {limit: 2, cpu-bound: true}\n"
+                + "  lookup: {limit: 2}\nworker-pools:\n  zip: {limit: 1, cpu-bound: false}\n",
+            "f.yml");
+    assertThat(f.compartments())
+        .extracting(CompartmentSpec::cpuBound)
+        .containsExactly(true, false, false);
+    Throwable yes =
+        catchThrowable(
+            () ->
+                BulkheadFile.parse(
+                    "compartments:\n  render: {limit: 2, cpu-bound: yes}\n", "f.yml"));
+    assertThat(yes)
+        .isInstanceOf(ConfigException.class)
+        .hasMessage("f.yml:2: compartments.render.cpu-bound: expected true or false but was 'yes'");
   }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.bulkhead.config.internal.DidYouMean;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -7,6 +7,7 @@ import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadBuilder;
 import io.bulkhead.WorkerPool;
 import io.bulkhead.WorkerPoolBuilder;
+import io.bulkhead.config.internal.Printable;
 import java.time.Duration;
 import java.util.List;
 import net.jqwik.api.Arbitraries;
@@ -32,6 +33,14 @@ class LoaderFuzzTest {
           "budgets",
           "compartments",
           "worker-pools",
+          "defaults",
+          "datasources",
+          "pools",
+          "url",
+          "paths",
+          "upstream",
+          "connection-timeout",
+          "unbounded",
           "critical",
           "optional",
           "capacity",
@@ -321,7 +330,7 @@ class LoaderFuzzTest {
     refusedNaming("maxQueue", () -> b.maxQueue(maxQueue));
     refusedNaming("maxWait", () -> b.maxWait(maxWait));
     WorkerPool[] built = new WorkerPool[1];
-    refusedNaming("limit", () -> built[0] = b.build());
+    refusedNamingAny(List.of("limit", "maxWait"), () -> built[0] = b.build());
     if (built[0] != null) {
       built[0].shutdown(Duration.ZERO);
     }
@@ -365,6 +374,17 @@ class LoaderFuzzTest {
       setter.run();
     } catch (IllegalArgumentException | NullPointerException e) {
       assertThat(e.getMessage()).contains(field);
+      assertOneLine(e.getMessage());
+    } catch (Exception e) {
+      throw new AssertionError("unexpected " + e, e);
+    }
+  }
+
+  private static void refusedNamingAny(List<String> fields, ThrowingRunnable setter) {
+    try {
+      setter.run();
+    } catch (IllegalArgumentException e) {
+      assertThat(e.getMessage()).containsAnyOf(fields.toArray(new String[0]));
       assertOneLine(e.getMessage());
     } catch (Exception e) {
       throw new AssertionError("unexpected " + e, e);

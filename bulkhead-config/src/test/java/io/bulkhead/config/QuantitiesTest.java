@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.bulkhead.Sizing;
+import io.bulkhead.config.internal.DidYouMean;
 import java.time.Duration;
 import java.util.List;
 import net.jqwik.api.ForAll;

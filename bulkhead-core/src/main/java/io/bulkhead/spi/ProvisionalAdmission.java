@@ -18,8 +18,8 @@ import org.jspecify.annotations.Nullable;
  * then either {@linkplain ProvisionalSlot#confirm() confirms} it, and the call is counted admitted
  * as if the compartment had admitted it at that moment, or {@linkplain ProvisionalSlot#abandon
  * abandons} it with a rejection reason, and the call is counted rejected, its slot going to the
- * next waiter in line. So the compartment's stats, listeners and meters count what they would have
- * counted had the whole wait happened in its own queue.
+ * next waiter in line: the stats, listeners and meters count what they would have counted had the
+ * whole wait happened in the compartment's own queue.
  *
  * <pre>{@code
  * ProvisionalAdmission admission = ProvisionalAdmission.of(gate).orElseThrow();
@@ -37,7 +37,7 @@ import org.jspecify.annotations.Nullable;
  * }
  * }</pre>
  *
- * <p>Implementations are thread-safe.
+ * Implementations are thread-safe.
  */
 public interface ProvisionalAdmission {
 

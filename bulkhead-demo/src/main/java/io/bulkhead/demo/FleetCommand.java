@@ -1,7 +1,7 @@
 package io.bulkhead.demo;
 
-import io.bulkhead.insight.JsonWriter;
 import io.bulkhead.internal.Durations;
+import io.bulkhead.internal.JsonWriter;
 import io.bulkhead.scenarios.CliException;
 import java.io.PrintWriter;
 import java.time.Duration;

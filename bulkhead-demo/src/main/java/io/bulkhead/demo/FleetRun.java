@@ -216,6 +216,8 @@ final class FleetRun {
                   Integer.toString(settings.queue()),
                   Long.toString(settings.maxWait().toMillis()),
                   Long.toString(settings.leaseTtl().toMillis()),
+                  // the app's calls end when the upstream answers: its delay, twice over for margin
+                  Long.toString(settings.delay().multipliedBy(2).toMillis()),
                   upstream.uri(i).toString()),
               leftovers));
     }

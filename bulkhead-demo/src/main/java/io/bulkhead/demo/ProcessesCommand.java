@@ -1,6 +1,6 @@
 package io.bulkhead.demo;
 
-import io.bulkhead.insight.JsonWriter;
+import io.bulkhead.internal.JsonWriter;
 import io.bulkhead.scenarios.CliException;
 import io.bulkhead.scenarios.Latency;
 import io.bulkhead.scenarios.ProcessIsolation;

@@ -16,11 +16,11 @@ import net.jqwik.api.lifecycle.AfterContainer;
 import net.jqwik.api.lifecycle.BeforeContainer;
 
 /**
- * Property-based fuzzing of every command's options (issue 14, deliver 4): random values, edge
- * numbers and durations, Unicode and control characters, run through {@link Main} in process. The
- * exit code is 0, 1 or 2, and a failure is one printable line. Commands that would run for real are
- * pointed where they fail fast once their options are accepted: app and load at a closed port,
- * upstream at a port in use, demo at an invalid dashboard port (checked after its settings).
+ * Property-based fuzzing of every command's options: random values, edge numbers and durations,
+ * Unicode and control characters, run through {@link Main} in process. The exit code is 0, 1 or 2,
+ * and a failure is one printable line. Commands that would run for real are pointed where they fail
+ * fast once their options are accepted: app and load at a closed port, upstream at a port in use,
+ * demo at an invalid dashboard port (checked after its settings).
  */
 class CliFuzzTest {
 

@@ -27,12 +27,15 @@ class FleetCommandTest {
   private static final int LIMIT = 10;
   private static final Duration LEASE_TTL = Duration.ofSeconds(3);
 
+  private static final Duration DELAY = Duration.ofSeconds(1);
+
   /**
-   * A dead app's leases expire at most one TTL after the kill; a survivor's next admission then
-   * purges and takes one, and its call reaches the upstream. That second part is bounded by the
-   * fleet's poll (1 s) and a loopback call, far below another TTL on any machine this runs on.
+   * A dead app's slots come back one lease TTL plus its longest call (twice the upstream's delay)
+   * after its last sync; a survivor's next sync then takes them, and its calls reach the upstream.
+   * That second part is bounded by the fleet's rebalance interval (1 s) and a loopback call.
    */
-  private static final Duration RECLAIM_BOUND = LEASE_TTL.multipliedBy(2);
+  private static final Duration RECLAIM_BOUND =
+      LEASE_TTL.plus(DELAY.multipliedBy(2)).plusSeconds(2);
 
   @AfterEach
   void nothingLeftBehind() {
@@ -55,7 +58,7 @@ class FleetCommandTest {
             "--kill-after",
             "3s",
             "--duration",
-            "9s",
+            "12s",
             "--limit",
             Integer.toString(LIMIT));
     assertThat(r.exit()).as(r.err()).isZero();

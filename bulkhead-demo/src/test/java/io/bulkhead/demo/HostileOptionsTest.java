@@ -12,9 +12,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Option values written to break the commands (issue 14's D9 and D10): each is a usage error, exit
- * 2, one line naming the option, before anything starts; and nothing the user typed reaches the
- * terminal as a control sequence.
+ * Option values written to break the commands (a control character, a huge or negative number):
+ * each is a usage error, exit 2, one line naming the option, before anything starts; and nothing
+ * the user typed reaches the terminal as a control sequence.
  */
 class HostileOptionsTest {
 

@@ -15,9 +15,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The slow-upstream experiment, run in this process with a 3-second upstream instead of 30: the
- * shape it predicts must show, whatever the machine's speed. The bounds are the issue's, stated
- * loosely enough for a loaded two-core machine: they separate "stuck behind the upstream" (seconds)
- * from "not affected by it" (milliseconds) by more than an order of magnitude.
+ * shape it predicts must show, whatever the machine's speed. The bounds are stated loosely enough
+ * for a loaded two-core machine: they separate "stuck behind the upstream" (seconds) from "not
+ * affected by it" (milliseconds) by more than an order of magnitude.
  *
  * <p>A short run goes first and is thrown away, as in any latency measurement: the first few
  * hundred requests of a fresh JVM run interpreted code and load classes, which on a busy two-core
@@ -50,7 +50,7 @@ class SlowUpstreamExperimentTest {
   void sharedMode_loginWaitsBehindTheUpstream_andEveryChatIsEventuallyAnswered() {
     LoadResult shared = result.shared().load();
 
-    // The experiment predicts about delay - 1 s; the issue asks for more than half the delay.
+    // The experiment predicts about delay - 1 s; more than half the delay is the bound.
     assertThat(shared.login().p99Ms()).isGreaterThan(DELAY.toMillis() / 2.0);
     assertThat(shared.loginFailures()).isZero();
     assertThat(shared.chatOk()).isEqualTo(80);

@@ -60,6 +60,17 @@ public final class HttpRejection {
     return new HttpRejection(seconds, rendered);
   }
 
+  /**
+   * The failure an edge throws when asked to answer {@code rejection} on a response that has
+   * already been committed: the status can no longer be {@value #STATUS}.
+   */
+  public static IllegalStateException alreadyCommitted(BulkheadFullException rejection) {
+    return new IllegalStateException(
+        "cannot send a 503 for bulkhead '"
+            + rejection.bulkheadName()
+            + "': the response has already been committed");
+  }
+
   private static String failed(RejectionBody body, BulkheadFullException rejection, String what) {
     return "the rejection body "
         + body

@@ -1,6 +1,7 @@
 package io.bulkhead.edge;
 
 import io.bulkhead.BulkheadFullException;
+import io.bulkhead.internal.JsonWriter;
 import java.util.Locale;
 
 /** The bodies {@link RejectionBody} offers. */
@@ -21,31 +22,24 @@ enum StandardBody implements RejectionBody {
   PROBLEM_JSON {
     @Override
     public Body render(BulkheadFullException rejection, long retryAfterSeconds) {
-      StringBuilder json = new StringBuilder(256);
-      json.append("{\"type\":");
-      quote(json, PROBLEM_TYPE.toString()).append(",\"title\":");
-      quote(json, PROBLEM_TITLE).append(",\"status\":").append(HttpRejection.STATUS);
-      json.append(",\"detail\":");
-      quote(json, rejection.getMessage()).append(",\"compartment\":");
-      quote(json, rejection.bulkheadName()).append(",\"reason\":");
-      quote(json, rejection.reason().name().toLowerCase(Locale.ROOT)).append('}');
-      return new Body("application/problem+json", json.toString());
+      String json =
+          JsonWriter.compact()
+              .beginObject()
+              .name("type")
+              .value(PROBLEM_TYPE.toString())
+              .name("title")
+              .value(PROBLEM_TITLE)
+              .name("status")
+              .value(HttpRejection.STATUS)
+              .name("detail")
+              .value(rejection.getMessage())
+              .name("compartment")
+              .value(rejection.bulkheadName())
+              .name("reason")
+              .value(rejection.reason().name().toLowerCase(Locale.ROOT))
+              .endObject()
+              .toJson();
+      return new Body("application/problem+json", json);
     }
   };
-
-  /** Appends {@code s} as a JSON string: quotes, backslashes and control characters escaped. */
-  private static StringBuilder quote(StringBuilder json, String s) {
-    json.append('"');
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      if (c == '"' || c == '\\') {
-        json.append('\\').append(c);
-      } else if (c < 0x20) {
-        json.append(String.format("\\u%04x", (int) c));
-      } else {
-        json.append(c);
-      }
-    }
-    return json.append('"');
-  }
 }

@@ -51,8 +51,8 @@ class HttpRejectionTest {
     assertThat(json)
         .startsWith(
             "{\"type\":\"https://bulkhead.github.io/bulkhead/http-edges/#compartment-full\","
-                + "\"title\":\"Compartment full\",\"status\":503,\"detail\":\"bulkhead 'a\\\"b\\\\c\\u000ad")
-        .contains("\"compartment\":\"a\\\"b\\\\c\\u000ad\\u0001é\"")
+                + "\"title\":\"Compartment full\",\"status\":503,\"detail\":\"bulkhead 'a\\\"b\\\\c\\nd")
+        .contains("\"compartment\":\"a\\\"b\\\\c\\nd\\u0001é\"")
         .endsWith(",\"reason\":\"wait_timeout\"}");
     assertThat(json).doesNotContain("\n");
   }
@@ -88,5 +88,13 @@ class HttpRejectionTest {
     }
     assertThatThrownBy(() -> HttpRejection.of(FULL, null)).hasMessage("body");
     assertThatThrownBy(() -> HttpRejection.of(null, throwing)).hasMessage("rejection");
+  }
+
+  @Test
+  void alreadyCommitted_namesTheCompartment() {
+    assertThat(HttpRejection.alreadyCommitted(FULL))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage(
+            "cannot send a 503 for bulkhead 'llm': the response has already been committed");
   }
 }

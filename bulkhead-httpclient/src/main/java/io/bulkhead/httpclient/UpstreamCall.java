@@ -1,6 +1,7 @@
 package io.bulkhead.httpclient;
 
 import io.bulkhead.internal.Durations;
+import io.bulkhead.internal.Urls;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -239,7 +240,7 @@ final class UpstreamCall<T> {
             + "' did not answer "
             + request.method()
             + " "
-            + request.uri()
+            + Urls.masked(request.uri().toString())
             + " within its "
             + Durations.format(client.deadline())
             + " deadline");
@@ -264,7 +265,7 @@ final class UpstreamCall<T> {
               + "' failed on "
               + request.method()
               + " "
-              + request.uri()
+              + Urls.masked(request.uri().toString())
               + ": "
               + cause,
           cause);

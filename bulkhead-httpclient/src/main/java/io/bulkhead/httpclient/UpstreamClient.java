@@ -40,56 +40,20 @@ import org.jspecify.annotations.Nullable;
  * //          UpstreamException        the upstream could not be reached or failed the exchange (502)
  * }</pre>
  *
- * <p><b>The compartment caps the connections.</b> Every call holds a slot of the compartment from
- * before its request is sent until its connection is back in the client's pool or closed, and the
- * client speaks HTTP/1.1, where an exchange uses one connection. A new connection is opened only
- * when every pooled one is busy, so the client never holds more connections to the upstream than
- * the compartment's limit, the way an agent's {@code maxSockets} equal to the limit would: nothing
- * queues out of sight inside the client, and a slow upstream cannot make the client open connection
- * after connection. This holds after a deadline too, because an aborted call's connection is closed
- * before its slot is freed, and after an answer the JDK cannot parse (an invalid status line,
- * headers over its limit), whose connection the JDK would leave open and the client closes before
- * freeing the slot. (A streaming body handler such as {@code ofInputStream()} completes at the
- * headers, before the body has been read: use one that reads the whole body, such as {@code
- * ofString()}, or the connection outlives the slot.)
+ * <p><b>The compartment caps the connections.</b> A call holds a slot from before its request is
+ * sent until its connection is back in the pool or closed, and the client speaks HTTP/1.1 (one
+ * connection per exchange) and opens a connection only when every pooled one is busy: it never
+ * holds more connections to the upstream than the compartment's limit, nothing queues out of sight
+ * inside it, and an aborted or unparsable exchange has its connection closed before its slot is
+ * freed. <b>The deadline</b> bounds how long a call holds its slot, from admission (the wait is
+ * bounded by the compartment's {@code maxWait}) to the last byte of the body.
  *
- * <p><b>The deadline</b> bounds how long one call may hold its slot: it counts from admission (the
- * wait for a slot is bounded by the compartment's {@code maxWait}) to the last byte of the response
- * body. When it passes, the exchange is aborted and the call fails with {@link
- * UpstreamTimeoutException}.
- *
- * <p><b>Threads.</b> The {@link HttpClient} runs its work on the client's executor, and the future
- * of an admitted call completes there, so your dependents of it run there too: handed to the
- * executor by the thread that saw the exchange end, or by the deadline's timer, which hands the
- * abort over ({@code upstream-<name>-deadlines-<n>} runs no code of yours, so a dependent that
- * blocks holds up only its own call, never another call's deadline). By default the executor is the
- * client's own: daemon threads {@code upstream-<name>-<n>}, a pool that starts a thread whenever
- * none is idle, shut down by {@link #close()}. {@link Builder#executor} supplies yours instead;
- * {@link #close()} leaves it running, as you own it. On Java 21 and later, virtual threads:
- *
- * <pre>{@code
- * ExecutorService virtual = Executors.newVirtualThreadPerTaskExecutor();  // yours to close
- * UpstreamClient provider = UpstreamClient.builder(llm).deadline(Duration.ofSeconds(45))
- *     .executor(virtual).build();
- * }</pre>
- *
- * <p>A task handed to your executor waits for a thread like any other, so one that queues tasks
- * behind busy threads delays answers and aborts; and the JDK's {@link HttpClient} stops working for
- * good when its executor refuses a task in mid-exchange (on Java 17 its exchanges in flight then
- * never end by themselves; later versions fail them and every later call). So supply one that never
- * refuses (a thread per task, or one started whenever none is idle) and keep it running while the
- * client is open. A refusal still loses no call and leaks no slot: a call your executor refuses to
- * send fails with that {@link java.util.concurrent.RejectedExecutionException}; an answer it
- * refuses completes on the JDK's thread that delivered it; and a deadline's abort it refuses runs
- * on {@link CompletableFuture#defaultExecutor() CompletableFuture's default executor} instead
- * (never on the timer), so every call in flight still ends at its deadline, its connection closed
- * and its slot freed. A call the compartment refuses fails as {@link Bulkhead#submit} says.
- *
- * <p>Cancelling the returned future withdraws a waiting call from the queue, or aborts a running
- * one (closing its connection, then freeing its slot). {@link #close()} aborts the calls in flight
- * and releases the client's threads (not those of an executor you supplied).
- *
- * <p>This class is thread-safe.
+ * <p><b>Threads.</b> The futures of admitted calls complete on the client's executor (its own
+ * daemon threads {@code upstream-<name>-<n>}, or {@link Builder#executor yours}), so a dependent
+ * that blocks holds up only its own call; the deadline timer runs no code of yours. Cancelling a
+ * future withdraws a waiting call or aborts a running one; {@link #close()} aborts the calls in
+ * flight and ends the client's own threads. A call the compartment refuses fails as {@link
+ * Bulkhead#submit} says. This class is thread-safe.
  */
 public final class UpstreamClient implements AutoCloseable {
 
@@ -173,6 +137,10 @@ public final class UpstreamClient implements AutoCloseable {
    * the call, {@link UpstreamTimeoutException} if the deadline passed, {@link UpstreamException} if
    * the exchange failed, and {@link CancellationException} if it was cancelled or the client
    * closed. An answer with any status code completes it normally.
+   *
+   * <p>Use a body handler that reads the whole body, such as {@code ofString()}: a streaming one
+   * such as {@code ofInputStream()} completes at the headers, and the connection then outlives the
+   * slot.
    *
    * @throws IllegalArgumentException if {@code request} carries its own {@code timeout()}: the JDK
    *     would end such an exchange on its own thread, possibly freeing the slot before the
@@ -347,8 +315,23 @@ public final class UpstreamClient implements AutoCloseable {
      * Sets the executor the client's {@link HttpClient} runs its work on, where the futures of
      * admitted calls complete (your dependents run there) and deadlines hand their aborts. The
      * client never shuts it down: keep it running while the client is open and close it yourself
-     * after. Without one, the client starts its own pool and shuts it down on {@link
-     * UpstreamClient#close()}. See "Threads" in the class description for what a refusal does.
+     * after. Without one, the client starts its own pool (a thread whenever none is idle) and shuts
+     * it down on {@link UpstreamClient#close()}. On Java 21 and later, virtual threads:
+     *
+     * <pre>{@code
+     * ExecutorService virtual = Executors.newVirtualThreadPerTaskExecutor();  // yours to close
+     * UpstreamClient provider = UpstreamClient.builder(llm).deadline(Duration.ofSeconds(45))
+     *     .executor(virtual).build();
+     * }</pre>
+     *
+     * <p>Supply one that never refuses a task (a thread per task, or one started whenever none is
+     * idle): a task waits for a thread like any other, so a queue behind busy threads delays
+     * answers and aborts, and the JDK's {@link HttpClient} stops working for good when its executor
+     * refuses a task in mid-exchange. A refusal still loses no call and leaks no slot: a call your
+     * executor refuses to send fails with that {@link
+     * java.util.concurrent.RejectedExecutionException}, an answer it refuses completes on the JDK's
+     * thread that delivered it, and a deadline's abort it refuses runs on {@link
+     * CompletableFuture#defaultExecutor()} (never on the timer).
      *
      * @throws NullPointerException if {@code executor} is null
      */

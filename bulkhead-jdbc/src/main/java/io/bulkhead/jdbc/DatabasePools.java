@@ -5,8 +5,8 @@ import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.pool.HikariPool;
 import io.bulkhead.Budget;
 import io.bulkhead.Bulkhead;
-import io.bulkhead.BulkheadBuilder;
 import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.internal.Urls;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -215,8 +215,9 @@ public final class DatabasePools implements AutoCloseable {
    * when they are first asked for (or at HikariCP's next housekeeping).
    *
    * @throws IllegalArgumentException if {@code total} is less than the number of pools (every pool
-   *     is then shrunk to one connection first, the nearest this class can come) or more than the
-   *     budget's capacity (nothing changes)
+   *     is then shrunk to one connection first, the nearest this class can come, and the pools hold
+   *     more than {@code total}: a fleet budget that may ask for so little needs a {@code
+   *     minimumShare} of the number of pools) or more than the budget's capacity (nothing changes)
    * @throws IllegalStateException if the pools are closed
    */
   public void resize(int total) {
@@ -387,7 +388,7 @@ public final class DatabasePools implements AutoCloseable {
             "jdbcUrl of database '"
                 + name
                 + "' must start with 'jdbc:' but was '"
-                + Urls.redact(jdbcUrl)
+                + Urls.masked(jdbcUrl)
                 + "'");
       }
       this.jdbcUrl = jdbcUrl;
@@ -741,16 +742,7 @@ public final class DatabasePools implements AutoCloseable {
     }
 
     private static Bulkhead gate(String qualified, PoolConfig pool, int size, Budget budget) {
-      BulkheadBuilder b = Bulkhead.builder(qualified).limit(size).budget(budget);
-      if (pool.queueBounded()) {
-        b.maxQueue(pool.maxQueueValue());
-      } else {
-        b.unboundedQueue();
-      }
-      if (!pool.maxWait().isZero()) {
-        b.maxWait(pool.maxWait());
-      }
-      return b.build();
+      return Bulkhead.builder(qualified).limit(size).budget(budget).queue(pool.queue()).build();
     }
 
     private HikariDataSource openHikari(String qualified, PoolConfig pool, int size)
@@ -837,7 +829,7 @@ public final class DatabasePools implements AutoCloseable {
     private String cannotConnect(SQLException e) {
       String state = e.getSQLState() == null ? "" : e.getSQLState();
       String who = username != null ? "user '" + username + "'" : "the user given in the URL";
-      String where = "database '" + name + "' at " + Urls.redact(jdbcUrl);
+      String where = "database '" + name + "' at " + Urls.masked(jdbcUrl);
       if (state.equals("28000") || state.equals("28P01")) {
         return "the server refused the credentials of "
             + who
@@ -847,7 +839,7 @@ public final class DatabasePools implements AutoCloseable {
             + e.getMessage();
       }
       if (state.equals("3D000")) {
-        return "the server at " + Urls.redact(jdbcUrl) + " has no such database: " + e.getMessage();
+        return "the server at " + Urls.masked(jdbcUrl) + " has no such database: " + e.getMessage();
       }
       if (state.equals("53300")) {
         return "the server has no connection slots left for "

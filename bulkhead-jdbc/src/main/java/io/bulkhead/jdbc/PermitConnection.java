@@ -14,6 +14,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 
 /*
  * The connection handed to the application: HikariCP's connection plus the compartment permit that
@@ -24,7 +25,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * ---------
  * A dynamic proxy forwards every java.sql.Connection method to HikariCP's connection, except:
  *   close()        first caller wins a CAS on `done`; it closes HikariCP's connection (returning it to
- *                  the pool) and then, in a finally block, closes the permit. Later calls do nothing.
+ *                  the pool, or evicting it first when the pool shrank and counts it as surplus)
+ *                  and then, in a finally block, closes the permit. Later calls do nothing.
  *   abort(e)       first caller wins the same CAS; it aborts the physical connection, evicts it from
  *                  the pool (so no later borrower is handed a dead connection), closes HikariCP's
  *                  connection quietly, and closes the permit in a finally block.
@@ -69,25 +71,38 @@ final class PermitConnection implements InvocationHandler {
   private final Permit permit;
   private final HikariDataSource pool;
   private final String poolName;
+  private final BooleanSupplier surplus;
   private final AtomicBoolean done = new AtomicBoolean();
 
   private PermitConnection(
-      Connection target, Permit permit, HikariDataSource pool, String poolName) {
+      Connection target,
+      Permit permit,
+      HikariDataSource pool,
+      String poolName,
+      BooleanSupplier surplus) {
     this.target = target;
     this.permit = permit;
     this.pool = pool;
     this.poolName = poolName;
+    this.surplus = surplus;
   }
 
   /**
-   * Returns {@code target} behind a proxy that closes {@code permit} when the connection is closed.
+   * Returns {@code target} behind a proxy that closes {@code permit} when the connection is closed;
+   * at that close, {@code surplus} says (and counts) whether the connection leaves the pool instead
+   * of going back to it.
    */
-  static Connection wrap(Connection target, Permit permit, HikariDataSource pool, String poolName) {
+  static Connection wrap(
+      Connection target,
+      Permit permit,
+      HikariDataSource pool,
+      String poolName,
+      BooleanSupplier surplus) {
     return (Connection)
         Proxy.newProxyInstance(
             PermitConnection.class.getClassLoader(),
             CONNECTION,
-            new PermitConnection(target, permit, pool, poolName));
+            new PermitConnection(target, permit, pool, poolName, surplus));
   }
 
   @Override
@@ -133,6 +148,9 @@ final class PermitConnection implements InvocationHandler {
       return;
     }
     try {
+      if (surplus.getAsBoolean()) {
+        pool.evictConnection(target); // closed for good before anyone can borrow it again
+      }
       target.close();
     } finally {
       permit.close();

@@ -1,7 +1,9 @@
 package io.bulkhead.jdbc;
 
+import io.bulkhead.QueueSettings;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalInt;
 
 /**
@@ -17,8 +19,9 @@ import java.util.OptionalInt;
  * PoolConfig reports = PoolConfig.builder("reports").limit(4).build();  // full: reject at once
  * }</pre>
  *
- * <p>Defaults: no queue (a full pool rejects at once) and a {@link #connectionTimeout()} of 5
- * seconds. The limit has no default: how many connections a workload may hold is a decision.
+ * <p>Defaults: those of {@link QueueSettings#DEFAULT} (no queue: a full pool rejects at once; a
+ * queue needs a {@code maxWait}) and a {@link #connectionTimeout()} of 5 seconds. The limit has no
+ * default: how many connections a workload may hold is a decision.
  *
  * <p>This class is immutable and thread-safe.
  */
@@ -35,17 +38,13 @@ public final class PoolConfig {
 
   private final String name;
   private final int limit;
-  private final boolean queueBounded;
-  private final int maxQueue;
-  private final Duration maxWait; // ZERO when nobody may wait
+  private final QueueSettings queue;
   private final Duration connectionTimeout;
 
   private PoolConfig(Builder b) {
     this.name = b.name;
     this.limit = b.limit;
-    this.queueBounded = b.queueBounded;
-    this.maxQueue = b.maxQueue;
-    this.maxWait = b.maxWait;
+    this.queue = b.queue;
     this.connectionTimeout = b.connectionTimeout;
   }
 
@@ -70,12 +69,19 @@ public final class PoolConfig {
    * How many callers may wait for a connection; empty when unbounded, {@code 0} to reject at once.
    */
   public OptionalInt maxQueue() {
-    return queueBounded ? OptionalInt.of(maxQueue) : OptionalInt.empty();
+    return queue.maxQueue();
   }
 
-  /** How long one caller may wait for a connection; zero when nobody may wait. */
-  public Duration maxWait() {
-    return maxWait;
+  /**
+   * How long one caller may wait for a connection; empty when unbounded, zero when nobody waits.
+   */
+  public Optional<Duration> maxWait() {
+    return queue.maxWait();
+  }
+
+  /** {@link #maxQueue()} and {@link #maxWait()} together. */
+  public QueueSettings queue() {
+    return queue;
   }
 
   /**
@@ -88,14 +94,6 @@ public final class PoolConfig {
     return connectionTimeout;
   }
 
-  boolean queueBounded() {
-    return queueBounded;
-  }
-
-  int maxQueueValue() {
-    return maxQueue;
-  }
-
   @Override
   public String toString() {
     return "PoolConfig{name="
@@ -103,9 +101,9 @@ public final class PoolConfig {
         + ", limit="
         + limit
         + ", maxQueue="
-        + (queueBounded ? Integer.toString(maxQueue) : "unbounded")
+        + (queue.maxQueue().isPresent() ? queue.maxQueue().getAsInt() : "unbounded")
         + ", maxWait="
-        + maxWait
+        + queue.maxWait().map(Duration::toString).orElse("unbounded")
         + ", connectionTimeout="
         + connectionTimeout
         + "}";
@@ -122,9 +120,7 @@ public final class PoolConfig {
 
     private final String name;
     private int limit; // 0 until set
-    private boolean queueBounded = true;
-    private int maxQueue;
-    private Duration maxWait = Duration.ZERO;
+    private QueueSettings queue = QueueSettings.DEFAULT;
     private Duration connectionTimeout = DEFAULT_CONNECTION_TIMEOUT;
 
     private Builder(String name) {
@@ -155,15 +151,11 @@ public final class PoolConfig {
      * Sets how many callers may wait for a connection when all are in use. {@code 0} (the default)
      * rejects at once. A waiting caller holds its thread: keep the queue short.
      *
-     * @throws IllegalArgumentException if {@code maxQueue} is negative
+     * @throws IllegalArgumentException if {@code maxQueue} is negative or above {@link
+     *     QueueSettings#MAX_QUEUE}
      */
     public Builder maxQueue(int maxQueue) {
-      if (maxQueue < 0) {
-        throw new IllegalArgumentException(
-            "maxQueue of pool '" + name + "' must not be negative but was " + maxQueue);
-      }
-      this.queueBounded = true;
-      this.maxQueue = maxQueue;
+      this.queue = queue.withMaxQueue(maxQueue);
       return this;
     }
 
@@ -173,8 +165,7 @@ public final class PoolConfig {
      * must never turn a caller away.
      */
     public Builder unboundedQueue() {
-      this.queueBounded = false;
-      this.maxQueue = 0;
+      this.queue = queue.withUnboundedQueue();
       return this;
     }
 
@@ -182,15 +173,23 @@ public final class PoolConfig {
      * Sets how long one caller may wait for a connection before it is rejected with {@code
      * BulkheadFullException} (reason {@code WAIT_TIMEOUT}).
      *
-     * @throws IllegalArgumentException if {@code maxWait} is negative
+     * @throws IllegalArgumentException if {@code maxWait} is negative or too long to count in
+     *     nanoseconds
      */
     public Builder maxWait(Duration maxWait) {
-      Objects.requireNonNull(maxWait, "maxWait");
-      if (maxWait.isNegative()) {
-        throw new IllegalArgumentException(
-            "maxWait of pool '" + name + "' must not be negative but was " + maxWait);
-      }
-      this.maxWait = maxWait;
+      this.queue = queue.withMaxWait(maxWait);
+      return this;
+    }
+
+    /** Lets a waiting caller wait until a connection is handed to it. */
+    public Builder unboundedWait() {
+      this.queue = queue.withUnboundedWait();
+      return this;
+    }
+
+    /** Replaces {@code maxQueue} and {@code maxWait} with {@code queue}'s. */
+    public Builder queue(QueueSettings queue) {
+      this.queue = Objects.requireNonNull(queue, "queue");
       return this;
     }
 
@@ -216,8 +215,8 @@ public final class PoolConfig {
     /**
      * Returns the settings.
      *
-     * @throws IllegalArgumentException if the limit was not set, or callers may queue but no
-     *     positive {@code maxWait} was chosen
+     * @throws IllegalArgumentException if the limit was not set, or callers may queue but {@code
+     *     maxWait} is zero (see {@link QueueSettings#check})
      */
     public PoolConfig build() {
       if (limit == 0) {
@@ -226,16 +225,7 @@ public final class PoolConfig {
                 + name
                 + "' was not set: call limit(int) with how many connections the workload may hold");
       }
-      boolean mayQueue = !queueBounded || maxQueue > 0;
-      if (mayQueue && maxWait.isZero()) {
-        throw new IllegalArgumentException(
-            "pool '"
-                + name
-                + "' lets "
-                + (queueBounded ? maxQueue + " callers" : "any number of callers")
-                + " wait for a connection but its maxWait is zero: call maxWait(Duration) with a"
-                + " positive wait, or maxQueue(0) to reject at once");
-      }
+      queue.check("pool '" + name + "'");
       return new PoolConfig(this);
     }
   }

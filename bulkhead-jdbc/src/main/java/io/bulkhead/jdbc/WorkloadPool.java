@@ -3,6 +3,7 @@ package io.bulkhead.jdbc;
 import com.zaxxer.hikari.HikariConfigMXBean;
 import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.HikariPoolMXBean;
+import com.zaxxer.hikari.pool.HikariPool;
 import io.bulkhead.Budget;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadFullException;
@@ -21,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
@@ -58,9 +60,17 @@ import org.jspecify.annotations.Nullable;
  * callers already in flight when a shrink began, which keep their connections (S2: a resize never
  * takes a connection from a caller). PoolCompartment.setLimit keeps S1 by ordering the writes:
  *   grow   HikariCP max, then minIdle (min <= max throughout), then gate.setLimit (the budget check)
- *   shrink gate.setLimit, then HikariCP minIdle, then max, then softEvictConnections
- * softEvict closes idle connections now and busy ones when returned (S2), so HikariCP's surplus
- * leaves the server; a fixed pool would otherwise keep it until maxLifetime.
+ *   shrink gate.setLimit, then HikariCP minIdle, then max, then retireSurplus
+ * A fixed pool would keep its surplus until maxLifetime, so retireSurplus(size) evicts the idle
+ * connections above the size at once and sets `surplus` to those still in use: each of them is
+ * evicted, not returned, when its caller closes it (S2). Only the surplus goes (S3): the other
+ * connections keep their server backends, and since HikariCP's total stays at or above its size
+ * until the last surplus connection is gone, it opens none meanwhile, so the server never counts
+ * more connections for this pool than before the shrink. (softEvictConnections, used before,
+ * marked every connection: all were replaced, and a replacement opening while an old backend was
+ * still closing let the server count more than the old size.) An idle connection is evicted by
+ * borrowing it from HikariCP with a short timeout (an owner's eviction closes it at once); one a
+ * caller takes first is retired when returned instead.
  *
  * Races, as interleavings
  *   Z1 two setLimit calls. T1 grows to 6 while T2 shrinks to 2: unserialised, T2 could lower HikariCP
@@ -84,6 +94,12 @@ import org.jspecify.annotations.Nullable;
  *      only when returned); the gate admits no one else until fewer than 2 are in flight.
  *   Z4 setLimit vs close. Under `resizing`, setLimit reads `closed` and close sets it, so a resize
  *      never reaches a HikariCP pool that close has begun to shut.
+ *   Z5 a connection returned while retireSurplus counts. T1 (shrinking) reads HikariCP's total and
+ *      sets `surplus`; T2 closes a connection in between and takes a unit of the previous `surplus`
+ *      (it was due to go). T1's count may include it or not: at worst one connection too many is
+ *      retired (HikariCP's fill opens a replacement after the old one is closed, so the server
+ *      still never counts more) or one surplus stays until its maxLifetime. A connection HikariCP
+ *      was opening when the size dropped is added after the count: it too stays until maxLifetime.
  */
 public final class WorkloadPool implements DataSource {
 
@@ -92,6 +108,12 @@ public final class WorkloadPool implements DataSource {
   private final Bulkhead gate; // admits getConnection(); never handed out, so only we resize it
   private final HikariDataSource hikari;
   private final PoolCompartment compartment = new PoolCompartment();
+
+  /** How long a shrink waits for an idle connection it saw to be its to evict. */
+  private static final long IDLE_BORROW_MILLIS = 50;
+
+  /** Connections in use beyond the size, to be evicted rather than returned (see Resizing). */
+  private final AtomicInteger surplus = new AtomicInteger();
 
   WorkloadPool(PoolConfig config, String qualifiedName, Bulkhead gate, HikariDataSource hikari) {
     this.config = config;
@@ -132,8 +154,9 @@ public final class WorkloadPool implements DataSource {
    * are first needed or at its next housekeeping run (a caller admitted meanwhile waits for one, up
    * to {@link PoolConfig#connectionTimeout()}). Shrinking lowers the limit first: connections in
    * use are not taken from their callers, and no one is admitted until fewer than the new limit are
-   * in use. Then HikariCP is lowered and its connections are replaced by the new number (idle ones
-   * at once, ones in use when they are closed), so the surplus stops counting against the server.
+   * in use. Then HikariCP is lowered and only the surplus leaves: idle connections above the new
+   * size at once, ones in use when they are closed. The others keep their server sessions, and no
+   * connection is opened while the surplus leaves.
    *
    * <p>{@code setLimit} throws {@link IllegalArgumentException} for a size below 1 or one the
    * budget has no room for, and {@link IllegalStateException} once the pools are closed; the
@@ -177,7 +200,7 @@ public final class WorkloadPool implements DataSource {
     Permit permit = gate.acquire();
     try {
       Connection connection = hikari.getConnection();
-      return PermitConnection.wrap(connection, permit, hikari, qualifiedName);
+      return PermitConnection.wrap(connection, permit, hikari, qualifiedName, this::retireOne);
     } catch (Throwable t) {
       permit.close();
       throw t;
@@ -246,6 +269,39 @@ public final class WorkloadPool implements DataSource {
     hikari.close();
   }
 
+  /** Whether the connection being closed is surplus of a shrink: if so it is counted out here. */
+  private boolean retireOne() {
+    return surplus.getAndUpdate(n -> n > 0 ? n - 1 : 0) > 0;
+  }
+
+  /**
+   * Evicts the idle connections above {@code size} and marks those still in use for eviction when
+   * they are returned (see Resizing); under {@code resizing}.
+   */
+  private void retireSurplus(int size) {
+    HikariPoolMXBean bean = hikari.getHikariPoolMXBean();
+    if (!(bean instanceof HikariPool)) {
+      return; // closed
+    }
+    HikariPool pool = (HikariPool) bean;
+    surplus.set(0);
+    while (pool.getTotalConnections() > size && pool.getIdleConnections() > 0) {
+      Connection idle;
+      try {
+        idle = pool.getConnection(IDLE_BORROW_MILLIS);
+      } catch (SQLException takenMeanwhile) {
+        break; // callers took the idle ones: they are retired as they come back
+      }
+      hikari.evictConnection(idle); // closes it at once: it is ours
+      try {
+        idle.close();
+      } catch (SQLException closing) {
+        // Already evicted: nothing goes back to the pool.
+      }
+    }
+    surplus.set(Math.max(0, pool.getTotalConnections() - size));
+  }
+
   /** HikariCP's settings, for tests that check that the pool follows the compartment. */
   HikariConfigMXBean hikariSettings() {
     return hikari.getHikariConfigMXBean();
@@ -306,12 +362,10 @@ public final class WorkloadPool implements DataSource {
       } catch (RuntimeException refused) {
         settings.setMinimumIdle(before); // Z2: another compartment took the room meanwhile
         settings.setMaximumPoolSize(before);
-        HikariPoolMXBean pool = hikari.getHikariPoolMXBean();
-        if (pool != null && pool.getTotalConnections() > before) {
-          pool.softEvictConnections();
-        }
+        retireSurplus(before);
         throw refused;
       }
+      retireSurplus(limit); // a shrink's surplus still in use need not go any more
     }
 
     private void shrink(int limit) {
@@ -319,7 +373,7 @@ public final class WorkloadPool implements DataSource {
       HikariConfigMXBean settings = hikari.getHikariConfigMXBean();
       settings.setMinimumIdle(limit);
       settings.setMaximumPoolSize(limit);
-      hikari.getHikariPoolMXBean().softEvictConnections();
+      retireSurplus(limit);
     }
 
     /** Whether the budget, as it stands, leaves room for this compartment to hold {@code limit}. */

@@ -213,7 +213,7 @@ class DatabasePoolsTest extends PostgresTestSupport {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage(
             "jdbcUrl of database 'orders' must start with 'jdbc:' but was"
-                + " 'mysql://app:***@db:3306/orders'");
+                + " 'mysql://***@db:3306/orders'");
     assertThatThrownBy(() -> b.reserveForOtherClients(-1))
         .hasMessage("reserveForOtherClients of database 'orders' must not be negative but was -1");
     assertThatThrownBy(() -> b.capacity(0))
@@ -236,10 +236,9 @@ class DatabasePoolsTest extends PostgresTestSupport {
     PoolConfig.Builder b = PoolConfig.builder("reports");
     assertThatThrownBy(() -> b.limit(0))
         .hasMessage("limit of pool 'reports' must be at least 1 but was 0");
-    assertThatThrownBy(() -> b.maxQueue(-2))
-        .hasMessage("maxQueue of pool 'reports' must not be negative but was -2");
+    assertThatThrownBy(() -> b.maxQueue(-2)).hasMessage("maxQueue must not be negative but was -2");
     assertThatThrownBy(() -> b.maxWait(Duration.ofMillis(-1)))
-        .hasMessage("maxWait of pool 'reports' must not be negative but was PT-0.001S");
+        .hasMessage("maxWait must not be negative but was PT-0.001S");
     assertThatThrownBy(() -> b.connectionTimeout(Duration.ofMillis(100)))
         .hasMessage(
             "connectionTimeout of pool 'reports' must be at least 250ms (HikariCP's floor)"
@@ -248,13 +247,13 @@ class DatabasePoolsTest extends PostgresTestSupport {
     b.limit(4).maxQueue(3);
     assertThatThrownBy(b::build)
         .hasMessageStartingWith(
-            "pool 'reports' lets 3 callers wait for a" + " connection but its maxWait is zero");
+            "pool 'reports' lets 3 callers wait but its maxWait is 0, so each would be rejected");
 
     PoolConfig config = b.maxWait(Duration.ofMillis(250)).build();
     b.limit(9); // build() copied: the config keeps its values
     assertThat(config.limit()).isEqualTo(4);
     assertThat(config.maxQueue()).hasValue(3);
-    assertThat(config.maxWait()).isEqualTo(Duration.ofMillis(250));
+    assertThat(config.maxWait()).contains(Duration.ofMillis(250));
     assertThat(config.connectionTimeout()).isEqualTo(PoolConfig.DEFAULT_CONNECTION_TIMEOUT);
     assertThat(
             PoolConfig.builder("x")

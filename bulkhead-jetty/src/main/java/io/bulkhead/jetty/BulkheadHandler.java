@@ -13,8 +13,7 @@ import org.eclipse.jetty.util.Callback;
 
 /**
  * A Jetty 12 handler that sends each request through the compartment its {@link RouteTable} names
- * for the path in context, and answers a full compartment with a fast {@code 503} instead of a slow
- * hang.
+ * for the path in context, and answers a full compartment with a fast {@code 503}.
  *
  * <pre>{@code
  * RouteTable routes = RouteTable.builder()
@@ -22,8 +21,7 @@ import org.eclipse.jetty.util.Callback;
  *     .route("/**", server)           // every other request shares the server's limit
  *     .bypass("/health")              // never queued: a saturated server still answers its probe
  *     .build();
- * BulkheadHandler bulkheads = BulkheadHandler.of(routes);
- * bulkheads.setHandler(application);
+ * BulkheadHandler bulkheads = BulkheadHandler.of(routes);  // bulkheads.setHandler(application)
  * server.setHandler(bulkheads);
  * }</pre>
  *
@@ -41,8 +39,7 @@ import org.eclipse.jetty.util.Callback;
  * connection is closed and the request's {@linkplain Request#addFailureListener failure listeners}
  * are called: a handler waiting on something slow should cancel it there.
  *
- * <p>A compartment bounds requests, not connections: cap connections and idle time on the connector
- * (the HTTP edges page of the documentation gives values). Thread-safe.
+ * <p>Thread-safe. A compartment bounds requests, not connections: cap those on the connector.
  */
 public final class BulkheadHandler extends Handler.Wrapper {
 

@@ -45,14 +45,13 @@ import org.eclipse.jetty.server.Request;
  * Tasks are run in batches, BATCH after the first of them woke the thread. Most watched requests are
  * short (a handler that answers in a few milliseconds after an asynchronous call): their watch is
  * cancelled before it is registered, so the registration finds it cancelled and does nothing (R2),
- * and the request costs no registration, no deregistration and no wake-up of this thread. Without the
- * batch each such request cost two wake-ups of this thread and two epoll_ctl calls, measured as
- * about a third more server CPU per answer than plain Jetty (bulkhead-benchmarks/edge-bench.sh,
- * below-5ms). A new watch is registered one batch later than the batch that found it (`arrivals`,
- * then `aged`): with a single batch, a watch made just before its batch ran was registered at once,
- * so about a third of 5 ms requests were registered, deregistered, and the next request's bytes on
- * the still-registered socket woke this thread again before the deregistration ran. Waiting one full
- * batch registers only requests that last longer than BATCH. A client that leaves is noticed at most
+ * and the request costs no registration, no deregistration and no wake-up of this thread; without the
+ * batch each such request cost two wake-ups of this thread and two epoll_ctl calls (DESIGN.md, "HTTP
+ * edges", has what that cost). A new watch is registered one batch later than the batch that found
+ * it (`arrivals`, then `aged`): with a single batch, a watch made just before its batch ran was
+ * registered at once, so a short request could be registered, deregistered, and the next request's
+ * bytes on the still-registered socket woke this thread again before the deregistration ran. Waiting
+ * one full batch registers only requests that last longer than BATCH. A client that leaves is noticed at most
  * about 2 * BATCH after its request began to be watched. The thread is woken only when it sleeps in
  * an untimed select, and by the first task after that (`sleeping`, below); it does not sleep untimed
  * while a watch waits to be registered.

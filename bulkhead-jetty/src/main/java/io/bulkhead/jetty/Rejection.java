@@ -41,10 +41,7 @@ public final class Rejection {
     Objects.requireNonNull(callback, "callback");
     Objects.requireNonNull(rejection, "rejection");
     if (response.isCommitted()) {
-      throw new IllegalStateException(
-          "cannot send a 503 for bulkhead '"
-              + rejection.bulkheadName()
-              + "': the response has already been committed");
+      throw HttpRejection.alreadyCommitted(rejection);
     }
     HttpRejection answer = HttpRejection.of(rejection, body);
     response.setStatus(HttpRejection.STATUS);

@@ -7,9 +7,10 @@ import static org.awaitility.Awaitility.await;
 
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadFullException;
-import io.bulkhead.edge.RejectionBody;
 import io.bulkhead.edge.Route;
 import io.bulkhead.edge.RouteTable;
+import io.bulkhead.edge.testing.RawHttp;
+import io.bulkhead.edge.testing.TestBodies;
 import java.io.InputStream;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
@@ -77,12 +78,12 @@ class BulkheadHandlerTest {
 
       RawHttp.Answer refused = RawHttp.get(port, "/chat");
 
-      assertThat(refused.status).isEqualTo(503);
+      assertThat(refused.status()).isEqualTo(503);
       assertThat(refused.header("Content-Type")).startsWith("text/plain");
-      assertThat(refused.body).contains("'llm'").contains("full").endsWith("\n");
+      assertThat(refused.body()).contains("'llm'").contains("full").endsWith("\n");
       long retryAfter = Long.parseLong(refused.header("Retry-After"));
       assertThat(retryAfter).isGreaterThanOrEqualTo(1);
-      assertThat(refused.body).contains("retry after " + retryAfter + " s");
+      assertThat(refused.body()).contains("retry after " + retryAfter + " s");
       // Fast: refused while the first request still holds the slot, without a wait (QUEUE_FULL, no
       // WAIT_TIMEOUT) and without reaching the wrapped handler.
       assertThat(app.count()).isZero(); // the wrapped handler never saw it
@@ -90,7 +91,7 @@ class BulkheadHandlerTest {
       assertThat(llm.stats().rejected(BulkheadFullException.Reason.WAIT_TIMEOUT)).isZero();
 
       held.answer("done");
-      assertThat(RawHttp.read(first.getInputStream()).body).isEqualTo("done");
+      assertThat(RawHttp.read(first.getInputStream()).body()).isEqualTo("done");
     }
     await().atMost(5, SECONDS).until(() -> llm.stats().inFlight() == 0);
   }
@@ -110,7 +111,7 @@ class BulkheadHandlerTest {
 
       RawHttp.Answer refused = RawHttp.get(port, "/reports/c");
 
-      assertThat(refused.status).isEqualTo(503);
+      assertThat(refused.status()).isEqualTo(503);
       assertThat(refused.header("Retry-After")).isEqualTo("5");
       held.answer("a");
     }
@@ -124,35 +125,23 @@ class BulkheadHandlerTest {
     List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
     start(
         BulkheadHandler.of(
-            RouteTable.builder().route("/chat", llm).build(),
-            (rejection, retryAfterSeconds) -> {
-              seen.add(rejection.reason() + " " + Thread.currentThread().getName());
-              return new RejectionBody.Body(
-                  "application/problem+json",
-                  "{\"title\":\"busy\",\"compartment\":\""
-                      + rejection.bulkheadName()
-                      + "\",\"retryAfter\":"
-                      + retryAfterSeconds
-                      + "}");
-            }));
+            RouteTable.builder().route("/chat", llm).build(), TestBodies.busy(seen)));
     try (Socket first = RawHttp.sendGet(port, "/chat")) {
       HeldRequests.Held held = app.next(); // first holds the slot before the waiter is sent
       try (Socket waiter = RawHttp.sendGet(port, "/chat")) {
         await().atMost(5, SECONDS).until(() -> llm.stats().waiting() == 1);
 
         RawHttp.Answer queueFull = RawHttp.get(port, "/chat");
-        assertThat(queueFull.status).isEqualTo(503);
+        assertThat(queueFull.status()).isEqualTo(503);
         assertThat(queueFull.header("Content-Type")).isEqualTo("application/problem+json");
         String seconds = queueFull.header("Retry-After");
         assertThat(Long.parseLong(seconds)).isGreaterThanOrEqualTo(1);
-        assertThat(queueFull.body)
-            .isEqualTo(
-                "{\"title\":\"busy\",\"compartment\":\"llm\",\"retryAfter\":" + seconds + "}");
+        assertThat(queueFull.body()).isEqualTo(TestBodies.busyJson("llm", seconds));
 
         RawHttp.Answer timedOut = RawHttp.read(waiter.getInputStream()); // after maxWait
-        assertThat(timedOut.status).isEqualTo(503);
+        assertThat(timedOut.status()).isEqualTo(503);
         assertThat(timedOut.header("Content-Type")).isEqualTo("application/problem+json");
-        assertThat(timedOut.body).startsWith("{\"title\":\"busy\"");
+        assertThat(timedOut.body()).startsWith("{\"title\":\"busy\"");
         assertThat(seen).hasSize(2);
         assertThat(seen.get(0)).startsWith("QUEUE_FULL");
         assertThat(seen.get(1)).startsWith("WAIT_TIMEOUT");
@@ -170,22 +159,17 @@ class BulkheadHandlerTest {
     start(
         BulkheadHandler.of(
             RouteTable.builder().route("/broken", broken).route("/empty", empty).build(),
-            (rejection, retryAfterSeconds) -> {
-              if (rejection.bulkheadName().equals("broken")) {
-                throw new IllegalStateException("a bug in the body");
-              }
-              return null;
-            }));
+            TestBodies.busy(new java.util.concurrent.CopyOnWriteArrayList<>())));
     for (String route : List.of("broken", "empty")) {
       try (Socket first = RawHttp.sendGet(port, "/" + route)) {
         HeldRequests.Held held = app.next();
         RawHttp.Answer refused = RawHttp.get(port, "/" + route);
-        assertThat(refused.status).isEqualTo(503);
+        assertThat(refused.status()).isEqualTo(503);
         assertThat(refused.header("Content-Type")).startsWith("text/plain");
-        assertThat(refused.body).contains("'" + route + "' is full");
+        assertThat(refused.body()).contains("'" + route + "' is full");
         assertThat(Long.parseLong(refused.header("Retry-After"))).isGreaterThanOrEqualTo(1);
         held.answer("done");
-        assertThat(RawHttp.read(first.getInputStream()).body).isEqualTo("done");
+        assertThat(RawHttp.read(first.getInputStream()).body()).isEqualTo("done");
       }
     }
     assertThatThrownBy(() -> BulkheadHandler.of(RouteTable.builder().build(), null))
@@ -238,11 +222,11 @@ class BulkheadHandlerTest {
                 + " /audit's onRejected was blocked%n",
             tookMillis, maxWait.toMillis());
 
-        assertThat(refused.status).isEqualTo(503);
+        assertThat(refused.status()).isEqualTo(503);
         assertThat(checkout.stats().rejected(BulkheadFullException.Reason.WAIT_TIMEOUT))
             .isEqualTo(1);
         blocker.countDown();
-        assertThat(RawHttp.read(auditWaiter.getInputStream()).status).isEqualTo(503);
+        assertThat(RawHttp.read(auditWaiter.getInputStream()).status()).isEqualTo(503);
         checkoutHeld.answer("done");
       } finally {
         blocker.countDown();
@@ -262,7 +246,7 @@ class BulkheadHandlerTest {
       RawHttp.Answer refused = RawHttp.get(port, "/chat");
       long tookMillis = (System.nanoTime() - before) / 1_000_000;
 
-      assertThat(refused.status).isEqualTo(503);
+      assertThat(refused.status()).isEqualTo(503);
       assertThat(tookMillis).as("never before maxWait").isGreaterThanOrEqualTo(300L);
       assertThat(llm.stats().rejected(BulkheadFullException.Reason.WAIT_TIMEOUT)).isEqualTo(1);
       assertThat(app.count()).isZero();
@@ -279,15 +263,15 @@ class BulkheadHandlerTest {
             RouteTable.builder().route("/api/**", server).bypass("/api/now").build()));
     try (Socket first = RawHttp.sendGet(port, "/api/slow")) {
       HeldRequests.Held held = app.next();
-      assertThat(RawHttp.get(port, "/api/other/now").status).isEqualTo(503); // full
+      assertThat(RawHttp.get(port, "/api/other/now").status()).isEqualTo(503); // full
 
       RawHttp.Answer unrouted = RawHttp.get(port, "/now/free");
       RawHttp.Answer bypassed = RawHttp.get(port, "/api/now");
 
-      assertThat(unrouted.status).isEqualTo(200);
-      assertThat(unrouted.body).isEqualTo("now /now/free");
-      assertThat(bypassed.status).isEqualTo(200);
-      assertThat(bypassed.body).isEqualTo("now /api/now");
+      assertThat(unrouted.status()).isEqualTo(200);
+      assertThat(unrouted.body()).isEqualTo("now /now/free");
+      assertThat(bypassed.status()).isEqualTo(200);
+      assertThat(bypassed.body()).isEqualTo("now /api/now");
       assertThat(handler.routes().route("/api/now")).isEqualTo(Route.bypass());
       assertThat(handler.routes().route("/api/x")).isEqualTo(Route.through(server));
       assertThat(handler.routes().route("/elsewhere")).isEqualTo(Route.bypass());
@@ -321,15 +305,15 @@ class BulkheadHandlerTest {
       HeldRequests.Held held = app.next(); // handle() has returned; the callback is pending
 
       assertThat(llm.stats().inFlight()).isEqualTo(1);
-      assertThat(RawHttp.get(port, "/chat").status).isEqualTo(503);
+      assertThat(RawHttp.get(port, "/chat").status()).isEqualTo(503);
 
       held.answer("done");
-      assertThat(RawHttp.read(first.getInputStream()).status).isEqualTo(200);
+      assertThat(RawHttp.read(first.getInputStream()).status()).isEqualTo(200);
       await().atMost(5, SECONDS).until(() -> llm.stats().inFlight() == 0);
     }
     try (Socket second = RawHttp.sendGet(port, "/chat")) {
       app.next().answer("again");
-      assertThat(RawHttp.read(second.getInputStream()).body).isEqualTo("again");
+      assertThat(RawHttp.read(second.getInputStream()).body()).isEqualTo("again");
     }
   }
 
@@ -355,7 +339,7 @@ class BulkheadHandlerTest {
         next.answer(next.path());
       }
       for (int i = 0; i < waiters; i++) {
-        assertThat(RawHttp.read(connections.get(i).getInputStream()).status).isEqualTo(200);
+        assertThat(RawHttp.read(connections.get(i).getInputStream()).status()).isEqualTo(200);
       }
       await().atMost(5, SECONDS).until(() -> one.stats().completed() == waiters);
     }
@@ -393,7 +377,7 @@ class BulkheadHandlerTest {
 
       Socket leaver = RawHttp.sendGet(port, "/chat?who=leaver");
       await().atMost(5, SECONDS).until(() -> llm.stats().waiting() == 1);
-      assertThat(RawHttp.get(port, "/chat?who=refused").status).isEqualTo(503); // queue of 1 full
+      assertThat(RawHttp.get(port, "/chat?who=refused").status()).isEqualTo(503); // queue of 1 full
 
       leaver.close(); // the client gives up while its request waits
 
@@ -404,11 +388,11 @@ class BulkheadHandlerTest {
         await().atMost(5, SECONDS).until(() -> llm.stats().waiting() == 1);
 
         held.answer("holder");
-        assertThat(RawHttp.read(holder.getInputStream()).body).isEqualTo("holder");
+        assertThat(RawHttp.read(holder.getInputStream()).body()).isEqualTo("holder");
         HeldRequests.Held admitted = app.next();
         assertThat(admitted.request.getHttpURI().getQuery()).isEqualTo("who=next");
         admitted.answer("next");
-        assertThat(RawHttp.read(next.getInputStream()).body).isEqualTo("next");
+        assertThat(RawHttp.read(next.getInputStream()).body()).isEqualTo("next");
       }
       assertThat(app.poll(200)).isNull(); // the leaver's request never reached the handler
       assertThat(llm.stats().admitted()).isEqualTo(2);
@@ -431,7 +415,7 @@ class BulkheadHandlerTest {
       held.answer("0");
       HeldRequests.Held one = app.next();
       one.answer("1");
-      assertThat(RawHttp.read(keepAlive.getInputStream()).body).isEqualTo("1");
+      assertThat(RawHttp.read(keepAlive.getInputStream()).body()).isEqualTo("1");
 
       // Hold the slot again; the second request on the same connection waits, then the client
       // leaves.
@@ -474,8 +458,8 @@ class BulkheadHandlerTest {
       held.answer("0");
       app.next().answer("1");
       InputStream in = pipelining.getInputStream();
-      assertThat(RawHttp.read(in).body).isEqualTo("1");
-      assertThat(RawHttp.read(in).body).isEqualTo("now /now"); // Jetty still had every byte
+      assertThat(RawHttp.read(in).body()).isEqualTo("1");
+      assertThat(RawHttp.read(in).body()).isEqualTo("now /now"); // Jetty still had every byte
     }
   }
 
@@ -484,11 +468,11 @@ class BulkheadHandlerTest {
     Bulkhead one = Bulkhead.builder("one").limit(1).build();
     start(edge("/**", one));
 
-    assertThat(RawHttp.get(port, "/unhandled").status).isEqualTo(404);
+    assertThat(RawHttp.get(port, "/unhandled").status()).isEqualTo(404);
     await().atMost(5, SECONDS).until(() -> one.stats().inFlight() == 0);
-    assertThat(RawHttp.get(port, "/throw").status).isEqualTo(500);
+    assertThat(RawHttp.get(port, "/throw").status()).isEqualTo(500);
     await().atMost(5, SECONDS).until(() -> one.stats().inFlight() == 0);
-    assertThat(RawHttp.get(port, "/now").status).isEqualTo(200);
+    assertThat(RawHttp.get(port, "/now").status()).isEqualTo(200);
     // The slot frees just after Jetty's callback completes, so just after the client has its
     // answer.
     await().atMost(5, SECONDS).until(() -> one.stats().completed() == 3);
@@ -518,7 +502,7 @@ class BulkheadHandlerTest {
       throws Exception {
     Bulkhead llm = compartment("llm", 1, 1, Duration.ofSeconds(60));
     start(edge("/chat", llm));
-    assertThat(RawHttp.get(port, "/now").status).isEqualTo(200);
+    assertThat(RawHttp.get(port, "/now").status()).isEqualTo(200);
     assertThat(handler.isWatching()).isFalse();
 
     try (Socket holder = RawHttp.connect(port);
@@ -568,7 +552,7 @@ class BulkheadHandlerTest {
       int ok = 0;
       int refused = 0;
       for (Future<RawHttp.Answer> f : answers) {
-        int status = f.get(30, SECONDS).status;
+        int status = f.get(30, SECONDS).status();
         if (status == 200) {
           ok++;
         } else if (status == 503) {

@@ -1,5 +1,6 @@
 package io.bulkhead.jetty;
 
+import io.bulkhead.edge.testing.HeldApp;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -14,10 +15,10 @@ import org.eclipse.jetty.util.Callback;
  * callback, so the test decides exactly when a slot frees. Paths containing /now answer at once,
  * /unhandled is declined (returns false) and /throw throws.
  */
-final class HeldRequests extends Handler.Abstract {
+final class HeldRequests extends Handler.Abstract implements HeldApp {
 
   /** A request the handler holds. */
-  static final class Held {
+  static final class Held implements HeldApp.Held {
     final Request request;
     final Response response;
     final Callback callback;
@@ -30,11 +31,13 @@ final class HeldRequests extends Handler.Abstract {
       this.thread = Thread.currentThread().getName();
     }
 
-    String path() {
+    @Override
+    public String path() {
       return Request.getPathInContext(request);
     }
 
-    void answer(String body) {
+    @Override
+    public void answer(String body) {
       Content.Sink.write(response, true, body, callback);
     }
   }
@@ -59,7 +62,8 @@ final class HeldRequests extends Handler.Abstract {
   }
 
   /** The next request the handler received, waiting up to 10 s for it. */
-  Held next() throws InterruptedException {
+  @Override
+  public Held next() throws InterruptedException {
     Held h = held.poll(10, TimeUnit.SECONDS);
     if (h == null) {
       throw new AssertionError("no request reached the handler within 10 s");

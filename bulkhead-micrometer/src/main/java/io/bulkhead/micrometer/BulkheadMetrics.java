@@ -35,36 +35,21 @@ import java.util.concurrent.locks.ReentrantLock;
  * BulkheadMetrics.of(registry).bindTo(meterRegistry);   // compartments added later appear too
  * }</pre>
  *
- * <p>Every meter carries a {@code name} tag with the compartment's name; the rejection counter also
- * carries {@code reason} ({@code queue_full}, {@code wait_timeout}, {@code interrupted}). The
- * names, as Micrometer spells them and as Prometheus shows them:
+ * <p>The meters are the constants below: gauges {@value #LIMIT}, {@value #IN_FLIGHT}, {@value
+ * #WAITING} and {@value #MAX_QUEUE}; counters {@value #ADMITTED}, {@value #REJECTED} and {@value
+ * #CANCELLED}; timers {@value #CALL_DURATION} and {@value #QUEUE_WAIT}. Prometheus shows them with
+ * underscores, counters ending in {@code _total} and timers in {@code _seconds} ({@code
+ * bulkhead_in_flight}, {@code bulkhead_rejected_total}, {@code bulkhead_call_duration_seconds}).
+ * Every meter carries the tag {@value #NAME_TAG}; the rejections also carry {@value #REASON_TAG}
+ * ({@code queue_full}, {@code wait_timeout}, {@code interrupted}).
  *
- * <table>
- *   <caption>Meters</caption>
- *   <tr><th>Micrometer</th><th>type</th><th>Prometheus</th></tr>
- *   <tr><td>{@value #LIMIT}</td><td>gauge</td><td>{@code bulkhead_limit}</td></tr>
- *   <tr><td>{@value #IN_FLIGHT}</td><td>gauge</td><td>{@code bulkhead_in_flight}</td></tr>
- *   <tr><td>{@value #WAITING}</td><td>gauge</td><td>{@code bulkhead_waiting}</td></tr>
- *   <tr><td>{@value #MAX_QUEUE}</td><td>gauge</td><td>{@code bulkhead_max_queue}</td></tr>
- *   <tr><td>{@value #ADMITTED}</td><td>counter</td><td>{@code bulkhead_admitted_total}</td></tr>
- *   <tr><td>{@value #REJECTED}</td><td>counter</td><td>{@code bulkhead_rejected_total}</td></tr>
- *   <tr><td>{@value #CANCELLED}</td><td>counter</td><td>{@code bulkhead_cancelled_total}</td></tr>
- *   <tr><td>{@value #CALL_DURATION}</td><td>timer</td><td>{@code bulkhead_call_duration_seconds}</td></tr>
- *   <tr><td>{@value #QUEUE_WAIT}</td><td>timer</td><td>{@code bulkhead_queue_wait_seconds}</td></tr>
- * </table>
- *
- * <p>Gauges and counters read the compartment's own {@link Compartment#stats()} when the registry
- * polls them, so they are exact and cost nothing on the call path; the counters are cumulative
- * since the compartment was built and never go down. The two timers are fed by a {@link
- * io.bulkhead.BulkheadListener} as calls finish (call duration: how long a call held its slot) and
- * as waiters are admitted (queue wait: only calls that actually waited; a call admitted at once
- * records nothing, so {@code queue_wait count / admitted} is the share of calls that had to wait).
- * Both publish a percentile histogram; tune or drop it with a Micrometer {@code MeterFilter} as
- * usual.
- *
- * <p>A compartment whose queue is unbounded reports {@value #MAX_QUEUE} as positive infinity
- * ({@code +Inf} in Prometheus), so {@code waiting / max_queue} reads 0 rather than disappearing.
- * Registries that cannot carry infinity drop that one value.
+ * <p>Gauges and counters read {@link Compartment#stats()} when the registry polls them: exact, free
+ * on the call path, the counters cumulative and never going down. The timers are fed by a {@link
+ * io.bulkhead.BulkheadListener}: call duration as calls finish (how long a call held its slot),
+ * queue wait as waiters are admitted (only calls that waited, so {@code queue_wait count /
+ * admitted} is the share that had to wait); both publish a percentile histogram, which a {@code
+ * MeterFilter} tunes. An unbounded queue reports {@value #MAX_QUEUE} as {@code +Inf}, so {@code
+ * waiting / max_queue} reads 0 rather than disappearing.
  *
  * <p>When a compartment leaves the registry, its meters are removed from every bound MeterRegistry
  * and its listener from the compartment; {@link #close()} does the same for all of them. This class

@@ -150,7 +150,8 @@ public final class BulkheadTracing implements BulkheadListener {
     }
     Queued q = take();
     if (q != null && q.compartment() == compartment) {
-      span(q.parent(), q.epochNanos(), epochNanos(), compartment, "admitted", null, waitedNanos);
+      long now = epochNanos();
+      span(q.parent(), start(q, now, waitedNanos), now, compartment, "admitted", null, waitedNanos);
     }
   }
 
@@ -175,8 +176,19 @@ public final class BulkheadTracing implements BulkheadListener {
   public void onCancelled(Compartment compartment, long waitedNanos) {
     Queued q = take();
     if (q != null && q.compartment() == compartment) {
-      span(q.parent(), q.epochNanos(), epochNanos(), compartment, "withdrawn", null, waitedNanos);
+      long now = epochNanos();
+      span(
+          q.parent(), start(q, now, waitedNanos), now, compartment, "withdrawn", null, waitedNanos);
     }
+  }
+
+  /**
+   * When the wait began: the compartment's own measure of it ({@code waitedNanos}, from before it
+   * took its lock) when that reaches further back than the note taken in {@code onQueued}, which a
+   * busy machine can delay; the note otherwise (a refusal at the deadline carries no measure).
+   */
+  private static long start(Queued q, long now, long waitedNanos) {
+    return Math.min(q.epochNanos(), now - waitedNanos);
   }
 
   private Queued take() {

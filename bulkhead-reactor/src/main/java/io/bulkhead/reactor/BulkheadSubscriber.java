@@ -64,7 +64,8 @@ import reactor.util.context.Context;
  *      (a) T1's ticket.cancel withdraws the node before T2 grants it: T2 grants the next waiter; admit()
  *          never runs (counted as cancelled).
  *      (b) T2 granted the node but has not started it: the compartment sees the ticket done, counts the
- *          call as cancelled and passes the slot on without running admit() (R3 in DefaultBulkhead).
+ *          call as cancelled and passes the slot on without running admit() (Bulkhead#submit: a call
+ *          cancelled while it waits never runs).
  *      (c) T2 already runs admit(): whichever CAS on `state` comes first wins. If T1's (WAITING ->
  *          WITHDRAWN), admit() returns an already completed stage, so the slot is given straight back
  *          (the call counts as admitted and completed, not cancelled) and the upstream is never

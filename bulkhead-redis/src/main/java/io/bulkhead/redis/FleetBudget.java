@@ -20,24 +20,31 @@ import java.util.concurrent.locks.ReentrantLock;
  * instances join and leave.
  *
  * <pre>{@code
- * FleetBudget fleet = FleetBudget.builder("orders-db").capacity(90).join("redis://127.0.0.1:6379");
- * fleet.awaitShare(2, Duration.ofSeconds(10));          // the others make room for a newcomer
+ * FleetBudget fleet = FleetBudget.builder("orders-db").capacity(90)
+ *     .minimumShare(2)                                   // two pools, one connection each at least
+ *     .join("redis://127.0.0.1:6379");
+ * if (fleet.awaitShare(2, Duration.ofSeconds(10)) < 2) { // the others make room for a newcomer
+ *   throw new IllegalStateException("no room in " + fleet); // parked: the fleet is full
+ * }
  * DatabasePools db = DatabasePools.builder("orders").jdbcUrl(url)
  *     .pool(checkout).pool(reports).total(fleet::share).open();
  * fleet.addListener((budget, before, share) -> db.resize());
  * db.resize();                                           // a change between open() and addListener
  * }</pre>
  *
- * <p><b>Shares.</b> Each instance (member) registers with a heartbeat every third of the TTL. Its
- * target share is {@code floor(capacity / live)}; the remainder {@code capacity mod live} goes one
- * each to the members whose ids sort first, so the targets add up to exactly the capacity. A member
- * grows only into what the others have given back: Redis records what each member may be holding, a
- * member grows after Redis raised its record, and lowers its record only at the heartbeat after it
- * shrank. So the shares held at any moment add up to at most the capacity. A member never grows in
- * the heartbeat that registers it, so after Redis lost its data every member registers what it
- * holds again before any grows, unless a member's heartbeat is late by a whole interval. A newcomer
- * starts at 0 and reaches its target within about two heartbeats, as the others shrink; {@link
- * #awaitShare} waits for that.
+ * <p><b>Shares.</b> Each instance (member) registers with a heartbeat every third of the TTL. The
+ * first {@code capacity / minimumShare} members, in the order they joined, are served: each one's
+ * target is {@code floor(capacity / served)}, and the remainder goes one each to those that joined
+ * first, so the targets add up to exactly the capacity and none is below the {@linkplain
+ * Builder#minimumShare minimum}. Members beyond them are <em>parked</em> at 0 until a served one
+ * leaves; a newcomer never takes the place of a member that holds its share. A share is 0 or at
+ * least the minimum. A member grows only into what the others have given back: Redis records what
+ * each member may be holding, a member grows after Redis raised its record, and lowers its record
+ * only at the heartbeat after it shrank. So the shares held at any moment add up to at most the
+ * capacity. A member never grows in the heartbeat that registers it, so after Redis lost its data
+ * every member registers what it holds again before any grows, unless a member's heartbeat is late
+ * by a whole interval. A newcomer starts at 0 and reaches its target within about two heartbeats,
+ * as the others shrink; {@link #awaitShare} waits for that, and returns at once when it is parked.
  *
  * <p><b>Leaving.</b> {@link #close()} removes this member at once; the others grow at their next
  * heartbeat. A member that dies without closing keeps its share until its heartbeat expires, one
@@ -54,8 +61,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p><b>Listeners</b> run on this budget's heartbeat thread, one at a time, never under a lock,
  * after the share changed. The protocol counts on them: a listener must have released what it held
  * beyond the new share when it returns (resources in use may follow when their users give them
- * back, as a connection pool's busy connections do; that lag is on top of the capacity). An
- * exception from a listener is logged.
+ * back, as a connection pool's busy connections do; that lag is on top of the capacity), or throw.
+ * An exception is logged, and a smaller share it failed to apply is not reported to Redis: the
+ * others keep counting the larger one, and the listeners are called again at the next heartbeat.
  *
  * <p>This class is thread-safe.
  */
@@ -72,8 +80,12 @@ import java.util.concurrent.locks.ReentrantLock;
  *           NEXT heartbeat. Until then Redis still counts the old share, so no other member grows into
  *           it while this one is releasing; the interval is the grace for resources closing
  *           asynchronously (a pool's connections close on its own thread).
- *   awaitShare vs heartbeat: the heartbeat writes `share` and then signals under `changed`'s lock; a
- *           waiter checks `share` under the same lock before awaiting, so no signal is lost.
+ *   awaitShare vs heartbeat: the heartbeat writes `target` and `share` and then signals under
+ *           `changed`'s lock; a waiter checks both under the same lock before awaiting, so no signal
+ *           is lost, and a member parked meanwhile wakes its waiter, which returns.
+ *   A listener fails to shrink: `applied` keeps the larger share, so Redis goes on counting it and
+ *           nobody grows into what this member still holds; the next heartbeat returns the same
+ *           smaller share, which differs from `applied`, and the listeners are called again.
  *   close vs heartbeat: close shuts the scheduler down and waits for a running heartbeat to finish
  *           (bounded by the longest a heartbeat can take: connecting, then two commands) before
  *           leaving, so a heartbeat cannot register the member again after it left, and the store
@@ -84,6 +96,7 @@ public final class FleetBudget implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger("io.bulkhead.redis");
   private static final AtomicInteger BUDGETS = new AtomicInteger();
   private static final int HEARTBEATS_PER_TTL = 3;
+  private static final int UNKNOWN = Integer.MAX_VALUE; // no heartbeat has answered yet
 
   /** Called when this instance's share changes. */
   @FunctionalInterface
@@ -103,15 +116,19 @@ public final class FleetBudget implements AutoCloseable {
   private final List<Listener> listeners = new CopyOnWriteArrayList<>();
   private final ReentrantLock changedLock = new ReentrantLock();
   private final Condition changed = changedLock.newCondition();
+  private final int minimumShare;
   private volatile int share;
   private volatile int live;
+  private volatile int target = UNKNOWN; // this member's target at the last heartbeat; 0: parked
   private volatile boolean reachable = true;
   private boolean conflictLogged; // confined to the heartbeat thread
   private int applied; // confined to the heartbeat thread (and the constructor, before it starts)
+  private long joinedAt; // when Redis first registered this member; confined as `applied` is
 
   private FleetBudget(Builder b, RedisURI uri) {
     this.name = b.name;
     this.capacity = b.capacity;
+    this.minimumShare = b.minimumShare;
     this.ttlMillis = b.ttl.toMillis();
     this.longestHeartbeatNanos = b.connectTimeout.plus(b.commandTimeout.multipliedBy(2)).toNanos();
     LettuceShareStore lettuce = new LettuceShareStore(uri, b.connectTimeout, b.commandTimeout);
@@ -150,6 +167,20 @@ public final class FleetBudget implements AutoCloseable {
     return capacity;
   }
 
+  /** The least share a served member is given; see {@link Builder#minimumShare}. */
+  public int minimumShare() {
+    return minimumShare;
+  }
+
+  /**
+   * Whether the fleet had no room for this member at the last heartbeat that reached Redis: more
+   * members are live than {@code capacity / minimumShare}, and the ones that joined before this one
+   * are served. Its share is then 0 until one of them leaves.
+   */
+  public boolean parked() {
+    return target == 0;
+  }
+
   /** This instance's share now: what it may hold. */
   public int share() {
     return share;
@@ -166,7 +197,8 @@ public final class FleetBudget implements AutoCloseable {
   }
 
   /**
-   * This member's id in Redis (random per instance); the ids' order decides who gets the remainder.
+   * This member's id in Redis (random per instance); it orders members that joined in the same
+   * millisecond.
    */
   public String memberId() {
     return memberId;
@@ -175,7 +207,9 @@ public final class FleetBudget implements AutoCloseable {
   /**
    * Waits until this instance's share is at least {@code atLeast} or {@code maxWait} passed, and
    * returns the share then. A newcomer starts at 0 and is given room as the others shrink, within
-   * about two heartbeats (two thirds of the TTL) while Redis answers.
+   * about two heartbeats (two thirds of the TTL) while Redis answers. It does not wait for what the
+   * fleet will not give: when this member is {@linkplain #parked() parked}, or its target share is
+   * below {@code atLeast}, it returns the share at once (a listener hears when that changes).
    *
    * @throws IllegalArgumentException if {@code atLeast} is less than 1 or more than the capacity
    */
@@ -192,7 +226,7 @@ public final class FleetBudget implements AutoCloseable {
     long left = Objects.requireNonNull(maxWait, "maxWait").toNanos();
     changedLock.lock();
     try {
-      while (share < atLeast && left > 0) {
+      while (share < atLeast && target >= atLeast && left > 0) {
         left = changed.awaitNanos(left);
       }
       return share;
@@ -214,7 +248,7 @@ public final class FleetBudget implements AutoCloseable {
   private void beat(boolean first) {
     ShareStore.Beat beat;
     try {
-      beat = store.heartbeat(name, memberId, ttlMillis, capacity, applied);
+      beat = store.heartbeat(name, memberId, ttlMillis, capacity, minimumShare, applied, joinedAt);
     } catch (StoreUnavailableException e) {
       if (reachable) {
         reachable = false;
@@ -249,12 +283,16 @@ public final class FleetBudget implements AutoCloseable {
               + name
               + "' has capacity "
               + capacity
+              + " and minimum share "
+              + minimumShare
               + " here but "
               + beat.conflictingCapacity()
+              + " and "
+              + beat.conflictingMinimum()
               + " in the "
               + beat.live()
               + " other live instance(s): give"
-              + " every instance the same capacity";
+              + " every instance the same capacity and minimum share";
       if (first) {
         throw new IllegalArgumentException(conflict);
       }
@@ -265,28 +303,54 @@ public final class FleetBudget implements AutoCloseable {
       return;
     }
     live = beat.live();
+    joinedAt = beat.joinedAt();
     int previous = applied;
+    boolean wasParked = target == 0;
+    target = beat.target();
+    if (target == 0 && !wasParked) {
+      LOG.log(
+          Level.WARNING,
+          "fleet budget '"
+              + name
+              + "': parked with nothing; "
+              + beat.live()
+              + " instances are live and a capacity of "
+              + capacity
+              + " serves "
+              + capacity / minimumShare
+              + " with at least "
+              + minimumShare);
+    }
     if (beat.share() == previous) {
+      signalChange(); // the target may have changed: a waiter in awaitShare may give up
       return;
     }
     share = beat.share();
-    changedLock.lock();
-    try {
-      changed.signalAll();
-    } finally {
-      changedLock.unlock();
-    }
+    signalChange();
+    boolean failed = false;
     for (Listener l : listeners) {
       try {
         l.shareChanged(this, previous, beat.share());
       } catch (RuntimeException e) {
+        failed = true;
         LOG.log(
             Level.ERROR,
             "fleet budget '" + name + "': a listener failed to apply the share of " + beat.share(),
             e);
       }
     }
-    applied = beat.share();
+    // A smaller share a listener could not apply is not reported: Redis keeps counting the larger
+    // one, and the next heartbeat calls the listeners again. A larger one Redis already counts.
+    applied = failed ? Math.max(previous, beat.share()) : beat.share();
+  }
+
+  private void signalChange() {
+    changedLock.lock();
+    try {
+      changed.signalAll();
+    } finally {
+      changedLock.unlock();
+    }
   }
 
   /**
@@ -333,7 +397,16 @@ public final class FleetBudget implements AutoCloseable {
 
   @Override
   public String toString() {
-    return "FleetBudget{" + name + ", share=" + share + " of " + capacity + ", live=" + live + "}";
+    return "FleetBudget{"
+        + name
+        + ", share="
+        + share
+        + " of "
+        + capacity
+        + ", live="
+        + live
+        + (parked() ? ", parked" : "")
+        + "}";
   }
 
   /**
@@ -345,6 +418,7 @@ public final class FleetBudget implements AutoCloseable {
     private static final Duration MIN_TTL = Duration.ofMillis(300);
     private final String name;
     private int capacity;
+    private int minimumShare = 1;
     private int startingShare;
     private Duration ttl = Duration.ofSeconds(6);
     private Duration commandTimeout = Duration.ofMillis(500);
@@ -366,6 +440,24 @@ public final class FleetBudget implements AutoCloseable {
             "capacity of fleet budget '" + name + "' must be at least 1 but was " + capacity);
       }
       this.capacity = capacity;
+      return this;
+    }
+
+    /**
+     * The least share a member can work with: its pools' count when every pool needs one
+     * connection, say. A member's share is then 0 or at least this: the fleet serves {@code
+     * capacity / minimumShare} members, in the order they joined, and parks the others at 0 until
+     * one of those leaves. Every instance must give the same; 1 by default, at most the capacity.
+     */
+    public Builder minimumShare(int minimumShare) {
+      if (minimumShare < 1) {
+        throw new IllegalArgumentException(
+            "minimumShare of fleet budget '"
+                + name
+                + "' must be at least 1 but was "
+                + minimumShare);
+      }
+      this.minimumShare = minimumShare;
       return this;
     }
 
@@ -437,6 +529,15 @@ public final class FleetBudget implements AutoCloseable {
       if (capacity == 0) {
         throw new IllegalArgumentException(
             "capacity of fleet budget '" + name + "' was not set:" + " call capacity(int)");
+      }
+      if (minimumShare > capacity) {
+        throw new IllegalArgumentException(
+            "minimumShare of fleet budget '"
+                + name
+                + "' is "
+                + minimumShare
+                + ", more than its capacity of "
+                + capacity);
       }
       if (startingShare > capacity) {
         throw new IllegalArgumentException(

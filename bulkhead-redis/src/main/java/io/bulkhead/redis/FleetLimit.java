@@ -8,12 +8,12 @@ import java.lang.System.Logger.Level;
  *
  * Invariants
  * ----------
- *   L1 one fleet-wide limit at every moment: the store admits against the limit stored in Redis, never
+ *   L1 one fleet-wide limit at every moment: Redis grants slots against the limit stored there, never
  *      against the caller's. Building a compartment, and setLimit, write this process's limit there (the
- *      latest write wins, which suits a rolling deploy); a write that fails is retried before the next
- *      admission that reaches Redis (`toPublish`). A store that lost the key gets the admitting process's
- *      limit back. Leases granted before a lower limit was written run to their end: the fleet drains
- *      down to it.
+ *      latest write wins, which suits a rolling deploy), from the sync thread before its next sync; a
+ *      write that fails is retried before the next one (`toPublish`). A store that lost the key gets the
+ *      syncing process's limit back. After a lower limit, no process gets a slot while the fleet holds
+ *      more, and each one admits only up to its new share: the fleet drains down to it.
  *   L2 a process whose own limit differs from the stored one warns once per stored value it sees, and
  *      still caps itself at its own (the local gate).
  *
@@ -46,21 +46,16 @@ final class FleetLimit {
     return own;
   }
 
-  /** Makes {@code limit} this process's limit, and the fleet's as soon as Redis answers. */
+  /** Makes {@code limit} this process's limit, and the fleet's at the next sync. */
   void set(int limit) {
     own = limit;
     toPublish = true;
-    try {
-      publish();
-    } catch (StoreUnavailableException e) {
-      // published before the next admission that reaches Redis
-    }
   }
 
   /** Publishes this process's limit if a build or setLimit has not reached Redis yet. */
-  void publishIfPending() {
+  void publishIfPending(long keyLifeMillis) {
     if (toPublish) {
-      publish();
+      publish(keyLifeMillis);
     }
   }
 
@@ -68,12 +63,12 @@ final class FleetLimit {
    * Makes this process's limit the fleet's (the latest build or setLimit wins). Throws
    * StoreUnavailable when Redis does not answer; publishIfPending tries again.
    */
-  void publish() {
+  private void publish(long keyLifeMillis) {
     toPublish = false;
     int mine = own;
     Integer replaced;
     try {
-      replaced = store.publishLimit(name, mine);
+      replaced = store.publishLimit(name, mine, keyLifeMillis);
     } catch (StoreUnavailableException e) {
       toPublish = true;
       throw e;

@@ -7,40 +7,43 @@ import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import org.jspecify.annotations.Nullable;
 
 /*
  * The lease line of one fleet compartment: the calls that hold a provisional slot of the local gate and
- * wait for a ticket, in FIFO order.
+ * wait for a slot of the process's lease, in FIFO order.
  *
  * Algorithm
  * ---------
  * A waiter is a future. Only the head is served: serve() asks the `source` for a ticket and completes
- * the head with it, then serves the next, and stops at the first "none now". serve() runs on the fleet's
- * scheduler thread, woken (wake()) by the pub/sub message every release publishes, by a local fallback
- * release, and by the fleet's slow poll (leases that expire send no message). A synchronous caller parks
- * on its waiter for what is left of its wait; an asynchronous one gets a timer on the fleet's scheduler.
+ * the head with it, then serves the next, and stops at the first "none now". serve() runs wherever a
+ * slot may have come free: on the thread of a call that released one, on the fleet's sync thread after
+ * Redis granted more, on the fleet's timer after a switch to the fallback policy, and on the thread of a
+ * call that just joined. It never makes a round trip to Redis: the source is in memory. A synchronous
+ * caller parks on its waiter for what is left of its wait; an asynchronous one gets a timer on the
+ * fleet's timer thread, which never calls Redis either.
  *
  * Invariants
  * ----------
  *   W1 a waiter's future is completed once: by serve() with a ticket, by serve() with a refusal, or by
- *      its own caller on timeout or interrupt. Whoever loses the race does not keep the ticket: serve()
- *      releases a ticket its future refused. A refusal that loses its waiter's race is counted nowhere,
- *      the call being served or counted by whoever won.
+ *      its own caller (or timer) on timeout or interrupt. Whoever loses the race does not keep the
+ *      ticket: serve() releases a ticket its future refused. A refusal that loses its waiter's race is
+ *      counted nowhere, the call being served or counted by whoever won.
  *   W2 the line holds at most `limit` waiters, each inside a gate slot, and a call joins only while the
  *      gate's queue and this line together hold fewer than maxQueue (slot.queued()). A call that waits
  *      again after a stale ticket keeps the place it took (`queuedAlready`): it asks for no second one.
  *   W3 a waiter leaves the line when it is served, refused, times out, or is withdrawn; a withdrawn one
  *      never gets a ticket.
+ *   W4 one serve() drains at a time (`serving` counts the requests); a request that arrives while
+ *      another thread drains makes that thread drain once more, so no request is lost.
  *
  * Races
  * -----
- *   wake coalescing: wake() sets `wakePending` and schedules serve() once; serve() clears the flag before
- *      it reads the line, so a release after the clear schedules another run and no wake-up is lost.
- *   release vs join: a ticket freed between a caller's "none now" and its join would wake nobody: join()
- *      wakes the line itself once the waiter is in it.
+ *   release vs join: a slot freed between a caller's "none now" and its join would wake nobody: join()
+ *      serves the line itself once the waiter is in it. The releaser decrements the word and then reads
+ *      the line; the joiner adds itself and then reads the word: one of them sees the other (W4).
  *   serve vs timeout: both complete the future; one wins (W1). If the caller wins, serve() releases the
  *      ticket it took; if serve() wins, the caller runs with it.
  */
@@ -59,17 +62,22 @@ final class LeaseLine {
   /** A call waiting in the line; completed once (W1). */
   static final class Waiter extends CompletableFuture<Ticket> {}
 
-  private final RedisCompartments fleet;
+  private final Scheduler timer;
   private final Source source;
   private final LongAdder timeouts;
   private final ConcurrentLinkedDeque<Waiter> waiters = new ConcurrentLinkedDeque<>();
-  private final AtomicBoolean wakePending = new AtomicBoolean();
+  private final AtomicInteger serving = new AtomicInteger();
+
+  /** Where the timers of asynchronous waiters run: a thread that never makes a round trip. */
+  interface Scheduler {
+    void schedule(Runnable task, long delayNanos);
+  }
 
   /**
-   * @param timeouts counts the calls rejected because no ticket came within their wait
+   * @param timeouts counts the calls rejected because no slot came within their wait
    */
-  LeaseLine(RedisCompartments fleet, Source source, LongAdder timeouts) {
-    this.fleet = fleet;
+  LeaseLine(Scheduler timer, Source source, LongAdder timeouts) {
+    this.timer = timer;
     this.source = source;
     this.timeouts = timeouts;
   }
@@ -97,7 +105,7 @@ final class LeaseLine {
     }
     Waiter w = new Waiter();
     waiters.add(w);
-    wake(); // a ticket may have freed between the "none now" and the join
+    serve(); // a slot may have freed between the "none now" and the join
     return w;
   }
 
@@ -105,7 +113,7 @@ final class LeaseLine {
   Waiter joinAsync(long deadline, ProvisionalSlot slot, boolean queuedAlready) {
     Waiter w = join(deadline, slot, queuedAlready);
     if (deadline != Long.MAX_VALUE) {
-      fleet.schedule(() -> give(w, timeout()), deadline - System.nanoTime());
+      timer.schedule(() -> give(w, timeout()), deadline - System.nanoTime());
     }
     return w;
   }
@@ -160,16 +168,26 @@ final class LeaseLine {
     }
   }
 
-  /** A ticket was freed somewhere: serve the line soon, at most one run scheduled at a time. */
-  void wake() {
-    if (!waiters.isEmpty() && wakePending.compareAndSet(false, true)) {
-      fleet.execute(this::serve);
+  /** Serves the line if anyone waits: after a slot was given back. */
+  void serveIfWaiting() {
+    if (!waiters.isEmpty()) {
+      serve();
     }
   }
 
-  /** Gives tickets to the waiters in FIFO order until the source has none. */
+  /** Gives tickets to the waiters in FIFO order until the source has none (W4: one at a time). */
   void serve() {
-    wakePending.set(false);
+    if (serving.getAndIncrement() != 0) {
+      return; // the thread draining now drains once more
+    }
+    int requests = 1;
+    do {
+      drain();
+      requests = serving.addAndGet(-requests);
+    } while (requests != 0);
+  }
+
+  private void drain() {
     for (Waiter head; (head = waiters.peek()) != null; ) {
       if (head.isDone()) {
         waiters.remove(head); // timed out or withdrawn; its owner may not have removed it yet
@@ -183,7 +201,7 @@ final class LeaseLine {
         continue;
       }
       if (ticket == null) {
-        return; // none now: wait for the next wake-up or poll
+        return; // none now: the next release, grant or switch serves again
       }
       waiters.remove(head);
       if (!head.complete(ticket)) {

@@ -16,9 +16,7 @@ import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -29,43 +27,65 @@ import org.jspecify.annotations.Nullable;
 /*
  * The lease store on Redis, through Lettuce.
  *
- * Algorithm
- * ---------
- * Per compartment four keys share one hash tag, so a cluster keeps them on one slot:
- *   {bulkhead:NAME}:leases  sorted set, lease id -> expiry in milliseconds of the server's TIME
- *   {bulkhead:NAME}:fence   the fencing counter, INCR once per grant
- *   {bulkhead:NAME}:epoch   the TIME at which this state was born; a new value means the old was lost
- *   {bulkhead:NAME}:limit   the fleet's limit: written by the latest build or setLimit of any process
- *                           (publishLimit), read by every admission; an admission that finds it
- *                           missing (the data was lost) writes its own process's limit
- * Each operation is one script, so each is atomic on the server and costs one round trip. The server's
- * TIME is the only clock: a process sends durations, never instants, so clock skew between hosts
- * cannot lengthen or shorten a lease.
+ * Keys
+ * ----
+ * Per compartment seven keys share one hash tag, so a cluster keeps them on one slot:
+ *   {bulkhead:NAME}:members  sorted set, member id -> when its record expires (ms of the server's TIME)
+ *   {bulkhead:NAME}:held     hash, member id -> the slots the fleet counts for that member
+ *   {bulkhead:NAME}:want     hash, member id -> the slots that member would use now (its demand)
+ *   {bulkhead:NAME}:epoch    the TIME at which this state was born; a new value means the old was lost
+ *   {bulkhead:NAME}:learn    "restart,until": when the server last started, and until when it grants
+ *                            nothing new because calls granted by a lost state may still run
+ *   {bulkhead:NAME}:fence    the last fencing token issued
+ *   {bulkhead:NAME}:limit    the fleet's limit: written by the latest build or setLimit of any process
+ *                            (publishLimit); a sync that finds it missing writes its process's limit
+ * Every key lives for keyLife (twice the longest record term) after the last sync of any member:
+ * refreshed while a member lives, gone once the whole fleet has been gone that long. The fencing
+ * token stays monotonic across that: each is at least the server's TIME in microseconds.
  *
+ * SYNC, one script, atomic on the server, with the server's TIME as the only clock (a member sends
+ * durations, never instants, so clock skew between hosts cannot lengthen or shorten a record):
+ *   1. No epoch: a new state is born (first use, or Redis lost its data). The members' hashes are
+ *      cleared and `learn` records the server's restart instant (TIME minus INFO's uptime).
+ *   2. Learning window: until restart + term (the longest term any member sent), nothing new is
+ *      granted: a call licensed by a state the server lost ends within one term of the restart.
+ *   3. Purge the members whose record expired (their held and want go with them).
+ *   4. base: a member the store knows under the epoch it expected keeps min(keep, its record), never
+ *      below its running calls; any other (new, expired, or a new epoch) is counted for its running
+ *      calls only.
+ *   5. target: max-min fair shares of the limit over every member's want (ascending wants, each gets
+ *      at most an even part of what is left), the rest spread evenly (remainders to the ids that sort
+ *      first). Targets add up to at most the limit.
+ *   6. grow (outside the window) = what brings base up to its target within room = limit - others.
+ *      held = base + grow; cap = min(held, target, room), never below 0. A member's record is raised
+ *      only within the room (S1); an adopted record above it (running calls the store did not count)
+ *      gets a cap within the room, so the fleet admits nothing new while it is over.
+ *   7. A new fencing token when slots are granted anew (grow, or a record the store did not know).
+ *   8. Announcements on the rebalance channel: the record went down (slots freed), or the member
+ *      wants more than its cap and asked to say so.
  * Scripts run by EVALSHA. A server restarted without its script cache answers NOSCRIPT; the call is then
  * repeated once with EVAL, which runs the script and loads it again (counted in scriptReloads).
  *
  * Connections: one command connection and one pub/sub connection, both on one RedisClient configured
  * for a bulkhead (short command timeout, commands rejected at once while disconnected, a bounded
- * request queue). Connecting gets a longer timeout of its own: it is off every caller's path, and a
- * JVM's first connection also starts Netty, which missed a 500 ms bound on a busy host. If Redis does
- * not answer, the store is created anyway and connects from the fleet's scheduler (connectIfNeeded,
- * every poll); every operation until then throws StoreUnavailable. The subscription is optional: it
- * only wakes waiters sooner than the poll, so a refused SUBSCRIBE closes its connection, is logged
- * once and is retried with a back-off, while commands go on. A watchdog closes both connections after
+ * request queue). Connecting gets a longer timeout of its own: a JVM's first connection also starts
+ * Netty, which missed a 500 ms bound on a busy host. If Redis does not answer, the store is created
+ * anyway and connects from the fleet's sync thread (connectIfNeeded, every rebalance interval); every
+ * operation until then throws StoreUnavailable. The subscription is optional: it only makes
+ * rebalancing faster than the interval, so a refused SUBSCRIBE closes its connection, is logged once
+ * and is retried with a back-off, while commands go on. A watchdog closes both connections after
  * WATCHDOG_TIMEOUTS commands in a row timed out (a connection that lost request bytes stays up while
  * no reply ever pairs with its command again), and connectIfNeeded opens new ones.
  *
  * Races
  * -----
- *   R1 connect vs use. `commands` is set by connectIfNeeded (on the fleet's single scheduler thread or
- *      the constructor); an operation reads it once: null means unavailable.
+ *   R1 connect vs use. `commands` is set by connectIfNeeded (on the fleet's sync thread or the
+ *      constructor); an operation reads it once: null means unavailable.
  *   R2 close or watchdog vs use. Both null `commands` before closing the connections (the watchdog by
- *      CAS from the connection that timed out, so two threads that see the K-th time-out close it once);
- *      an operation that read it before gets a RedisException from the closed connection, reported as
- *      StoreUnavailable.
- * Lettuce's own threads only run the pub/sub callback, which hands the compartment's name to
- * `onReleased` (the fleet schedules the wake-up; nothing blocks on the event loop).
+ *      CAS from the connection that timed out, so it closes it once); an operation that read it before
+ *      gets a RedisException from the closed connection, reported as StoreUnavailable.
+ * Lettuce's own threads only run the pub/sub callback, which hands the message to `onMessage` (the
+ * fleet schedules a sync; nothing blocks on the event loop).
  */
 final class LettuceLeaseStore implements LeaseStore {
 
@@ -79,82 +99,138 @@ final class LettuceLeaseStore implements LeaseStore {
   /** Requests Lettuce may queue on one connection before it refuses more, instead of 2^31 - 1. */
   private static final int REQUEST_QUEUE_SIZE = 1024;
 
-  static final String RELEASE_CHANNEL = "bulkhead:released";
+  /** Where syncs announce freed slots and unmet demand: "MEMBER NAME". */
+  static final String REBALANCE_CHANNEL = "bulkhead:rebalance";
 
-  private static final String NOW_AND_EPOCH =
+  // KEYS: epoch, fence, limit, members, held, want, learn.
+  // ARGV: member, expected epoch, term ms, own limit, keep, running, want, announce unmet (1/0),
+  //       channel, key life ms, compartment name.
+  // Returns: held, cap, epoch, limit, token ("0": none), learning ms left, known (1/0).
+  private static final String SYNC =
       ""
           + "local t = redis.call('TIME')\n"
-          + "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n";
+          + "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+          + "local me, expected, term = ARGV[1], ARGV[2], tonumber(ARGV[3])\n"
+          + "local keep, running, want = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])\n"
+          + "local life = tonumber(ARGV[10])\n"
+          + "local epoch = redis.call('GET', KEYS[1])\n"
+          + "if not epoch then\n"
+          + "  epoch = t[1] .. '.' .. t[2]\n"
+          + "  redis.call('SET', KEYS[1], epoch)\n"
+          + "  redis.call('DEL', KEYS[4], KEYS[5], KEYS[6])\n"
+          + "  local up = tonumber(string.match(redis.call('INFO', 'server'),"
+          + " 'uptime_in_seconds:(%d+)'))\n"
+          + "  local restart = string.format('%.0f', now - up * 1000)\n"
+          + "  redis.call('SET', KEYS[7], restart .. ',' .. restart)\n"
+          + "end\n"
+          + "local learnUntil = 0\n"
+          + "local learn = redis.call('GET', KEYS[7])\n"
+          + "if learn then\n"
+          + "  local restart, before = string.match(learn, '(%d+),(%d+)')\n"
+          + "  restart, before = tonumber(restart), tonumber(before)\n"
+          + "  learnUntil = math.max(before, restart + term)\n"
+          + "  if learnUntil > before then\n"
+          + "    redis.call('SET', KEYS[7], string.format('%.0f,%.0f', restart, learnUntil))\n"
+          + "  end\n"
+          + "end\n"
+          + "for _, gone in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now)) do\n"
+          + "  redis.call('HDEL', KEYS[5], gone)\n"
+          + "  redis.call('HDEL', KEYS[6], gone)\n"
+          + "end\n"
+          + "redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)\n"
+          + "local limit = redis.call('GET', KEYS[3])\n"
+          + "if not limit then limit = ARGV[4]; redis.call('SET', KEYS[3], limit) end\n"
+          + "limit = tonumber(limit)\n"
+          + "local record = redis.call('HGET', KEYS[5], me)\n"
+          + "local known = record and epoch == expected\n"
+          + "local base = running\n"
+          + "if known then base = math.max(math.min(keep, tonumber(record)), running) end\n"
+          + "local others = 0\n"
+          + "local held = redis.call('HGETALL', KEYS[5])\n"
+          + "for i = 1, #held, 2 do\n"
+          + "  if held[i] ~= me then others = others + tonumber(held[i + 1]) end\n"
+          + "end\n"
+          + "redis.call('HSET', KEYS[6], me, want)\n"
+          + "local wants = redis.call('HGETALL', KEYS[6])\n"
+          + "local ids, w = {}, {}\n"
+          + "for i = 1, #wants, 2 do ids[#ids + 1] = wants[i]; w[wants[i]] = tonumber(wants[i + 1]) end\n"
+          + "table.sort(ids)\n"
+          + "local order = {}\n"
+          + "for i, id in ipairs(ids) do order[i] = id end\n"
+          + "table.sort(order, function(a, b)\n"
+          + "  if w[a] ~= w[b] then return w[a] < w[b] end\n"
+          + "  return a < b\n"
+          + "end)\n"
+          + "local n, left, share = #ids, limit, {}\n"
+          + "for k, id in ipairs(order) do\n"
+          + "  local give = math.min(w[id], math.floor(left / (n - k + 1)))\n"
+          + "  share[id] = give\n"
+          + "  left = left - give\n"
+          + "end\n"
+          + "local each, extra = math.floor(left / n), left % n\n"
+          + "for k, id in ipairs(ids) do\n"
+          + "  share[id] = share[id] + each\n"
+          + "  if k <= extra then share[id] = share[id] + 1 end\n"
+          + "end\n"
+          + "local target = share[me]\n"
+          + "local room = limit - others\n"
+          + "local grow = 0\n"
+          + "if now >= learnUntil then grow = math.max(0, math.min(target, room) - base) end\n"
+          + "local new = base + grow\n"
+          + "local cap = math.max(0, math.min(new, target, room))\n"
+          + "redis.call('HSET', KEYS[5], me, new)\n"
+          + "redis.call('ZADD', KEYS[4], now + term, me)\n"
+          + "local token = '0'\n"
+          + "if grow > 0 or not known then\n"
+          + "  local last = tonumber(redis.call('GET', KEYS[2]) or '0')\n"
+          + "  local us = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
+          + "  token = string.format('%.0f', math.max(last + 1, us))\n"
+          + "  redis.call('SET', KEYS[2], token)\n"
+          + "end\n"
+          + "if (record and new < tonumber(record)) or (ARGV[8] == '1' and cap < want) then\n"
+          + "  redis.call('PUBLISH', ARGV[9], me .. ' ' .. ARGV[11])\n"
+          + "end\n"
+          + "for k = 1, 7 do\n"
+          + "  if redis.call('PTTL', KEYS[k]) < life then redis.call('PEXPIRE', KEYS[k], life) end\n"
+          + "end\n"
+          + "local learning = 0\n"
+          + "if learnUntil > now then learning = learnUntil - now end\n"
+          + "return {new, cap, epoch, limit, token, learning, known and 1 or 0}\n";
 
-  // KEYS: leases, fence, epoch, limit; ARGV: this process's limit, ttl ms, lease id. The stored
-  // limit
-  // rules (written by the latest build or setLimit); ARGV[1] only stands in for one that is
-  // missing.
-  private static final String ACQUIRE =
-      NOW_AND_EPOCH
-          + "local epoch = redis.call('GET', KEYS[3])\n"
-          + "if not epoch then epoch = t[1] .. '.' .. t[2]; redis.call('SET', KEYS[3], epoch) end\n"
-          + "local limit = redis.call('GET', KEYS[4])\n"
-          + "if not limit then limit = ARGV[1]; redis.call('SET', KEYS[4], limit) end\n"
-          + "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)\n"
-          + "local held = redis.call('ZCARD', KEYS[1])\n"
-          + "if held >= tonumber(limit) then return {0, held, epoch, limit} end\n"
-          + "redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])\n"
-          + "return {1, redis.call('INCR', KEYS[2]), epoch, limit}\n";
-
-  // KEYS: limit; ARGV: the limit. Returns the value it replaced (false when there was none).
+  // KEYS: limit; ARGV: the limit, key life ms. Returns the value it replaced ('' when none).
   private static final String PUBLISH_LIMIT =
       ""
           + "local previous = redis.call('GET', KEYS[1])\n"
-          + "redis.call('SET', KEYS[1], ARGV[1])\n"
+          + "redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
           + "return {previous or ''}\n";
 
-  private static final String RELEASE =
+  // KEYS: members, held, want; ARGV: member, running, channel, compartment name. A member with
+  // calls still running keeps a record of them, which expires with its term.
+  private static final String LEAVE =
       ""
-          + "local removed = redis.call('ZREM', KEYS[1], ARGV[1])\n"
-          + "redis.call('PUBLISH', ARGV[2], ARGV[3])\n"
-          + "return removed\n";
-
-  // KEYS: leases_1, epoch_1, leases_2, epoch_2, ...; ARGV: expected epoch_k, "id ms id ms ..." for
-  // k.
-  private static final String RENEW =
-      NOW_AND_EPOCH
-          + "local out = {}\n"
-          + "for k = 1, #KEYS / 2 do\n"
-          + "  local leases = KEYS[2 * k - 1]\n"
-          + "  local epoch = redis.call('GET', KEYS[2 * k])\n"
-          + "  if not epoch then epoch = t[1] .. '.' .. t[2]; redis.call('SET', KEYS[2 * k], epoch) end\n"
-          + "  local same = epoch == ARGV[2 * k - 1]\n"
-          + "  local lost = {}\n"
-          + "  local id = nil\n"
-          + "  for word in string.gmatch(ARGV[2 * k], '%S+') do\n"
-          + "    if id == nil then id = word else\n"
-          + "      local expiry = now + tonumber(word)\n"
-          + "      if same then\n"
-          + "        local score = redis.call('ZSCORE', leases, id)\n"
-          + "        if score and tonumber(score) > now then redis.call('ZADD', leases, expiry, id)\n"
-          + "        else table.insert(lost, id) end\n"
-          + "      else\n"
-          + "        redis.call('ZADD', leases, expiry, id)\n"
-          + "      end\n"
-          + "      id = nil\n"
-          + "    end\n"
+          + "if tonumber(ARGV[2]) > 0 then\n"
+          + "  if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then\n"
+          + "    redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])\n"
+          + "    redis.call('HSET', KEYS[3], ARGV[1], 0)\n"
           + "  end\n"
-          + "  out[k] = {epoch, lost}\n"
+          + "else\n"
+          + "  redis.call('ZREM', KEYS[1], ARGV[1])\n"
+          + "  redis.call('HDEL', KEYS[2], ARGV[1])\n"
+          + "  redis.call('HDEL', KEYS[3], ARGV[1])\n"
           + "end\n"
-          + "return out\n";
+          + "redis.call('PUBLISH', ARGV[3], ARGV[1] .. ' ' .. ARGV[4])\n"
+          + "return {1}\n";
 
   private final RedisClient client;
   private final boolean ownsClient;
   private final RedisURI uri;
   private final String where;
-  private final Consumer<String> onReleased;
+  private final Consumer<String> onMessage;
   private final Duration commandTimeout;
   private final AtomicLong scriptReloads = new AtomicLong();
-  private final String acquireSha;
-  private final String releaseSha;
-  private final String renewSha;
-  private final String publishLimitSha;
+  private final String syncSha = sha1(SYNC);
+  private final String publishLimitSha = sha1(PUBLISH_LIMIT);
+  private final String leaveSha = sha1(LEAVE);
   private final AtomicReference<@Nullable RedisCommands<String, String>> commands =
       new AtomicReference<>();
   private final AtomicInteger consecutiveTimeouts = new AtomicInteger();
@@ -177,13 +253,13 @@ final class LettuceLeaseStore implements LeaseStore {
       Duration connectTimeout,
       Duration commandTimeout,
       Duration retryInterval,
-      Consumer<String> onReleased) {
+      Consumer<String> onMessage) {
     this.client = client;
     this.ownsClient = ownsClient;
     this.uri = uri;
     this.where =
         uri.getHost() + ":" + uri.getPort(); // never the URI itself: it may hold a password
-    this.onReleased = onReleased;
+    this.onMessage = onMessage;
     this.commandTimeout = commandTimeout;
     this.firstSubscribeBackoffNanos = retryInterval.toNanos();
     // No TimeoutOptions: they would hold the handshake and the subscription to the command timeout
@@ -195,10 +271,6 @@ final class LettuceLeaseStore implements LeaseStore {
     if (ownsClient) {
       client.setOptions(bulkheadOptions(connectTimeout));
     }
-    this.acquireSha = sha1(ACQUIRE);
-    this.releaseSha = sha1(RELEASE);
-    this.renewSha = sha1(RENEW);
-    this.publishLimitSha = sha1(PUBLISH_LIMIT);
   }
 
   /** The client options a bulkhead needs, set on a client the fleet creates itself. */
@@ -280,10 +352,10 @@ final class LettuceLeaseStore implements LeaseStore {
           new RedisPubSubAdapter<>() {
             @Override
             public void message(String channel, String message) {
-              onReleased.accept(message);
+              onMessage.accept(message);
             }
           });
-      p.sync().subscribe(RELEASE_CHANNEL);
+      p.sync().subscribe(REBALANCE_CHANNEL);
       p.setTimeout(commandTimeout);
       pubSub = p;
       subscribeBackoffNanos = 0;
@@ -307,10 +379,10 @@ final class LettuceLeaseStore implements LeaseStore {
             "Redis at "
                 + where
                 + " refuses to SUBSCRIBE to "
-                + RELEASE_CHANNEL
+                + REBALANCE_CHANNEL
                 + " ("
                 + reason(e)
-                + "): waiters for a lease are woken by the poll only; trying again with a"
+                + "): fleet compartments rebalance at their interval only; trying again with a"
                 + " back-off of up to "
                 + TimeUnit.NANOSECONDS.toSeconds(MAX_SUBSCRIBE_BACKOFF_NANOS)
                 + " s");
@@ -351,26 +423,28 @@ final class LettuceLeaseStore implements LeaseStore {
   }
 
   /** How many times the watchdog closed the connections to open new ones. */
-  long reconnects() {
+  @Override
+  public long reconnects() {
     return reconnects.get();
   }
 
   /**
-   * Lease keys carry no TTL, so only an allkeys-* policy can evict them (and with them,
-   * admissions).
+   * The fleet's keys carry a TTL (they go once the fleet has been gone a while), so every policy
+   * but noeviction may evict them under memory pressure, and with them the count of the calls
+   * running.
    */
   private void warnIfLeasesCanBeEvicted(RedisCommands<String, String> c) {
     try {
       String policy = c.configGet("maxmemory-policy").get("maxmemory-policy");
-      if (policy != null && policy.startsWith("allkeys")) {
+      if (policy != null && !policy.equals("noeviction")) {
         LOG.log(
             Level.WARNING,
             "Redis at "
                 + where
                 + " runs with maxmemory-policy "
                 + policy
-                + ": under memory pressure it may evict leases and admit more calls than the limit;"
-                + " use noeviction (or a volatile-* policy)");
+                + ": under memory pressure it may evict the fleet's leases and admit more calls than"
+                + " the limit; use noeviction");
       }
     } catch (RedisException e) {
       LOG.log(
@@ -406,74 +480,65 @@ final class LettuceLeaseStore implements LeaseStore {
   }
 
   @Override
-  public Grant acquire(String compartment, int limit, long ttlMillis, String leaseId) {
-    String[] keys = {
-      leasesKey(compartment), fenceKey(compartment), epochKey(compartment), limitKey(compartment)
-    };
+  public SyncReply sync(SyncRequest q) {
+    String name = q.compartment();
     List<Object> r =
-        run(acquireSha, ACQUIRE, keys, Integer.toString(limit), Long.toString(ttlMillis), leaseId);
-    return new Grant(
-        ((Long) r.get(0)) == 1L,
-        (Long) r.get(1),
+        run(
+            syncSha,
+            SYNC,
+            new String[] {
+              epochKey(name),
+              fenceKey(name),
+              limitKey(name),
+              membersKey(name),
+              heldKey(name),
+              wantKey(name),
+              learnKey(name)
+            },
+            q.member(),
+            q.expectedEpoch(),
+            Long.toString(q.termMillis()),
+            Integer.toString(q.ownLimit()),
+            Integer.toString(q.keep()),
+            Integer.toString(q.running()),
+            Integer.toString(q.want()),
+            q.announceUnmet() ? "1" : "0",
+            REBALANCE_CHANNEL,
+            Long.toString(q.keyLifeMillis()),
+            name);
+    return new SyncReply(
+        Math.toIntExact((Long) r.get(0)),
+        Math.toIntExact((Long) r.get(1)),
         (String) r.get(2),
-        Integer.parseInt((String) r.get(3)));
+        Math.toIntExact((Long) r.get(3)),
+        Long.parseLong((String) r.get(4)),
+        (Long) r.get(5),
+        ((Long) r.get(6)) == 1L);
   }
 
   @Override
-  public @Nullable Integer publishLimit(String compartment, int limit) {
+  public @Nullable Integer publishLimit(String compartment, int limit, long keyLifeMillis) {
     List<Object> r =
         run(
             publishLimitSha,
             PUBLISH_LIMIT,
             new String[] {limitKey(compartment)},
-            Integer.toString(limit));
+            Integer.toString(limit),
+            Long.toString(keyLifeMillis));
     String previous = (String) r.get(0);
     return previous.isEmpty() ? null : Integer.valueOf(previous);
   }
 
   @Override
-  public void release(String compartment, String leaseId) {
+  public void leave(String compartment, String member, int running) {
     run(
-        releaseSha,
-        RELEASE,
-        new String[] {leasesKey(compartment)},
-        leaseId,
-        RELEASE_CHANNEL,
+        leaveSha,
+        LEAVE,
+        new String[] {membersKey(compartment), heldKey(compartment), wantKey(compartment)},
+        member,
+        Integer.toString(running),
+        REBALANCE_CHANNEL,
         compartment);
-  }
-
-  @Override
-  public Map<String, Renewed> renew(
-      Map<String, String> expectedEpoch, Map<String, List<Renewal>> leases, long ttlMillis) {
-    List<String> names = new ArrayList<>(leases.keySet());
-    String[] keys = new String[names.size() * 2];
-    String[] args = new String[names.size() * 2];
-    for (int k = 0; k < names.size(); k++) {
-      String name = names.get(k);
-      keys[2 * k] = leasesKey(name);
-      keys[2 * k + 1] = epochKey(name);
-      args[2 * k] = expectedEpoch.getOrDefault(name, "");
-      StringBuilder pairs = new StringBuilder();
-      for (Renewal r : leases.get(name)) {
-        pairs
-            .append(r.leaseId())
-            .append(' ')
-            .append(Math.min(ttlMillis, r.validForMillis()))
-            .append(' ');
-      }
-      args[2 * k + 1] = pairs.toString();
-    }
-    List<Object> r = run(renewSha, RENEW, keys, args);
-    Map<String, Renewed> out = new HashMap<>();
-    for (int k = 0; k < names.size(); k++) {
-      List<?> one = (List<?>) r.get(k);
-      List<String> lost = new ArrayList<>();
-      for (Object id : (List<?>) one.get(1)) {
-        lost.add((String) id);
-      }
-      out.put(names.get(k), new Renewed((String) one.get(0), lost));
-    }
-    return out;
   }
 
   private List<Object> run(String sha, String script, String[] keys, String... args) {
@@ -507,16 +572,28 @@ final class LettuceLeaseStore implements LeaseStore {
     return scriptReloads.get();
   }
 
-  static String leasesKey(String compartment) {
-    return "{bulkhead:" + compartment + "}:leases";
+  static String membersKey(String compartment) {
+    return "{bulkhead:" + compartment + "}:members";
   }
 
-  static String fenceKey(String compartment) {
-    return "{bulkhead:" + compartment + "}:fence";
+  static String heldKey(String compartment) {
+    return "{bulkhead:" + compartment + "}:held";
+  }
+
+  static String wantKey(String compartment) {
+    return "{bulkhead:" + compartment + "}:want";
   }
 
   static String epochKey(String compartment) {
     return "{bulkhead:" + compartment + "}:epoch";
+  }
+
+  static String learnKey(String compartment) {
+    return "{bulkhead:" + compartment + "}:learn";
+  }
+
+  static String fenceKey(String compartment) {
+    return "{bulkhead:" + compartment + "}:fence";
   }
 
   static String limitKey(String compartment) {

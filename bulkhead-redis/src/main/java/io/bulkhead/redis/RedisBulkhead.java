@@ -12,39 +12,40 @@ import io.bulkhead.spi.ProvisionalAdmission;
 import io.bulkhead.spi.ProvisionalSlot;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongFunction;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /*
- * A fleet compartment: a local compartment (the gate) in front of tickets from the fleet. Its parts, each
- * with its own invariants: the lease line (LeaseLine: who waits for a ticket, FIFO), the fallback share
- * (FallbackShare: what admits while Redis cannot), the fleet limit (FleetLimit: the one limit in Redis).
- * This class holds the admission paths, the leases and their renewal, and how the gate counts a call.
+ * A fleet compartment: a local compartment (the gate) in front of a slot of this process's lease. The
+ * parts, each with its own invariants at its top: the lease (LeaseSlots: the batch of slots this process
+ * holds, admitted against in memory; LeaseSync: keeping it in step with Redis from the background), the
+ * lease line (LeaseLine: who waits for a slot, FIFO), the fallback share (FallbackShare: what admits
+ * while the lease cannot), the fleet limit (FleetLimit: the one limit in Redis). This class holds the
+ * admission paths and how the gate counts a call.
  *
  * Algorithm
  * ---------
- * Admission has two stages.
- *   1. The gate, an ordinary core Bulkhead of the same limit, queue and wait. It gives this process FIFO
- *      waiting without a thread per waiter, the fast local "no", stats and listeners, and caps the
- *      process at the fleet's limit. Its slot is taken provisionally (io.bulkhead.spi): the gate counts
- *      nothing as admitted until stage 2 has a ticket.
- *   2. Inside the provisional slot, a ticket (attempt()): a lease in Redis (one script round trip) or, by
- *      the fallback policy, a slot of the local share or a refusal. If the fleet is full, the call joins
- *      the lease line and waits for what is left of its maxWait.
+ * Admission has two stages, neither of which waits for Redis.
+ *   1. The gate, an ordinary core Bulkhead of this process's limit, queue and wait. It gives FIFO waiting
+ *      without a thread per waiter, the fast local "no", stats and listeners. Its slot is taken
+ *      provisionally (io.bulkhead.spi): the gate counts nothing as admitted until stage 2 has a ticket.
+ *   2. Inside the provisional slot, a ticket (attempt()): a slot of the lease (one CAS), or in fallback
+ *      a slot of the share, or the fallback policy's refusal. If the lease has no free slot, the call
+ *      joins the lease line and waits for what is left of its maxWait; a release, a grant from Redis or
+ *      a switch to the fallback policy serves the line.
  *
  * How the gate counts stage 2. A call that waits in stage 2 holds a gate slot, provisionally, and stage 2
  * settles how the gate counts it:
@@ -59,48 +60,37 @@ import org.jspecify.annotations.Nullable;
  *
  * Threads: a synchronous caller waits, runs and releases on its own thread. A submit admitted at once
  * starts on the caller's thread; one that waited starts on `threads`, this compartment's own, as does the
- * completion of one refused after waiting: never on the fleet's scheduler, which every compartment of
- * the fleet shares. The call gives its ticket back when it ends: one round trip to release the lease.
- * While it runs, a lease is renewed by the fleet's renewal task (one batched round trip per process),
- * never past the call's maxCallDuration.
+ * completion of one refused after waiting: never on the fleet's sync thread or timer, which every
+ * compartment of the fleet shares. Round trips to Redis happen on the sync thread only.
  *
  * Invariants
  * ----------
  *   I1 every admitted call holds exactly one ticket, given back exactly once (Ticket.release CASes), and
  *      a gate slot confirmed once; a gate slot leaves its provisional state once and is freed once.
- *   I2 leases are granted only by the store's script, which counts the unexpired leases of every process
- *      under one server-side atomic step, against the fleet limit (FleetLimit L1).
+ *   I2 a call admitted under the lease took its slot before the lease's admitUntil (LeaseSlots M3), and
+ *      when it waited for its slot, still could when it started (R2 below).
  *   I3 a submit cancelled while it waits never runs its supplier and keeps no ticket, and is counted
  *      cancelled by the gate, not admitted.
  *
  * Races, as interleavings
  * -----------------------
- *   R1 lease expiry vs release. A process paused past the TTL loses its lease to the purge of another
- *      process's admission, which reuses the slot; the paused call then releases: ZREM removes nothing,
- *      so it cannot free the newcomer's slot. The renewal that finds the lease gone counts it lost.
- *   R2 renewal vs release. The renewal snapshots `active`, the call ends and ZREMs its lease, then the
- *      renewal runs: the lease is reported lost, but renewed() ignores leases already released.
- *   R3 Redis loss mid-call. The release fails: the lease is dropped from renewal and expires within one
- *      TTL. Calls admitted by the share hold no lease: after Redis returns, the fleet may run limit +
- *      shares until they end (the documented worst case).
- *   R4 cancel vs grant, async. The caller cancels `out` while the line completes its waiter with a ticket.
+ *   R1 cancel vs grant, async. The caller cancels `out` while the line completes its waiter with a ticket.
  *      If the cancel wins the waiter's CAS, it never gets a ticket. If the grant wins, the continuation on
  *      `threads` finds `out` done and releases the ticket without calling the supplier. A cancel between
  *      that check and slot.confirm() is decided by the slot: if the gate's close wins, confirm() returns
  *      false and the ticket is released unused; if confirm() wins, the call runs and the gate releases
  *      its slot when `out` completes.
- *   R5 rejoin window. Redis answers again with an epoch this process never saw, or a new one: the calls
- *      other processes still run may not be registered yet, so the compartment keeps admitting by its
- *      share for one lease TTL (FallbackShare) and gives back a lease the detecting attempt took. Redis
- *      answering with the epoch it had needs no window.
- *   R6 timeout vs cancel, async. The timer refuses the waiter as its caller cancels `out`. If the
+ *   R2 pause between grant and start. A waiter is handed a slot and its thread (or the continuation)
+ *      runs only later, after the lease stopped admitting (a paused process, a long GC). Just before the
+ *      call starts its ticket is checked (Ticket.usable): a lease slot that could no longer cover a call
+ *      is given back (leasesLost) and the call waits again, in the same gate slot, for what is left of its
+ *      wait. A pause after the check, once the call has started, makes the call overrun its
+ *      maxCallDuration: the documented worst case.
+ *   R3 timeout vs cancel, async. The timer refuses the waiter as its caller cancels `out`. If the
  *      continuation finds `out` done it does nothing: the gate counts the call cancelled. Otherwise it
  *      abandons the slot (WAIT_TIMEOUT) and fails `out`. One count either way.
- *   R7 pause between grant and start. The process is paused after a lease was granted and before its call
- *      starts; the lease expires and another process takes the slot. Just before a call starts its ticket
- *      is checked (Ticket.usable): a lease reported lost, or whose `validUntil` has passed, is given back
- *      (leasesLost) and the call waits again, in the same slot, for what is left of its wait; tryAcquire
- *      comes back empty. A pause after the check, once the call has started, is R1.
+ *   R4 release vs waiter: the releasing thread gives its slot back to the lease, then serves the line
+ *      (LeaseLine W4), so a waiter that joined meanwhile gets it.
  */
 final class RedisBulkhead implements FleetBulkhead {
 
@@ -118,14 +108,21 @@ final class RedisBulkhead implements FleetBulkhead {
 
   private final FleetLimit limit;
   private final FallbackShare fallback;
+  private final LeaseSlots slots;
   private final LeaseLine line;
-  private final Set<FleetLease> active = ConcurrentHashMap.newKeySet();
-  private volatile @Nullable String epoch; // as the last grant or renewal reported it
+  private final LeaseSync sync;
+  private final AtomicInteger fallbackInFlight = new AtomicInteger();
   private final LongAdder fleetTimeouts = new LongAdder();
-  private final LongAdder leasesLost = new LongAdder();
+  private final LongAdder startsLost = new LongAdder();
+  private final LongAdder callsOverran = new LongAdder();
+  private final AtomicBoolean overrunLogged = new AtomicBoolean();
 
-  RedisBulkhead(
-      RedisCompartments fleet, Bulkhead gate, int share, Duration maxWait, long maxCallNanos) {
+  /** A sync of this compartment is pending on the sync thread (RedisCompartments.requestSync). */
+  final AtomicBoolean syncRequested = new AtomicBoolean();
+
+  private volatile @Nullable ScheduledFuture<?> lapseTimer; // written on the sync thread only
+
+  RedisBulkhead(RedisCompartments fleet, Bulkhead gate, int share, long maxCallNanos) {
     this.fleet = fleet;
     this.store = fleet.store();
     this.gate = gate;
@@ -142,16 +139,21 @@ final class RedisBulkhead implements FleetBulkhead {
     this.maxCallNanos = maxCallNanos;
     this.threads = CompartmentThreads.forCompartment(name);
     this.limit = new FleetLimit(name, store, gate.config().limit());
-    this.line = new LeaseLine(fleet, this::attempt, fleetTimeouts);
-    this.fallback =
-        new FallbackShare(name, share, fleet.leaseTtlMillis(), !fleet.connected(), line::wake);
-    if (!fallback.active()) {
-      try {
-        limit.publish(); // L1: the latest build sets the fleet's limit
-      } catch (StoreUnavailableException e) {
-        // published by the first admission that reaches Redis
-      }
-    }
+    this.fallback = new FallbackShare(name, share);
+    this.slots = new LeaseSlots(share);
+    this.line = new LeaseLine(fleet::schedule, this::attempt, fleetTimeouts);
+    this.sync =
+        new LeaseSync(
+            name,
+            fleet.member(),
+            store,
+            slots,
+            line,
+            limit,
+            fallback,
+            fleet.leaseTtlMillis(),
+            fleet.intervalMillis(),
+            TimeUnit.NANOSECONDS.toMillis(maxCallNanos));
   }
 
   // ------------------------------------------------------------------------------------------------
@@ -163,20 +165,34 @@ final class RedisBulkhead implements FleetBulkhead {
     long deadline = deadlineFromNow();
     ProvisionalSlot slot =
         admission.acquireProvisionally(); // a local refusal is counted by the gate
-    Ticket ticket = obtainOrClose(deadline, slot);
+    SlotTicket ticket = obtainOrClose(deadline, slot);
     try {
       return task.call();
     } finally {
-      ticket.release(); // before the local slot: a local waiter handed it finds the lease free
+      ticket.release(); // before the local slot: a local waiter handed it finds the lease slot free
       slot.close();
     }
   }
 
   @Override
-  public Permit acquire() {
+  public <T extends @Nullable Object> T callFenced(FencedCall<T> task) throws Exception {
+    Objects.requireNonNull(task, "task");
     long deadline = deadlineFromNow();
     ProvisionalSlot slot = admission.acquireProvisionally();
-    return new FleetPermit(slot, obtainOrClose(deadline, slot));
+    SlotTicket ticket = obtainOrClose(deadline, slot);
+    try {
+      return task.call(ticket.token);
+    } finally {
+      ticket.release();
+      slot.close();
+    }
+  }
+
+  @Override
+  public FleetPermit acquire() {
+    long deadline = deadlineFromNow();
+    ProvisionalSlot slot = admission.acquireProvisionally();
+    return new Both(slot, obtainOrClose(deadline, slot));
   }
 
   @Override
@@ -187,14 +203,14 @@ final class RedisBulkhead implements FleetBulkhead {
     }
     ProvisionalSlot slot = local.get();
     try {
-      Ticket ticket = line.isEmpty() ? attempt() : null;
-      if (ticket != null && !stale(ticket)) {
-        return Optional.of(new FleetPermit(slot, confirmed(slot, ticket)));
+      SlotTicket ticket = line.isEmpty() ? attempt() : null;
+      if (ticket != null) {
+        return Optional.of(new Both(slot, confirmed(slot, ticket)));
       }
-      // The fleet is full, or the lease ran out before it could be used (R7): tryAcquire does not
-      // wait, so this is the gate's empty result.
-      slot.abandon(BulkheadFullException.Reason.QUEUE_FULL);
+      slots.noteUnmet();
+      slot.abandon(BulkheadFullException.Reason.QUEUE_FULL); // tryAcquire does not wait
     } catch (Refusal r) {
+      slots.noteUnmet();
       refuse(slot, r);
     } catch (RuntimeException | Error e) {
       slot.close();
@@ -207,20 +223,32 @@ final class RedisBulkhead implements FleetBulkhead {
   public <T extends @Nullable Object> CompletableFuture<T> submit(
       Supplier<? extends CompletionStage<T>> task) {
     Objects.requireNonNull(task, "task");
+    return submitWith(token -> task.get());
+  }
+
+  @Override
+  public <T extends @Nullable Object> CompletableFuture<T> submitFenced(
+      LongFunction<? extends CompletionStage<T>> task) {
+    Objects.requireNonNull(task, "task");
+    return submitWith(task);
+  }
+
+  private <T extends @Nullable Object> CompletableFuture<T> submitWith(
+      LongFunction<? extends CompletionStage<T>> task) {
     long deadline = deadlineFromNow();
     return admission.submitProvisionally(
         slot -> {
-          Ticket now;
+          SlotTicket now;
           LeaseLine.Waiter w = null;
           try {
             now = line.isEmpty() ? attempt() : null;
-            if (now != null && stale(now)) {
-              now = null; // R7: given back; the call waits like one that found the fleet full
-            }
             if (now == null) {
+              slots.noteUnmet();
               w = line.joinAsync(deadline, slot, false);
+              slots.noteWaiting(line.size());
             }
           } catch (Refusal r) {
+            slots.noteUnmet();
             return CompletableFuture.failedFuture(refuse(slot, r));
           }
           if (now != null) {
@@ -236,10 +264,12 @@ final class RedisBulkhead implements FleetBulkhead {
   }
 
   private static <T extends @Nullable Object> CompletionStage<T> start(
-      Supplier<? extends CompletionStage<T>> task, Ticket ticket) {
+      LongFunction<? extends CompletionStage<T>> task, SlotTicket ticket) {
     CompletionStage<T> stage;
     try {
-      stage = Objects.requireNonNull(task.get(), "the task returned null instead of a stage");
+      stage =
+          Objects.requireNonNull(
+              task.apply(ticket.token), "the task returned null instead of a stage");
     } catch (RuntimeException | Error e) {
       ticket.release();
       throw e;
@@ -252,11 +282,11 @@ final class RedisBulkhead implements FleetBulkhead {
    * served. Its outcome is taken up on this compartment's own threads, never on the thread that
    * completed the waiter: the slot's confirmation or abandonment, and so the gate's listeners, run
    * there. Cancelling the stage withdraws the waiter (I3); the gate then closes the unconfirmed
-   * slot, which counts the call cancelled. A stale ticket (R7) is given back and the call waits
+   * slot, which counts the call cancelled. A stale ticket (R2) is given back and the call waits
    * again, holding the same slot, for what is left of its wait.
    */
   private <T extends @Nullable Object> void startWhenServed(
-      Supplier<? extends CompletionStage<T>> task,
+      LongFunction<? extends CompletionStage<T>> task,
       LeaseLine.Waiter w,
       long deadline,
       ProvisionalSlot slot,
@@ -265,7 +295,7 @@ final class RedisBulkhead implements FleetBulkhead {
         (ticket, failure) -> {
           if (out.isDone()) {
             if (ticket != null) {
-              ticket.release(); // R4: withdrawn after the line handed it a ticket
+              ticket.release(); // R1: withdrawn after the line handed it a ticket
             }
           } else if (failure instanceof Refusal) {
             out.completeExceptionally(refuse(slot, (Refusal) failure));
@@ -278,11 +308,11 @@ final class RedisBulkhead implements FleetBulkhead {
               out.completeExceptionally(refuse(slot, r)); // no time left to wait again: a timeout
             }
           } else if (!slot.confirm()) {
-            ticket.release(); // R4: withdrawn between the check above and the confirmation
+            ticket.release(); // R1: withdrawn between the check above and the confirmation
           } else {
             CompletionStage<T> stage;
             try {
-              stage = start(task, ticket);
+              stage = start(task, (SlotTicket) ticket);
             } catch (RuntimeException | Error e) {
               out.completeExceptionally(
                   e); // the gate releases the slot, as for a throwing supplier
@@ -315,16 +345,24 @@ final class RedisBulkhead implements FleetBulkhead {
    * Stage 2 for a caller that may park: a ticket and the slot confirmed, or the slot abandoned (or,
    * on an unexpected failure, closed) and the exception thrown.
    */
-  private Ticket obtainOrClose(long deadline, ProvisionalSlot slot) {
+  private SlotTicket obtainOrClose(long deadline, ProvisionalSlot slot) {
     try {
       Ticket ticket = line.isEmpty() ? attempt() : null;
       boolean queued = false;
       while (ticket == null || stale(ticket)) {
-        ticket = line.await(line.join(deadline, slot, queued), deadline);
+        if (!queued) {
+          slots.noteUnmet();
+        }
+        LeaseLine.Waiter w = line.join(deadline, slot, queued);
+        if (!queued) {
+          slots.noteWaiting(line.size());
+        }
+        ticket = line.await(w, deadline);
         queued = true;
       }
-      return confirmed(slot, ticket);
+      return (SlotTicket) confirmed(slot, ticket);
     } catch (Refusal r) {
+      slots.noteUnmet();
       throw refuse(slot, r);
     } catch (RuntimeException | Error e) {
       slot.close(); // counted cancelled by the gate: the call never ran
@@ -333,21 +371,22 @@ final class RedisBulkhead implements FleetBulkhead {
   }
 
   /**
-   * Whether a ticket can no longer admit its call (R7): given back and counted in leasesLost if so.
+   * Whether a ticket handed over by the line can no longer admit its call (R2): given back and
+   * counted in leasesLost if so. A good one starts its call's clock.
    */
   private boolean stale(Ticket ticket) {
     if (ticket.usable()) {
       return false;
     }
     ticket.release();
-    leasesLost.increment();
+    startsLost.increment();
     LOG.log(
         Level.WARNING,
         "compartment '"
             + name
-            + "': a lease expired before its call could start"
-            + " (this process paused longer than the lease TTL?); it was given back, and the call waits"
-            + " for a new one within what is left of its maxWait (a tryAcquire comes back empty)");
+            + "': a call was handed a slot of the lease after the lease stopped admitting (this"
+            + " process paused?); the slot was given back, and the call waits for another within"
+            + " what is left of its maxWait");
     return true;
   }
 
@@ -355,10 +394,10 @@ final class RedisBulkhead implements FleetBulkhead {
    * Confirms the slot of a call that got {@code ticket}. Only the call's own caller closes a slot
    * it has not handed on, so this fails only for a submit withdrawn meanwhile.
    */
-  private static Ticket confirmed(ProvisionalSlot slot, Ticket ticket) {
+  private static <K extends Ticket> K confirmed(ProvisionalSlot slot, K ticket) {
     if (!slot.confirm()) {
       ticket.release();
-      throw new CancellationException("the call was withdrawn while it waited for a lease");
+      throw new CancellationException("the call was withdrawn while it waited for a lease slot");
     }
     return ticket;
   }
@@ -376,142 +415,70 @@ final class RedisBulkhead implements FleetBulkhead {
   }
 
   /**
-   * One admission attempt: a lease, or null when the fleet is full; by the fallback policy, a slot
-   * of the local share, or a refusal.
+   * One admission attempt, in memory: a slot of the lease, or in fallback a slot of the share; null
+   * when the lease has none free; the fallback policy's refusal when the share has none.
    */
-  private @Nullable Ticket attempt() {
-    if (fallback.inRejoinWindow()) {
-      return fallback.slot(); // R5: Redis answers, but not every lease is back yet
+  private @Nullable SlotTicket attempt() {
+    int kind = slots.tryTake();
+    if (kind == LeaseSlots.LEASED) {
+      return new SlotTicket(true, slots.fencingToken());
     }
-    String id = UUID.randomUUID().toString();
-    long ttl = Math.min(fleet.leaseTtlMillis(), TimeUnit.NANOSECONDS.toMillis(maxCallNanos));
-    LeaseStore.Grant grant;
-    long askedAt = System.nanoTime();
-    try {
-      limit.publishIfPending();
-      grant = store.acquire(name, limit.own(), ttl, id);
-    } catch (StoreUnavailableException e) {
-      fallback.unreachable(e.getMessage());
-      return fallback.slot();
+    if (kind == LeaseSlots.FALLBACK) {
+      fallbackInFlight.incrementAndGet();
+      return new SlotTicket(false, 0);
     }
-    limit.notice(grant.fleetLimit());
-    String known = epoch;
-    epoch = grant.epoch();
-    boolean lostItsData = known != null && !known.equals(grant.epoch());
-    if (fallback.active() || lostItsData) {
-      // Same epoch as before the outage: Redis kept its leases, every call of the fleet is still
-      // counted, so there is nothing to wait for (R5). An epoch never seen (fallback since
-      // start-up)
-      // could be a new one: wait out the window.
-      boolean windowOver =
-          !lostItsData && (fallback.rejoining() ? fallback.windowPassed() : known != null);
-      if (!windowOver) {
-        if (grant.granted()) {
-          giveBack(id); // taken while the fleet's count may still miss calls: not used
-        }
-        if (lostItsData || !fallback.rejoining()) {
-          fallback.startRejoining(
-              lostItsData
-                  ? "Redis lost its leases (a restart without its data?)"
-                  : "Redis answers again");
-        }
-        return fallback.slot();
-      }
-      fallback.end();
+    if (LeaseSlots.inFallback(slots.word())) {
+      throw fallback.refusal();
     }
-    if (!grant.granted()) {
-      return null;
-    }
-    FleetLease lease =
-        new FleetLease(
-            id,
-            grant.fencingToken(),
-            grant.epoch(),
-            System.nanoTime(),
-            askedAt + TimeUnit.MILLISECONDS.toNanos(ttl));
-    active.add(lease);
-    return lease;
-  }
-
-  private void giveBack(String leaseId) {
-    try {
-      store.release(name, leaseId);
-    } catch (StoreUnavailableException e) {
-      // it expires within one TTL
-    }
-  }
-
-  /** A lease was freed somewhere: serve the line soon. */
-  void wake() {
-    line.wake();
-  }
-
-  /** The fleet's slow poll: serve the line (leases that expire send no message). */
-  void serveWaiters() {
-    line.serve();
+    return null;
   }
 
   // ------------------------------------------------------------------------------------------------
-  // Renewal (on the fleet's scheduler thread)
+  // The lease, for RedisCompartments (sync thread, timer)
 
-  /** The leases to renew now; drops those past their call's maxCallDuration. */
-  List<FleetLease> leasesToRenew() {
-    List<FleetLease> out = new ArrayList<>();
-    long now = System.nanoTime();
-    for (FleetLease l : active) {
-      if (now - l.admittedAt >= maxCallNanos) {
-        active.remove(l); // never renewed past its call's own deadline: it expires by itself
-      } else {
-        out.add(l);
-      }
-    }
-    return out;
+  boolean syncDue(long now) {
+    return sync.due(now);
   }
 
-  void renewed(List<FleetLease> sent, LeaseStore.Renewed result) {
-    boolean epochChanged = false;
-    for (FleetLease l : sent) {
-      if (!l.epoch.equals(result.epoch())) {
-        epochChanged = true;
-        l.epoch = result.epoch(); // registered again under the new epoch by the same script
-      }
+  long sync() {
+    return sync.sync();
+  }
+
+  boolean owesSlots() {
+    return sync.owesSlots();
+  }
+
+  /** Sets the timer to the instant the lease stops admitting unless a sync extends it first. */
+  void lapseAt(long until) {
+    ScheduledFuture<?> previous = lapseTimer;
+    lapseTimer = fleet.schedule(sync::lapse, until - System.nanoTime());
+    if (previous != null) {
+      previous.cancel(false);
     }
-    if (epochChanged) {
-      LOG.log(
-          Level.WARNING,
-          "compartment '"
-              + name
-              + "': Redis lost its leases (a restart without its data?); the "
-              + sent.size()
-              + " calls of this process still running were registered again");
-      if (!fallback.rejoining()) {
-        fallback.startRejoining("Redis lost its leases");
-      }
+  }
+
+  /** For tests: how many syncs Redis answered. */
+  long syncsAnswered() {
+    return sync.syncsAnswered.sum();
+  }
+
+  void startedInFallback(String why) {
+    if (LeaseSlots.inFallback(slots.word())) {
+      sync.startedInFallback(why);
     }
-    epoch = result.epoch();
-    for (FleetLease l : sent) {
-      if (!result.lost().contains(l.id)) {
-        l.validUntil = l.renewingUntil; // R7: as long as this renewal made it live
-      }
+  }
+
+  void closeLease() {
+    ScheduledFuture<?> timer = lapseTimer;
+    if (timer != null) {
+      timer.cancel(false);
     }
-    for (String id : result.lost()) {
-      for (FleetLease l : sent) {
-        if (l.id.equals(id) && active.remove(l)) { // R2: a lease released meanwhile is not lost
-          leasesLost.increment();
-          LOG.log(
-              Level.WARNING,
-              "compartment '"
-                  + name
-                  + "': a lease expired while its call still"
-                  + " ran (this process paused longer than the lease TTL?); it is no longer counted");
-        }
-      }
-    }
+    sync.close();
   }
 
   /**
-   * For tests: where a submit that waited for a lease starts, in place of this compartment's
-   * threads, so a test can hold one between its grant and its start (R7). Call before the first
+   * For tests: where a submit that waited for a slot starts, in place of this compartment's
+   * threads, so a test can hold one between its grant and its start (R2). Call before the first
    * call.
    */
   void startWaitedCallsOn(Executor executor) {
@@ -523,16 +490,24 @@ final class RedisBulkhead implements FleetBulkhead {
 
   @Override
   public FleetStats fleetStats() {
+    long w = slots.word();
+    boolean inFallback = LeaseSlots.inFallback(w);
+    int unleased = fallbackInFlight.get();
     return new FleetStats(
-        fallback.active(),
+        inFallback,
         fallback.switches.sum(),
-        active.size(),
-        fallback.inFlight(),
+        inFallback ? 0 : LeaseSlots.cap(w),
+        Math.max(0, LeaseSlots.inUse(w) - unleased),
+        unleased,
         line.size(),
         fleetTimeouts.sum(),
         fallback.refused.sum(),
-        leasesLost.sum(),
-        store.scriptReloads());
+        sync.leasesLost.sum() + startsLost.sum(),
+        callsOverran.sum(),
+        sync.learning(),
+        slots.fencingToken(),
+        store.scriptReloads(),
+        store.reconnects());
   }
 
   @Override
@@ -546,14 +521,23 @@ final class RedisBulkhead implements FleetBulkhead {
   }
 
   /**
-   * Changes this process's limit and the one it asks the fleet for; see the README for
-   * disagreements.
+   * Changes this process's limit and the one it asks the fleet for, from the next sync (requested
+   * now); see docs/fleet.md for disagreements.
    */
   @Override
   public void setLimit(int newLimit) {
+    if (newLimit > LeaseSlots.MAX_SLOTS) {
+      throw new IllegalArgumentException(
+          "limit of fleet compartment '"
+              + name
+              + "' must be at most "
+              + LeaseSlots.MAX_SLOTS
+              + " but was "
+              + newLimit);
+    }
     gate.setLimit(newLimit);
-    limit.set(newLimit); // the next admission makes it the fleet's if Redis does not answer now
-    line.wake();
+    limit.set(newLimit);
+    fleet.requestSync(this);
   }
 
   @Override
@@ -583,83 +567,83 @@ final class RedisBulkhead implements FleetBulkhead {
 
   @Override
   public String toString() {
+    long w = slots.word();
     return "FleetBulkhead{name="
         + name
         + ", limit="
         + limit.own()
-        + ", leasesHeld="
-        + active.size()
-        + (fallback.active() ? ", fallback" : "")
+        + ", leaseSlots="
+        + LeaseSlots.cap(w)
+        + ", inUse="
+        + LeaseSlots.inUse(w)
+        + (LeaseSlots.inFallback(w) ? ", fallback" : "")
         + "}";
   }
 
   // ------------------------------------------------------------------------------------------------
 
-  /** A lease in Redis. */
-  final class FleetLease extends Ticket {
-    private final String id;
-    private final long fencingToken;
-    private final long admittedAt;
-    private volatile String epoch;
-    // nanoTime by which the lease has surely not expired in Redis: when it was asked for or last
-    // sent for renewal, plus the time it was given. Redis counts from when the script ran, later.
-    private volatile long validUntil;
-    private volatile long renewingUntil; // validUntil once the renewal in flight succeeds
+  /** A slot of the lease, or of the fallback share. */
+  private final class SlotTicket extends Ticket {
+    private final boolean leased;
+    final long token;
+    private volatile long startedAt;
 
-    FleetLease(String id, long fencingToken, String epoch, long admittedAt, long validUntil) {
-      this.id = id;
-      this.fencingToken = fencingToken;
-      this.epoch = epoch;
-      this.admittedAt = admittedAt;
-      this.validUntil = validUntil;
-    }
-
-    String id() {
-      return id;
-    }
-
-    String epoch() {
-      return epoch;
-    }
-
-    /** How long the renewal about to be sent may make the lease live; remembered for usable(). */
-    long validForMillis(long ttlMillis) {
-      long now = System.nanoTime();
-      long left = maxCallNanos - (now - admittedAt);
-      long millis = Math.max(1, Math.min(ttlMillis, TimeUnit.NANOSECONDS.toMillis(left)));
-      renewingUntil = now + TimeUnit.MILLISECONDS.toNanos(millis);
-      return millis;
+    SlotTicket(boolean leased, long token) {
+      this.leased = leased;
+      this.token = token;
+      this.startedAt = System.nanoTime();
     }
 
     @Override
     boolean usable() {
-      return active.contains(this) && validUntil - System.nanoTime() > 0;
+      if (leased && !slots.coversFromNow()) {
+        return false;
+      }
+      startedAt = System.nanoTime(); // handed over by the line: its call starts now
+      return true;
     }
 
     @Override
     void giveBack() {
-      active.remove(this);
-      try {
-        store.release(name, id);
-      } catch (StoreUnavailableException e) {
-        // R3: it expires within one TTL; renewal no longer sees it
+      slots.giveBack();
+      if (!leased) {
+        fallbackInFlight.decrementAndGet();
       }
+      if (System.nanoTime() - startedAt > maxCallNanos) {
+        overran();
+      }
+      line.serveIfWaiting(); // R4
     }
+  }
 
-    @Override
-    public String toString() {
-      return "lease " + id + " (fencing token " + fencingToken + ", epoch " + epoch + ")";
+  private void overran() {
+    callsOverran.increment();
+    if (overrunLogged.compareAndSet(false, true)) {
+      LOG.log(
+          Level.WARNING,
+          "compartment '"
+              + name
+              + "': a call ran longer than its maxCallDuration ("
+              + TimeUnit.NANOSECONDS.toMillis(maxCallNanos)
+              + " ms); the fleet counts such a call only while this process reaches Redis, so it can"
+              + " take the fleet past its limit: raise maxCallDuration or bound the call (counted in"
+              + " fleetStats().callsOverran(); logged once)");
     }
   }
 
   /** A permit of both stages: the ticket is given back before the local (confirmed) slot. */
-  private static final class FleetPermit implements Permit {
+  private static final class Both implements FleetPermit {
     private final Permit local;
-    private final Ticket ticket;
+    private final SlotTicket ticket;
 
-    FleetPermit(Permit local, Ticket ticket) {
+    Both(Permit local, SlotTicket ticket) {
       this.local = local;
       this.ticket = ticket;
+    }
+
+    @Override
+    public long fencingToken() {
+      return ticket.token;
     }
 
     @Override

@@ -5,14 +5,17 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
@@ -23,16 +26,18 @@ import org.jspecify.annotations.Nullable;
  * <pre>{@code
  * try (RedisCompartments fleet = RedisCompartments.connect("redis://127.0.0.1:6379")) {
  *   FleetBulkhead llm = fleet.builder("llm").limit(10).maxQueue(20)
- *       .maxWait(Duration.ofSeconds(1)).fallbackToLocalShare(3).build();
+ *       .maxWait(Duration.ofSeconds(1)).maxCallDuration(Duration.ofSeconds(30)).build();
  *   String answer = llm.call(() -> client.complete(prompt));
  * }
  * }</pre>
  *
- * <p>Every admitted call holds a lease in Redis for as long as it runs: taken by one atomic script
- * when the call is admitted, given back by another when it ends, and renewed meanwhile by this
- * object's one background thread, in one batched call for all of the process's leases every third
- * of the lease TTL. A process that dies without giving its leases back loses them when they expire,
- * at most one TTL later.
+ * <p>Each process holds a lease on a batch of each compartment's slots, sized by its recent demand,
+ * and admits and releases its calls against it in memory. One background thread per {@code
+ * RedisCompartments} syncs every lease with Redis every {@linkplain Settings#rebalanceInterval
+ * rebalance interval} (one script round trip per compartment): it reports the demand, gives back
+ * what the process does not use, and takes what the others leave, up to a fair share; the batches
+ * add up to at most the limit at every instant. A caller never waits for Redis. A process that dies
+ * loses its slots one lease TTL plus the compartment's {@code maxCallDuration} after its last sync.
  *
  * <p>{@link #connect(RedisClient, RedisURI)} uses a Lettuce client the application already has, and
  * leaves it open on {@link #close()}.
@@ -40,30 +45,40 @@ import org.jspecify.annotations.Nullable;
  * <p>{@code connect} never fails because Redis is unreachable (or refuses the password): the fleet
  * starts, logs a warning, and its compartments admit by their fallback policy until Redis answers.
  * Redis should run with {@code maxmemory-policy noeviction}; a warning is logged at connection when
- * its policy could evict leases.
+ * its policy could evict the fleet's keys.
  *
- * <p>This class is thread-safe. Closing it stops renewals (the leases of calls still running then
- * expire within one TTL) and closes the connections.
+ * <p>This class is thread-safe. Closing it gives back the slots no call uses, refuses the calls
+ * waiting, admits nothing more, and closes the connections.
  */
 public final class RedisCompartments implements AutoCloseable {
 
   private static final System.Logger LOG = System.getLogger("io.bulkhead.redis");
   private static final AtomicInteger FLEETS = new AtomicInteger();
-  private static final int RENEWALS_PER_TTL = 3;
+  private static final int TICKS_PER_INTERVAL = 4;
 
+  private final String member = UUID.randomUUID().toString();
   private final LettuceLeaseStore store;
   private final long leaseTtlMillis;
-  private final long pollNanos;
-  private final ScheduledThreadPoolExecutor scheduler;
+  private final long intervalMillis;
+  private final long intervalNanos;
+  private final long firstSyncNanos;
+  // Every round trip to Redis, one at a time; no user code, no timer.
+  private final ScheduledThreadPoolExecutor syncThread;
+  // Waiters' time-outs and lease lapses; never a round trip to Redis, never user code.
+  private final ScheduledThreadPoolExecutor timer;
   private final Map<String, RedisBulkhead> compartments = new ConcurrentHashMap<>();
+  private long lastConnectAttempt; // confined to the sync thread
 
   private RedisCompartments(@Nullable RedisClient given, RedisURI uri, Settings settings) {
     this.leaseTtlMillis = settings.leaseTtl.toMillis();
-    this.pollNanos = settings.pollInterval.toNanos();
+    this.intervalMillis = settings.rebalanceInterval.toMillis();
+    this.intervalNanos = settings.rebalanceInterval.toNanos();
+    // connecting, then a sync (EVALSHA and EVAL after a NOSCRIPT, and a publish of the limit)
+    this.firstSyncNanos =
+        settings.connectTimeout.plus(settings.commandTimeout.multipliedBy(4)).toNanos();
     int id = FLEETS.incrementAndGet();
-    this.scheduler =
-        new ScheduledThreadPoolExecutor(1, DaemonThreads.named("bulkhead-redis-" + id));
-    scheduler.setRemoveOnCancelPolicy(true);
+    this.syncThread = daemon("bulkhead-redis-sync-" + id);
+    this.timer = daemon("bulkhead-redis-timer-" + id);
     // The URI's timeout bounds connecting and the connection's handshake; each command is then held
     // to the shorter command timeout (LettuceLeaseStore sets it on the connection once it is open).
     RedisURI bounded = RedisURI.builder(uri).withTimeout(settings.connectTimeout).build();
@@ -74,8 +89,8 @@ public final class RedisCompartments implements AutoCloseable {
             bounded,
             settings.connectTimeout,
             settings.commandTimeout,
-            settings.pollInterval,
-            this::released);
+            settings.rebalanceInterval,
+            this::announced);
     if (given != null) {
       String departs = LettuceLeaseStore.departsFromBulkheadOptions(given.getOptions());
       if (departs != null) {
@@ -83,17 +98,15 @@ public final class RedisCompartments implements AutoCloseable {
             Level.WARNING,
             "the Redis client given for "
                 + store.where()
-                + " keeps Lettuce's"
-                + " defaults where a bulkhead needs other options: "
+                + " keeps Lettuce's defaults where a bulkhead needs other options: "
                 + departs
-                + ". The fleet's commands"
-                + " still time out after "
+                + ". The fleet's commands still time out after "
                 + settings.commandTimeout.toMillis()
-                + " ms, not Lettuce's 60 s;"
-                + " see RedisCompartments.connect(RedisClient, RedisURI)");
+                + " ms, not Lettuce's 60 s; see RedisCompartments.connect(RedisClient, RedisURI)");
       }
     }
     boolean connected = store.connectIfNeeded();
+    lastConnectAttempt = System.nanoTime();
     if (!connected) {
       LOG.log(
           Level.WARNING,
@@ -103,21 +116,24 @@ public final class RedisCompartments implements AutoCloseable {
               + store.lastFailure()
               + "): fleet compartments admit by their fallback policy (a local share, or none) until it"
               + " does; trying again every "
-              + settings.pollInterval.toMillis()
+              + intervalMillis
               + " ms");
     }
-    // Opens connections the watchdog closed or that never opened, and retries the subscription.
-    scheduler.scheduleWithFixedDelay(
-        store::connectIfNeeded, pollNanos, pollNanos, TimeUnit.NANOSECONDS);
-    long renewEvery = TimeUnit.MILLISECONDS.toNanos(leaseTtlMillis) / RENEWALS_PER_TTL;
-    scheduler.scheduleWithFixedDelay(this::renew, renewEvery, renewEvery, TimeUnit.NANOSECONDS);
-    scheduler.scheduleWithFixedDelay(this::poll, pollNanos, pollNanos, TimeUnit.NANOSECONDS);
+    long tick = intervalNanos / TICKS_PER_INTERVAL;
+    syncThread.scheduleWithFixedDelay(this::tick, tick, tick, TimeUnit.NANOSECONDS);
+  }
+
+  private static ScheduledThreadPoolExecutor daemon(String name) {
+    ScheduledThreadPoolExecutor executor =
+        new ScheduledThreadPoolExecutor(1, DaemonThreads.named(name));
+    executor.setRemoveOnCancelPolicy(true);
+    return executor;
   }
 
   /**
    * Connects to the Redis at {@code uri} ({@code redis://[password@]host:port[/database]}) with the
-   * default settings: leases of 10 seconds, commands that time out after 500 ms, connecting for at
-   * most 5 seconds, a poll every second.
+   * default settings: a lease TTL of 10 seconds, a sync every second, commands that time out after
+   * 500 ms, connecting for at most 5 seconds.
    *
    * @throws IllegalArgumentException if {@code uri} is not a Redis URI
    */
@@ -150,6 +166,7 @@ public final class RedisCompartments implements AutoCloseable {
     return new RedisCompartmentBuilder(this, name);
   }
 
+  /** Adds a compartment and syncs it once (start-up: the builder's thread waits, bounded). */
   FleetBulkhead register(RedisBulkhead compartment) {
     RedisBulkhead previous = compartments.putIfAbsent(compartment.name(), compartment);
     if (previous != null) {
@@ -158,11 +175,32 @@ public final class RedisCompartments implements AutoCloseable {
               + compartment.name()
               + "': build it once and share it");
     }
+    String failure = "the fleet is closed";
+    try {
+      Future<Long> first = syncThread.submit(() -> syncOne(compartment));
+      if (first.get(firstSyncNanos, TimeUnit.NANOSECONDS) == 0) {
+        failure = store.connected() ? "its first sync timed out" : store.lastFailure();
+      } else {
+        failure = null;
+      }
+    } catch (RejectedExecutionException | ExecutionException | TimeoutException e) {
+      failure = "its first sync did not finish";
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      failure = "interrupted while it synced";
+    }
+    if (failure != null) {
+      compartment.startedInFallback(failure);
+    }
     return compartment;
   }
 
   LeaseStore store() {
     return store;
+  }
+
+  String member() {
+    return member;
   }
 
   boolean connected() {
@@ -173,74 +211,101 @@ public final class RedisCompartments implements AutoCloseable {
     return leaseTtlMillis;
   }
 
-  void execute(Runnable task) {
-    if (!scheduler.isShutdown()) {
-      scheduler.execute(task);
+  long intervalMillis() {
+    return intervalMillis;
+  }
+
+  /** Runs {@code task} on the timer thread after {@code delayNanos}, unless the fleet is closed. */
+  @Nullable ScheduledFuture<?> schedule(Runnable task, long delayNanos) {
+    try {
+      return timer.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException e) {
+      return null; // closed: the waiters were refused by close
     }
   }
 
-  void schedule(Runnable task, long delayNanos) {
-    if (!scheduler.isShutdown()) {
-      scheduler.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+  /** Syncs {@code compartment} soon, on the sync thread; requests while one is pending coalesce. */
+  void requestSync(RedisBulkhead compartment) {
+    if (compartment.syncRequested.compareAndSet(false, true)) {
+      try {
+        syncThread.execute(
+            () -> {
+              if (compartment.syncRequested.getAndSet(false)) {
+                syncOne(compartment);
+              }
+            });
+      } catch (RejectedExecutionException e) {
+        // closed
+      }
     }
   }
 
-  /** Pub/sub, on Lettuce's event loop: a lease of {@code name} was given back somewhere. */
-  private void released(String name) {
-    RedisBulkhead b = compartments.get(name);
+  /** Pub/sub, on Lettuce's event loop: another member freed slots or wants more ("MEMBER NAME"). */
+  private void announced(String message) {
+    int space = message.indexOf(' ');
+    if (space < 0 || message.regionMatches(0, member, 0, space)) {
+      return; // malformed, or this process's own
+    }
+    RedisBulkhead b = compartments.get(message.substring(space + 1));
     if (b != null) {
-      b.wake();
+      requestSync(b);
     }
+  }
+
+  /** The sync thread's beat: connection upkeep, and the syncs that are due. */
+  private void tick() {
+    try {
+      long now = System.nanoTime();
+      if (store.connected() || now - lastConnectAttempt >= intervalNanos) {
+        lastConnectAttempt = now;
+        store.connectIfNeeded(); // also retries a refused subscription after its back-off
+      }
+      for (RedisBulkhead b : compartments.values()) {
+        if (b.syncDue(now)) {
+          syncOne(b);
+        }
+      }
+    } catch (RuntimeException e) {
+      LOG.log(Level.ERROR, "a fleet sync failed", e); // a periodic task must not die of it
+    }
+  }
+
+  /** One sync of {@code b}; sets the timer to its lapse. Returns its lease's admitUntil, or 0. */
+  private long syncOne(RedisBulkhead b) {
+    long until = b.sync();
+    if (until != 0 && b.owesSlots()) {
+      until = b.sync(); // gives back at once what another process is waiting for
+    }
+    if (until != 0) {
+      b.lapseAt(until);
+    }
+    return until;
   }
 
   /**
-   * The slow fallback for lost pub/sub messages and for leases that expired instead of being freed.
+   * Gives back the slots no call uses (the records of calls still running expire one term later),
+   * refuses the calls waiting, admits nothing more in any compartment, and closes the connections.
    */
-  private void poll() {
-    for (RedisBulkhead b : compartments.values()) {
-      b.serveWaiters();
-    }
-  }
-
-  /** One round trip renews every lease of this process. */
-  private void renew() {
-    Map<String, String> epochs = new HashMap<>();
-    Map<String, List<LeaseStore.Renewal>> leases = new HashMap<>();
-    Map<String, List<RedisBulkhead.FleetLease>> held = new HashMap<>();
-    for (RedisBulkhead b : compartments.values()) {
-      List<RedisBulkhead.FleetLease> mine = b.leasesToRenew();
-      if (mine.isEmpty()) {
-        continue;
-      }
-      List<LeaseStore.Renewal> r = new ArrayList<>(mine.size());
-      for (RedisBulkhead.FleetLease l : mine) {
-        r.add(new LeaseStore.Renewal(l.id(), l.validForMillis(leaseTtlMillis)));
-      }
-      epochs.put(b.name(), mine.get(0).epoch());
-      leases.put(b.name(), r);
-      held.put(b.name(), mine);
-    }
-    if (leases.isEmpty()) {
-      return;
-    }
-    Map<String, LeaseStore.Renewed> result;
-    try {
-      result = store.renew(epochs, leases, leaseTtlMillis);
-    } catch (StoreUnavailableException e) {
-      return; // the compartments notice on their next admission; leases may expire meanwhile
-    } catch (RuntimeException e) {
-      LOG.log(Level.ERROR, "renewing leases failed", e); // a periodic task must not die of it
-      return;
-    }
-    result.forEach((name, renewed) -> compartments.get(name).renewed(held.get(name), renewed));
-  }
-
-  /** Stops renewals and closes the connections; calls still running keep their slots locally. */
   @Override
   public void close() {
-    scheduler.shutdownNow();
     try {
-      scheduler.awaitTermination(leaseTtlMillis, TimeUnit.MILLISECONDS);
+      syncThread
+          .submit(
+              () -> {
+                for (RedisBulkhead b : compartments.values()) {
+                  b.closeLease();
+                }
+              })
+          .get(firstSyncNanos, TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException | ExecutionException | TimeoutException e) {
+      // closed already, or Redis does not answer: the records expire by themselves
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    syncThread.shutdownNow();
+    timer.shutdownNow();
+    try {
+      syncThread.awaitTermination(firstSyncNanos, TimeUnit.NANOSECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
@@ -257,20 +322,22 @@ public final class RedisCompartments implements AutoCloseable {
     private static final Duration MIN_LEASE_TTL = Duration.ofMillis(300);
     private Duration leaseTtl = Duration.ofSeconds(10);
     private Duration commandTimeout = Duration.ofMillis(500);
-    // Connecting is off every caller's path (at start-up, or Lettuce reconnecting in the background
-    // while callers are refused at once), and the first connection of a JVM also starts Netty's
-    // event
-    // loops and loads its classes: more than 500 ms on a busy 2-core host. Five seconds is ten
-    // command timeouts, enough for that cold start and a TLS handshake, and still bounds how long
-    // connect() blocks on a host that swallows packets.
+    // Connecting is off every caller's path (at start-up, or on the sync thread), and the first
+    // connection of a JVM also starts Netty's event loops and loads its classes: more than 500 ms
+    // on
+    // a busy 2-core host. Five seconds is ten command timeouts, enough for that cold start and a
+    // TLS
+    // handshake, and still bounds how long connect() blocks on a host that swallows packets.
     private Duration connectTimeout = Duration.ofSeconds(5);
-    private Duration pollInterval = Duration.ofSeconds(1);
+    private Duration rebalanceInterval = Duration.ofSeconds(1);
 
     private Settings() {}
 
     /**
-     * How long a lease lives unless renewed: how long a dead process's slots stay taken, at most.
-     * Leases are renewed every third of it. At least 300 ms.
+     * How long a process keeps admitting by its lease after the last sync Redis answered: how long
+     * Redis may be slow or unreachable before the process switches to its fallback policy. A dead
+     * process's slots come back this long plus the compartment's {@code maxCallDuration} after its
+     * last sync. At least 300 ms, and at least three rebalance intervals; 10 seconds by default.
      */
     public Settings leaseTtl(Duration leaseTtl) {
       Objects.requireNonNull(leaseTtl, "leaseTtl");
@@ -303,11 +370,14 @@ public final class RedisCompartments implements AutoCloseable {
     }
 
     /**
-     * How often waiters ask Redis again when no release message came (a lease that expired instead
-     * of being freed sends none), and how often an unreachable Redis is tried again.
+     * How often each process syncs each of its leases with Redis (one script round trip): reports
+     * its demand, gives back what it does not use, takes what the others leave. A process that
+     * wants more than it holds syncs four times as often, and, unless Redis refuses SUBSCRIBE, at
+     * once when another process announces freed slots. Also how often an unreachable Redis is tried
+     * again. 1 second by default.
      */
-    public Settings pollInterval(Duration pollInterval) {
-      this.pollInterval = positive("pollInterval", pollInterval);
+    public Settings rebalanceInterval(Duration rebalanceInterval) {
+      this.rebalanceInterval = positive("rebalanceInterval", rebalanceInterval);
       return this;
     }
 
@@ -325,6 +395,7 @@ public final class RedisCompartments implements AutoCloseable {
     /** Connects with these settings; see {@link RedisCompartments#connect(String)}. */
     public RedisCompartments connect(RedisURI uri) {
       Objects.requireNonNull(uri, "uri");
+      checkTogether();
       return new RedisCompartments(null, uri, this);
     }
 
@@ -344,7 +415,20 @@ public final class RedisCompartments implements AutoCloseable {
     public RedisCompartments connect(RedisClient client, RedisURI uri) {
       Objects.requireNonNull(client, "client");
       Objects.requireNonNull(uri, "uri");
+      checkTogether();
       return new RedisCompartments(client, uri, this);
+    }
+
+    private void checkTogether() {
+      if (leaseTtl.compareTo(rebalanceInterval.multipliedBy(3)) < 0) {
+        throw new IllegalArgumentException(
+            "leaseTtl "
+                + leaseTtl.toMillis()
+                + " ms must be at least three rebalanceInterval ("
+                + rebalanceInterval.toMillis()
+                + " ms): a process syncs every interval, and its lease must outlast a failed sync"
+                + " or two");
+      }
     }
 
     private static Duration positive(String field, Duration value) {

@@ -1,5 +1,6 @@
 package io.bulkhead.redis;
 
+import io.bulkhead.internal.Urls;
 import io.lettuce.core.RedisURI;
 
 /**
@@ -25,7 +26,7 @@ final class RedisUris {
     }
     String host = parsed.getHost();
     if ((host == null || host.isEmpty()) && parsed.getSocket() == null) {
-      throw new IllegalArgumentException(field + " names no host: '" + masked(uri) + "'");
+      throw new IllegalArgumentException(field + " names no host: '" + Urls.masked(uri) + "'");
     }
     if (host != null && host.contains(":") && !uri.contains("[")) {
       throw notAUri(field, uri); // Lettuce reads "host:notaport" as a host of that name, port 6379
@@ -35,13 +36,6 @@ final class RedisUris {
 
   private static IllegalArgumentException notAUri(String field, String uri) {
     return new IllegalArgumentException(
-        field + " is not a Redis URI (" + FORM + "): '" + masked(uri) + "'");
-  }
-
-  /** The URI with its credentials (between the scheme and an {@code @}, or a password=) masked. */
-  static String masked(String uri) {
-    return uri.replaceAll("(?<=://)[^@/]*@", "***@")
-        .replaceAll("(?i)(password=)[^&]*", "$1***")
-        .replaceAll("[\\r\\n]", " ");
+        field + " is not a Redis URI (" + FORM + "): '" + Urls.masked(uri) + "'");
   }
 }

@@ -8,15 +8,22 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The oracle: a fake dependency on loopback that counts the requests open on it at once, by itself,
- * whatever the library reports. Each request holds for a short service time, so calls overlap.
+ * whatever the library reports. A request is one line, {@code call [MILLIS [TAG]]}: it is held for
+ * its service time ({@code MILLIS}, else the default; {@code hold} to keep it until {@link
+ * #releaseHeld()}), counted from the moment its line arrives until its answer is sent, in the total
+ * and under its tag.
  */
 final class CountingDependency implements AutoCloseable {
 
@@ -25,6 +32,8 @@ final class CountingDependency implements AutoCloseable {
   private final AtomicInteger open = new AtomicInteger();
   private final AtomicInteger maxOpen = new AtomicInteger();
   private final AtomicLong served = new AtomicLong();
+  private final Map<String, AtomicInteger> openByTag = new ConcurrentHashMap<>();
+  private final AtomicReference<CountDownLatch> held = new AtomicReference<>(new CountDownLatch(1));
   private final long serviceMillis;
 
   CountingDependency(long serviceMillis) throws IOException {
@@ -41,8 +50,24 @@ final class CountingDependency implements AutoCloseable {
     return maxOpen.get();
   }
 
+  /** The most requests open at once since the last reset, and a new count from those open now. */
+  int resetMax() {
+    return maxOpen.getAndSet(open.get());
+  }
+
+  /** Requests of {@code tag} open now. */
+  int openWith(String tag) {
+    AtomicInteger n = openByTag.get(tag);
+    return n == null ? 0 : n.get();
+  }
+
   long served() {
     return served.get();
+  }
+
+  /** Answers every request held so far ({@code call hold}); later ones are held anew. */
+  void releaseHeld() {
+    held.getAndSet(new CountDownLatch(1)).countDown();
   }
 
   private void accept() {
@@ -70,13 +95,28 @@ final class CountingDependency implements AutoCloseable {
 
   private void serve(Socket s) {
     try (s) {
-      new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII))
-          .readLine();
+      String line =
+          new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII))
+              .readLine();
+      if (line == null) {
+        return;
+      }
+      String[] words = line.trim().split(" ");
+      String tag = words.length > 2 ? words[2] : "";
+      AtomicInteger mine = openByTag.computeIfAbsent(tag, t -> new AtomicInteger());
+      CountDownLatch release = held.get();
       int now = open.incrementAndGet();
+      mine.incrementAndGet();
       maxOpen.accumulateAndGet(now, Math::max);
       try {
-        Thread.sleep(serviceMillis); // the dependency's service time, not an ordering device
+        if (words.length > 1 && words[1].equals("hold")) {
+          release.await();
+        } else {
+          // the dependency's service time, not an ordering device
+          Thread.sleep(words.length > 1 ? Long.parseLong(words[1]) : serviceMillis);
+        }
       } finally {
+        mine.decrementAndGet();
         open.decrementAndGet();
       }
       served.incrementAndGet();
@@ -90,6 +130,7 @@ final class CountingDependency implements AutoCloseable {
 
   @Override
   public void close() throws IOException {
+    releaseHeld();
     server.close();
     handlers.shutdownNow();
   }

@@ -23,7 +23,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link #heal()} (a partition: what was sent arrives afterwards, as TCP would retransmit it),
  * {@link #dropRequests()} silently drops what clients send until healed (lost request bytes: the
  * connection stays up but its commands and replies no longer pair), and {@link #slow} delays every
- * chunk sent towards Redis (a slow link). {@link #cut()} closes every open connection.
+ * chunk, both ways (a slow link: a round trip takes twice as long more). {@link #cut()} closes
+ * every open connection.
  */
 final class FaultProxy implements AutoCloseable {
 
@@ -72,7 +73,7 @@ final class FaultProxy implements AutoCloseable {
     dropping = true;
   }
 
-  /** Delays every chunk sent towards Redis by {@code millis} (0: no delay), in order. */
+  /** Delays every chunk, either way, by {@code millis} (0: no delay), in order. */
   void slow(long millis) {
     delayNanos = TimeUnit.MILLISECONDS.toNanos(millis);
   }
@@ -125,16 +126,19 @@ final class FaultProxy implements AutoCloseable {
     }
     sockets.add(upstream);
     try {
-      threads.execute(() -> delayedPump(client, upstream));
-      threads.execute(() -> pump(upstream, client));
+      threads.execute(() -> pump(client, upstream, true));
+      threads.execute(() -> pump(upstream, client, false));
     } catch (RejectedExecutionException e) {
       closeQuietly(client);
       closeQuietly(upstream);
     }
   }
 
-  /** Client to Redis: a reader that stamps each chunk and a writer that sends it when due. */
-  private void delayedPump(Socket from, Socket to) {
+  /**
+   * One direction: a reader that stamps each chunk with when it is due, and a writer that sends it
+   * then, once nothing holds the link. Only what clients send is dropped.
+   */
+  private void pump(Socket from, Socket to, boolean towardsRedis) {
     LinkedBlockingQueue<Object[]> line = new LinkedBlockingQueue<>();
     byte[] end = new byte[0];
     try {
@@ -173,7 +177,7 @@ final class FaultProxy implements AutoCloseable {
       InputStream in = from.getInputStream();
       byte[] buffer = new byte[16 * 1024];
       for (int n; (n = in.read(buffer)) >= 0; ) {
-        if (dropping) {
+        if (towardsRedis && dropping) {
           continue;
         }
         line.add(new Object[] {System.nanoTime() + delayNanos, Arrays.copyOf(buffer, n)});
@@ -182,25 +186,6 @@ final class FaultProxy implements AutoCloseable {
       // closed
     } finally {
       line.add(new Object[] {0L, end});
-    }
-  }
-
-  /** Redis to client. */
-  private void pump(Socket from, Socket to) {
-    try {
-      InputStream in = from.getInputStream();
-      OutputStream out = to.getOutputStream();
-      byte[] buffer = new byte[16 * 1024];
-      for (int n; (n = in.read(buffer)) >= 0; ) {
-        awaitHealed();
-        out.write(buffer, 0, n);
-        out.flush();
-      }
-    } catch (IOException | InterruptedException e) {
-      // closed
-    } finally {
-      closeQuietly(from);
-      closeQuietly(to);
     }
   }
 

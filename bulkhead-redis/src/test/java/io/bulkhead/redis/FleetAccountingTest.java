@@ -20,6 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -34,9 +35,10 @@ class FleetAccountingTest {
   private static final Duration TTL = Duration.ofSeconds(10);
   private static final Duration POLL = Duration.ofMillis(100);
   private static final Duration MAX_WAIT = Duration.ofMillis(300);
+  private static final Duration CALL = Duration.ofSeconds(5);
 
   private static RedisCompartments connect(String uri) {
-    return RedisCompartments.settings().leaseTtl(TTL).pollInterval(POLL).connect(uri);
+    return RedisCompartments.settings().leaseTtl(TTL).rebalanceInterval(POLL).connect(uri);
   }
 
   /** The events of one compartment, without durations; and the last held time it reported. */
@@ -85,17 +87,39 @@ class FleetAccountingTest {
     return held;
   }
 
+  /**
+   * Takes a slot on {@code b} once the fleet has given it one: the process that held the fleet's
+   * slots is idle, so it gives them back at its next sync. The empty attempts before count only in
+   * {@code b}'s own stats.
+   */
+  private static Permit takeOver(FleetBulkhead b) {
+    AtomicReference<Permit> taken = new AtomicReference<>();
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .pollInterval(Duration.ofMillis(10))
+        .until(
+            () -> {
+              b.tryAcquire().ifPresent(taken::set);
+              return taken.get() != null;
+            });
+    return taken.get();
+  }
+
   @Test
   void aLeaseWaitThatTimesOutIsAWaitTimeoutRejection() throws Exception {
     String name = "acct-timeout-" + UUID.randomUUID();
     try (RedisCompartments other = connect(REDIS);
         RedisCompartments mine = connect(REDIS)) {
-      FleetBulkhead theirs = other.builder(name).limit(1).build();
-      FleetBulkhead ours = mine.builder(name).limit(1).maxQueue(1).maxWait(MAX_WAIT).build();
+      // `ours` alone holds the fleet's one slot and runs the calibration with it; then `theirs`
+      // takes the slot over (the fleet rebalances: `ours` is idle) and holds it: the fleet is full.
+      FleetBulkhead ours =
+          mine.builder(name).limit(1).maxQueue(1).maxWait(MAX_WAIT).maxCallDuration(CALL).build();
       Events events = new Events();
       ours.addListener(events);
       long serviceNanos = calibrate(ours, events);
-      Permit held = theirs.tryAcquire().orElseThrow(); // the fleet is full
+      FleetBulkhead theirs = other.builder(name).limit(1).maxCallDuration(CALL).build();
+      Permit held = takeOver(theirs);
+      assertThat(ours.fleetStats().leaseSlots()).as("the fleet's one slot is theirs").isZero();
 
       AtomicBoolean ran = new AtomicBoolean();
       BulkheadFullException e =
@@ -131,12 +155,13 @@ class FleetAccountingTest {
     String name = "acct-async-" + UUID.randomUUID();
     try (RedisCompartments other = connect(REDIS);
         RedisCompartments mine = connect(REDIS)) {
-      FleetBulkhead theirs = other.builder(name).limit(1).build();
-      FleetBulkhead ours = mine.builder(name).limit(1).maxQueue(1).maxWait(MAX_WAIT).build();
+      FleetBulkhead ours =
+          mine.builder(name).limit(1).maxQueue(1).maxWait(MAX_WAIT).maxCallDuration(CALL).build();
       Events events = new Events();
       ours.addListener(events);
       long serviceNanos = calibrate(ours, events);
-      Permit held = theirs.tryAcquire().orElseThrow();
+      FleetBulkhead theirs = other.builder(name).limit(1).maxCallDuration(CALL).build();
+      Permit held = takeOver(theirs);
 
       AtomicBoolean ran = new AtomicBoolean();
       CompletableFuture<String> f =
@@ -173,9 +198,15 @@ class FleetAccountingTest {
     String name = "acct-cancel-" + UUID.randomUUID();
     try (RedisCompartments other = connect(REDIS);
         RedisCompartments mine = connect(REDIS)) {
-      FleetBulkhead theirs = other.builder(name).limit(1).build();
+      // `theirs` is built first: alone, it holds the fleet's one slot; `ours` gets none.
+      FleetBulkhead theirs = other.builder(name).limit(1).maxCallDuration(CALL).build();
       FleetBulkhead ours =
-          mine.builder(name).limit(1).maxQueue(1).maxWait(Duration.ofSeconds(30)).build();
+          mine.builder(name)
+              .limit(1)
+              .maxQueue(1)
+              .maxWait(Duration.ofSeconds(30))
+              .maxCallDuration(CALL)
+              .build();
       Events events = new Events();
       ours.addListener(events);
       Permit held = theirs.tryAcquire().orElseThrow();
@@ -218,9 +249,15 @@ class FleetAccountingTest {
     String name = "acct-throws-" + UUID.randomUUID();
     try (RedisCompartments other = connect(REDIS);
         RedisCompartments mine = connect(REDIS)) {
-      FleetBulkhead theirs = other.builder(name).limit(1).build();
+      // `theirs` is built first: alone, it holds the fleet's one slot; `ours` gets none.
+      FleetBulkhead theirs = other.builder(name).limit(1).maxCallDuration(CALL).build();
       FleetBulkhead ours =
-          mine.builder(name).limit(1).maxQueue(1).maxWait(Duration.ofSeconds(30)).build();
+          mine.builder(name)
+              .limit(1)
+              .maxQueue(1)
+              .maxWait(Duration.ofSeconds(30))
+              .maxCallDuration(CALL)
+              .build();
       Permit held = theirs.tryAcquire().orElseThrow();
       CompletableFuture<String> f =
           ours.submit(
@@ -244,7 +281,7 @@ class FleetAccountingTest {
       assertThat(s.admitted()).as("admitted: it had its lease").isEqualTo(1);
       assertThat(s.completed()).isEqualTo(1);
       assertThat(s.inFlight()).isZero();
-      assertThat(ours.fleetStats().leasesHeld()).isZero();
+      assertThat(ours.fleetStats().leaseInUse()).isZero();
       assertThat(ours.tryAcquire())
           .as("both slots are free again")
           .isPresent()
@@ -263,6 +300,7 @@ class FleetAccountingTest {
               .limit(2)
               .maxQueue(2)
               .maxWait(MAX_WAIT)
+              .maxCallDuration(CALL)
               .fallbackToLocalShare(1)
               .build();
       Events events = new Events();

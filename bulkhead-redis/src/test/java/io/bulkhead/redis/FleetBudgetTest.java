@@ -10,6 +10,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -89,13 +92,11 @@ class FleetBudgetTest {
 
     FleetBudget c = join();
     assertThat(c.awaitShare(3, SETTLES)).isGreaterThanOrEqualTo(3);
-    // floor(10 / 3) = 3 each, and the remainder of 1 to the member whose id sorts first
-    List<FleetBudget> byId = new ArrayList<>(List.of(a, b, c));
-    byId.sort((x, y) -> x.memberId().compareTo(y.memberId()));
+    // floor(10 / 3) = 3 each, and the remainder of 1 to the member that joined first
     await()
         .atMost(SETTLES)
         .until(
-            () -> byId.stream().map(FleetBudget::share).toList(),
+            () -> List.of(a.share(), b.share(), c.share()),
             shares -> shares.equals(List.of(4, 3, 3)));
     assertThat(a.liveMembers()).isEqualTo(3);
 
@@ -148,6 +149,58 @@ class FleetBudgetTest {
   }
 
   @Test
+  void aShrinkAListenerCouldNotApplyIsNotReportedSoNobodyGrowsIntoIt() throws Exception {
+    FleetBudget a = FleetBudget.builder(name).capacity(4).ttl(TTL).join(REDIS);
+    members.add(a);
+    assertThat(a.awaitShare(4, SETTLES)).isEqualTo(4);
+    AtomicBoolean canShrink = new AtomicBoolean();
+    CountDownLatch retried = new CountDownLatch(3);
+    a.addListener(
+        (budget, before, share) -> {
+          if (share < before && !canShrink.get()) {
+            retried.countDown();
+            throw new IllegalStateException("cannot go below " + before); // as pools at one each
+          }
+        });
+    FleetBudget b = FleetBudget.builder(name).capacity(4).ttl(TTL).join(REDIS);
+    members.add(b);
+    // a is told 2 at every heartbeat and fails each time; meanwhile b's heartbeats find a's 4 held.
+    assertThat(retried.await(SETTLES.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+    assertThat(b.share()).as("b, while a still holds 4").isZero();
+    canShrink.set(true);
+    assertThat(b.awaitShare(2, SETTLES)).isEqualTo(2);
+    assertThat(a.share()).isEqualTo(2);
+  }
+
+  @Test
+  void membersBeyondCapacityOverMinimumAreParkedAtOnceUntilOneLeaves() throws Exception {
+    FleetBudget a = FleetBudget.builder(name).capacity(5).minimumShare(2).ttl(TTL).join(REDIS);
+    members.add(a);
+    assertThat(a.awaitShare(5, SETTLES)).isEqualTo(5);
+    FleetBudget b = FleetBudget.builder(name).capacity(5).minimumShare(2).ttl(TTL).join(REDIS);
+    members.add(b);
+    assertThat(b.awaitShare(2, SETTLES)).isEqualTo(2);
+    FleetBudget c = FleetBudget.builder(name).capacity(5).minimumShare(2).ttl(TTL).join(REDIS);
+    members.add(c);
+    // 5 serves two members of at least 2: c, the last to join, is parked and told so at once.
+    assertThat(c.awaitShare(2, Duration.ofDays(1))).isZero();
+    assertThat(c.parked()).isTrue();
+    assertThat(c.toString()).contains("parked");
+    await()
+        .atMost(SETTLES)
+        .until(() -> List.of(a.share(), b.share()), s -> s.equals(List.of(3, 2)));
+    assertThat(c.share()).isZero();
+
+    a.close(); // room for c: b (joined first) gets the remainder
+    members.remove(a);
+    await().atMost(SETTLES).until(() -> !c.parked()); // its next heartbeat serves it
+    assertThat(c.awaitShare(2, SETTLES)).isEqualTo(2);
+    await()
+        .atMost(SETTLES)
+        .until(() -> List.of(b.share(), c.share()), s -> s.equals(List.of(3, 2)));
+  }
+
+  @Test
   void aMemberWithAnotherCapacityIsRefusedWithOneClearLine() {
     join();
     assertThatThrownBy(() -> FleetBudget.builder(name).capacity(CAPACITY + 1).ttl(TTL).join(REDIS))
@@ -155,8 +208,8 @@ class FleetBudgetTest {
         .hasMessage(
             "fleet budget '"
                 + name
-                + "' has capacity 11 here but 10 in the 1 other live"
-                + " instance(s): give every instance the same capacity");
+                + "' has capacity 11 and minimum share 1 here but 10 and 1 in the 1 other live"
+                + " instance(s): give every instance the same capacity and minimum share");
   }
 
   @Test
@@ -179,6 +232,11 @@ class FleetBudgetTest {
         .hasMessage("capacity of fleet budget '" + name + "' must be at least 1 but was 0");
     assertThatThrownBy(() -> FleetBudget.builder(name).join(REDIS))
         .hasMessage("capacity of fleet budget '" + name + "' was not set: call capacity(int)");
+    assertThatThrownBy(() -> FleetBudget.builder(name).minimumShare(0))
+        .hasMessage("minimumShare of fleet budget '" + name + "' must be at least 1 but was 0");
+    assertThatThrownBy(() -> FleetBudget.builder(name).capacity(3).minimumShare(4).join(REDIS))
+        .hasMessage(
+            "minimumShare of fleet budget '" + name + "' is 4, more than its capacity of 3");
     assertThatThrownBy(() -> FleetBudget.builder(name).ttl(Duration.ofMillis(10)))
         .hasMessageStartingWith("ttl of fleet budget '" + name + "' must be at least 300 ms");
     assertThatThrownBy(() -> FleetBudget.builder(name).capacity(3).join("http://nowhere"))

@@ -75,7 +75,7 @@ public final class FleetPoolsWorker {
     System.out.println("LEFT");
   }
 
-  private static void resizeAndUseEveryConnection(DatabasePools db, ReentrantLock bursts) {
+  static void resizeAndUseEveryConnection(DatabasePools db, ReentrantLock bursts) {
     bursts.lock();
     try {
       db.resize();

@@ -26,9 +26,10 @@ class FleetWaitTest {
   private static final String REDIS = "redis://127.0.0.1:6379";
   private static final Duration TTL = Duration.ofSeconds(10);
   private static final Duration POLL = Duration.ofMillis(100);
+  private static final Duration CALL = Duration.ofSeconds(5);
 
   private static RedisCompartments connect() {
-    return RedisCompartments.settings().leaseTtl(TTL).pollInterval(POLL).connect(REDIS);
+    return RedisCompartments.settings().leaseTtl(TTL).rebalanceInterval(POLL).connect(REDIS);
   }
 
   @Test
@@ -36,9 +37,15 @@ class FleetWaitTest {
     String name = "wait-" + UUID.randomUUID();
     try (RedisCompartments other = connect();
         RedisCompartments mine = connect()) {
-      FleetBulkhead theirs = other.builder(name).limit(1).build();
+      // `theirs` is built first: alone, it holds the fleet's one slot; `ours` gets none.
+      FleetBulkhead theirs = other.builder(name).limit(1).maxCallDuration(CALL).build();
       FleetBulkhead ours =
-          mine.builder(name).limit(1).maxQueue(1).maxWait(Duration.ofSeconds(30)).build();
+          mine.builder(name)
+              .limit(1)
+              .maxQueue(1)
+              .maxWait(Duration.ofSeconds(30))
+              .maxCallDuration(CALL)
+              .build();
       Permit held = theirs.tryAcquire().orElseThrow();
 
       CompletableFuture<String> ranOn = new CompletableFuture<>();
@@ -54,13 +61,17 @@ class FleetWaitTest {
           .until(() -> ours.fleetStats().leaseWaiting() == 1);
       assertThat(ranOn).as("the fleet is full: nothing runs yet").isNotDone();
 
-      held.close(); // the release message wakes `mine`, whose scheduler takes the lease
+      // The slot goes back to `theirs`' lease; `theirs`, idle now, gives it back at a sync and
+      // `mine`, which asked for it, takes it at its next.
+      held.close();
       assertThat(call.get(10, TimeUnit.SECONDS)).isEqualTo("done");
       assertThat(ranOn.get())
           .as("never the fleet's scheduler, which every compartment shares")
           .startsWith("bulkhead-" + name + "-");
-      assertThat(ours.fleetStats().leasesHeld()).isZero();
-      assertThat(leasesInRedis(name)).isZero();
+      assertThat(ours.fleetStats().leaseInUse()).isZero();
+      assertThat(slotsInRedis(name))
+          .as("the fleet counts at most its limit")
+          .isLessThanOrEqualTo(1);
     }
   }
 
@@ -69,9 +80,15 @@ class FleetWaitTest {
     String name = "cancel-" + UUID.randomUUID();
     try (RedisCompartments other = connect();
         RedisCompartments mine = connect()) {
-      FleetBulkhead theirs = other.builder(name).limit(1).build();
+      // `theirs` is built first: alone, it holds the fleet's one slot; `ours` gets none.
+      FleetBulkhead theirs = other.builder(name).limit(1).maxCallDuration(CALL).build();
       FleetBulkhead ours =
-          mine.builder(name).limit(1).maxQueue(1).maxWait(Duration.ofSeconds(30)).build();
+          mine.builder(name)
+              .limit(1)
+              .maxQueue(1)
+              .maxWait(Duration.ofSeconds(30))
+              .maxCallDuration(CALL)
+              .build();
       Permit held = theirs.tryAcquire().orElseThrow();
 
       AtomicInteger firstRan = new AtomicInteger();
@@ -111,22 +128,25 @@ class FleetWaitTest {
       await()
           .atMost(Duration.ofSeconds(10))
           .pollInterval(Duration.ofMillis(10))
-          .until(() -> ours.fleetStats().leasesHeld() == 1);
-      assertThat(ours.fleetStats().leaseWaiting()).as("the lease went to the second call").isZero();
-      assertThat(leasesInRedis(name)).as("the second call's lease, and no leaked one").isEqualTo(1);
+          .until(() -> ours.fleetStats().leaseInUse() == 1);
+      assertThat(ours.fleetStats().leaseWaiting()).as("the slot went to the second call").isZero();
+      assertThat(slotsInRedis(name)).as("the second call's slot, and no leaked one").isEqualTo(1);
       finish.countDown();
       assertThat(second.get(10, TimeUnit.SECONDS)).isEqualTo("second");
       assertThat(firstRan).as("a withdrawn call never runs").hasValue(0);
       assertThatThrownBy(first::join).isInstanceOf(CancellationException.class);
-      assertThat(leasesInRedis(name)).isZero();
-      assertThat(ours.fleetStats().leasesHeld()).isZero();
+      assertThat(slotsInRedis(name)).isLessThanOrEqualTo(1);
+      assertThat(ours.fleetStats().leaseInUse()).isZero();
     }
   }
 
-  private static long leasesInRedis(String name) {
+  /** The slots Redis counts for the compartment's processes together. */
+  static long slotsInRedis(String name) {
     RedisClient client = RedisClient.create(REDIS);
     try (StatefulRedisConnection<String, String> c = client.connect()) {
-      return c.sync().zcard(LettuceLeaseStore.leasesKey(name));
+      return c.sync().hvals(LettuceLeaseStore.heldKey(name)).stream()
+          .mapToLong(Long::parseLong)
+          .sum();
     } finally {
       client.shutdown();
     }

@@ -11,216 +11,264 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 
 /**
- * One process of a test fleet, launched by {@link FleetProcessTest} in its own JVM.
+ * One process of a test fleet, launched by {@link FleetFaultTest} in its own JVM: {@code REDIS_URI
+ * COMPARTMENT DEPENDENCY_PORT TAG}.
  *
- * <pre>
- * hammer REDIS_URI COMPARTMENT TTL_MS DEPENDENCY_PORT THREADS CALLS_PER_THREAD
- * hold   REDIS_URI COMPARTMENT TTL_MS SLOTS
- * until  REDIS_URI COMPARTMENT TTL_MS DEPENDENCY_PORT THREADS
- * pause  REDIS_URI COMPARTMENT TTL_MS DEPENDENCY_PORT HELD THREADS CALLS_PER_THREAD
- * </pre>
- *
- * <p>{@code until} hammers like {@code hammer} until a line arrives on its standard input. {@code
- * pause} is the process {@link FleetPauseTest} stops: HELD calls each call the dependency once and
- * then keep their leases without touching it ("HOLDING n"); once the fleet has reported those
- * leases lost ("LOST n", after the test's kill -STOP, kill -CONT and a line on standard input),
- * they end, and the process hammers like {@code hammer}, with new leases.
+ * <p>It calls the dependency through one fleet compartment from four threads, each its own way:
+ * {@code tryAcquire}, {@code submit} and two {@code call}s, and measures how long each admission
+ * kept its caller waiting: until {@code call} ran its task or threw, until {@code tryAcquire} and
+ * {@code submit} returned, until a refused {@code submit} failed. Commands on standard input, one a
+ * line: {@code SERVICE MILLIS} (each call's service time at the dependency), {@code PAUSE} (no new
+ * call starts; the calls admitted are held at the dependency until the test releases them; prints
+ * {@code HOLDING} once no call is between its admission and its request), {@code RESUME MILLIS},
+ * {@code STATE} (prints the state, resets nothing), {@code REPORT} (prints the longest waits since
+ * the last report and resets them), {@code STOP}.
  */
 public final class FleetWorker {
 
-  static final int LIMIT = 10;
+  static final int LIMIT = 6;
+  static final Duration MAX_WAIT = Duration.ofMillis(200);
+  static final Duration LEASE_TTL = Duration.ofSeconds(3);
+  static final Duration MAX_CALL = Duration.ofSeconds(1);
+
+  private static volatile String service = "20";
+  private static volatile boolean paused;
+  // Loop threads parked by PAUSE, plus calls held at the dependency after their request was sent:
+  // when it counts every loop thread, no call of this process is between admission and sending.
+  private static final AtomicInteger quiet = new AtomicInteger();
+  private static final AtomicLong callWait = new AtomicLong();
+  private static final AtomicLong tryWait = new AtomicLong();
+  private static final AtomicLong submitReturn = new AtomicLong();
+  private static final AtomicLong submitRefusal = new AtomicLong();
+  private static final AtomicLong admitted = new AtomicLong();
+  private static final AtomicLong refused = new AtomicLong();
 
   private FleetWorker() {}
 
   public static void main(String[] args) throws Exception {
-    String mode = args[0];
     RedisCompartments fleet =
         RedisCompartments.settings()
-            .leaseTtl(Duration.ofMillis(Long.parseLong(args[3])))
-            .pollInterval(Duration.ofMillis(100))
-            // These tests are about the fleet's limit, not about a slow Redis: a command that takes
-            // longer than the default 500 ms on a loaded 2-core host must not switch a worker to
-            // its
-            // fallback share (RedisOutageTest covers that).
-            .commandTimeout(Duration.ofSeconds(5))
-            .connect(args[1]);
-    // A cold JVM can miss the first connection's short timeout; the oracle needs every process on
-    // leases, not on its fallback share, so wait (bounded) until the fleet is connected.
-    long connectBy = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (!fleet.connected()) {
-      if (System.nanoTime() - connectBy > 0) {
-        System.out.println("NOT CONNECTED");
-        System.exit(2);
-      }
-      Thread.sleep(50); // polling an observable state, bounded above
-    }
+            .leaseTtl(LEASE_TTL)
+            .rebalanceInterval(Duration.ofMillis(100))
+            .commandTimeout(Duration.ofMillis(1500))
+            .connectTimeout(Duration.ofSeconds(1))
+            .connect(args[0]);
     FleetBulkhead compartment =
-        fleet.builder(args[2]).limit(LIMIT).maxQueue(100).maxWait(Duration.ofSeconds(20)).build();
-    if (mode.equals("pause")) {
-      pauseThenHammer(
-          fleet,
-          compartment,
-          Integer.parseInt(args[4]),
-          Integer.parseInt(args[5]),
-          Integer.parseInt(args[6]),
-          Integer.parseInt(args[7]));
-      return;
+        fleet
+            .builder(args[1])
+            .limit(LIMIT)
+            .maxQueue(4)
+            .maxWait(MAX_WAIT)
+            .maxCallDuration(MAX_CALL)
+            .build(); // fails closed while its lease cannot cover a call
+    int port = Integer.parseInt(args[2]);
+    String tag = args[3];
+    AtomicBoolean stop = new AtomicBoolean();
+    ExecutorService async = Executors.newFixedThreadPool(2);
+    List<Thread> threads = new ArrayList<>();
+    threads.add(loop(stop, () -> tryOnce(compartment, port, tag)));
+    threads.add(loop(stop, () -> submitOnce(compartment, async, port, tag)));
+    for (int i = 0; i < 2; i++) {
+      threads.add(loop(stop, () -> callOnce(compartment, port, tag)));
     }
-    if (mode.equals("hold")) {
-      int slots = Integer.parseInt(args[4]);
-      List<Permit> held = new ArrayList<>();
-      for (int i = 0; i < slots; i++) {
-        held.add(compartment.acquire());
-      }
-      System.out.println("HELD " + held.size());
-      System.out.flush();
-      new CountDownLatch(1).await(); // until the test kills this process
-      return;
-    }
-    int port = Integer.parseInt(args[4]);
-    int threads = Integer.parseInt(args[5]);
-    if (mode.equals("until")) {
-      AtomicBoolean stop = new AtomicBoolean();
-      Thread stdin =
-          new Thread(
-              () -> {
-                try {
-                  new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))
-                      .readLine();
-                } catch (java.io.IOException e) {
-                  // the test went away: stop as well
-                }
-                stop.set(true);
-              });
-      stdin.setDaemon(true);
-      stdin.start();
-      System.out.println("HAMMERING");
-      System.out.flush();
-      hammer(fleet, compartment, port, threads, i -> !stop.get(), 0);
-      return;
-    }
-    int calls = Integer.parseInt(args[6]);
-    hammer(fleet, compartment, port, threads, i -> i < calls, 0);
-  }
-
-  private static void pauseThenHammer(
-      RedisCompartments fleet,
-      FleetBulkhead compartment,
-      int port,
-      int heldCalls,
-      int threads,
-      int calls)
-      throws Exception {
-    CountDownLatch holding = new CountDownLatch(heldCalls);
-    CountDownLatch release = new CountDownLatch(1);
-    List<Thread> held = new ArrayList<>();
-    for (int i = 0; i < heldCalls; i++) {
-      Thread t =
-          new Thread(
-              () -> {
-                try {
-                  compartment.call(
-                      () -> {
-                        callDependency(port); // under its lease
-                        holding.countDown();
-                        release
-                            .await(); // holds the lease, out of the dependency, through the pause
-                        return null;
-                      });
-                } catch (Exception e) {
-                  throw new IllegalStateException(e);
-                }
-              });
-      t.start();
-      held.add(t);
-    }
-    holding.await();
-    System.out.println("HOLDING " + heldCalls);
+    System.out.println("STARTED");
     System.out.flush();
-    // The test stops this process now, for longer than the lease TTL, resumes it, and then says so
-    // on standard input: the bound below starts there, not before the other JVMs start and the stop
-    // (both unbounded here, and long on a loaded host). The renewal that runs after the resume
-    // finds
-    // the leases gone; poll that observable state, bounded above.
-    new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
-    long by = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-    while (compartment.fleetStats().leasesLost() < heldCalls) {
-      if (System.nanoTime() - by > 0) {
-        System.out.println("NOT LOST " + compartment.fleetStats());
-        System.exit(3);
+    BufferedReader in =
+        new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    for (String line; (line = in.readLine()) != null; ) {
+      if (line.startsWith("SERVICE ")) {
+        service = line.substring("SERVICE ".length());
+        System.out.println("SERVICE " + service);
+      } else if (line.equals("PAUSE")) {
+        service = "hold";
+        paused = true;
+        long by = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (quiet.get() < threads.size() && System.nanoTime() - by < 0) {
+          Thread.sleep(1); // polling an observable count, bounded above
+        }
+        System.out.println("HOLDING " + quiet.get());
+      } else if (line.startsWith("RESUME ")) {
+        service = line.substring("RESUME ".length());
+        paused = false;
+        System.out.println("RESUMED");
+      } else if (line.equals("STATE")) {
+        System.out.println("STATE " + state(compartment));
+      } else if (line.equals("REPORT")) {
+        System.out.println(
+            "REPORT "
+                + callWait.getAndSet(0) / 1000
+                + " "
+                + tryWait.getAndSet(0) / 1000
+                + " "
+                + submitReturn.getAndSet(0) / 1000
+                + " "
+                + submitRefusal.getAndSet(0) / 1000
+                + " "
+                + state(compartment));
+      } else if (line.equals("STOP")) {
+        break;
       }
-      Thread.sleep(20);
+      System.out.flush();
     }
-    System.out.println("LOST " + compartment.fleetStats().leasesLost());
-    System.out.flush();
-    release.countDown();
-    for (Thread t : held) {
+    stop.set(true);
+    service = "0";
+    for (Thread t : threads) {
       t.join();
     }
-    hammer(fleet, compartment, port, threads, i -> i < calls, heldCalls);
-  }
-
-  /** Calls the dependency from {@code threads} threads while {@code more} says so; prints DONE. */
-  private static void hammer(
-      RedisCompartments fleet,
-      FleetBulkhead compartment,
-      int port,
-      int threads,
-      java.util.function.IntPredicate more,
-      int calledBefore)
-      throws Exception {
-    AtomicLong admitted = new AtomicLong(calledBefore);
-    AtomicLong refused = new AtomicLong();
-    List<Thread> workers = new ArrayList<>();
-    for (int t = 0; t < threads; t++) {
-      Thread w =
-          new Thread(
-              () -> {
-                for (int i = 0; more.test(i); i++) {
-                  try {
-                    compartment.call(() -> callDependency(port));
-                    admitted.incrementAndGet();
-                  } catch (BulkheadFullException e) {
-                    refused.incrementAndGet();
-                  } catch (Exception e) {
-                    throw new IllegalStateException(e);
-                  }
-                }
-              });
-      w.start();
-      workers.add(w);
-    }
-    for (Thread w : workers) {
-      w.join();
-    }
-    FleetStats stats = compartment.fleetStats();
-    System.out.println(
-        "DONE "
-            + admitted.get()
-            + " "
-            + refused.get()
-            + " "
-            + stats.leasesHeld()
-            + " "
-            + stats.fallbackSwitches()
-            + " "
-            + stats.leasesLost());
+    async.shutdown();
     fleet.close();
+    System.out.println("STOPPED");
+    System.out.flush();
   }
 
-  private static String callDependency(int port) throws Exception {
+  /**
+   * "inFallback admitted refused leasesLost callsOverran reconnects fallbackSwitches syncsAnswered"
+   */
+  private static String state(FleetBulkhead compartment) {
+    FleetStats s = compartment.fleetStats();
+    return s.inFallback()
+        + " "
+        + admitted.get()
+        + " "
+        + refused.get()
+        + " "
+        + s.leasesLost()
+        + " "
+        + s.callsOverran()
+        + " "
+        + s.reconnects()
+        + " "
+        + s.fallbackSwitches()
+        + " "
+        + ((RedisBulkhead) compartment).syncsAnswered();
+  }
+
+  private static Thread loop(AtomicBoolean stop, Runnable once) {
+    Thread t =
+        new Thread(
+            () -> {
+              while (!stop.get()) {
+                if (paused) {
+                  quiet.incrementAndGet();
+                  while (paused && !stop.get()) {
+                    LockSupport.parkNanos(1_000_000); // until RESUME; polled, bounded by the test
+                  }
+                  quiet.decrementAndGet();
+                  continue;
+                }
+                once.run();
+              }
+            });
+    t.start();
+    return t;
+  }
+
+  private static void callOnce(FleetBulkhead compartment, int port, String tag) {
+    long asked = System.nanoTime();
+    try {
+      compartment.call(
+          () -> {
+            record(callWait, asked);
+            return callDependency(port, tag);
+          });
+      admitted.incrementAndGet();
+    } catch (BulkheadFullException e) {
+      record(callWait, asked);
+      refused.incrementAndGet();
+      pause();
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static void tryOnce(FleetBulkhead compartment, int port, String tag) {
+    long asked = System.nanoTime();
+    Optional<Permit> permit = compartment.tryAcquire();
+    record(tryWait, asked);
+    if (permit.isEmpty()) {
+      refused.incrementAndGet();
+      pause();
+      return;
+    }
+    try (Permit p = permit.get()) {
+      callDependency(port, tag);
+      admitted.incrementAndGet();
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static void submitOnce(
+      FleetBulkhead compartment, ExecutorService async, int port, String tag) {
+    long asked = System.nanoTime();
+    CompletableFuture<String> f =
+        compartment.submit(
+            () ->
+                CompletableFuture.supplyAsync(
+                    () -> {
+                      try {
+                        return callDependency(port, tag);
+                      } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                      }
+                    },
+                    async));
+    record(submitReturn, asked);
+    try {
+      f.join();
+      admitted.incrementAndGet();
+    } catch (java.util.concurrent.CompletionException e) {
+      if (!(e.getCause() instanceof BulkheadFullException)) {
+        throw e;
+      }
+      record(submitRefusal, asked);
+      refused.incrementAndGet();
+      pause();
+    }
+  }
+
+  private static void record(AtomicLong longest, long since) {
+    longest.accumulateAndGet(System.nanoTime() - since, Math::max);
+  }
+
+  /** After a refusal, a little while before asking again, as a client backs off. */
+  private static void pause() {
+    try {
+      Thread.sleep(5);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static String callDependency(int port, String tag) throws Exception {
     try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
       OutputStream out = s.getOutputStream();
-      out.write("call\n".getBytes(StandardCharsets.US_ASCII));
+      String time = service;
+      out.write(("call " + time + " " + tag + "\n").getBytes(StandardCharsets.US_ASCII));
       out.flush();
-      return new BufferedReader(
-              new InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII))
-          .readLine();
+      boolean held = time.equals("hold");
+      if (held) {
+        quiet.incrementAndGet();
+      }
+      try {
+        return new BufferedReader(
+                new InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII))
+            .readLine();
+      } finally {
+        if (held) {
+          quiet.decrementAndGet();
+        }
+      }
     }
   }
 }

@@ -3,9 +3,7 @@ package io.bulkhead.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.bulkhead.Permit;
 import java.time.Duration;
-import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -17,9 +15,10 @@ class RedisConnectionFaultsTest {
 
   private static final Duration POLL = Duration.ofMillis(50);
   private static final Duration COMMAND_TIMEOUT = Duration.ofMillis(200);
+  private static final Duration CALL = Duration.ofMillis(500);
 
   @Test
-  void aRefusedSubscriptionLeaksNoConnectionAndLeasesStillWork() throws Exception {
+  void aRefusedSubscriptionLeaksNoConnectionAndTheLeaseStillWorks() throws Exception {
     int port = RedisServerProcess.freePort();
     try (RedisServerProcess redis =
             new RedisServerProcess(
@@ -38,16 +37,18 @@ class RedisConnectionFaultsTest {
         LogCapture log = LogCapture.library();
         RedisCompartments fleet =
             RedisCompartments.settings()
-                .pollInterval(POLL)
+                .leaseTtl(Duration.ofSeconds(1))
+                .rebalanceInterval(POLL)
                 .commandTimeout(COMMAND_TIMEOUT)
                 .connect(redis.uri())) {
-      FleetBulkhead llm = fleet.builder("llm").limit(3).failClosed().build();
+      FleetBulkhead llm = fleet.builder("llm").limit(3).maxCallDuration(CALL).build();
       assertThat(llm.fleetStats().inFallback())
-          .as("commands work without the subscription: the fleet admits by leases")
+          .as("commands work without the subscription: the lease admits")
           .isFalse();
+      RedisOutageTest.awaitSlots(llm, 3); // a fresh server grants nothing for one term
       llm.tryAcquire().orElseThrow().close();
-      // Forty polls: each used to open a pub/sub connection that the refusal left open. Now at most
-      // one attempt is open at a time (besides the command connection), and each is closed.
+      // Forty intervals: each used to open a pub/sub connection that the refusal left open. Now at
+      // most one attempt is open at a time (besides the command connection), and each is closed.
       await()
           .during(POLL.multipliedBy(40))
           .atMost(POLL.multipliedBy(80))
@@ -59,43 +60,49 @@ class RedisConnectionFaultsTest {
       assertThat(log.warningsContaining("SUBSCRIBE"))
           .as("the refusal, logged once however often it is retried")
           .hasSize(1);
+      assertThat(llm.fleetStats().inFallback()).as("the syncs went on").isFalse();
       llm.tryAcquire().orElseThrow().close();
     }
   }
 
   @Test
   void aConnectionThatLostRequestBytesIsReopenedAfterConsecutiveTimeouts() throws Exception {
+    Duration ttl = Duration.ofSeconds(5);
     try (RedisServerProcess redis = new RedisServerProcess(RedisServerProcess.freePort()).start();
         FaultProxy proxy = new FaultProxy(redis.port());
         LogCapture log = LogCapture.library();
         RedisCompartments fleet =
             RedisCompartments.settings()
-                .pollInterval(POLL)
+                .leaseTtl(ttl)
+                .rebalanceInterval(POLL)
                 .commandTimeout(COMMAND_TIMEOUT)
+                .connectTimeout(Duration.ofSeconds(1))
                 .connect(proxy.uri())) {
-      FleetBulkhead llm = fleet.builder("llm").limit(3).failClosed().build();
-      llm.tryAcquire().orElseThrow().close(); // a lease: failClosed admits nothing without one
+      FleetBulkhead llm = fleet.builder("llm").limit(3).maxCallDuration(CALL).build();
+      RedisOutageTest.awaitSlots(llm, 3);
       assertThat(redis.connectedClients()).isEqualTo(2); // commands and pub/sub
 
-      proxy.dropRequests();
-      assertThat(llm.tryAcquire()).as("its request was lost: timed out, fail closed").isEmpty();
-      proxy.heal();
-      // The connection is up, but the lost command is never answered: each reply now goes to the
-      // command before it. Only a new connection pairs them again.
+      proxy.dropRequests(); // the syncs' commands are lost; their connection stays up
       await()
-          .atMost(Duration.ofSeconds(15))
+          .atMost(Duration.ofSeconds(20))
           .pollInterval(POLL)
-          .until(
-              () -> {
-                Optional<Permit> p = llm.tryAcquire();
-                p.ifPresent(Permit::close);
-                return p.isPresent();
-              });
-      assertThat(log.warningsContaining("timed out")).as("the reconnection, logged").isNotEmpty();
+          .until(() -> llm.fleetStats().reconnects() >= 1);
+      proxy.heal();
+      // Without a new connection no reply would pair with its command again: every sync would
+      // time out and the lease lapse after its TTL. With one, the syncs go on.
+      await()
+          .during(ttl)
+          .atMost(ttl.multipliedBy(3))
+          .pollInterval(POLL)
+          .until(() -> !llm.fleetStats().inFallback());
+      assertThat(log.warningsContaining("commands in a row timed out"))
+          .as("the reconnection, logged")
+          .isNotEmpty();
       await()
           .atMost(Duration.ofSeconds(10))
           .pollInterval(POLL)
           .until(() -> redis.connectedClients() == 2);
+      llm.tryAcquire().orElseThrow().close();
     }
   }
 }

@@ -24,8 +24,15 @@ final class WorkerJvms {
 
   /** Starts {@code main} with {@code args}; a daemon thread reads its output into {@code lines}. */
   static Started start(Class<?> main, String... args) throws IOException {
+    return start(List.of(), main, args);
+  }
+
+  /** Starts {@code main} with these JVM options and {@code args}; see {@link #start}. */
+  static Started start(List<String> jvmOptions, Class<?> main, String... args) throws IOException {
     String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
-    List<String> command = new ArrayList<>(List.of(java, "-cp", testClassPath(), main.getName()));
+    List<String> command = new ArrayList<>(List.of(java));
+    command.addAll(jvmOptions);
+    command.addAll(List.of("-cp", testClassPath(), main.getName()));
     command.addAll(List.of(args));
     Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
     BlockingQueue<String> lines = new LinkedBlockingQueue<>();

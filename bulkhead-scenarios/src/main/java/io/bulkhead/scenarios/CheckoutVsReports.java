@@ -2,9 +2,9 @@ package io.bulkhead.scenarios;
 
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.BulkheadRegistry;
-import io.bulkhead.insight.JsonWriter;
 import io.bulkhead.internal.DaemonThreads;
 import io.bulkhead.internal.Durations;
+import io.bulkhead.internal.JsonWriter;
 import io.bulkhead.jdbc.DatabasePools;
 import io.bulkhead.jdbc.PoolConfig;
 import io.bulkhead.jdbc.PoolStats;
@@ -62,9 +62,8 @@ import java.util.function.Consumer;
  * successfully per second of the phase; reports that completed, were rejected, or failed. When the
  * phase ends the run cancels the report queries still running (counted as cut off, in none of
  * those) and lets the checkout calls still waiting finish; they then get a connection sooner than
- * they would have, so the shared pool's figures are, if anything, flattering.
- *
- * <p>A default run takes about 2 x 50 seconds plus start-up.
+ * they would have, so the shared pool's figures are, if anything, flattering. A default run takes
+ * about 2 x 50 seconds plus start-up.
  */
 public final class CheckoutVsReports {
 
@@ -539,8 +538,9 @@ public final class CheckoutVsReports {
     Duration longestWait() {
       Duration longest = Duration.ZERO;
       for (PoolConfig p : pools) {
-        if (p.maxWait().compareTo(longest) > 0) {
-          longest = p.maxWait();
+        Duration wait = p.maxWait().orElse(Duration.ofNanos(Long.MAX_VALUE)); // empty: unbounded
+        if (wait.compareTo(longest) > 0) {
+          longest = wait;
         }
       }
       return longest;

@@ -32,7 +32,8 @@ public final class FakeUpstream implements AutoCloseable {
   public static final String FAILURE = "the upstream failed\n";
 
   private final Server server;
-  private final Duration delay;
+  private volatile Duration
+      delay; // read per request: a run may slow the upstream down or speed it up
   private final double failureFraction;
   private final int port;
   private final AtomicInteger open = new AtomicInteger();
@@ -81,7 +82,7 @@ public final class FakeUpstream implements AutoCloseable {
                       }
                       Content.Sink.write(response, true, fail ? FAILURE : ANSWER, callback);
                     },
-                    delay.toNanos(),
+                    FakeUpstream.this.delay.toNanos(),
                     TimeUnit.NANOSECONDS);
             return true;
           }
@@ -124,6 +125,21 @@ public final class FakeUpstream implements AutoCloseable {
 
   public Duration delay() {
     return delay;
+  }
+
+  /**
+   * Answers the requests that arrive from now on after {@code delay} (those already waiting keep
+   * theirs): the dependency slows down or recovers during a run. Connections then stay idle for up
+   * to the new delay, so a delay beyond the one given at the start plus a minute may see them
+   * closed.
+   *
+   * @throws IllegalArgumentException if {@code delay} is negative
+   */
+  public void delay(Duration delay) {
+    if (delay.isNegative()) {
+      throw new IllegalArgumentException("delay must not be negative but was " + delay);
+    }
+    this.delay = delay;
   }
 
   /** The fraction of requests answered {@code 500}. */

@@ -3,10 +3,10 @@ package io.bulkhead.scenarios;
 import io.bulkhead.BulkheadRegistry;
 import io.bulkhead.Compartment;
 import io.bulkhead.insight.Insight;
-import io.bulkhead.insight.JsonWriter;
 import io.bulkhead.insight.ResourceView;
 import io.bulkhead.insight.Snapshot;
 import io.bulkhead.internal.DaemonThreads;
+import io.bulkhead.internal.JsonWriter;
 import io.bulkhead.micrometer.BulkheadMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -105,7 +105,7 @@ public final class Observability implements AutoCloseable {
   }
 
   /** The registry {@code /metrics} scrapes, for binders of other meters (a pool's connections). */
-  MeterRegistry meters() {
+  public MeterRegistry meters() {
     return prometheus;
   }
 
@@ -140,8 +140,7 @@ public final class Observability implements AutoCloseable {
     out.beginObject();
     out.name("uptimeMs").value(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNanos));
     out.name("sampleEveryMs").value(SAMPLE_EVERY.toMillis());
-    out.name("compartments");
-    insight.snapshot(this::resourceOf).writeCompartments(out);
+    out.name("compartments").rawValue(insight.snapshot(this::resourceOf).compartmentsJson());
     return out.endObject().toJson();
   }
 

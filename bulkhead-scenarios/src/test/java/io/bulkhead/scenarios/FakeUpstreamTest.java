@@ -50,6 +50,22 @@ class FakeUpstreamTest {
     }
   }
 
+  /** The delay changes while it runs: the next request waits the new one (at least; never less). */
+  @Test
+  void answersAfterTheNewDelay_onceItIsChanged() throws Exception {
+    try (FakeUpstream upstream = FakeUpstream.start(0, Duration.ofMillis(1))) {
+      Duration slower = Duration.ofMillis(400);
+      upstream.delay(slower);
+      long start = System.nanoTime();
+      client.send(
+          HttpRequest.newBuilder(upstream.uri()).build(), HttpResponse.BodyHandlers.ofString());
+      assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(slower);
+      assertThat(upstream.delay()).isEqualTo(slower);
+      assertThatThrownBy(() -> upstream.delay(Duration.ofMillis(-1)))
+          .isInstanceOf(IllegalArgumentException.class);
+    }
+  }
+
   @Test
   void refusesAFractionOutsideZeroToOne() {
     assertThatThrownBy(() -> FakeUpstream.start(0, Duration.ofMillis(1), 1.5))

@@ -49,8 +49,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * HTTP/2 stream is reset leaves the queue; an HTTP/1.1 client that closes its connection is not
  * reported by the containers, so its request keeps its place until admitted or refused.
  *
- * <p>A request enters at most one compartment at this edge, however many such filters it passes.
- * Thread-safe.
+ * <p>A request enters at most one compartment here, however many such filters it passes.
  */
 public final class BulkheadFilter implements Filter {
 

@@ -40,10 +40,7 @@ public final class Rejection {
     Objects.requireNonNull(response, "response");
     Objects.requireNonNull(rejection, "rejection");
     if (response.isCommitted()) {
-      throw new IllegalStateException(
-          "cannot send a 503 for bulkhead '"
-              + rejection.bulkheadName()
-              + "': the response has already been committed");
+      throw HttpRejection.alreadyCommitted(rejection);
     }
     HttpRejection answer = HttpRejection.of(rejection, body);
     write(response, answer.retryAfter(), answer.contentType(), answer.body());

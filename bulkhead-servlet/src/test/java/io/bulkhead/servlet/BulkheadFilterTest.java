@@ -8,9 +8,10 @@ import static org.awaitility.Awaitility.await;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadFullException.Reason;
 import io.bulkhead.BulkheadStats;
-import io.bulkhead.edge.RejectionBody;
 import io.bulkhead.edge.Route;
 import io.bulkhead.edge.RouteTable;
+import io.bulkhead.edge.testing.RawHttp;
+import io.bulkhead.edge.testing.TestBodies;
 import java.net.Socket;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
@@ -345,18 +346,7 @@ class BulkheadFilterTest {
         container,
         BulkheadFilter.of(
             RouteTable.builder().route("/chat/**", llm).route("/broken/**", broken).build(),
-            (rejection, retryAfterSeconds) -> {
-              if (rejection.bulkheadName().equals("broken")) {
-                throw new IllegalStateException("a bug in the body");
-              }
-              return new RejectionBody.Body(
-                  "application/problem+json",
-                  "{\"title\":\"busy\",\"compartment\":\""
-                      + rejection.bulkheadName()
-                      + "\",\"retryAfter\":"
-                      + retryAfterSeconds
-                      + "}");
-            }));
+            TestBodies.busy(new java.util.concurrent.CopyOnWriteArrayList<>())));
     try (Socket a = RawHttp.sendGet(port, "/chat/a")) {
       HeldServlet.Held heldA = app.next();
       RawHttp.Answer refused = RawHttp.get(port, "/chat/b");
@@ -364,8 +354,7 @@ class BulkheadFilterTest {
       assertThat(refused.header("Content-Type")).startsWith("application/problem+json");
       String seconds = refused.header("Retry-After");
       assertThat(Long.parseLong(seconds)).isGreaterThanOrEqualTo(1);
-      assertThat(refused.body())
-          .isEqualTo("{\"title\":\"busy\",\"compartment\":\"llm\",\"retryAfter\":" + seconds + "}");
+      assertThat(refused.body()).isEqualTo(TestBodies.busyJson("llm", seconds));
       heldA.answer("a");
       assertThat(RawHttp.read(a).body()).isEqualTo("a");
     }

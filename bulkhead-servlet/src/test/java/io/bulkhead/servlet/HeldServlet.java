@@ -1,5 +1,6 @@
 package io.bulkhead.servlet;
 
+import io.bulkhead.edge.testing.HeldApp;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
@@ -18,12 +19,12 @@ import java.util.concurrent.TimeUnit;
  * frees. A request is held on its container thread by a latch; paths containing /async are held in
  * the application's own async mode instead; /now answers at once and /throw throws.
  */
-final class HeldServlet extends HttpServlet {
+final class HeldServlet extends HttpServlet implements HeldApp {
 
   private static final long serialVersionUID = 1L;
 
   /** A request the servlet holds. */
-  static final class Held {
+  static final class Held implements HeldApp.Held {
     final String path;
     private final AsyncContext async; // null: held on its thread by `release`
     private final CountDownLatch release = new CountDownLatch(1);
@@ -34,8 +35,14 @@ final class HeldServlet extends HttpServlet {
       this.async = async;
     }
 
+    @Override
+    public String path() {
+      return path;
+    }
+
     /** Lets the servlet answer {@code body}. */
-    void answer(String body) throws IOException {
+    @Override
+    public void answer(String body) throws IOException {
       if (async == null) {
         this.body = body;
         release.countDown();
@@ -83,7 +90,8 @@ final class HeldServlet extends HttpServlet {
   }
 
   /** The next request the servlet holds, waiting up to 10 s for it. */
-  Held next() throws InterruptedException {
+  @Override
+  public Held next() throws InterruptedException {
     Held h = held.poll(10, TimeUnit.SECONDS);
     if (h == null) {
       throw new AssertionError("no request reached the servlet within 10 s");

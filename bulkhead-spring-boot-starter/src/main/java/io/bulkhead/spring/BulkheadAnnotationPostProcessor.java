@@ -11,6 +11,7 @@ import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.core.MethodIntrospector;
 import org.springframework.core.annotation.AnnotationUtils;
 import org.springframework.util.function.SingletonSupplier;
@@ -43,8 +44,13 @@ final class BulkheadAnnotationPostProcessor extends AbstractBeanFactoryAwareAdvi
         beanFactory.getBeanProvider(BulkheadMethodAdapter.class);
     Supplier<List<BulkheadMethodAdapter>> orderedAdapters =
         SingletonSupplier.of(() -> adapters.orderedStream().toList());
+    ClassLoader classLoader =
+        beanFactory instanceof ConfigurableBeanFactory configurable
+            ? configurable.getBeanClassLoader()
+            : null;
     interceptor =
-        new BulkheadMethodInterceptor(SingletonSupplier.of(registry::getObject), orderedAdapters);
+        new BulkheadMethodInterceptor(
+            SingletonSupplier.of(registry::getObject), orderedAdapters, classLoader);
     advisor =
         new DefaultPointcutAdvisor(
             new AnnotationMatchingPointcut(null, Bulkhead.class, true), interceptor);

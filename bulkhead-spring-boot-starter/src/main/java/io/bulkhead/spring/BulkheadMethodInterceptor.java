@@ -53,6 +53,7 @@ final class BulkheadMethodInterceptor implements MethodInterceptor {
 
   private final Supplier<BulkheadRegistry> registry;
   private final Supplier<List<BulkheadMethodAdapter>> adapters;
+  private final @Nullable ClassLoader classLoader;
   private final Map<Method, Handler> handlers = new ConcurrentHashMap<>();
 
   /** How one method runs: in which compartment, how, and what a refused call returns instead. */
@@ -62,10 +63,16 @@ final class BulkheadMethodInterceptor implements MethodInterceptor {
       @Nullable BulkheadMethodAdapter adapter,
       @Nullable FallbackMethod fallback) {}
 
+  /**
+   * @param classLoader the application's (its bean class loader): which optional types it has
+   */
   BulkheadMethodInterceptor(
-      Supplier<BulkheadRegistry> registry, Supplier<List<BulkheadMethodAdapter>> adapters) {
+      Supplier<BulkheadRegistry> registry,
+      Supplier<List<BulkheadMethodAdapter>> adapters,
+      @Nullable ClassLoader classLoader) {
     this.registry = registry;
     this.adapters = adapters;
+    this.classLoader = classLoader;
   }
 
   @Override
@@ -173,7 +180,8 @@ final class BulkheadMethodInterceptor implements MethodInterceptor {
         annotation.fallbackMethod().isEmpty()
             ? null
             : FallbackMethod.resolve(method, name, annotation.fallbackMethod());
-    ClassLoader loader = method.getDeclaringClass().getClassLoader();
+    ClassLoader loader =
+        classLoader != null ? classLoader : method.getDeclaringClass().getClassLoader();
     if (KotlinDetector.isSuspendingFunction(method)) {
       return suspending(method, name, fallback, loader);
     }
@@ -231,7 +239,7 @@ final class BulkheadMethodInterceptor implements MethodInterceptor {
    * Without it the method would return at its first suspension, so it is refused.
    */
   private Handler suspending(
-      Method method, String name, @Nullable FallbackMethod fallback, ClassLoader loader) {
+      Method method, String name, @Nullable FallbackMethod fallback, @Nullable ClassLoader loader) {
     if (!ClassUtils.isPresent(COROUTINES_REACTOR, loader)) {
       throw refused(
           method,

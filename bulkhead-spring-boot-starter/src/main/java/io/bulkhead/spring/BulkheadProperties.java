@@ -50,6 +50,9 @@ public class BulkheadProperties {
    */
   private Map<String, Database> datasources = new LinkedHashMap<>();
 
+  /** The web edge's own settings, {@code bulkhead.edge.*}. */
+  private final Edge edge = new Edge();
+
   /** Creates empty settings; Spring binds them. */
   public BulkheadProperties() {}
 
@@ -83,6 +86,35 @@ public class BulkheadProperties {
     this.datasources = datasources;
   }
 
+  /** The web edge's settings. */
+  public Edge getEdge() {
+    return edge;
+  }
+
+  /** The web edge's settings, {@code bulkhead.edge.*}. */
+  public static class Edge {
+
+    /**
+     * Whether paths may send the management (Actuator) endpoints of the application's own server
+     * into compartments. Off by default: they are left out of every compartment, so health checks
+     * answer while one is full, and a pattern naming them (/actuator/**) fails start-up.
+     */
+    private boolean includeManagement;
+
+    /** Creates the defaults; Spring binds them. */
+    public Edge() {}
+
+    /** Whether paths may cover the management endpoints. */
+    public boolean isIncludeManagement() {
+      return includeManagement;
+    }
+
+    /** Sets whether paths may cover the management endpoints; for binding. */
+    public void setIncludeManagement(boolean includeManagement) {
+      this.includeManagement = includeManagement;
+    }
+  }
+
   /** The settings of one compartment, {@code bulkhead.compartments.<name>.*}. */
   public static class Compartment {
 
@@ -102,9 +134,9 @@ public class BulkheadProperties {
     private @Nullable String budget;
 
     /**
-     * Path patterns whose requests enter this compartment at the web edge: an exact path (/login)
-     * or a path and everything below it (/chat/**). Enforced by bulkhead-servlet's filter in Spring
-     * MVC and by a WebFilter with bulkhead-reactor in WebFlux.
+     * Path patterns whose requests enter this compartment at the web edge, in Spring's syntax
+     * (/login, /chat/** for /chat and everything below it, /users/{id}). Enforced by
+     * bulkhead-servlet's filter in Spring MVC and by a WebFilter with bulkhead-reactor in WebFlux.
      */
     private List<String> paths = new ArrayList<>();
 

@@ -1,13 +1,10 @@
 package io.bulkhead.spring;
 
-import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.edge.HttpRejection;
 import io.bulkhead.edge.RejectionBody;
+import io.bulkhead.edge.Route;
 import io.bulkhead.reactor.BulkheadOperator;
-import java.util.List;
-import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpHeaders;
@@ -29,37 +26,33 @@ import reactor.core.publisher.Mono;
  */
 
 /**
- * WebFlux's edge: the handling of a request whose path matches a compartment's {@code paths} enters
- * that compartment through {@link BulkheadOperator}. It waits for a slot without a thread, holds it
- * until the response is written or the client goes, and a full compartment is answered with the
- * same {@code 503}, {@code Retry-After} and problem body as {@link BulkheadProblemHandler}'s,
- * without running the handler.
+ * WebFlux's edge: the handling of a request whose path within the application matches a
+ * compartment's {@code paths} ({@link EdgeRoutes}) enters that compartment through {@link
+ * BulkheadOperator}. It waits for a slot without a thread, holds it until the response is written
+ * or the client goes, and a full compartment is answered with the same {@code 503}, {@code
+ * Retry-After} and problem body as {@link BulkheadProblemHandler}'s, without running the handler.
  */
 final class BulkheadWebFilter implements WebFilter, Ordered {
 
-  private final List<EdgePath.Route> routes;
-  private final Map<String, Bulkhead> compartments;
+  private final EdgeRoutes routes;
 
-  BulkheadWebFilter(List<EdgePath.Route> routes, Map<String, Bulkhead> compartments) {
-    this.routes = List.copyOf(routes);
-    this.compartments = Map.copyOf(compartments);
+  BulkheadWebFilter(EdgeRoutes routes) {
+    this.routes = routes;
   }
 
   @Override
   public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
-    String path = exchange.getRequest().getPath().pathWithinApplication().value();
-    Optional<EdgePath.Route> route = EdgePath.select(routes, path);
-    if (route.isEmpty()) {
+    if (!(routes.route(exchange.getRequest().getPath().pathWithinApplication())
+        instanceof Route.Through through)) {
       return chain.filter(exchange);
     }
-    Bulkhead compartment = compartments.get(route.get().compartment());
     AtomicBoolean admitted = new AtomicBoolean();
     return Mono.defer(
             () -> {
               admitted.set(true);
               return chain.filter(exchange);
             })
-        .transformDeferred(BulkheadOperator.of(compartment))
+        .transformDeferred(BulkheadOperator.of(through.bulkhead()))
         .onErrorResume(
             failure -> failure instanceof BulkheadFullException && !admitted.get(),
             failure -> refuse(exchange.getResponse(), (BulkheadFullException) failure));
@@ -82,9 +75,6 @@ final class BulkheadWebFilter implements WebFilter, Ordered {
 
   @Override
   public String toString() {
-    return "BulkheadWebFilter"
-        + routes.stream()
-            .map(route -> route.path().pattern() + " -> " + route.compartment())
-            .toList();
+    return "BulkheadWebFilter" + routes;
   }
 }

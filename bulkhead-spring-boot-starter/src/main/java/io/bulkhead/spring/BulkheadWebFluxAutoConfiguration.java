@@ -1,14 +1,11 @@
 package io.bulkhead.spring;
 
-import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadRegistry;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.web.reactive.DispatcherHandler;
@@ -44,18 +41,20 @@ public class BulkheadWebFluxAutoConfiguration {
   static class EdgeFilter {
 
     /**
-     * The filter with one route per {@code paths} entry (it lets every request through when no
-     * compartment has any); a bean of this name of the application's own replaces it.
+     * The filter with the {@code paths} of every compartment ({@link EdgeRoutes}; it lets every
+     * request through when no compartment has any); a bean of this name of the application's own
+     * replaces it.
      */
     @Bean(FILTER_NAME)
     @ConditionalOnMissingBean(name = FILTER_NAME)
-    WebFilter bulkheadWebFilter(BulkheadRegistry registry, BulkheadProperties properties) {
-      List<EdgePath.Route> routes = EdgePath.routes(properties);
-      Map<String, Bulkhead> compartments = new LinkedHashMap<>();
-      for (EdgePath.Route route : routes) {
-        compartments.put(route.compartment(), EdgeRoutes.compartment(registry, route));
-      }
-      return new BulkheadWebFilter(routes, compartments);
+    WebFilter bulkheadWebFilter(
+        BulkheadRegistry registry, BulkheadProperties properties, ApplicationContext context) {
+      return new BulkheadWebFilter(
+          EdgeRoutes.of(
+              properties,
+              registry,
+              ManagementPaths.of(context, ""),
+              properties.getEdge().isIncludeManagement()));
     }
   }
 }

@@ -2,15 +2,14 @@ package io.bulkhead.spring;
 
 import io.bulkhead.BulkheadRegistry;
 import io.bulkhead.edge.RejectionBody;
-import io.bulkhead.edge.RouteTable;
 import io.bulkhead.servlet.BulkheadFilter;
 import jakarta.servlet.DispatcherType;
-import java.util.List;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.web.servlet.DispatcherServlet;
@@ -52,22 +51,27 @@ public class BulkheadWebMvcAutoConfiguration {
   static class EdgeFilter {
 
     /**
-     * The filter with one route per {@code paths} entry, mapped to every request for the {@code
-     * REQUEST} and {@code ASYNC} dispatches; disabled when no compartment has {@code paths}. A
-     * registration bean of this name of the application's own replaces it.
+     * The filter with the {@code paths} of every compartment ({@link EdgeRoutes}), mapped to every
+     * request for the {@code REQUEST} and {@code ASYNC} dispatches; disabled when no compartment
+     * has {@code paths}. A registration bean of this name of the application's own replaces it.
      */
     @Bean(FILTER_NAME)
     @ConditionalOnMissingBean(name = FILTER_NAME)
     FilterRegistrationBean<BulkheadFilter> bulkheadFilter(
-        BulkheadRegistry registry, BulkheadProperties properties) {
-      List<EdgePath.Route> routes = EdgePath.routes(properties);
-      RouteTable.Builder table = RouteTable.builder();
-      for (EdgePath.Route route : routes) {
-        table.route(route.path().pattern(), EdgeRoutes.compartment(registry, route));
-      }
+        BulkheadRegistry registry, BulkheadProperties properties, ApplicationContext context) {
+      String servletPath = context.getEnvironment().getProperty("spring.mvc.servlet.path", "/");
+      String prefix =
+          servletPath.endsWith("/")
+              ? servletPath.substring(0, servletPath.length() - 1)
+              : servletPath;
+      EdgeRoutes routes =
+          EdgeRoutes.of(
+              properties,
+              registry,
+              ManagementPaths.of(context, prefix),
+              properties.getEdge().isIncludeManagement());
       FilterRegistrationBean<BulkheadFilter> registration =
-          new FilterRegistrationBean<>(
-              BulkheadFilter.of(table.build(), RejectionBody.problemJson()));
+          new FilterRegistrationBean<>(BulkheadFilter.of(routes, RejectionBody.problemJson()));
       registration.setName(FILTER_NAME);
       registration.setAsyncSupported(true);
       registration.setDispatcherTypes(DispatcherType.REQUEST, DispatcherType.ASYNC);

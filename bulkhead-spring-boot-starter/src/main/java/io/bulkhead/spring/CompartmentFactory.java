@@ -4,6 +4,7 @@ import io.bulkhead.Budget;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadBuilder;
 import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.internal.Urls;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -51,7 +52,7 @@ final class CompartmentFactory {
               budgets.put(name, build(key, capacity, () -> Budget.of(name, capacity)));
             });
     BulkheadRegistry registry = BulkheadRegistry.create();
-    EdgePath.routes(properties); // checks every paths entry, whichever web stack enforces them
+    EdgePath.check(properties); // every paths entry, whichever web stack enforces them
     properties
         .getCompartments()
         .forEach(
@@ -133,7 +134,9 @@ final class CompartmentFactory {
   }
 
   private static Upstream upstream(String name, String value) {
-    return build(COMPARTMENTS + name + ".upstream", value, () -> Upstream.parse(value));
+    // The value may carry a user and password: the refusal names it masked.
+    return build(
+        COMPARTMENTS + name + ".upstream", Urls.masked(value), () -> Upstream.parse(value));
   }
 
   private static <T> void apply(String key, T value, Consumer<T> setter) {

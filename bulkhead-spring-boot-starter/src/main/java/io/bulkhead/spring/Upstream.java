@@ -1,5 +1,6 @@
 package io.bulkhead.spring;
 
+import io.bulkhead.internal.Urls;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.Locale;
@@ -42,8 +43,8 @@ record Upstream(@Nullable String scheme, String host, int port, String path) {
     if (hostOnly && uri.getRawPath() != null && !uri.getRawPath().isEmpty()) {
       throw new IllegalArgumentException(
           "has a path but no scheme: give a base URL with its scheme"
-              + " (https://"
-              + trimmed
+              + " ("
+              + Urls.masked("https://" + trimmed)
               + ") or the host alone");
     }
     String scheme = uri.getScheme() == null ? null : uri.getScheme().toLowerCase(Locale.ROOT);

@@ -1,6 +1,7 @@
 package io.bulkhead.spring;
 
 import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.internal.Urls;
 import io.bulkhead.jdbc.DatabasePools;
 import io.bulkhead.jdbc.PoolConfig;
 import io.bulkhead.jdbc.WorkloadPool;
@@ -76,7 +77,7 @@ final class WorkloadDataSources implements AutoCloseable {
           prefix + "url",
           "the pools need the database's JDBC URL (jdbc:postgresql://db:5432/" + name + ")");
     }
-    check(prefix + "url", url, () -> b.jdbcUrl(url));
+    check(prefix + "url", Urls.masked(url), () -> b.jdbcUrl(url)); // named without its password
     if (settings.getUsername() != null) {
       b.username(settings.getUsername());
     }

@@ -35,7 +35,8 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * {@code paths} in Spring MVC on an embedded Tomcat, over real HTTP: the servlet filter the starter
  * registers puts {@code /chat/**} into the "llm" compartment before any controller runs, and
- * answers a full one with the problem body.
+ * answers a full one with the problem body; {@code /**} puts every other request into "server",
+ * except the Actuator endpoints, which answer while it is full.
  */
 @SpringBootTest(
     classes = ServletEdgeTest.ChatApplication.class,
@@ -47,7 +48,10 @@ import tools.jackson.databind.json.JsonMapper;
       "bulkhead.compartments.queued.limit=1",
       "bulkhead.compartments.queued.max-queue=1",
       "bulkhead.compartments.queued.max-wait=30s",
-      "bulkhead.compartments.queued.paths=/queued"
+      "bulkhead.compartments.queued.paths=/queued",
+      "bulkhead.compartments.server.limit=1",
+      "bulkhead.compartments.server.paths=/**",
+      "management.endpoints.web.exposure.include=health,compartments"
     })
 class ServletEdgeTest {
 
@@ -88,6 +92,16 @@ class ServletEdgeTest {
     String login() {
       return "welcome";
     }
+
+    static volatile CountDownLatch slowEntered = new CountDownLatch(0);
+    static volatile CountDownLatch slowRelease = new CountDownLatch(0);
+
+    @GetMapping("/slow")
+    String slow() throws InterruptedException {
+      slowEntered.countDown();
+      slowRelease.await();
+      return "slow";
+    }
   }
 
   @LocalServerPort int port;
@@ -116,7 +130,9 @@ class ServletEdgeTest {
     RouteTable routes = filter.getFilter().routes();
     assertThat(routes.route("/chat")).isEqualTo(Route.through(registry.bulkhead("llm").get()));
     assertThat(routes.route("/chat/x/y")).isEqualTo(routes.route("/chat"));
-    assertThat(routes.route("/chatter")).isEqualTo(Route.bypass());
+    assertThat(routes.route("/chatter"))
+        .isEqualTo(Route.through(registry.bulkhead("server").get())); // /** takes the rest
+    assertThat(routes.route("/actuator/health")).isEqualTo(Route.bypass());
   }
 
   @Test
@@ -194,6 +210,32 @@ class ServletEdgeTest {
     assertThat(after.admitted() - before.admitted()).isEqualTo(2);
     assertThat(after.completed() - before.completed()).isEqualTo(2);
     assertThat(after.waiting()).isZero();
+  }
+
+  @Test
+  void theActuatorAnswers_whileOneSlowCallHoldsTheOnlySlotOfSlashStarStar() throws Exception {
+    ChatController.slowEntered = new CountDownLatch(1);
+    ChatController.slowRelease = new CountDownLatch(1);
+    CompletableFuture<HttpResponse<String>> held =
+        http.sendAsync(request("/slow"), HttpResponse.BodyHandlers.ofString());
+    try {
+      assertThat(ChatController.slowEntered.await(PATIENCE.toMillis(), TimeUnit.MILLISECONDS))
+          .isTrue();
+      assertThat(stats("server").inFlight()).isEqualTo(1);
+      assertThat(http.send(request("/login"), HttpResponse.BodyHandlers.ofString()).statusCode())
+          .as("/** is full")
+          .isEqualTo(503);
+
+      for (String path : new String[] {"/actuator/health", "/actuator/compartments", "/actuator"}) {
+        HttpResponse<String> answer =
+            http.send(request(path), HttpResponse.BodyHandlers.ofString());
+        assertThat(answer.statusCode()).as(path).isEqualTo(200);
+      }
+    } finally {
+      ChatController.slowRelease.countDown();
+    }
+    assertThat(held.get(PATIENCE.toSeconds(), TimeUnit.SECONDS).body()).isEqualTo("slow");
+    await().atMost(PATIENCE).until(() -> stats("server").inFlight() == 0);
   }
 
   private BulkheadStats awaitIdle() {

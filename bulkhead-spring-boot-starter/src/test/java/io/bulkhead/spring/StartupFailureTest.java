@@ -255,6 +255,39 @@ class StartupFailureTest {
   }
 
   @Test
+  void anUpstreamsUserAndPassword_areNeverPrinted(CapturedOutput output) {
+    Throwable failure =
+        startFailure(
+            Compartments.class,
+            "bulkhead.compartments.llm.limit=2",
+            "bulkhead.compartments.llm.upstream=ftp://svc:s3cret@llm.internal/v1");
+
+    assertThat(description(failure, output))
+        .isEqualTo(
+            "bulkhead.compartments.llm.upstream=ftp://***@llm.internal/v1: scheme must be http or"
+                + " https but was ftp");
+    assertThat(output.getOut() + output.getErr()).doesNotContain("s3cret").doesNotContain("svc:");
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      assertThat(String.valueOf(t.getMessage())).doesNotContain("s3cret");
+    }
+  }
+
+  @Test
+  void aHostWithAPathButNoScheme_isRefusedWithoutItsPassword(CapturedOutput output) {
+    Throwable failure =
+        startFailure(
+            Compartments.class,
+            "bulkhead.compartments.llm.limit=2",
+            "bulkhead.compartments.llm.upstream=svc:s3cret@llm.internal/v1");
+
+    assertThat(description(failure, output))
+        .isEqualTo(
+            "bulkhead.compartments.llm.upstream=***@llm.internal/v1: has a path but no scheme: give"
+                + " a base URL with its scheme (https://***@llm.internal/v1) or the host alone");
+    assertThat(output.getOut() + output.getErr()).doesNotContain("s3cret");
+  }
+
+  @Test
   void anAnnotationNamingNoCompartmentNamesTheBeanMethodAndTheName(CapturedOutput output) {
     Throwable failure = startFailure(UnknownCompartment.class, "bulkhead.compartments.llm.limit=2");
 
@@ -315,18 +348,15 @@ class StartupFailureTest {
   }
 
   @Test
-  void aPathPatternIsAnExactPathOrAPrefix(CapturedOutput output) {
+  void aPathPatternIsSpringsPathPattern(CapturedOutput output) {
     Throwable failure =
         startFailure(
             Compartments.class,
             "bulkhead.compartments.llm.limit=2",
-            "bulkhead.compartments.llm.paths=/chat/*");
+            "bulkhead.compartments.llm.paths=/chat/**/more");
 
     assertThat(description(failure, output))
-        .startsWith(
-            "bulkhead.compartments.llm.paths[0]=/chat/*:"
-                + " a path pattern is an exact path (/login) or a path followed by /** for everything below"
-                + " it (/chat/**)");
+        .startsWith("bulkhead.compartments.llm.paths[0]=/chat/**/more: not a Spring path pattern:");
   }
 
   @Test

@@ -32,7 +32,9 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * {@code paths} in Spring WebFlux on Netty, over real HTTP: the {@code WebFilter} the starter
  * registers puts {@code /chat/**} into the "llm" compartment before any handler runs, holds the
- * slot until the response is written, and answers a full compartment with the problem body.
+ * slot until the response is written, and answers a full compartment with the problem body; {@code
+ * /**} puts every other request into "server", except the Actuator endpoints, which answer while it
+ * is full.
  */
 @SpringBootTest(
     classes = WebFluxEdgeTest.ChatApplication.class,
@@ -41,7 +43,10 @@ import tools.jackson.databind.json.JsonMapper;
       "spring.main.web-application-type=reactive",
       "bulkhead.compartments.llm.limit=1",
       "bulkhead.compartments.llm.max-queue=0",
-      "bulkhead.compartments.llm.paths=/chat/**"
+      "bulkhead.compartments.llm.paths=/chat/**",
+      "bulkhead.compartments.server.limit=1",
+      "bulkhead.compartments.server.paths=/**",
+      "management.endpoints.web.exposure.include=health,compartments"
     })
 class WebFluxEdgeTest {
 
@@ -70,6 +75,15 @@ class WebFluxEdgeTest {
     @GetMapping("/login")
     Mono<String> login() {
       return Mono.just("welcome");
+    }
+
+    static volatile CountDownLatch slowEntered = new CountDownLatch(0);
+    static volatile Sinks.One<String> slowAnswer = Sinks.one();
+
+    @GetMapping("/slow")
+    Mono<String> slow() {
+      slowEntered.countDown();
+      return slowAnswer.asMono();
     }
   }
 
@@ -132,12 +146,42 @@ class WebFluxEdgeTest {
         .isEqualTo(1);
   }
 
+  @Test
+  void theActuatorAnswers_whileOneSlowCallHoldsTheOnlySlotOfSlashStarStar() throws Exception {
+    ChatController.slowEntered = new CountDownLatch(1);
+    ChatController.slowAnswer = Sinks.one();
+    CompletableFuture<HttpResponse<String>> held =
+        http.sendAsync(request("/slow"), HttpResponse.BodyHandlers.ofString());
+    try {
+      assertThat(ChatController.slowEntered.await(PATIENCE.toMillis(), TimeUnit.MILLISECONDS))
+          .isTrue();
+      assertThat(stats("server").inFlight()).isEqualTo(1);
+      assertThat(http.send(request("/login"), HttpResponse.BodyHandlers.ofString()).statusCode())
+          .as("/** is full")
+          .isEqualTo(503);
+
+      for (String path : new String[] {"/actuator/health", "/actuator/compartments", "/actuator"}) {
+        HttpResponse<String> answer =
+            http.send(request(path), HttpResponse.BodyHandlers.ofString());
+        assertThat(answer.statusCode()).as(path).isEqualTo(200);
+      }
+    } finally {
+      ChatController.slowAnswer.tryEmitValue("slow");
+    }
+    assertThat(held.get(PATIENCE.toSeconds(), TimeUnit.SECONDS).body()).isEqualTo("slow");
+    await().atMost(PATIENCE).until(() -> stats("server").inFlight() == 0);
+  }
+
   private BulkheadStats awaitIdle() {
     await().atMost(PATIENCE).until(() -> stats().inFlight() == 0);
     return stats();
   }
 
   private BulkheadStats stats() {
-    return registry.find("llm").orElseThrow().stats();
+    return stats("llm");
+  }
+
+  private BulkheadStats stats(String name) {
+    return registry.find(name).orElseThrow().stats();
   }
 }

@@ -34,7 +34,12 @@ import tools.jackson.databind.json.JsonMapper;
 @SpringBootTest(
     classes = WebFluxIntegrationTest.ReactiveApplication.class,
     webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-    properties = {"spring.main.web-application-type=reactive", "bulkhead.compartments.llm.limit=1"})
+    properties = {
+      "spring.main.web-application-type=reactive",
+      "bulkhead.compartments.llm.limit=1",
+      "management.endpoints.web.exposure.include=health",
+      "management.endpoint.health.show-details=always"
+    })
 class WebFluxIntegrationTest {
 
   private static final Duration PATIENCE = Duration.ofSeconds(30);
@@ -116,6 +121,13 @@ class WebFluxIntegrationTest {
     assertThat(service.awaitEntered()).isTrue();
 
     HttpResponse<String> refused = http.send(request, HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> health =
+        http.send(
+            HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + port + "/actuator/health/bulkheads"))
+                .timeout(PATIENCE)
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
 
     assertThat(refused.statusCode()).isEqualTo(503);
     assertThat(refused.headers().firstValue("Content-Type")).hasValue("application/problem+json");
@@ -125,6 +137,11 @@ class WebFluxIntegrationTest {
     assertThat(problem.get("status").asInt()).isEqualTo(503);
     assertThat(problem.get("compartment").asString()).isEqualTo("llm");
     assertThat(problem.get("reason").asString()).isEqualTo("queue_full");
+
+    assertThat(health.statusCode()).isEqualTo(200);
+    JsonNode bulkheads = JsonMapper.builder().build().readTree(health.body());
+    assertThat(bulkheads.get("status").asString()).isEqualTo("UP");
+    assertThat(bulkheads.get("details").get("llm").get("inFlight").asInt()).isEqualTo(1);
 
     service.release();
     assertThat(first.get(PATIENCE.toSeconds(), TimeUnit.SECONDS).body()).isEqualTo("answer");

@@ -44,7 +44,8 @@ import tools.jackson.databind.json.JsonMapper;
       "bulkhead.compartments.llm.limit=2",
       "bulkhead.compartments.llm.maxQueue=0", // relaxed binding: camelCase as well as kebab-case
       "bulkhead.compartments.upstream-api.limit=1",
-      "management.endpoints.web.exposure.include=compartments,prometheus"
+      "management.endpoints.web.exposure.include=compartments,compartmentevents,health,prometheus",
+      "management.endpoint.health.show-details=always"
     })
 class WebIntegrationTest {
 
@@ -123,6 +124,7 @@ class WebIntegrationTest {
 
   @Test
   void aFullCompartmentAnswers503WithRetryAfterAndAProblemBody() throws Exception {
+    long recordedBefore = recordedRejections();
     service.hold(2);
     CompletableFuture<HttpResponse<String>> plain =
         http.sendAsync(request("/plain"), HttpResponse.BodyHandlers.ofString());
@@ -157,6 +159,13 @@ class WebIntegrationTest {
       assertThat(problem.get("reason").asString()).isEqualTo("queue_full");
     }
     assertThat(stats("llm").rejected(BulkheadFullException.Reason.QUEUE_FULL)).isEqualTo(2);
+    JsonNode events = JSON.readTree(get("/actuator/compartmentevents/llm").body());
+    JsonNode llmEvents = events.get("compartments").get("llm");
+    assertThat(llmEvents.get("recorded").asLong() - recordedBefore).isEqualTo(2);
+    JsonNode last = llmEvents.get("events").get(llmEvents.get("events").size() - 1);
+    assertThat(last.get("reason").asString()).isEqualTo("queue_full");
+    assertThat(java.time.Instant.parse(last.get("time").asString()))
+        .isBetween(java.time.Instant.now().minus(PATIENCE), java.time.Instant.now());
 
     service.releaseAll();
     assertThat(plain.get(PATIENCE.toSeconds(), TimeUnit.SECONDS).body()).isEqualTo("plain");
@@ -195,6 +204,29 @@ class WebIntegrationTest {
       assertThat(only.get(0).get("name").asString()).isEqualTo("llm");
       assertThat(get("/actuator/compartments/nope").statusCode()).isEqualTo(404);
 
+      HttpResponse<String> health = get("/actuator/health/bulkheads");
+      System.out.println("/actuator/health/bulkheads with one call in flight: " + health.body());
+      assertThat(health.statusCode()).isEqualTo(200);
+      JsonNode bulkheads = JSON.readTree(health.body());
+      assertThat(bulkheads.get("status").asString()).isEqualTo("UP");
+      assertThat(bulkheads.get("details").get("llm").get("inFlight").asInt()).isEqualTo(1);
+      assertThat(bulkheads.get("details").get("llm").get("limit").asInt()).isEqualTo(2);
+      assertThat(bulkheads.get("details").get("llm").get("state").asString()).isNotEmpty();
+
+      // Read-only unless the application allows writes: no POST mapping (which this application's
+      // catch-all handler turns into a 500 of its own), and the limit stays.
+      HttpResponse<String> write =
+          http.send(
+              HttpRequest.newBuilder(
+                      URI.create("http://127.0.0.1:" + port + "/actuator/compartments/llm"))
+                  .timeout(PATIENCE)
+                  .header("Content-Type", "application/json")
+                  .POST(HttpRequest.BodyPublishers.ofString("{\"limit\":5}"))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      assertThat(write.body()).isEqualTo("{\"error\":\"HttpRequestMethodNotSupportedException\"}");
+      assertThat(stats("llm").limit()).isEqualTo(2);
+
       HttpResponse<String> prometheus = get("/actuator/prometheus");
       assertThat(prometheus.statusCode()).isEqualTo(200);
       assertThat(prometheus.body())
@@ -207,6 +239,14 @@ class WebIntegrationTest {
       service.releaseAll();
     }
     assertThat(plain.get(PATIENCE.toSeconds(), TimeUnit.SECONDS).body()).isEqualTo("plain");
+  }
+
+  private long recordedRejections() throws Exception {
+    return JSON.readTree(get("/actuator/compartmentevents/llm").body())
+        .get("compartments")
+        .get("llm")
+        .get("recorded")
+        .asLong();
   }
 
   @Test

@@ -1,6 +1,6 @@
 package io.bulkhead.benchmarks.peer;
 
-import io.bulkhead.insight.JsonWriter;
+import io.bulkhead.internal.JsonWriter;
 import io.bulkhead.scenarios.DemoSettings;
 import io.bulkhead.scenarios.Latency;
 import io.bulkhead.scenarios.LoadResult;

@@ -1,8 +1,8 @@
 package io.bulkhead.benchmarks.scale;
 
 import io.bulkhead.config.Quantities;
-import io.bulkhead.insight.JsonWriter;
 import io.bulkhead.internal.DaemonThreads;
+import io.bulkhead.internal.JsonWriter;
 import io.bulkhead.scenarios.AppSettings;
 import io.bulkhead.scenarios.DemoApp;
 import io.bulkhead.scenarios.FakeUpstream;

@@ -1,7 +1,7 @@
 package io.bulkhead.benchmarks.soak;
 
 import io.bulkhead.config.Quantities;
-import io.bulkhead.insight.JsonWriter;
+import io.bulkhead.internal.JsonWriter;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.time.Instant;

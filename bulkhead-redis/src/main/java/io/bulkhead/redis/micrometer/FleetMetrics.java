@@ -8,18 +8,18 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.ToDoubleFunction;
 
 /**
  * Micrometer meters for what a fleet compartment adds to an ordinary one: its fallback switches,
- * the calls its fallback policy refused, the calls that timed out waiting for a lease, the leases
- * it lost, whether it admits by its fallback policy now, and the leases it holds.
+ * the calls its fallback policy refused, the calls that timed out waiting for a slot of the lease,
+ * the leases it lost, the calls that overran, whether it admits by its fallback policy now, and its
+ * lease's slots and the calls on them.
  *
  * <pre>{@code
- * FleetBulkhead llm = fleet.builder("llm").limit(10).build();
+ * FleetBulkhead llm = fleet.builder("llm").limit(10).maxCallDuration(Duration.ofSeconds(30)).build();
  * BulkheadMetrics.of(llm).bindTo(meterRegistry);   // bulkhead-micrometer: limit, in flight, waiting,
  *                                                  // admitted, rejected{reason}, timers
  * FleetMetrics.of(llm).bindTo(meterRegistry);      // the fleet's own, below
@@ -43,16 +43,21 @@ import java.util.function.ToDoubleFunction;
  *       <td>{@link FleetStats#fleetTimeouts()}</td></tr>
  *   <tr><td>{@value #LEASES_LOST}</td><td>counter</td><td>{@code bulkhead_fleet_leases_lost_total}</td>
  *       <td>{@link FleetStats#leasesLost()}</td></tr>
+ *   <tr><td>{@value #CALLS_OVERRAN}</td><td>counter</td>
+ *       <td>{@code bulkhead_fleet_calls_overran_total}</td>
+ *       <td>{@link FleetStats#callsOverran()}</td></tr>
  *   <tr><td>{@value #IN_FALLBACK}</td><td>gauge, 1 or 0</td><td>{@code bulkhead_fleet_in_fallback}</td>
  *       <td>{@link FleetStats#inFallback()}</td></tr>
- *   <tr><td>{@value #LEASES_HELD}</td><td>gauge</td><td>{@code bulkhead_fleet_leases_held}</td>
- *       <td>{@link FleetStats#leasesHeld()}</td></tr>
+ *   <tr><td>{@value #LEASE_SLOTS}</td><td>gauge</td><td>{@code bulkhead_fleet_lease_slots}</td>
+ *       <td>{@link FleetStats#leaseSlots()}</td></tr>
+ *   <tr><td>{@value #LEASE_IN_USE}</td><td>gauge</td><td>{@code bulkhead_fleet_lease_in_use}</td>
+ *       <td>{@link FleetStats#leaseInUse()}</td></tr>
  * </table>
  *
  * <p>The two counters of refusals are a breakdown, not more rejections: a fleet compartment counts
- * a call refused by its fallback policy, or one that waited for a lease past its {@code maxWait},
- * as any compartment counts a rejection, so each call they count is also in {@code
- * bulkhead.rejected} with {@code reason} {@code queue_full} or {@code wait_timeout}.
+ * a call refused by its fallback policy, or one that waited for a slot past its {@code maxWait}, as
+ * any compartment counts a rejection, so each call they count is also in {@code bulkhead.rejected}
+ * with {@code reason} {@code queue_full} or {@code wait_timeout}.
  *
  * <p>Each meter reads {@link FleetBulkhead#fleetStats()} when the registry polls it, so it costs
  * nothing on the call path; counters are cumulative since the compartment was built. Close this
@@ -64,7 +69,10 @@ import java.util.function.ToDoubleFunction;
  */
 public final class FleetMetrics implements MeterBinder, AutoCloseable {
 
-  /** Counter: switches to the fallback policy (Redis unreachable, or back with a new epoch). */
+  /**
+   * Counter: switches to the fallback policy (Redis unreachable at start-up, or no sync answered
+   * for a whole lease TTL).
+   */
   public static final String FALLBACK_SWITCHES = "bulkhead.fleet.fallback.switches";
 
   /**
@@ -74,21 +82,31 @@ public final class FleetMetrics implements MeterBinder, AutoCloseable {
   public static final String REFUSED_BY_FALLBACK = "bulkhead.fleet.refused.by.fallback";
 
   /**
-   * Counter: calls refused because the fleet freed no lease within their {@code maxWait}; each is
+   * Counter: calls refused because no slot of the lease came within their {@code maxWait}; each is
    * also a {@code WAIT_TIMEOUT} rejection of the compartment.
    */
   public static final String FLEET_TIMEOUTS = "bulkhead.fleet.timeouts";
 
   /**
-   * Counter: leases found expired or gone before or while their call ran (a pause past the TTL).
+   * Counter: times Redis had dropped this process's lease (cut off or paused past it) or lost its
+   * data, and slots found unusable when their call was about to start (a paused process).
    */
   public static final String LEASES_LOST = "bulkhead.fleet.leases.lost";
 
   /** Gauge: 1 while the compartment admits by its fallback policy, 0 while it admits by leases. */
   public static final String IN_FALLBACK = "bulkhead.fleet.in.fallback";
 
-  /** Gauge: the calls of this process holding a lease now. */
-  public static final String LEASES_HELD = "bulkhead.fleet.leases.held";
+  /**
+   * Counter: calls that ran longer than {@code maxCallDuration}, which the fleet counts only while
+   * their process reaches Redis.
+   */
+  public static final String CALLS_OVERRAN = "bulkhead.fleet.calls.overran";
+
+  /** Gauge: how many calls this process's lease lets it run now (0 in fallback). */
+  public static final String LEASE_SLOTS = "bulkhead.fleet.lease.slots";
+
+  /** Gauge: the calls of this process running under its lease now. */
+  public static final String LEASE_IN_USE = "bulkhead.fleet.lease.in.use";
 
   private final FleetBulkhead compartment;
   private final MeterBindings<MeterRegistry, Meter> bindings;
@@ -116,45 +134,48 @@ public final class FleetMetrics implements MeterBinder, AutoCloseable {
   }
 
   private List<Meter> register(MeterRegistry meterRegistry) {
-    List<Meter> meters = new ArrayList<>();
-    meters.add(
+    return List.of(
         counter(
             meterRegistry,
             FALLBACK_SWITCHES,
             FleetStats::fallbackSwitches,
-            "Switches to the fallback policy: Redis unreachable, or back having lost its data"));
-    meters.add(
+            "Switches to the fallback policy: Redis unreachable for a whole lease TTL"),
         counter(
             meterRegistry,
             REFUSED_BY_FALLBACK,
             FleetStats::refusedByFallback,
-            "Calls the fallback policy refused at once (also in bulkhead.rejected, queue_full)"));
-    meters.add(
+            "Calls the fallback policy refused at once (also in bulkhead.rejected, queue_full)"),
         counter(
             meterRegistry,
             FLEET_TIMEOUTS,
             FleetStats::fleetTimeouts,
-            "Calls refused because the fleet freed no lease within their maxWait"
-                + " (also in bulkhead.rejected, wait_timeout)"));
-    meters.add(
+            "Calls refused because no slot of the lease came within their maxWait"
+                + " (also in bulkhead.rejected, wait_timeout)"),
         counter(
             meterRegistry,
             LEASES_LOST,
             FleetStats::leasesLost,
-            "Leases found expired or gone before or while their call ran"));
-    meters.add(
+            "Leases Redis had dropped or lost, and slots unusable when their call was to start"),
+        counter(
+            meterRegistry,
+            CALLS_OVERRAN,
+            FleetStats::callsOverran,
+            "Calls that ran longer than maxCallDuration"),
         gauge(
             meterRegistry,
             IN_FALLBACK,
             s -> s.inFallback() ? 1 : 0,
-            "1 while the compartment admits by its fallback policy, 0 while by leases"));
-    meters.add(
+            "1 while the compartment admits by its fallback policy, 0 while by its lease"),
         gauge(
             meterRegistry,
-            LEASES_HELD,
-            FleetStats::leasesHeld,
-            "Calls of this process holding a lease now"));
-    return meters;
+            LEASE_SLOTS,
+            FleetStats::leaseSlots,
+            "Calls this process's lease lets it run now"),
+        gauge(
+            meterRegistry,
+            LEASE_IN_USE,
+            FleetStats::leaseInUse,
+            "Calls of this process running under its lease now"));
   }
 
   /** Removes every meter this binder registered; a later {@link #bindTo} is refused. Idempotent. */

@@ -1,0 +1,244 @@
+package io.bulkhead.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.awaitility.Awaitility.await;
+
+import io.bulkhead.BulkheadFullException;
+import io.bulkhead.BulkheadFullException.Reason;
+import io.bulkhead.Permit;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The lease on a batch of slots: admission in memory that never waits for Redis, the batches that
+ * add up to at most the limit while processes rebalance, and the fencing token a call gets. Several
+ * RedisCompartments in one JVM stand for several processes.
+ */
+class FleetLeaseTest {
+
+  private static final String REDIS = "redis://127.0.0.1:6379";
+  private static final Duration CALL = Duration.ofSeconds(5);
+
+  @Test
+  void noAdmissionWaitsForARedisThatDoesNotAnswer() throws Exception {
+    // A round trip to this Redis would take the whole command timeout, 10 s: every bound below is
+    // a fraction of it.
+    Duration commandTimeout = Duration.ofSeconds(10);
+    Duration maxWait = Duration.ofMillis(300);
+    Duration bound = Duration.ofSeconds(3);
+    try (RedisServerProcess redis = new RedisServerProcess(RedisServerProcess.freePort()).start();
+        FaultProxy proxy = new FaultProxy(redis.port());
+        RedisCompartments fleet =
+            RedisCompartments.settings()
+                .leaseTtl(Duration.ofSeconds(8)) // covers the test while Redis is held
+                .rebalanceInterval(Duration.ofMillis(200))
+                .commandTimeout(commandTimeout)
+                .connect(proxy.uri())) {
+      FleetBulkhead llm =
+          fleet
+              .builder("llm")
+              .limit(2)
+              .maxQueue(2)
+              .maxWait(maxWait)
+              .maxCallDuration(Duration.ofMillis(500))
+              .build();
+      RedisOutageTest.awaitSlots(llm, 2); // a fresh server grants nothing for one term
+      proxy.hold(); // connected, and nothing comes back: every sync now waits its 10 s
+
+      long start = System.nanoTime();
+      Permit a = llm.tryAcquire().orElseThrow();
+      assertThat(llm.call(() -> "ran")).isEqualTo("ran");
+      Permit b = llm.tryAcquire().orElseThrow();
+      assertThat(llm.tryAcquire()).as("both slots of the lease taken").isEmpty();
+      assertThat(elapsed(start)).as("three tryAcquire and a call").isLessThan(bound);
+
+      start = System.nanoTime();
+      BulkheadFullException timedOut =
+          catchThrowableOfType(() -> llm.call(() -> "never"), BulkheadFullException.class);
+      assertThat(timedOut.reason()).isEqualTo(Reason.WAIT_TIMEOUT);
+      assertThat(elapsed(start)).as("call waits at most its maxWait").isLessThan(bound);
+
+      start = System.nanoTime();
+      CompletableFuture<String> submitted =
+          llm.submit(() -> CompletableFuture.completedFuture("never"));
+      assertThat(elapsed(start)).as("submit returns at once").isLessThan(bound);
+      assertThat(submitted).isNotDone();
+      Throwable failure =
+          catchThrowableOfType(
+                  () -> submitted.get(bound.toMillis(), TimeUnit.MILLISECONDS),
+                  ExecutionException.class)
+              .getCause();
+      assertThat(((BulkheadFullException) failure).reason()).isEqualTo(Reason.WAIT_TIMEOUT);
+      assertThat(elapsed(start)).as("its rejection comes after its maxWait").isLessThan(bound);
+
+      a.close();
+      b.close();
+      assertThat(llm.fleetStats().inFallback()).as("the lease covers 8 s").isFalse();
+      proxy.heal();
+    }
+  }
+
+  @Test
+  void idleProcessesGiveTheirSlotsToOneWithDemand() throws Exception {
+    String name = "rebalance-" + UUID.randomUUID();
+    Duration interval = Duration.ofMillis(500);
+    List<RedisCompartments> fleets = new ArrayList<>();
+    try {
+      List<FleetBulkhead> members = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        RedisCompartments fleet =
+            RedisCompartments.settings()
+                .leaseTtl(Duration.ofSeconds(10))
+                .rebalanceInterval(interval)
+                .connect(REDIS);
+        fleets.add(fleet);
+        members.add(fleet.builder(name).limit(9).maxCallDuration(CALL).build());
+      }
+      // Idle, the three spread the limit among them: each holds some, together at most 9.
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .pollInterval(Duration.ofMillis(20))
+          .until(() -> members.stream().allMatch(m -> m.fleetStats().leaseSlots() == 3));
+
+      FleetBulkhead busy = members.get(2);
+      List<Permit> held = new ArrayList<>();
+      long start = System.nanoTime();
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .pollInterval(Duration.ofMillis(5))
+          .until(
+              () -> {
+                busy.tryAcquire().ifPresent(held::add);
+                return held.size() == 9;
+              });
+      long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+      System.out.println(
+          "a process with new demand held the whole limit of 9 after "
+              + millis
+              + " ms (rebalance interval "
+              + interval.toMillis()
+              + " ms)");
+      assertThat(busy.tryAcquire()).as("the limit").isEmpty();
+      assertThat(members.get(0).tryAcquire()).as("the others gave everything").isEmpty();
+      assertThat(FleetWaitTest.slotsInRedis(name)).isLessThanOrEqualTo(9);
+      held.forEach(Permit::close);
+    } finally {
+      fleets.forEach(RedisCompartments::close);
+    }
+  }
+
+  @Test
+  void threeProcessesThatRebalanceUnderLoadNeverRunMoreThanTheLimit() throws Exception {
+    String name = "under-load-" + UUID.randomUUID();
+    int limit = 5;
+    AtomicInteger running = new AtomicInteger();
+    AtomicInteger most = new AtomicInteger();
+    AtomicInteger calls = new AtomicInteger();
+    AtomicBoolean stop = new AtomicBoolean();
+    List<RedisCompartments> fleets = new ArrayList<>();
+    List<Thread> threads = new ArrayList<>();
+    try {
+      for (int i = 0; i < 3; i++) {
+        RedisCompartments fleet =
+            RedisCompartments.settings()
+                .leaseTtl(Duration.ofSeconds(10))
+                .rebalanceInterval(Duration.ofMillis(50))
+                .connect(REDIS);
+        fleets.add(fleet);
+        FleetBulkhead member =
+            fleet
+                .builder(name)
+                .limit(limit)
+                .maxQueue(4)
+                .maxWait(Duration.ofMillis(50))
+                .maxCallDuration(CALL)
+                .build();
+        // Uneven load, so that slots move: 1, 2 and 4 threads, each a call of about a millisecond.
+        for (int t = 0; t < (1 << i); t++) {
+          Thread worker =
+              new Thread(
+                  () -> {
+                    while (!stop.get()) {
+                      try {
+                        member.call(
+                            () -> {
+                              int now = running.incrementAndGet();
+                              most.accumulateAndGet(now, Math::max);
+                              Thread.sleep(1); // the dependency's service time
+                              running.decrementAndGet();
+                              return calls.incrementAndGet();
+                            });
+                      } catch (BulkheadFullException e) {
+                        // refused: the fleet is full
+                      } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                      }
+                    }
+                  });
+          worker.start();
+          threads.add(worker);
+        }
+      }
+      await().atMost(Duration.ofSeconds(60)).until(() -> calls.get() >= 2_000);
+    } finally {
+      stop.set(true);
+      for (Thread t : threads) {
+        t.join();
+      }
+      fleets.forEach(RedisCompartments::close);
+    }
+    System.out.println(
+        "three processes, limit "
+            + limit
+            + ": at most "
+            + most
+            + " ran at once, "
+            + calls
+            + " calls");
+    assertThat(most.get()).isLessThanOrEqualTo(limit).isPositive();
+  }
+
+  @Test
+  void aCallGetsTheFencingTokenOfItsGrantAndLaterGrantsHaveHigherOnes() throws Exception {
+    String name = "fence-" + UUID.randomUUID();
+    try (RedisCompartments first =
+            RedisCompartments.settings().rebalanceInterval(Duration.ofMillis(100)).connect(REDIS);
+        RedisCompartments second =
+            RedisCompartments.settings().rebalanceInterval(Duration.ofMillis(100)).connect(REDIS)) {
+      FleetBulkhead one = first.builder(name).limit(1).maxCallDuration(CALL).build();
+      long token = one.callFenced(t -> t);
+      assertThat(token).isPositive();
+      FleetPermit permit = one.acquire();
+      assertThat(permit.fencingToken()).isEqualTo(token);
+      permit.close();
+
+      // The slot moves to another process: its grant carries a higher token.
+      FleetBulkhead two = second.builder(name).limit(1).maxCallDuration(CALL).build();
+      AtomicReference<Permit> taken = new AtomicReference<>();
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .pollInterval(Duration.ofMillis(10))
+          .until(
+              () -> {
+                two.tryAcquire().ifPresent(taken::set);
+                return taken.get() != null;
+              });
+      assertThat(((FleetPermit) taken.get()).fencingToken()).isGreaterThan(token);
+      taken.get().close();
+    }
+  }
+
+  private static Duration elapsed(long since) {
+    return Duration.ofNanos(System.nanoTime() - since);
+  }
+}
