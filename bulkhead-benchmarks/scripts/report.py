@@ -1116,6 +1116,18 @@ def svg_plot_area(left, top, width, height):
     return '<rect x="%d" y="%d" width="%d" height="%d" fill="#fbfbfc" stroke="#d0d7de"/>\n' % (left, top, width, height)
 
 
+def svg_time_axis(left, top, plot_w, plot_h, x_max, x_step, gap, size, label):
+    """The vertical grid lines of a time axis from 0 to x_max, each with its label beneath."""
+    out = []
+    t = 0.0
+    while t <= x_max + 1e-9:
+        x = left + t / x_max * plot_w
+        out.append(svg_line(x, top, x, top + plot_h, "#eef0f3"))
+        out.append(svg_text(x, top + plot_h + gap, "middle", MUTED, size, "400", label(t)))
+        t += x_step
+    return "".join(out)
+
+
 def svg_path(color, d):
     return '<path fill="none" stroke="%s" stroke-width="2" stroke-linejoin="round" d="%s"/>\n' % (color, d)
 
@@ -1313,12 +1325,7 @@ def soak_svg(names, samples, minutes, meta):
             h.append(svg_text(left - 8, y + 4, "end", MUTED, "11", "400", axis_number(v)))
             v += y_step
         x_step = 0.5 if x_max <= 2 else 1 if x_max <= 12 else 5 if x_max <= 60 else 30
-        t = 0.0
-        while t <= x_max + 1e-9:
-            x = left + t / x_max * plot_w
-            h.append(svg_line(x, at, x, at + plot_h, "#eef0f3"))
-            h.append(svg_text(x, at + plot_h + 15, "middle", MUTED, "11", "400", axis_number(t) + " min"))
-            t += x_step
+        h.append(svg_time_axis(left, at, plot_w, plot_h, x_max, x_step, 15, "11", lambda t: axis_number(t) + " min"))
         for k, (label, xs, ys) in enumerate(lines):
             color = COLORS[k % len(COLORS)]
             d = []
@@ -1492,12 +1499,7 @@ def peer_svg(peer):
             h.append(svg_line(left, y, left + plot_w, y, GRID))
             h.append(svg_text(left - 8, y + 4, "end", MUTED, "12", "400", str(v)))
         x_step = 0.5 if x_max <= 5 else 1 if x_max <= 12 else 5 if x_max <= 40 else 10
-        t = 0.0
-        while t <= x_max + 1e-9:
-            x = left + t / x_max * plot_w
-            h.append(svg_line(x, top, x, top + plot_h, "#eef0f3"))
-            h.append(svg_text(x, top + plot_h + 16, "middle", MUTED, "12", "400", plain(t) + " s"))
-            t += x_step
+        h.append(svg_time_axis(left, top, plot_w, plot_h, x_max, x_step, 16, "12", lambda t: plain(t) + " s"))
         login_x = left + min(s["logins_after_ms"] / 1000, x_max) / x_max * plot_w
         h.append(svg_line(login_x, top, login_x, top + plot_h, "#6e7781", "2 3"))
         h.append(svg_text(login_x + 4, top + plot_h - 6, "start", MUTED, "11", "400", "logins sent"))
