@@ -182,9 +182,11 @@ class DbCommandTest {
       assertThat(shared.get("limit").asInt()).isEqualTo(10);
       assertPoolFigures(shared.get("resource"), 10);
       assertThat(get(base, "/metrics"))
-          .contains(
-              "bulkhead_pool_connections_open{name=\"" + sharedName + "\"} 10.0",
-              "bulkhead_limit{name=\"" + sharedName + "\"} 10.0");
+          .containsPattern(
+              "bulkhead_pool_connections_open\\{budget=\"[^\"]+\",name=\""
+                  + java.util.regex.Pattern.quote(sharedName)
+                  + "\"} 10.0")
+          .contains("bulkhead_limit{name=\"" + sharedName + "\"} 10.0");
 
       // The split run: checkout 6 and reports 4; the shared pool has gone.
       JsonNode checkout =
@@ -208,7 +210,10 @@ class DbCommandTest {
       assertThat(reports.get("limit").asInt()).isEqualTo(4);
       String checkoutName = checkout.get("name").asText();
       assertThat(get(base, "/metrics"))
-          .contains("bulkhead_pool_connections_open{name=\"" + checkoutName + "\"} 6.0")
+          .containsPattern(
+              "bulkhead_pool_connections_open\\{budget=\"[^\"]+\",name=\""
+                  + java.util.regex.Pattern.quote(checkoutName)
+                  + "\"} 6.0")
           .doesNotContain("name=\"" + sharedName + "\"");
 
       await().atMost(Duration.ofSeconds(90)).until(() -> demo.out().contains("stays up at"));
