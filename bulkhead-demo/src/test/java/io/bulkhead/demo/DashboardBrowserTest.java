@@ -557,8 +557,8 @@ class DashboardBrowserTest {
   /** The browser the set-up prepared, or one line saying what is missing and how to set it up. */
   static final class Browser {
     private static final String SET_UP =
-        "set it up as the README says (and .ci/run does): apt-get"
-            + " install -y chromium nodejs npm && npm ci --prefix bulkhead-demo/src/test/js";
+        "set it up as the README says (and .ci/run does): install chromium, and Node.js with npm,"
+            + " only where missing, then npm ci --prefix bulkhead-demo/src/test/js";
 
     private Browser() {}
 

@@ -113,8 +113,8 @@ class SizingCliTest {
                     "budgets: {postgres: 10}",
                     "compartments:",
                     "  checkout: {budget: postgres, criticality: critical, rate: 40/s, latency: 50ms}",
-                    "workers:",
-                    "  exports: {budget: postgres, workers: 2, max-queue: 50}"),
+                    "worker-pools:",
+                    "  exports: {budget: postgres, limit: 2, max-queue: 50}"),
                 "f.yml"));
     assertThat(text)
         .isEqualTo(
