@@ -1,5 +1,6 @@
 package io.bulkhead.demo;
 
+import io.bulkhead.internal.Durations;
 import io.bulkhead.localdb.LocalPostgres;
 import io.bulkhead.scenarios.CheckoutVsReports;
 import io.bulkhead.scenarios.CliException;
@@ -85,6 +86,15 @@ final class DbCommand implements Callable<Integer> {
   boolean dashboard;
 
   @Option(
+      names = "--wait-for-page",
+      defaultValue = "0s",
+      paramLabel = "DURATION",
+      description =
+          "With --dashboard: start the runs only once the page has loaded (it asks /bulkheads),"
+              + " waiting at most this long; 0s starts them at once. Default: ${DEFAULT-VALUE}.")
+  Duration waitForPage;
+
+  @Option(
       names = "--port",
       defaultValue = "3000",
       paramLabel = "PORT",
@@ -121,6 +131,9 @@ final class DbCommand implements Callable<Integer> {
     if (dashboard) {
       Main.checkPort(spec, port);
     }
+    if (waitForPage.isNegative()) {
+      throw new CliException("--wait-for-page: must not be negative: " + waitForPage);
+    }
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
 
@@ -131,6 +144,10 @@ final class DbCommand implements Callable<Integer> {
       if (watch != null) {
         err.println("dashboard: " + watch.uri() + "/dashboard (open it now: it follows both runs)");
         err.flush();
+        if (!waitForPage.isZero() && !awaitPage(watch)) {
+          err.println("no page opened within " + Durations.format(waitForPage) + "; starting");
+          err.flush();
+        }
       }
       run(settings, watch, out, err);
       keep = watch != null;
@@ -143,6 +160,15 @@ final class DbCommand implements Callable<Integer> {
       keepUp(watch, json ? err : out);
     }
     return 0;
+  }
+
+  private boolean awaitPage(DbDashboard watch) {
+    try {
+      return watch.awaitFirstLook(waitForPage);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new CliException("interrupted");
+    }
   }
 
   private void run(

@@ -384,6 +384,8 @@ class DashboardBrowserTest {
             "demo",
             "db",
             "--dashboard",
+            "--wait-for-page",
+            "150s",
             "--port",
             "0",
             "--healthy",

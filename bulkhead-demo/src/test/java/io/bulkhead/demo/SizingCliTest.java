@@ -114,7 +114,7 @@ class SizingCliTest {
                     "compartments:",
                     "  checkout: {budget: postgres, criticality: critical, rate: 40/s, latency: 50ms}",
                     "worker-pools:",
-                    "  exports: {budget: postgres, limit: 2, max-queue: 50}"),
+                    "  exports: {budget: postgres, limit: 2, max-queue: 50, max-wait: 1s}"),
                 "f.yml"));
     assertThat(text)
         .isEqualTo(

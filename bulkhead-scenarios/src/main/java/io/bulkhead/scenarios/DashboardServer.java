@@ -5,9 +5,15 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.eclipse.jetty.http.pathmap.ServletPathSpec;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.handler.PathMappingsHandler;
+import org.eclipse.jetty.util.Callback;
 
 /**
  * A loopback server with nothing but an {@link Observability}'s routes ({@code /dashboard}, {@code
@@ -21,10 +27,12 @@ final class DashboardServer implements AutoCloseable {
 
   private final Server server;
   private final int port;
+  private final CountDownLatch asked;
 
-  private DashboardServer(Server server, int port) {
+  private DashboardServer(Server server, int port, CountDownLatch asked) {
     this.server = server;
     this.port = port;
+    this.asked = asked;
   }
 
   /**
@@ -40,11 +48,33 @@ final class DashboardServer implements AutoCloseable {
           paths.addMapping(new ServletPathSpec(path), handler);
           admin.add(path);
         });
+    CountDownLatch asked = new CountDownLatch(1);
+    Handler.Wrapper noticing =
+        new Handler.Wrapper(paths) {
+          @Override
+          public boolean handle(Request request, Response response, Callback callback)
+              throws Exception {
+            if ("/bulkheads".equals(Request.getPathInContext(request))) {
+              asked.countDown();
+            }
+            return super.handle(request, response, callback);
+          }
+        };
     Server s = Servers.create("dashboard", port, HANDLING_IDLE_TIMEOUT);
     EdgeGuard guard = new EdgeGuard(admin, Set.of());
-    guard.setHandler(paths);
+    guard.setHandler(noticing);
     s.setHandler(guard);
-    return new DashboardServer(s, Servers.start(s, "dashboard", "--port"));
+    return new DashboardServer(s, Servers.start(s, "dashboard", "--port"), asked);
+  }
+
+  /**
+   * Waits until something has asked {@code /bulkheads} (the page does as soon as it loads), at most
+   * {@code limit}.
+   *
+   * @return whether it was asked in time
+   */
+  boolean awaitFirstLook(Duration limit) throws InterruptedException {
+    return asked.await(limit.toNanos(), TimeUnit.NANOSECONDS);
   }
 
   /** {@code http://127.0.0.1:port}. */

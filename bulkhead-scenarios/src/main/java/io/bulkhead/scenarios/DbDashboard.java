@@ -4,6 +4,7 @@ import io.bulkhead.BulkheadRegistry;
 import io.bulkhead.jdbc.DatabasePools;
 import io.bulkhead.jdbc.micrometer.DatabasePoolMetrics;
 import java.net.URI;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
@@ -76,6 +77,15 @@ public final class DbDashboard implements CheckoutVsReports.Watch, AutoCloseable
     if (gauges != null) {
       gauges.close();
     }
+  }
+
+  /**
+   * Waits until a page (or anything else) has asked {@code /bulkheads}, at most {@code limit}.
+   *
+   * @return whether it was asked in time
+   */
+  public boolean awaitFirstLook(Duration limit) throws InterruptedException {
+    return server.awaitFirstLook(limit);
   }
 
   /** Waits until the server stops or this thread is interrupted (Ctrl-C). */
