@@ -36,7 +36,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def wait_listening(port, proc, what, seconds=60):
+def wait_listening(port, proc, what, seconds=180):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -200,7 +200,7 @@ def make_archives(apps, work, app_port, upstream_port, demo_client, settle_ms):
                 time.sleep(settle_ms / 1000.0)
                 run_client(demo_client())
             finally:
-                stop(proc)
+                stop(proc, 180)  # it writes the archive as it exits: slow on a busy machine
         if not os.path.exists(archive):
             raise SystemExit("headline: the CDS training run of %s wrote no archive; see %s"
                              % (app.label, log.name))
@@ -226,11 +226,12 @@ def warm_up_line(log_path):
     return None
 
 
-def stop(proc):
+def stop(proc, seconds=20):
+    """Terminates `proc`, and kills it if it has not ended `seconds` later."""
     if proc.poll() is None:
         proc.terminate()
         try:
-            proc.wait(timeout=20)
+            proc.wait(timeout=seconds)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()

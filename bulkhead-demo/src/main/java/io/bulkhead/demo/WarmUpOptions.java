@@ -27,8 +27,8 @@ final class WarmUpOptions {
           "Before listening, serve ROUNDS bursts of the slow-upstream experiment to a"
               + " throwaway copy of the app (same mode and compartments, an in-process upstream), then"
               + " wait for the JIT compiler to settle: a readiness warm-up, so that the first real burst"
-              + " meets loaded classes and compiled code. Bounded: no burst starts after 10 s, the"
-              + " compiler is waited for at most 5 s more. The app's own compartments and meters start"
+              + " meets loaded classes and compiled code. Bounded: the bursts get 10 s (a request"
+              + " unanswered by then is given up), the compiler at most 5 s more. The app's own compartments and meters start"
               + " from zero. 0 (none) to 20. Default: ${DEFAULT-VALUE}.")
   int rounds;
 

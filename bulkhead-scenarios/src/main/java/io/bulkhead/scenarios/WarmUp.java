@@ -47,8 +47,14 @@ public final class WarmUp {
   /** The longest the warm-up waits for the compiler, whatever it still does. */
   static final Duration LONGEST_SETTLE = Duration.ofSeconds(5);
 
-  /** No burst starts this long after the warm-up began: a slow machine gets fewer, not a hang. */
+  /**
+   * The bursts' time: none starts later, and a request unanswered by then is given up, so a slow
+   * machine gets fewer bursts, not a late start.
+   */
   static final Duration LONGEST_BURSTS = Duration.ofSeconds(10);
+
+  /** The least a warm-up request may wait for its answer, however little time is left. */
+  static final Duration SHORTEST_REQUEST_TIMEOUT = Duration.ofSeconds(1);
 
   private WarmUp() {}
 
@@ -88,16 +94,20 @@ public final class WarmUp {
               settings.upstreamDeadline());
       try (DemoApp app = new DemoApp(copy)) {
         app.start(0);
-        // The first burst always runs: it is the one that loads the classes.
+        // The first burst always runs: it is the one that loads the classes. A request still
+        // unanswered when the bursts' time is up is given up, so a starved machine ends the
+        // warm-up on time with less done rather than late.
+        long left;
         while (served < rounds
-            && (served == 0 || System.nanoTime() - started < LONGEST_BURSTS.toNanos())) {
+            && ((left = LONGEST_BURSTS.toNanos() - (System.nanoTime() - started)) > 0
+                || served == 0)) {
           LoadResult burst =
               new LoadGenerator(
                       app.uri(),
                       LoadGenerator.CHATS,
                       LoadGenerator.LOGINS,
                       LOGINS_AFTER,
-                      Duration.ofSeconds(30))
+                      Duration.ofNanos(Math.max(left, SHORTEST_REQUEST_TIMEOUT.toNanos())))
                   .run();
           served++;
           requests += burst.samples().size();
