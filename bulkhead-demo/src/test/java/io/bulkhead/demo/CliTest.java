@@ -633,8 +633,12 @@ class CliTest {
       return exit.isDone();
     }
 
+    /**
+     * Waits for the command's "listening on" line. The bound is a hang's only: an app warms up
+     * before it listens, by default, which on a busy machine takes tens of seconds.
+     */
     URI awaitUri() {
-      return awaitUri(10);
+      return awaitUri(120);
     }
 
     URI awaitUri(long seconds) {
