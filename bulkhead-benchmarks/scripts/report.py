@@ -74,6 +74,7 @@ def rel(path):
 NODE_APP = "article's Node app"
 OUR_APP = "bulkhead-demo app"
 WARM_APP = "bulkhead-demo app --warm-up"
+COLD_APP = "bulkhead-demo app --no-warm-up"
 AOT_APP = "bulkhead-demo app, JDK 25 AOT cache"
 
 
@@ -115,7 +116,8 @@ def headline_section(path):
     p = lines.append
     p("## The headline: login p99 against the article's Node app")
     p("")
-    warm_up = c.get("warm_up", 0)
+    default_warm_up = c.get("default_warm_up", False)  # the app warms up unless told not to
+    warm_up = 0 if default_warm_up else c.get("warm_up", 0)
     p("The slow-upstream experiment in bulkhead mode (80 chats at once, 50 logins one second later, "
       "upstream delay %d ms), run by `bulkhead-benchmarks/headline` against the demo's `app` and the "
       "Node app of the article the experiment comes from, started alternately by the same script, "
@@ -134,6 +136,17 @@ def headline_section(path):
           "from zero. A deployment that sends traffic only once the app is ready pays this at start "
           "instead of in the first burst; the *time to listen* column says what it costs. The Node app "
           "has no warm-up; the plain columns are the like-for-like comparison." % (warm_up, warm_up))
+        p("")
+    if default_warm_up:
+        p("Our app starts as it does by default: before it listens it warms up, serving %s bursts of "
+          "the experiment to a throwaway copy of itself (same mode and compartments, an in-process "
+          "upstream answering in 150 ms) and waiting for the JIT compiler to settle; its own "
+          "compartments and meters start from zero. So its *fresh* round is the first burst after "
+          "its port opened, as behind a readiness probe; the *time to listen* column includes the "
+          "warm-up.%s The Node app has no warm-up."
+          % (c.get("warm_up") or 3,
+             " It is also measured with `app --no-warm-up`, cold, to show what the warm-up is worth."
+             if c.get("cold") else ""))
         p("")
     if c.get("cds"):
         p("Class data sharing: before the measured runs, the script makes an AppCDS archive for each "
@@ -172,7 +185,9 @@ def headline_section(path):
               if r["app"] == label and r["client"] == client and r["round"] == 0]
         return ("%.0f" % statistics.median(ms)) if ms else "–"
 
-    variants = [(OUR_APP, "our app")]
+    variants = [(OUR_APP, "our app (warm-up by default)" if default_warm_up else "our app")]
+    if c.get("cold"):
+        variants.append((COLD_APP, "our app, `--no-warm-up`"))
     if warm_up:
         variants.append((WARM_APP, "our app, `--warm-up %d`" % warm_up))
     if c.get("aot_java"):

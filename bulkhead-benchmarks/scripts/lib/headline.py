@@ -22,10 +22,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))  # the repository
 TICKS = os.sysconf("SC_CLK_TCK")
 OUR_APP = "bulkhead-demo app"
-WARM_APP = "bulkhead-demo app --warm-up"
+WARM_APP = "bulkhead-demo app --warm-up"  # results made before the app warmed up by default
+COLD_APP = "bulkhead-demo app --no-warm-up"
 NODE_APP = "article's Node app"
 AOT_APP = "bulkhead-demo app, JDK 25 AOT cache"
-OURS = (OUR_APP, WARM_APP, AOT_APP)
+OURS = (OUR_APP, WARM_APP, COLD_APP, AOT_APP)
+WARMED = re.compile(r"warmed up: (\d+) bursts \((\d+) requests\) .* in ([0-9.]+)(ms|s|µs)\b")
 
 
 def free_port():
@@ -34,7 +36,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def wait_listening(port, proc, what, seconds=60):
+def wait_listening(port, proc, what, seconds=180):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -198,7 +200,7 @@ def make_archives(apps, work, app_port, upstream_port, demo_client, settle_ms):
                 time.sleep(settle_ms / 1000.0)
                 run_client(demo_client())
             finally:
-                stop(proc)
+                stop(proc, 180)  # it writes the archive as it exits: slow on a busy machine
         if not os.path.exists(archive):
             raise SystemExit("headline: the CDS training run of %s wrote no archive; see %s"
                              % (app.label, log.name))
@@ -212,11 +214,24 @@ def make_archives(apps, work, app_port, upstream_port, demo_client, settle_ms):
     return took
 
 
-def stop(proc):
+def warm_up_line(log_path):
+    """What our app printed about its warm-up before it listened, parsed; None if it printed none."""
+    with open(log_path, errors="replace") as f:
+        for line in f:
+            m = WARMED.search(line)
+            if m:
+                unit = {"s": 1000.0, "ms": 1.0, "µs": 0.001}[m.group(4)]
+                return {"line": line.strip(), "rounds": int(m.group(1)),
+                        "requests": int(m.group(2)), "ms": round(float(m.group(3)) * unit, 1)}
+    return None
+
+
+def stop(proc, seconds=20):
+    """Terminates `proc`, and kills it if it has not ended `seconds` later."""
     if proc.poll() is None:
         proc.terminate()
         try:
-            proc.wait(timeout=20)
+            proc.wait(timeout=seconds)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
@@ -235,7 +250,7 @@ def main():
     ap.add_argument("--out", required=True, help="directory for headline.json")
     ap.add_argument("--work", help="directory for the Node files and the logs (default: --out)")
     ap.add_argument("--jar", required=True, help="the demo jar (app and load)")
-    ap.add_argument("--runs", type=int, default=3, help="app processes per app and client")
+    ap.add_argument("--runs", type=int, default=5, help="app processes per app and client")
     ap.add_argument("--rounds", type=int, default=4,
                     help="load rounds per app process: the first is fresh, the others warm")
     ap.add_argument("--delay-ms", type=int, default=3000, help="the upstream's delay")
@@ -253,9 +268,11 @@ def main():
     ap.add_argument("--client-flags", default="", help="JVM flags of the demo's load client")
     ap.add_argument("--no-node", action="store_true",
                     help="leave the article's Node app out (while profiling our own)")
-    ap.add_argument("--warm-up", type=int, default=0, metavar="ROUNDS",
-                    help="also measure our app started with `app --warm-up ROUNDS` (its readiness"
-                         " warm-up), with every client; 0: not")
+    ap.add_argument("--warm-up", type=int, metavar="ROUNDS",
+                    help="start our app with `app --warm-up ROUNDS` (default: the app's own default,"
+                         " a readiness warm-up of 3 bursts before it listens)")
+    ap.add_argument("--cold", action=argparse.BooleanOptionalAction, default=False,
+                    help="also measure our app started with `app --no-warm-up`, with every client")
     ap.add_argument("--cds", action=argparse.BooleanOptionalAction, default=False,
                     help="give each Java app an AppCDS archive of its classes, made once before the"
                          " measured runs by a training run (start, one round of the demo's load,"
@@ -277,14 +294,15 @@ def main():
     node_dir = os.path.join(work, "node")
     node = headline_node.extract(article, node_dir, app_port, upstream_port)
 
-    apps = [java_app(OUR_APP, args.jar, args.app_flags.split())]
-    if args.warm_up > 0:
-        apps.append(java_app(WARM_APP, args.jar, args.app_flags.split(),
-                             ["--warm-up", str(args.warm_up)]))
+    ours_args = [] if args.warm_up is None else ["--warm-up", str(args.warm_up)]
+    apps = [java_app(OUR_APP, args.jar, args.app_flags.split(), ours_args)]
+    if args.cold:
+        apps.append(java_app(COLD_APP, args.jar, args.app_flags.split(), ["--no-warm-up"]))
     if args.aot_java:
         if not args.cds:
             raise SystemExit("headline: --aot-java needs --cds (the AOT cache is made by its training run)")
-        apps.append(java_app(AOT_APP, args.jar, args.app_flags.split(), java=args.aot_java))
+        apps.append(java_app(AOT_APP, args.jar, args.app_flags.split(), ours_args,
+                             java=args.aot_java))
     for label, jar, flags in args.java_app:
         apps.append(java_app(label, jar, flags.split()))
     if not args.no_node:
@@ -305,7 +323,8 @@ def main():
                    "settle_ms": args.settle_ms, "app_flags": args.app_flags,
                    "client_flags": args.client_flags, "clients": chosen, "note": args.note,
                    "java_apps": [[l, os.path.basename(j), f] for l, j, f in args.java_app],
-                   "warm_up": args.warm_up, "cds": args.cds,
+                   "warm_up": args.warm_up, "default_warm_up": True, "cold": args.cold,
+                   "cds": args.cds,
                    "aot_java": (java_version(args.aot_java) or args.aot_java) if args.aot_java else None},
         "rounds": [],
     }
@@ -334,6 +353,7 @@ def main():
                     try:
                         wait_listening(app_port, proc, app.label)
                         listen_ms = (time.monotonic() - t0) * 1000.0
+                        warm_up = warm_up_line(log.name)
                         time.sleep(args.settle_ms / 1000.0)
                         for rnd in range(args.rounds):
                             app_cpu0 = cpu_ms(proc.pid)
@@ -352,6 +372,8 @@ def main():
                                    "app_threads": threads(proc.pid),
                                    "app_thread_cpu_ms": per_thread,
                                    "listen_ms": round(listen_ms, 1), "loadavg": la}
+                            if rnd == 0 and warm_up:
+                                rec["warm_up"] = warm_up
                             if client == "demo":
                                 doc = json.loads(out)
                                 rec.update({"login_p50_ms": doc["login"]["p50_ms"],
@@ -406,12 +428,53 @@ def main():
     result["summary"] = summary
     with open(os.path.join(args.out, "headline.json"), "w") as f:
         json.dump(result, f, indent=1)
-    for s in summary:
-        p = s["login_p99_ms"]
-        print("%-22s %-4s %-5s login p99 median %.1f ms (%.1f–%.1f, n=%d)  client cpu %.0f ms"
-              "  app cpu %.0f ms" % (s["app"], s["client"], s["phase"], p["median"], p["min"],
-                                     p["max"], p["n"], s["client_cpu_ms"]["median"],
-                                     s["app_cpu_ms"]["median"]))
+    table = markdown_table(result, [a.label for a in apps], chosen)
+    with open(os.path.join(args.out, "table.md"), "w") as f:
+        f.write(table)
+    print()
+    print(table, end="")
+
+
+def markdown_table(result, labels, clients):
+    """client × fresh/warm × app: login p99 median and every run's value, the ratio to the Node
+    app's median, the client's CPU, the load; then what our app's warm-up cost at start-up."""
+    rounds = result["rounds"]
+    lines = ["# login p99, client × fresh/warm × app", "",
+             "Load average (1, 5, 15 min) %s before, %s after; %s cores; %s to %s. %s" % (
+                 result["loadavg_before"], result["loadavg_after"], result["machine"]["nproc"],
+                 result["started"], result["finished"], result["config"]["note"]), "",
+             "| client | phase | app | login p99 median ms | ÷ Node | every run, ms | client CPU ms"
+             " (median) | app CPU ms (median) | 1-min load at the rounds |",
+             "|---|---|---|---:|---:|---|---:|---:|---|"]
+    for client in clients:
+        for phase in ["fresh", "warm"]:
+            node = [r.get("login_p99_ms") for r in rounds if (r["app"], r["client"], r["phase"])
+                    == (NODE_APP, client, phase) and r.get("login_p99_ms") is not None]
+            for label in labels:
+                rs = [r for r in rounds
+                      if (r["app"], r["client"], r["phase"]) == (label, client, phase)]
+                p99 = [r.get("login_p99_ms") for r in rs if r.get("login_p99_ms") is not None]
+                if not p99:
+                    continue
+                med = statistics.median(p99)
+                ratio = ("%.2f×" % (med / statistics.median(node))) if node else "–"
+                loads = [float(r["loadavg"].split()[0]) for r in rs]
+                lines.append("| %s | %s (n=%d) | %s | %.1f | %s | %s | %.0f | %.0f | %.1f–%.1f |" % (
+                    client, phase, len(p99), label, med, ratio,
+                    ", ".join("%g" % v for v in p99),
+                    statistics.median(r["client_cpu_ms"] for r in rs),
+                    statistics.median(r["app_cpu_ms"] for r in rs), min(loads), max(loads)))
+    lines += ["", "Start-up: time from the process's start to its port accepting (warm-up included),"
+              " and what the app printed about its warm-up.", "",
+              "| app | client | run | time to listen ms | warm-up |", "|---|---|---:|---:|---|"]
+    for r in rounds:
+        if r["round"] == 0:
+            w = r.get("warm_up")
+            lines.append("| %s | %s | %d | %.0f | %s |" % (
+                r["app"], r["client"], r["run"], r["listen_ms"],
+                ("%d bursts, %d requests, %.0f ms" % (w["rounds"], w["requests"], w["ms"]))
+                if w else "none"))
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

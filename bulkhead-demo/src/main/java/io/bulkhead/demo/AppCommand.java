@@ -1,20 +1,18 @@
 package io.bulkhead.demo;
 
-import io.bulkhead.internal.Durations;
 import io.bulkhead.scenarios.AppSettings;
 import io.bulkhead.scenarios.DemoApp;
 import io.bulkhead.scenarios.LoadGenerator;
 import io.bulkhead.scenarios.Mode;
-import io.bulkhead.scenarios.WarmUp;
 import java.io.PrintWriter;
 import java.net.URI;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /** {@code app}: the app with /login and /chat, until Ctrl-C. */
@@ -32,6 +30,8 @@ final class AppCommand implements Callable<Integer> {
   @Spec private CommandSpec spec;
 
   @Mixin private CompartmentOptions compartments;
+
+  @Mixin private WarmUpOptions warmUp;
 
   @Option(
       names = "--port",
@@ -56,21 +56,6 @@ final class AppCommand implements Callable<Integer> {
       description = "The slow upstream, a loopback URL. Default: ${DEFAULT-VALUE}.")
   URI upstream;
 
-  /** More bursts teach the JIT nothing new; a mistyped large count would only delay the start. */
-  private static final int MAX_WARM_UP_ROUNDS = 20;
-
-  @Option(
-      names = "--warm-up",
-      defaultValue = "0",
-      paramLabel = "ROUNDS",
-      description =
-          "Before listening, serve ROUNDS bursts of the slow-upstream experiment to a"
-              + " throwaway copy of the app (same mode and compartments, an in-process upstream), then"
-              + " wait for the JIT compiler to settle: a readiness warm-up, so that the first real burst"
-              + " meets loaded classes and compiled code. The app's own compartments and meters start"
-              + " from zero. 0 (none) to 20. Default: ${DEFAULT-VALUE}.")
-  int warmUp;
-
   @Option(
       names = "--upstream-deadline",
       defaultValue = "60s",
@@ -81,11 +66,7 @@ final class AppCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     Main.checkPort(spec, port);
-    if (warmUp < 0 || warmUp > MAX_WARM_UP_ROUNDS) {
-      throw new ParameterException(
-          spec.commandLine(),
-          "--warm-up must be between 0 and " + MAX_WARM_UP_ROUNDS + " but was " + warmUp);
-    }
+    warmUp.rounds(spec); // a bad count fails before anything starts
     AppSettings settings =
         Main.checked(
             spec,
@@ -113,15 +94,9 @@ final class AppCommand implements Callable<Integer> {
       err.flush();
     }
     PrintWriter out = spec.commandLine().getOut();
-    if (warmUp > 0) {
-      Duration took = WarmUp.run(settings, warmUp);
-      out.println(
-          "warmed up: "
-              + warmUp
-              + " bursts to a throwaway copy of the app in "
-              + Durations.format(took));
-      out.flush();
-    }
+    // Ready when warm: the port opens only after the warm-up, so whatever waits for it (a
+    // readiness probe on the port, the experiment's load) meets compiled code.
+    warmUp.run(spec, List.of(settings), out);
     boolean interrupted = false;
     try (DemoApp app = new DemoApp(settings)) {
       // Starting leaves tens of megabytes of garbage in eden (class loading, Jetty, the upstream

@@ -15,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicReference;
 import picocli.CommandLine.Command;
@@ -41,6 +42,8 @@ final class DemoCommand implements Callable<Integer> {
   @Mixin private LoadShapeOptions load;
 
   @Mixin private CompartmentOptions compartments;
+
+  @Mixin private WarmUpOptions warmUp;
 
   @Option(
       names = "--delay",
@@ -113,9 +116,18 @@ final class DemoCommand implements Callable<Integer> {
     if (dashboard) {
       Main.checkPort(spec, port);
     }
+    warmUp.rounds(spec); // a bad count fails before anything starts
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
     err.println(Report.setup(settings));
+    // Both modes' apps warm up before the first listens, so neither meets its burst cold; the
+    // upstream address is a placeholder, the warm-up brings its own.
+    URI placeholder = URI.create("http://127.0.0.1:1");
+    warmUp.run(
+        spec,
+        List.of(settings.app(Mode.SHARED, placeholder), settings.app(Mode.BULKHEAD, placeholder)),
+        err);
+    System.gc(); // the bursts' garbage, collected now rather than during the first mode's load
     if (dashboard && port != 0) {
       err.println(
           "dashboard: http://127.0.0.1:"

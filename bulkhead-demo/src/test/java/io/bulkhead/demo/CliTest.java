@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.bulkhead.scenarios.AppSettings;
 import io.bulkhead.scenarios.DemoApp;
 import io.bulkhead.scenarios.FakeUpstream;
+import io.bulkhead.scenarios.LoadGenerator;
 import io.bulkhead.scenarios.Mode;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -151,7 +152,7 @@ class CliTest {
           1,
           "port " + port + " on 127.0.0.1 is already in use (--port)");
       assertOneLineError(
-          run("app", "--port", port, "--upstream", upstream.uri().toString()),
+          run("app", "--port", port, "--upstream", upstream.uri().toString(), "--no-warm-up"),
           1,
           "port " + port + " on 127.0.0.1 is already in use (--port)");
     }
@@ -163,7 +164,8 @@ class CliTest {
     int downPort = closedPort();
     String down = "http://127.0.0.1:" + downPort;
     CommandThread app =
-        CommandThread.start("app", "--port", "0", "--mode", "bulkhead", "--upstream", down);
+        CommandThread.start(
+            "app", "--port", "0", "--mode", "bulkhead", "--upstream", down, "--no-warm-up");
     URI appUri = app.awaitUri();
     try {
       HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
@@ -220,7 +222,8 @@ class CliTest {
 
         assertThat(app.out())
             .containsPattern(
-                "warmed up: 1 bursts to a throwaway copy of the app" + " in [0-9.hmµ]+s\\n")
+                "warmed up: 1 bursts \\(130 requests\\) to a throwaway copy of the app in bulkhead"
+                    + " mode in [0-9.hmµ]+s \\(compiler settled: ")
             .contains("listening on");
         assertThat(app.out().indexOf("warmed up")).isLessThan(app.out().indexOf("listening on"));
         assertThat(chat.statusCode()).isEqualTo(200);
@@ -237,6 +240,105 @@ class CliTest {
     }
   }
 
+  /** What the warm-up says it did: its rounds, its requests, the mode. */
+  private static final Pattern WARMED =
+      Pattern.compile(
+          "warmed up: (\\d+) bursts \\((\\d+) requests\\) to a throwaway copy of the app in"
+              + " (shared|bulkhead) mode in [0-9.hmµ]+s");
+
+  @Test
+  void app_byDefault_servesItsWarmUpBursts_beforeItListens() throws Exception {
+    try (FakeUpstream upstream = FakeUpstream.start(0, Duration.ofMillis(10))) {
+      CommandThread app =
+          CommandThread.start(
+              "app", "--port", "0", "--mode", "bulkhead", "--upstream", upstream.uri().toString());
+      // Three bursts and the compiler's settling come first; the bound is a hang's only.
+      app.awaitUri(180);
+      try {
+        String out = app.out();
+        Matcher warmed = WARMED.matcher(out);
+        assertThat(warmed.find()).as(out).isTrue();
+        int rounds = Integer.parseInt(warmed.group(1));
+        // Three asked for by default; a machine too slow for them in the bound serves fewer.
+        assertThat(rounds).isBetween(1, 3);
+        assertThat(Integer.parseInt(warmed.group(2)))
+            .as("every burst's chats and logins were sent")
+            .isEqualTo(rounds * (LoadGenerator.CHATS + LoadGenerator.LOGINS));
+        assertThat(warmed.group(3)).isEqualTo("bulkhead");
+        // The app prints the line once the bursts are done and opens its port after it.
+        assertThat(warmed.start()).isLessThan(out.indexOf("listening on"));
+      } finally {
+        assertThat(app.stop()).isZero();
+      }
+    }
+  }
+
+  @Test
+  void app_noWarmUp_listensWithoutOne() throws Exception {
+    try (FakeUpstream upstream = FakeUpstream.start(0, Duration.ofMillis(10))) {
+      for (String[] off : List.of(new String[] {"--no-warm-up"}, new String[] {"--warm-up", "0"})) {
+        List<String> args =
+            new ArrayList<>(
+                List.of(
+                    "app",
+                    "--port",
+                    "0",
+                    "--mode",
+                    "bulkhead",
+                    "--upstream",
+                    upstream.uri().toString()));
+        args.addAll(List.of(off));
+        CommandThread app = CommandThread.start(args.toArray(new String[0]));
+        app.awaitUri(60);
+        try {
+          assertThat(app.out())
+              .as(String.join(" ", off))
+              .contains("listening on")
+              .doesNotContain("warmed up");
+        } finally {
+          assertThat(app.stop()).isZero();
+        }
+      }
+    }
+  }
+
+  @Test
+  void demo_byDefault_warmsBothModes_beforeEitherListens(@TempDir Path dir) throws Exception {
+    CommandThread demo =
+        CommandThread.start(
+            "demo",
+            "--dashboard",
+            "--port",
+            "0",
+            "--delay",
+            "200ms",
+            "--chats",
+            "4",
+            "--logins",
+            "2",
+            "--logins-after",
+            "50ms",
+            "--report",
+            dir.resolve("r.html").toString(),
+            "--result",
+            dir.resolve("r.json").toString());
+    try {
+      await().atMost(300, SECONDS).until(() -> demo.out().contains("stays up at") || demo.isDone());
+      String err = demo.err();
+      Matcher warmed = WARMED.matcher(err);
+      assertThat(warmed.find()).as(err).isTrue();
+      assertThat(warmed.group(3)).isEqualTo("shared");
+      int sharedEnd = warmed.end();
+      assertThat(warmed.find()).as(err).isTrue();
+      assertThat(warmed.group(3)).isEqualTo("bulkhead");
+      assertThat(warmed.end()).isGreaterThan(sharedEnd);
+      // The experiment prints where each mode's app listens once it does: after both warm-ups.
+      assertThat(err.indexOf("shared mode: app at")).isGreaterThan(warmed.end());
+    } finally {
+      assertThat(demo.stop()).isZero();
+    }
+  }
+
   @Test
   void app_collectsItsStartUpGarbage_beforeItListens() throws Exception {
     // A full collection is what System.gc() runs under the collectors a test JVM may have; nothing
@@ -245,7 +347,14 @@ class CliTest {
     try (FakeUpstream upstream = FakeUpstream.start(0, Duration.ofMillis(10))) {
       CommandThread app =
           CommandThread.start(
-              "app", "--port", "0", "--mode", "bulkhead", "--upstream", upstream.uri().toString());
+              "app",
+              "--port",
+              "0",
+              "--mode",
+              "bulkhead",
+              "--upstream",
+              upstream.uri().toString(),
+              "--no-warm-up");
       try {
         app.awaitUri();
 
@@ -524,8 +633,12 @@ class CliTest {
       return exit.isDone();
     }
 
+    /**
+     * Waits for the command's "listening on" line. The bound is a hang's only: an app warms up
+     * before it listens, by default, which on a busy machine takes tens of seconds.
+     */
     URI awaitUri() {
-      return awaitUri(10);
+      return awaitUri(120);
     }
 
     URI awaitUri(long seconds) {

@@ -39,6 +39,7 @@ class DashboardCommandTest {
             String.valueOf(port),
             "--delay",
             "3s",
+            "--no-warm-up",
             "--report",
             dir.resolve("r.html").toString(),
             "--result",
@@ -95,7 +96,14 @@ class DashboardCommandTest {
     try (FakeUpstream upstream = FakeUpstream.start(0, java.time.Duration.ofMillis(10))) {
       CliTest.CommandThread app =
           CliTest.CommandThread.start(
-              "app", "--port", "0", "--mode", "bulkhead", "--upstream", upstream.uri().toString());
+              "app",
+              "--port",
+              "0",
+              "--mode",
+              "bulkhead",
+              "--upstream",
+              upstream.uri().toString(),
+              "--no-warm-up");
       URI uri = app.awaitUri();
       try {
         assertThat(app.out())

@@ -47,19 +47,41 @@ public final class WarmUp {
   /** The longest the warm-up waits for the compiler, whatever it still does. */
   static final Duration LONGEST_SETTLE = Duration.ofSeconds(5);
 
+  /**
+   * The bursts' time: none starts later, and a request unanswered by then is given up, so a slow
+   * machine gets fewer bursts, not a late start.
+   */
+  static final Duration LONGEST_BURSTS = Duration.ofSeconds(10);
+
+  /** The least a warm-up request may wait for its answer, however little time is left. */
+  static final Duration SHORTEST_REQUEST_TIMEOUT = Duration.ofSeconds(1);
+
   private WarmUp() {}
 
   /**
+   * What a warm-up did.
+   *
+   * @param rounds the bursts served (fewer than asked if {@link #LONGEST_BURSTS} ran out)
+   * @param requests the requests those bursts sent to the throwaway copy
+   * @param took from the start to the end of the compiler's settling
+   * @param settled whether the compiler went quiet, rather than the wait giving up
+   */
+  public record Done(int rounds, int requests, Duration took, boolean settled) {}
+
+  /**
    * Runs {@code rounds} bursts of the slow-upstream experiment against a throwaway copy of an app
-   * with {@code settings}, then waits for the compiler to settle. Returns how long it took.
+   * with {@code settings} (none started after {@link #LONGEST_BURSTS}), then waits for the compiler
+   * to settle (at most {@link #LONGEST_SETTLE}).
    *
    * @throws IllegalArgumentException if {@code rounds} is below 1
    */
-  public static Duration run(AppSettings settings, int rounds) {
+  public static Done run(AppSettings settings, int rounds) {
     if (rounds < 1) {
       throw new IllegalArgumentException("a warm-up needs at least 1 round but was " + rounds);
     }
     long started = System.nanoTime();
+    int served = 0;
+    int requests = 0;
     try (FakeUpstream upstream = FakeUpstream.start(0, UPSTREAM_DELAY)) {
       AppSettings copy =
           new AppSettings(
@@ -72,28 +94,38 @@ public final class WarmUp {
               settings.upstreamDeadline());
       try (DemoApp app = new DemoApp(copy)) {
         app.start(0);
-        for (int i = 0; i < rounds; i++) {
-          new LoadGenerator(
-                  app.uri(),
-                  LoadGenerator.CHATS,
-                  LoadGenerator.LOGINS,
-                  LOGINS_AFTER,
-                  Duration.ofSeconds(30))
-              .run();
+        // The first burst always runs: it is the one that loads the classes. A request still
+        // unanswered when the bursts' time is up is given up, so a starved machine ends the
+        // warm-up on time with less done rather than late.
+        long left;
+        while (served < rounds
+            && ((left = LONGEST_BURSTS.toNanos() - (System.nanoTime() - started)) > 0
+                || served == 0)) {
+          LoadResult burst =
+              new LoadGenerator(
+                      app.uri(),
+                      LoadGenerator.CHATS,
+                      LoadGenerator.LOGINS,
+                      LOGINS_AFTER,
+                      Duration.ofNanos(Math.max(left, SHORTEST_REQUEST_TIMEOUT.toNanos())))
+                  .run();
+          served++;
+          requests += burst.samples().size();
         }
       }
     }
-    settle();
-    return Duration.ofNanos(System.nanoTime() - started);
+    boolean settled = settle();
+    return new Done(served, requests, Duration.ofNanos(System.nanoTime() - started), settled);
   }
 
   /**
-   * Waits until the compiler's total time has not grown for {@link #QUIET}, at most the longest.
+   * Waits until the compiler's total time has not grown for {@link #QUIET}, at most the longest;
+   * whether it went quiet (true also where the JVM does not tell: there is nothing to wait for).
    */
-  private static void settle() {
+  private static boolean settle() {
     CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
     if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
-      return;
+      return true;
     }
     long deadline = System.nanoTime() + LONGEST_SETTLE.toNanos();
     long last = jit.getTotalCompilationTime();
@@ -107,5 +139,6 @@ public final class WarmUp {
         quietSince = System.nanoTime();
       }
     }
+    return System.nanoTime() - quietSince >= QUIET.toNanos();
   }
 }

@@ -53,6 +53,9 @@ public class BulkheadProperties {
   /** The web edge's own settings, {@code bulkhead.edge.*}. */
   private final Edge edge = new Edge();
 
+  /** The readiness warm-up, {@code bulkhead.warm-up.*}; see BulkheadWarmUpAutoConfiguration. */
+  private final WarmUp warmUp = new WarmUp();
+
   /** Creates empty settings; Spring binds them. */
   public BulkheadProperties() {}
 
@@ -89,6 +92,11 @@ public class BulkheadProperties {
   /** The web edge's settings. */
   public Edge getEdge() {
     return edge;
+  }
+
+  /** The readiness warm-up's settings. */
+  public WarmUp getWarmUp() {
+    return warmUp;
   }
 
   /** The web edge's settings, {@code bulkhead.edge.*}. */
@@ -386,6 +394,68 @@ public class BulkheadProperties {
     /** Sets HikariCP's connection timeout. */
     public void setConnectionTimeout(@Nullable Duration connectionTimeout) {
       this.connectionTimeout = connectionTimeout;
+    }
+  }
+
+  /**
+   * The readiness warm-up, {@code bulkhead.warm-up.*}: requests the application sends to its own
+   * server once it listens and before it reports that it accepts traffic.
+   */
+  public static class WarmUp {
+
+    /** Whether to warm up before readiness. Off by default. */
+    private boolean enabled;
+
+    /** The paths to request (GET), as a client sends them: context path included. */
+    private List<String> paths = new ArrayList<>();
+
+    /** Requests per path. */
+    private int requests = 20;
+
+    /** How long the whole warm-up may take; readiness follows when it runs out. */
+    private Duration timeout = Duration.ofSeconds(30);
+
+    /** Creates the defaults; Spring binds them. */
+    public WarmUp() {}
+
+    /** Whether the warm-up runs. */
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    /** Turns the warm-up on or off; for binding. */
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    /** The paths to request. */
+    public List<String> getPaths() {
+      return paths;
+    }
+
+    /** Replaces the paths; for binding. */
+    public void setPaths(List<String> paths) {
+      this.paths = paths;
+    }
+
+    /** Requests per path. */
+    public int getRequests() {
+      return requests;
+    }
+
+    /** Sets the requests per path; for binding. */
+    public void setRequests(int requests) {
+      this.requests = requests;
+    }
+
+    /** The longest the warm-up may take. */
+    public Duration getTimeout() {
+      return timeout;
+    }
+
+    /** Sets the longest the warm-up may take; for binding. */
+    public void setTimeout(Duration timeout) {
+      this.timeout = timeout;
     }
   }
 }
