@@ -116,11 +116,31 @@ class DbDashboardTest {
 
           assertThat(get(watch.uri(), "/metrics"))
               .contains(
-                  "bulkhead_pool_connections_active{budget=\"" + name + "\",name=\"" + name + ".checkout\"} 2.0",
-                  "bulkhead_pool_connections_idle{budget=\"" + name + "\",name=\"" + name + ".checkout\"} 1.0",
-                  "bulkhead_pool_connections_open{budget=\"" + name + "\",name=\"" + name + ".checkout\"} 3.0",
-                  "bulkhead_pool_threads_awaiting{budget=\"" + name + "\",name=\"" + name + ".checkout\"} 0.0",
-                  "bulkhead_pool_connections_active{budget=\"" + name + "\",name=\"" + name + ".reports\"} 1.0",
+                  "bulkhead_pool_connections_active{budget=\""
+                      + name
+                      + "\",name=\""
+                      + name
+                      + ".checkout\"} 2.0",
+                  "bulkhead_pool_connections_idle{budget=\""
+                      + name
+                      + "\",name=\""
+                      + name
+                      + ".checkout\"} 1.0",
+                  "bulkhead_pool_connections_open{budget=\""
+                      + name
+                      + "\",name=\""
+                      + name
+                      + ".checkout\"} 3.0",
+                  "bulkhead_pool_threads_awaiting{budget=\""
+                      + name
+                      + "\",name=\""
+                      + name
+                      + ".checkout\"} 0.0",
+                  "bulkhead_pool_connections_active{budget=\""
+                      + name
+                      + "\",name=\""
+                      + name
+                      + ".reports\"} 1.0",
                   "bulkhead_in_flight{name=\"" + name + ".checkout\"} 2.0",
                   "bulkhead_limit{name=\"" + name + ".reports\"} 2.0");
         }
