@@ -55,13 +55,12 @@ import org.snakeyaml.engine.v2.schema.CoreSchema;
  *   orders: {url: jdbc:postgresql://db/orders, pools: {checkout: {limit: 6}}}
  * </pre>
  *
- * <p>Every key, its default and what it means is in {@code docs/configuration.md}; {@link #keys()}
- * lists them. {@link #load}, {@link #parse} and {@link #fromMap} fail with a {@link
- * ConfigException} naming the key (and, from a file, the file and line) for malformed YAML, unknown
- * keys (with a "did you mean" suggestion), wrong types, missing or conflicting values and unknown
- * budgets. A budget whose compartments together exceed its capacity is not a load error, so that
- * {@code check} can show the whole table; {@link #budgetUse()} reports it and {@link #build()}
- * refuses it.
+ * <p>Every key, its default and what it means is in {@code docs/glossary.md}; {@link #keys()} lists
+ * them. {@link #load}, {@link #parse} and {@link #fromMap} fail with a {@link ConfigException}
+ * naming the key (and, from a file, the file and line) for malformed YAML, unknown keys (with a
+ * "did you mean" suggestion), wrong types, missing or conflicting values and unknown budgets. A
+ * budget whose compartments together exceed its capacity is not a load error, so that {@code check}
+ * can show the whole table; {@link #budgetUse()} reports it and {@link #build()} refuses it.
  *
  * <p>This class is immutable.
  */

@@ -27,14 +27,14 @@ final class CompartmentOptions {
   int llmLimit;
 
   @Option(
-      names = "--llm-queue",
+      names = "--llm-max-queue",
       defaultValue = "20",
       paramLabel = "N",
       description = "Bulkhead mode: upstream calls that may wait. Default: ${DEFAULT-VALUE}.")
   int llmQueue;
 
   @Option(
-      names = "--llm-wait",
+      names = "--llm-max-wait",
       defaultValue = "1s",
       paramLabel = "DURATION",
       description = "Bulkhead mode: how long one call may wait. Default: ${DEFAULT-VALUE}.")

@@ -3,6 +3,7 @@ package io.bulkhead.demo;
 import io.bulkhead.internal.DaemonThreads;
 import io.bulkhead.internal.Durations;
 import io.bulkhead.scenarios.CliException;
+import io.bulkhead.scenarios.LastLines;
 import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
@@ -20,9 +21,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Deque;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
@@ -538,8 +537,7 @@ final class FleetRun {
   private static final class Child {
     final Process process;
     private final CompletableFuture<Integer> ready = new CompletableFuture<>();
-    private final Deque<String> lastLines = new ArrayDeque<>();
-    private final ReentrantLock linesLock = new ReentrantLock();
+    private final LastLines lastLines = new LastLines(KEPT_OUTPUT_LINES);
 
     private Child(Process process) {
       this.process = process;
@@ -576,7 +574,7 @@ final class FleetRun {
         Thread.currentThread().interrupt();
         throw new CliException("interrupted while the " + name + " JVM started");
       } catch (ExecutionException e) {
-        throw new CliException("the " + name + " JVM did not start: " + lastLines());
+        throw new CliException("the " + name + " JVM did not start: " + lastLines);
       } catch (TimeoutException e) {
         throw new CliException(
             "the "
@@ -584,7 +582,7 @@ final class FleetRun {
                 + " JVM did not start within "
                 + Durations.format(READY_PATIENCE)
                 + ": "
-                + lastLines());
+                + lastLines);
       }
     }
 
@@ -611,24 +609,7 @@ final class FleetRun {
     }
 
     private void keep(String line) {
-      linesLock.lock();
-      try {
-        lastLines.addLast(line);
-        if (lastLines.size() > KEPT_OUTPUT_LINES) {
-          lastLines.removeFirst();
-        }
-      } finally {
-        linesLock.unlock();
-      }
-    }
-
-    private String lastLines() {
-      linesLock.lock();
-      try {
-        return lastLines.isEmpty() ? "(no output)" : String.join(" | ", lastLines);
-      } finally {
-        linesLock.unlock();
-      }
+      lastLines.add(line);
     }
   }
 

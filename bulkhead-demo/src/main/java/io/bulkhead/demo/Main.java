@@ -1,5 +1,6 @@
 package io.bulkhead.demo;
 
+import io.bulkhead.config.internal.Printable;
 import io.bulkhead.scenarios.CliException;
 import io.bulkhead.scenarios.Mode;
 import java.io.PrintStream;
@@ -125,7 +126,9 @@ public final class Main implements Runnable {
     for (int i = 0; i < joined.length(); ) {
       int c = joined.codePointAt(i);
       String shown =
-          visible(c) ? new String(Character.toChars(c)) : String.format(Locale.ROOT, "\\u%04X", c);
+          Printable.unsafe(c)
+              ? String.format(Locale.ROOT, "\\u%04X", c)
+              : new String(Character.toChars(c));
       if (sb.length() + shown.length() > max - 1) {
         return sb.append('…').toString();
       }
@@ -133,19 +136,6 @@ public final class Main implements Runnable {
       i += Character.charCount(c);
     }
     return sb.toString();
-  }
-
-  private static boolean visible(int codePoint) {
-    switch (Character.getType(codePoint)) {
-      case Character.CONTROL:
-      case Character.FORMAT:
-      case Character.LINE_SEPARATOR:
-      case Character.PARAGRAPH_SEPARATOR:
-      case Character.SURROGATE:
-        return false;
-      default:
-        return true;
-    }
   }
 
   @Override

@@ -4,7 +4,6 @@ import io.bulkhead.internal.Durations;
 import io.bulkhead.internal.JsonWriter;
 import io.bulkhead.scenarios.DemoSettings;
 import io.bulkhead.scenarios.ExperimentResult;
-import io.bulkhead.scenarios.Latency;
 import io.bulkhead.scenarios.LoadResult;
 import io.bulkhead.scenarios.ModeResult;
 import io.bulkhead.scenarios.Route;
@@ -122,38 +121,9 @@ final class Report {
    * "rejected": {"p50_ms", "p99_ms"}, "wall_ms"}}; a latency with no samples is null.
    */
   static void mode(JsonWriter out, LoadResult m) {
-    Latency login = m.login();
-    Latency rejected = m.rejected();
     out.beginObject();
-    out.name("login").beginObject();
-    num(out.name("p50_ms"), login.p50Ms());
-    num(out.name("p99_ms"), login.p99Ms());
-    num(out.name("max_ms"), login.maxMs());
+    m.writeFields(out, false);
     out.endObject();
-    out.name("chat")
-        .beginObject()
-        .name("200")
-        .value(m.chatOk())
-        .name("503")
-        .value(m.chatRejected())
-        .name("other")
-        .value(m.chatOther())
-        .endObject();
-    out.name("rejected").beginObject();
-    num(out.name("p50_ms"), rejected.p50Ms());
-    num(out.name("p99_ms"), rejected.p99Ms());
-    out.endObject();
-    num(out.name("wall_ms"), m.wallMs());
-    out.endObject();
-  }
-
-  /** A measured figure, or null when there were no samples to measure. */
-  private static void num(JsonWriter out, Double v) {
-    if (v == null) {
-      out.nullValue();
-    } else {
-      out.value(v.doubleValue());
-    }
   }
 
   // ----------------------------------------------------------------------------------------------

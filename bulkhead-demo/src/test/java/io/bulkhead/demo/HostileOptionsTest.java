@@ -36,15 +36,15 @@ class HostileOptionsTest {
   @Test
   void app_aQueueBeyondWhatACompartmentCounts_isAUsageError() throws IOException {
     usageError(
-        CliTest.run("app", "--upstream", closedUpstream(), "--llm-queue", "20000000"),
-        "--llm-queue");
+        CliTest.run("app", "--upstream", closedUpstream(), "--llm-max-queue", "20000000"),
+        "--llm-max-queue");
   }
 
   @Test
   void app_aWaitBeyondANanosecondDeadline_isAUsageError() throws IOException {
     usageError(
-        CliTest.run("app", "--upstream", closedUpstream(), "--llm-wait", "PT999999999H"),
-        "--llm-wait");
+        CliTest.run("app", "--upstream", closedUpstream(), "--llm-max-wait", "PT999999999H"),
+        "--llm-max-wait");
   }
 
   @Test
@@ -98,8 +98,8 @@ class HostileOptionsTest {
 
   @Test
   void aHugeOptionValue_isCutShort() {
-    CliTest.Run r = CliTest.run("app", "--llm-queue", "9".repeat(100_000));
-    usageError(r, "--llm-queue");
+    CliTest.Run r = CliTest.run("app", "--llm-max-queue", "9".repeat(100_000));
+    usageError(r, "--llm-max-queue");
     assertThat(r.err().length()).isLessThan(Main.LONGEST_LINE + 2);
   }
 

@@ -26,57 +26,34 @@ import java.util.function.IntSupplier;
 
 /**
  * The connection pools of one database, one per workload, sized so that together they fit what the
- * server allows.
- *
- * <p>One shared pool lets a slow workload take every connection: a report query that degrades to 30
- * seconds holds them all, and checkout, which never runs a report, waits in the same line. Here
- * each workload gets its own {@link WorkloadPool} with its own limit, and a compartment in front of
- * it that rejects at once, or after a short wait, when all its connections are in use. A slow
- * workload exhausts only its own pool.
+ * server allows. Each workload gets its own {@link WorkloadPool} with its own limit and a
+ * compartment in front that refuses at once, or after a short wait, when all its connections are in
+ * use: a slow report query exhausts only the reports pool, never checkout's.
  *
  * <pre>{@code
  * DatabasePools db = DatabasePools.builder("orders")
  *     .jdbcUrl("jdbc:postgresql://db:5432/orders")
  *     .username("app").password(secret)
- *     .reserveForOtherClients(10)                      // psql, migrations, the other instances
+ *     .reserve(10)                      // psql, migrations, the other instances
  *     .pool(PoolConfig.builder("checkout").limit(6).maxQueue(40).maxWait(Duration.ofSeconds(1)).build())
  *     .pool(PoolConfig.builder("reports").limit(4).build())
  *     .open();
  * DataSource checkout = db.pool("checkout");
  * }</pre>
  *
- * <p><b>The budget.</b> The pools draw on one {@link Budget}, named after the database. Its
- * capacity is {@link Builder#capacity} if set, otherwise everything the server allows: on
- * PostgreSQL, {@code max_connections} minus {@code superuser_reserved_connections} minus {@code
- * reserved_connections} (16 and later) minus {@link Builder#reserveForOtherClients}, read from the
- * server by {@link Builder#open()}. Pools that add up to more, or a budget larger than the server
- * allows, fail at start-up with a message that shows the arithmetic, because pools that
- * over-subscribe the server are decoration: when they fill together, the server's own limit becomes
- * the shared pool they were meant to avoid. Resizing a pool later through its compartment ({@link
- * WorkloadPool#compartment()}, or the one found in the registry) is checked against the same
- * budget, and resizes the HikariCP pool with it.
+ * <p><b>The budget.</b> The pools draw on one {@link Budget} named after the database, of capacity
+ * {@link Builder#capacity} or else all the server allows (on PostgreSQL {@code max_connections}
+ * less {@code superuser_reserved_connections}, {@code reserved_connections} and {@link
+ * Builder#reserve}). Pools that add up to more fail {@link Builder#open()} with the arithmetic;
+ * resizing a pool through its compartment later is checked against the same budget.
  *
- * <p><b>A total that changes.</b> When the instances of a service share one database, each may hold
- * only its part of what the server allows, and that part changes as instances come and go. {@link
- * Builder#total(IntSupplier)} takes it from a supplier (a fleet budget's share, say: see {@code
- * io.bulkhead.redis.FleetBudget}); the pools then hold that total together, divided by the
- * proportions of their configured limits, and {@link #resize()} divides the supplier's current
- * value again. The budget's capacity stays what the server allows (or {@link Builder#capacity}),
- * the ceiling of every total.
+ * <p><b>A total that changes.</b> {@link Builder#total(IntSupplier)} lets the pools hold what a
+ * supplier says (a fleet budget's share), divided by the proportions of their limits; {@link
+ * #resize()} reads it again. The budget's capacity stays the ceiling of every total.
  *
- * <pre>{@code
- * DatabasePools db = DatabasePools.builder("orders").jdbcUrl(url)
- *     .pool(PoolConfig.builder("checkout").limit(6).build())   // 60% of the total
- *     .pool(PoolConfig.builder("reports").limit(4).build())    // 40%
- *     .total(fleet::share)
- *     .open();
- * fleet.addListener((budget, before, share) -> db.resize());
- * }</pre>
- *
- * <p><b>Start-up.</b> {@code open()} reads the server's limit over one short-lived connection, then
- * opens every pool and every one of its connections, so a database that is unreachable, refuses the
- * credentials or has no slots left fails here with an {@link SQLException} naming the cause, not
- * later under load.
+ * <p><b>Start-up.</b> {@code open()} reads the server's limit over one short-lived connection and
+ * opens every connection of every pool, so an unreachable database, refused credentials or a full
+ * server fail there with an {@link SQLException} naming the cause, not later under load.
  *
  * <p>This class is thread-safe.
  */
@@ -360,7 +337,7 @@ public final class DatabasePools implements AutoCloseable {
     private String username;
     private String password;
     private final Properties properties = new Properties();
-    private int reserveForOthers;
+    private int reserve;
     private int capacity; // 0 until set: then the server's usable limit
     private IntSupplier total; // null unless set: then the pools hold the configured limits
     private BulkheadRegistry registry;
@@ -423,15 +400,12 @@ public final class DatabasePools implements AutoCloseable {
      *
      * @throws IllegalArgumentException if {@code connections} is negative
      */
-    public Builder reserveForOtherClients(int connections) {
+    public Builder reserve(int connections) {
       if (connections < 0) {
         throw new IllegalArgumentException(
-            "reserveForOtherClients of database '"
-                + name
-                + "' must not be negative but was "
-                + connections);
+            "reserve of database '" + name + "' must not be negative but was " + connections);
       }
-      this.reserveForOthers = connections;
+      this.reserve = connections;
       return this;
     }
 
@@ -673,7 +647,7 @@ public final class DatabasePools implements AutoCloseable {
                       + " as given");
           return null;
         }
-        return ServerLimit.read(c, reserveForOthers);
+        return ServerLimit.read(c, reserve);
       } catch (SQLException e) {
         throw new SQLException(cannotConnect(e), e.getSQLState(), e);
       }
@@ -693,7 +667,7 @@ public final class DatabasePools implements AutoCloseable {
                   + "' leaves no"
                   + " connections for these pools: "
                   + limit.explain()
-                  + "; lower reserveForOtherClients(int) or raise max_connections");
+                  + "; lower reserve(int) or raise max_connections");
         }
         usable = limit.usable();
         source = limit.explain();
@@ -708,7 +682,7 @@ public final class DatabasePools implements AutoCloseable {
                   + limit.usable()
                   + ": "
                   + limit.explain()
-                  + "; lower capacity(int) or reserveForOtherClients(int)");
+                  + "; lower capacity(int) or reserve(int)");
         }
         usable = capacity;
         source = "set by capacity(" + capacity + "); the server allows " + limit.explain();
@@ -736,7 +710,7 @@ public final class DatabasePools implements AutoCloseable {
                 + " ("
                 + source
                 + "): shrink the pools"
-                + (limit != null && capacity == 0 ? " or lower reserveForOtherClients(int)" : ""));
+                + (limit != null && capacity == 0 ? " or lower reserve(int)" : ""));
       }
       return usable;
     }

@@ -22,24 +22,20 @@ public final class ServerLimit {
   private final int maxConnections;
   private final int superuserReserved;
   private final int reserved;
-  private final int reserveForOthers;
+  private final int reserve;
   private final String serverVersion;
 
   ServerLimit(
-      int maxConnections,
-      int superuserReserved,
-      int reserved,
-      int reserveForOthers,
-      String serverVersion) {
+      int maxConnections, int superuserReserved, int reserved, int reserve, String serverVersion) {
     this.maxConnections = maxConnections;
     this.superuserReserved = superuserReserved;
     this.reserved = reserved;
-    this.reserveForOthers = reserveForOthers;
+    this.reserve = reserve;
     this.serverVersion = serverVersion;
   }
 
   /** Reads the server's settings over {@code connection}. */
-  static ServerLimit read(Connection connection, int reserveForOthers) throws SQLException {
+  static ServerLimit read(Connection connection, int reserve) throws SQLException {
     try (Statement st = connection.createStatement();
         ResultSet rs =
             st.executeQuery(
@@ -53,7 +49,7 @@ public final class ServerLimit {
           Integer.parseInt(rs.getString(1)),
           Integer.parseInt(rs.getString(2)),
           reservedSetting == null ? 0 : Integer.parseInt(reservedSetting),
-          reserveForOthers,
+          reserve,
           rs.getString(4));
     }
   }
@@ -76,8 +72,8 @@ public final class ServerLimit {
   }
 
   /** The connections left to other clients, as configured. */
-  public int reserveForOtherClients() {
-    return reserveForOthers;
+  public int reserve() {
+    return reserve;
   }
 
   /** The server's {@code server_version}, for messages. */
@@ -89,7 +85,7 @@ public final class ServerLimit {
    * What this application's pools may hold together; may be zero or negative when over-reserved.
    */
   public int usable() {
-    return maxConnections - superuserReserved - reserved - reserveForOthers;
+    return maxConnections - superuserReserved - reserved - reserve;
   }
 
   /**
@@ -106,7 +102,7 @@ public final class ServerLimit {
       sb.append(" - reserved_connections ").append(reserved);
     }
     return sb.append(" - reserve for other clients ")
-        .append(reserveForOthers)
+        .append(reserve)
         .append(" = ")
         .append(usable())
         .toString();

@@ -32,8 +32,7 @@ class DatabasePoolsTest extends PostgresTestSupport {
 
   @Test
   void opensEveryConnectionOfEveryPoolAndNamesThem() throws Exception {
-    DatabasePools db =
-        open(pools().reserveForOtherClients(5).pool(pool("checkout", 3)).pool(pool("reports", 2)));
+    DatabasePools db = open(pools().reserve(5).pool(pool("checkout", 3)).pool(pool("reports", 2)));
 
     assertThat(backendsNamed(prefix + ".checkout")).isEqualTo(3);
     assertThat(backendsNamed(prefix + ".reports")).isEqualTo(2);
@@ -69,7 +68,7 @@ class DatabasePoolsTest extends PostgresTestSupport {
     assertThatThrownBy(
             () ->
                 pools()
-                    .reserveForOtherClients(usable - 4)
+                    .reserve(usable - 4)
                     .pool(pool("checkout", 3))
                     .pool(pool("reports", 2))
                     .open())
@@ -111,7 +110,7 @@ class DatabasePoolsTest extends PostgresTestSupport {
   @Test
   void aReserveThatLeavesNothingFails() throws Exception {
     int usable = serverUsable();
-    assertThatThrownBy(() -> pools().reserveForOtherClients(usable).pool(pool("w", 1)).open())
+    assertThatThrownBy(() -> pools().reserve(usable).pool(pool("w", 1)).open())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("leaves no connections for these pools")
         .hasMessageContaining("= 0");
@@ -214,8 +213,8 @@ class DatabasePoolsTest extends PostgresTestSupport {
         .hasMessage(
             "jdbcUrl of database 'orders' must start with 'jdbc:' but was"
                 + " 'mysql://***@db:3306/orders'");
-    assertThatThrownBy(() -> b.reserveForOtherClients(-1))
-        .hasMessage("reserveForOtherClients of database 'orders' must not be negative but was -1");
+    assertThatThrownBy(() -> b.reserve(-1))
+        .hasMessage("reserve of database 'orders' must not be negative but was -1");
     assertThatThrownBy(() -> b.capacity(0))
         .hasMessage("capacity of database 'orders' must be at least 1 but was 0");
     assertThatThrownBy(b::open)

@@ -55,10 +55,10 @@ public record AppSettings(
       int serverLimit, int llmLimit, int llmQueue, Duration llmWait, Duration upstreamDeadline) {
     requireAtLeast("--server-limit", serverLimit, 1);
     requireAtLeast("--llm-limit", llmLimit, 1);
-    requireAtLeast("--llm-queue", llmQueue, 0);
+    requireAtLeast("--llm-max-queue", llmQueue, 0);
     if (llmWait.isNegative() || (llmQueue > 0 && llmWait.isZero())) {
       throw new CliException(
-          "--llm-wait must be above zero when --llm-queue lets calls wait, but was "
+          "--llm-max-wait must be above zero when --llm-max-queue lets calls wait, but was "
               + Durations.format(llmWait));
     }
     if (upstreamDeadline.isNegative() || upstreamDeadline.isZero()) {
@@ -73,9 +73,10 @@ public record AppSettings(
     option("--server-limit", () -> Bulkhead.builder("server").limit(serverLimit));
     BulkheadBuilder llm = Bulkhead.builder("llm");
     option("--llm-limit", () -> llm.limit(llmLimit));
-    option("--llm-queue", () -> llm.maxQueue(llmQueue));
-    option("--llm-wait", () -> llm.maxWait(llmWait));
-    Bulkhead compartment = option("--llm-wait", llm::build); // holds nothing: no thread, no budget
+    option("--llm-max-queue", () -> llm.maxQueue(llmQueue));
+    option("--llm-max-wait", () -> llm.maxWait(llmWait));
+    Bulkhead compartment =
+        option("--llm-max-wait", llm::build); // holds nothing: no thread, no budget
     option(
         "--upstream-deadline",
         () -> UpstreamClient.builder(compartment).deadline(upstreamDeadline));

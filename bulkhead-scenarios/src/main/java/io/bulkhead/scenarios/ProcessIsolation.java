@@ -6,10 +6,8 @@ import io.bulkhead.process.ProcessStats;
 import io.bulkhead.process.WorkerProcess;
 import java.net.URI;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.Deque;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
@@ -20,7 +18,6 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
 /**
@@ -468,8 +465,7 @@ public final class ProcessIsolation {
     final AtomicInteger spinning = new AtomicInteger();
     final AtomicReference<Exit> firstExit = new AtomicReference<>();
     private final CountDownLatch stopped = new CountDownLatch(1);
-    private final Deque<String> lastLines = new ArrayDeque<>();
-    private final ReentrantLock linesLock = new ReentrantLock();
+    private final LastLines lastLines = new LastLines(KEPT_OUTPUT_LINES);
 
     Child(String caseName, String role, boolean restarted, Consumer<String> log) {
       this.caseName = caseName;
@@ -513,15 +509,7 @@ public final class ProcessIsolation {
           // Not the line it looked like: counted as no spinning threads.
         }
       }
-      linesLock.lock();
-      try {
-        lastLines.addLast(line);
-        if (lastLines.size() > KEPT_OUTPUT_LINES) {
-          lastLines.removeFirst();
-        }
-      } finally {
-        linesLock.unlock();
-      }
+      lastLines.add(line);
     }
 
     private void changed(ProcessStats s) {
@@ -558,7 +546,7 @@ public final class ProcessIsolation {
                 + " JVM did not start within "
                 + Durations.format(READY_PATIENCE)
                 + ": "
-                + lastLines());
+                + lastLines);
       }
     }
 
@@ -567,15 +555,6 @@ public final class ProcessIsolation {
         stopped.await(EXIT_PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-      }
-    }
-
-    private String lastLines() {
-      linesLock.lock();
-      try {
-        return lastLines.isEmpty() ? "(no output)" : String.join(" | ", lastLines);
-      } finally {
-        linesLock.unlock();
       }
     }
   }

@@ -85,7 +85,7 @@ final class WorkloadDataSources implements AutoCloseable {
       b.password(settings.getPassword());
     }
     int reserve = settings.getReserve();
-    check(prefix + "reserve", reserve, () -> b.reserveForOtherClients(reserve));
+    check(prefix + "reserve", reserve, () -> b.reserve(reserve));
     Integer capacity = settings.getCapacity();
     if (capacity != null) {
       check(prefix + "capacity", capacity, () -> b.capacity(capacity));
@@ -193,7 +193,7 @@ final class WorkloadDataSources implements AutoCloseable {
     // The builder's method names, in the words of this configuration.
     String message =
         e.getMessage()
-            .replace("reserveForOtherClients(int)", prefix + "reserve")
+            .replace("reserve(int)", prefix + "reserve")
             .replace("capacity(int)", prefix + "capacity");
     if (message.startsWith("pools of database")) {
       Map<String, Integer> limits = new LinkedHashMap<>();

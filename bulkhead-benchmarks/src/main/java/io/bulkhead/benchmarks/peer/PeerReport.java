@@ -2,8 +2,6 @@ package io.bulkhead.benchmarks.peer;
 
 import io.bulkhead.internal.JsonWriter;
 import io.bulkhead.scenarios.DemoSettings;
-import io.bulkhead.scenarios.Latency;
-import io.bulkhead.scenarios.LoadResult;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.time.ZoneOffset;
@@ -164,31 +162,9 @@ final class PeerReport {
   }
 
   private static void variant(JsonWriter j, VariantResult v) {
-    LoadResult load = v.load();
-    Latency login = load.login();
-    Latency rejected = load.rejected();
     Timeline t = v.timeline();
     j.beginObject();
-    j.name("login").beginObject();
-    num(j.name("p50_ms"), login.p50Ms());
-    num(j.name("p99_ms"), login.p99Ms());
-    num(j.name("max_ms"), login.maxMs());
-    j.name("failures").value(load.loginFailures());
-    j.endObject();
-    j.name("chat")
-        .beginObject()
-        .name("200")
-        .value(load.chatOk())
-        .name("503")
-        .value(load.chatRejected())
-        .name("other")
-        .value(load.chatOther())
-        .endObject();
-    j.name("rejected").beginObject();
-    num(j.name("p50_ms"), rejected.p50Ms());
-    num(j.name("p99_ms"), rejected.p99Ms());
-    j.endObject();
-    num(j.name("wall_ms"), load.wallMs());
+    v.load().writeFields(j, true);
     j.name("upstream")
         .beginObject()
         .name("max_open_connections")
@@ -230,15 +206,6 @@ final class PeerReport {
       j.value(value.applyAsDouble(p));
     }
     j.endArray();
-  }
-
-  /** A measured figure, or null when there were no samples to measure. */
-  private static void num(JsonWriter j, Double v) {
-    if (v == null) {
-      j.nullValue();
-    } else {
-      j.value(v.doubleValue());
-    }
   }
 
   // ----------------------------------------------------------------------------------------------

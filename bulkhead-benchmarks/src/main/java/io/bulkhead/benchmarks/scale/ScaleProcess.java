@@ -27,8 +27,8 @@ import java.util.Map;
  *
  * <pre>
  * ScaleProcess upstream --delay 10s --port-file F
- * ScaleProcess app --mode bulkhead --upstream URL --server-limit 500 --llm-limit 100 --llm-queue 200
- *     --llm-wait 1s --max-connections 2000 --port-file F --stats-file S
+ * ScaleProcess app --mode bulkhead --upstream URL --server-limit 500 --llm-limit 100 --llm-max-queue 200
+ *     --llm-max-wait 1s --max-connections 2000 --port-file F --stats-file S
  * ScaleProcess load --target URL --chats 800 --logins 500 --logins-after 1s --out FILE
  *     [--started-file F]
  * </pre>
@@ -88,8 +88,8 @@ public final class ScaleProcess {
             URI.create(required(o, "--upstream")),
             integer(o, "--server-limit", "50"),
             integer(o, "--llm-limit", "10"),
-            integer(o, "--llm-queue", "20"),
-            duration(o, "--llm-wait", "1s"),
+            integer(o, "--llm-max-queue", "20"),
+            duration(o, "--llm-max-wait", "1s"),
             duration(o, "--upstream-deadline", "60s"));
     Path stats = Path.of(required(o, "--stats-file"));
     DemoApp app = new DemoApp(settings).maxConnections(integer(o, "--max-connections", "512"));

@@ -18,41 +18,28 @@ import java.util.Set;
  * and for each database, and the problems, one line each naming the file, the line and the key to
  * change.
  *
- * <p>The rules, with the thresholds they use:
+ * <p>The rules (docs/sizing.md, "Deployments checked before they ship", says them for users):
  *
  * <ol>
- *   <li><b>Limits.</b> Every container has a memory limit and a CPU limit. Without a memory limit
- *       the node's memory is the ceiling and the kernel picks what to kill when it runs out;
- *       without a CPU limit a runaway thread takes every core of the node.
- *   <li><b>Room beside the heap.</b> The heap is {@code -Xmx} (or {@code -XX:MaxHeapSize}), else
- *       {@code -XX:MaxRAMPercentage} of the memory limit, else the JVM's default, {@value
- *       #JVM_DEFAULT_MAX_RAM_PERCENTAGE}%. The limit minus the heap must hold what the JVM needs
- *       outside it: at least {@link #MIN_NON_HEAP_SHARE} of the limit (garbage-collector structures
- *       and direct buffers grow with the heap), and at least {@link #NON_HEAP_BASE_BYTES} (class
- *       metadata and compiled code) plus a stack ({@code -Xss}, else {@link
- *       #DEFAULT_THREAD_STACK_BYTES}) for each of {@link #JVM_THREADS} threads of the JVM and the
- *       server and each platform thread the container's compartments hold: a compartment's limit (a
- *       call in flight holds the thread that made it) and a worker pool's workers (none for virtual
- *       threads, whose stacks live in the heap). A JVM whose heap and the rest do not fit in the
- *       limit is killed by the kernel, not by an {@code OutOfMemoryError} it could report.
- *   <li><b>CPU-bound calls and CPUs.</b> The limits of the compartments marked {@code cpu-bound:
- *       true} that a container runs add up to no more than its CPU limit rounded up (the processors
- *       the JVM sees in it): more only wait for a core while holding their slots, and the quota
- *       throttles the container's other threads with them. {@code -XX:ActiveProcessorCount} is not
- *       above it either.
- *   <li><b>The fleet and the database.</b> For each database named by a budget, every instance that
- *       may run at once (replicas, an autoscaler's maximum, and the extra ones of a rolling update)
- *       times the limits of its compartments on that budget, plus the connections PostgreSQL
- *       reserves ({@code superuser_reserved_connections}, {@value
- *       #POSTGRES_DEFAULT_SUPERUSER_RESERVED} by default), is at most the database's {@code
- *       max_connections} ({@value #POSTGRES_DEFAULT_MAX_CONNECTIONS} by default). A bulkhead file's
- *       budget is one process's share; this is the sum of all of them.
+ *   <li><b>Limits.</b> Every container has a memory limit and a CPU limit.
+ *   <li><b>Room beside the heap.</b> The heap ({@code -Xmx}, else {@code -XX:MaxRAMPercentage} of
+ *       the limit, else {@value #JVM_DEFAULT_MAX_RAM_PERCENTAGE}%) leaves at least {@link
+ *       #MIN_NON_HEAP_SHARE} of the limit, and at least {@link #NON_HEAP_BASE_BYTES} plus a stack
+ *       ({@code -Xss}, else {@link #DEFAULT_THREAD_STACK_BYTES}) for each of {@link #JVM_THREADS}
+ *       JVM and server threads and each platform thread the container's compartments hold (a
+ *       compartment's limit, a platform worker pool's workers). These thresholds are estimates for
+ *       a small service; they catch a heap set to the whole limit, which gets containers killed.
+ *   <li><b>CPU-bound calls and CPUs.</b> The limits of the {@code cpu-bound} compartments of a
+ *       container add up to no more than its CPU limit rounded up, and {@code
+ *       -XX:ActiveProcessorCount} is not above it either.
+ *   <li><b>The fleet and the database.</b> Every instance that may run at once (replicas, an
+ *       autoscaler's maximum, a rolling update's extra ones) times its compartments' limits on a
+ *       database's budget, plus {@code superuser_reserved_connections} ({@value
+ *       #POSTGRES_DEFAULT_SUPERUSER_RESERVED} by default), is at most its {@code max_connections}
+ *       ({@value #POSTGRES_DEFAULT_MAX_CONNECTIONS} by default).
  *   <li><b>Names.</b> Every compartment a container names, and every budget a database names, is in
  *       the bulkhead file.
  * </ol>
- *
- * <p>The thresholds of rule 2 are estimates for a small service, not measurements of yours; they
- * catch a heap set to the whole limit, which is the mistake that kills containers.
  *
  * <p>This class is immutable.
  */

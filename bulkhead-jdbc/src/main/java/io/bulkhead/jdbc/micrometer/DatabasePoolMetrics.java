@@ -16,58 +16,31 @@ import java.util.function.ToIntFunction;
 /**
  * Micrometer gauges for the connection pools of one {@link DatabasePools}: the connections each
  * workload's HikariCP pool has handed out, has idle and has open, and the threads waiting inside it
- * for one.
+ * for one (the constants below; docs/operations.md has the Prometheus names).
  *
  * <pre>{@code
  * BulkheadRegistry registry = BulkheadRegistry.create();
  * DatabasePools db = DatabasePools.builder("orders")...registry(registry).open();
- * BulkheadMetrics.of(registry).bindTo(meterRegistry);        // each pool's compartment: limit,
- *                                                            // in flight, waiting, rejected{reason}, timers
- * DatabasePoolMetrics.of(db).bindTo(meterRegistry);          // each pool's connections
+ * BulkheadMetrics.of(registry).bindTo(meterRegistry);   // each pool's compartment
+ * DatabasePoolMetrics.of(db).bindTo(meterRegistry);     // each pool's connections
  * }</pre>
  *
  * <p>Every pool gauge carries the tag {@code name} with the pool's qualified name ({@code
- * orders.checkout}), which is also the name of the compartment in front of it, so the two families
- * line up, and the tag {@value #BUDGET_TAG} with the database's name ({@code orders}), which is
- * also its budget's: {@code bulkhead_pool_connections_active / bulkhead_limit} is how full a pool
- * is, and {@code bulkhead_rejected_total} counts the callers it turned away. The gauges, as
- * Micrometer and as Prometheus spell them:
+ * orders.checkout}), the name of the compartment in front of it, and {@value #BUDGET_TAG} with the
+ * database's name, its budget's: {@code bulkhead_pool_connections_active / bulkhead_limit} is how
+ * full a pool is. Per database, tagged {@value #BUDGET_TAG} only, {@value #BUDGET_CAPACITY},
+ * {@value #BUDGET_ALLOCATED} and, when the server's limit was read, {@value
+ * #DATABASE_MAX_CONNECTIONS} let a monitoring system add up every replica against one server. The
+ * open connections are not called "total": Prometheus keeps {@code _total} for counters.
  *
- * <table>
- *   <caption>Gauges</caption>
- *   <tr><th>Micrometer</th><th>Prometheus</th><th>{@link PoolStats}</th></tr>
- *   <tr><td>{@value #CONNECTIONS_ACTIVE}</td><td>{@code bulkhead_pool_connections_active}</td>
- *       <td>{@link PoolStats#active()}</td></tr>
- *   <tr><td>{@value #CONNECTIONS_IDLE}</td><td>{@code bulkhead_pool_connections_idle}</td>
- *       <td>{@link PoolStats#idle()}</td></tr>
- *   <tr><td>{@value #CONNECTIONS_OPEN}</td><td>{@code bulkhead_pool_connections_open}</td>
- *       <td>{@link PoolStats#total()}</td></tr>
- *   <tr><td>{@value #THREADS_AWAITING}</td><td>{@code bulkhead_pool_threads_awaiting}</td>
- *       <td>{@link PoolStats#waiting()}</td></tr>
- * </table>
+ * <p>Each gauge reads {@link WorkloadPool#stats()} when the registry polls it, free on the
+ * connection path; a closed pool reads zero. Close this binder when you close the pools, to remove
+ * its gauges, and before binding pools that reuse the same qualified names (Micrometer knows a
+ * meter by name and tags only). The pools' compartments are bound by {@code BulkheadMetrics} from a
+ * registry given to {@link DatabasePools.Builder#registry}.
  *
- * <p>Three more gauges per database, tagged {@value #BUDGET_TAG} only, let a monitoring system add
- * up what no single process sees, every replica against one server: {@value #BUDGET_CAPACITY} and
- * {@value #BUDGET_ALLOCATED} (this process's budget and the sum of its pools' limits), and, when
- * the server's limit was read at start-up, {@value #DATABASE_MAX_CONNECTIONS} (its {@code
- * max_connections}).
- *
- * <p>The open connections are not called "total": Prometheus reserves the {@code _total} suffix for
- * counters, and its client drops it from a gauge's name ({@code bulkhead.pool.total} would be
- * exported as {@code bulkhead_pool}).
- *
- * <p>Each gauge reads {@link WorkloadPool#stats()} when the registry polls it, so it costs nothing
- * on the connection path. A closed pool reads zero connections; close this binder when you close
- * the pools, to remove its gauges. The pools' compartments are not this binder's: give the pools a
- * registry ({@link DatabasePools.Builder#registry}) and bind {@code BulkheadMetrics.of(registry)}
- * from {@code bulkhead-micrometer}, which also removes their meters when the pools close.
- *
- * <p>Micrometer knows a meter by its name and tags only: bind one binder per {@code DatabasePools}
- * to a registry, and close it before binding pools that reuse the same qualified names, or the new
- * binder would be handed the old gauges.
- *
- * <p>This class needs {@code micrometer-core}, an optional dependency of {@code bulkhead-jdbc}: an
- * application that exports metrics has it already. It is thread-safe.
+ * <p>This class needs {@code micrometer-core}, an optional dependency of {@code bulkhead-jdbc}. It
+ * is thread-safe.
  */
 public final class DatabasePoolMetrics implements MeterBinder, AutoCloseable {
 
