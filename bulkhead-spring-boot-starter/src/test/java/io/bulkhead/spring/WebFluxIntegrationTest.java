@@ -17,6 +17,7 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.http.ResponseEntity;
@@ -105,8 +106,15 @@ class WebFluxIntegrationTest {
   }
 
   @LocalServerPort int port;
+  @Autowired WebServerApplicationContext webServerContext;
   @Autowired ReactiveApplication.LlmService service;
   @Autowired BulkheadRegistry registry;
+
+  @Test
+  void servedByNetty() {
+    assertThat(webServerContext.getWebServer())
+        .isInstanceOf(org.springframework.boot.reactor.netty.NettyWebServer.class);
+  }
 
   @Test
   void aFullCompartmentAnswers503WithRetryAfterAndAProblemBody() throws Exception {
