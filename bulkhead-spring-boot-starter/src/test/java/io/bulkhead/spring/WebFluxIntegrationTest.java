@@ -137,6 +137,13 @@ class WebFluxIntegrationTest {
                 .build(),
             HttpResponse.BodyHandlers.ofString());
 
+    System.out.println(
+        "refused on Netty behind a catch-all @ExceptionHandler(Exception.class): /complete -> "
+            + refused.statusCode()
+            + " "
+            + refused.headers().map()
+            + " "
+            + refused.body());
     assertThat(refused.statusCode()).isEqualTo(503);
     assertThat(refused.headers().firstValue("Content-Type")).hasValue("application/problem+json");
     assertThat(Long.parseLong(refused.headers().firstValue("Retry-After").orElseThrow()))
