@@ -54,8 +54,9 @@ public class BulkheadProperties {
   private Map<String, Budget> budgets = new LinkedHashMap<>();
 
   /**
-   * Databases by name: each gets one connection pool per workload, a DataSource bean named {@code
-   * <database>.<workload>}, checked against the server's max_connections (needs bulkhead-jdbc).
+   * Databases by name: each gets one connection pool per workload, a DataSource bean named
+   * database.workload (orders.checkout), checked against the server's max_connections (needs
+   * bulkhead-jdbc).
    */
   private Map<String, Database> datasources = new LinkedHashMap<>();
 

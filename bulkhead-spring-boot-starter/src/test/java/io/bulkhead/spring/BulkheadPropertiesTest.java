@@ -115,7 +115,8 @@ class BulkheadPropertiesTest {
             p ->
                 assertThat(p.path("description").asString(""))
                     .as(p.get("name").asString())
-                    .isNotBlank());
+                    .isNotBlank()
+                    .doesNotContain("{@"));
     // The keys every compartment takes, under bulkhead.defaults, with their defaults.
     assertThat(byName)
         .containsKeys(
