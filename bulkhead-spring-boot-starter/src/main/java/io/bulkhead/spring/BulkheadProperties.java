@@ -14,6 +14,9 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  *
  * <pre>
  * bulkhead:
+ *   defaults:
+ *     max-queue: 20
+ *     max-wait: 500ms
  *   budgets:
  *     llm-api:
  *       capacity: 20
@@ -38,6 +41,12 @@ public class BulkheadProperties {
   /** The prefix of every setting. */
   public static final String PREFIX = "bulkhead";
 
+  /**
+   * What every compartment takes unless it gives its own, key by key: a compartment's own limit,
+   * max-queue, max-wait or budget wins over the one here.
+   */
+  private final Defaults defaults = new Defaults();
+
   /** Compartments by name: each becomes a Bulkhead in the BulkheadRegistry bean. */
   private Map<String, Compartment> compartments = new LinkedHashMap<>();
 
@@ -45,8 +54,9 @@ public class BulkheadProperties {
   private Map<String, Budget> budgets = new LinkedHashMap<>();
 
   /**
-   * Databases by name: each gets one connection pool per workload, a DataSource bean named {@code
-   * <database>.<workload>}, checked against the server's max_connections (needs bulkhead-jdbc).
+   * Databases by name: each gets one connection pool per workload, a DataSource bean named
+   * database.workload (orders.checkout), checked against the server's max_connections (needs
+   * bulkhead-jdbc).
    */
   private Map<String, Database> datasources = new LinkedHashMap<>();
 
@@ -58,6 +68,11 @@ public class BulkheadProperties {
 
   /** Creates empty settings; Spring binds them. */
   public BulkheadProperties() {}
+
+  /** What every compartment inherits, {@code bulkhead.defaults.*}. */
+  public Defaults getDefaults() {
+    return defaults;
+  }
 
   /** The compartments by name, in the order they were configured. */
   public Map<String, Compartment> getCompartments() {
@@ -123,22 +138,101 @@ public class BulkheadProperties {
     }
   }
 
-  /** The settings of one compartment, {@code bulkhead.compartments.<name>.*}. */
-  public static class Compartment {
+  /**
+   * What every compartment under {@code bulkhead.compartments} inherits, {@code
+   * bulkhead.defaults.*}: the keys of a compartment that are not about one dependency alone.
+   */
+  public static class Defaults {
 
-    /** How many calls may be in flight at once; required, at least 1. */
+    /** The limit of every compartment that gives none (how many calls may be in flight at once). */
     private @Nullable Integer limit;
 
-    /** How many callers may wait for a slot when all are taken; 0 (the default) rejects at once. */
-    private int maxQueue;
+    /**
+     * How many callers may wait for a slot in every compartment that gives no max-queue; 0 rejects
+     * at once.
+     */
+    private int maxQueue = 0;
 
     /**
-     * How long one caller may wait for a slot (10ms, 1s, PT0.5S); required when max-queue is above
-     * 0.
+     * How long one caller may wait for a slot in every compartment that gives no max-wait (10ms,
+     * 1s, PT0.5S).
      */
     private @Nullable Duration maxWait;
 
-    /** The name of the budget (under bulkhead.budgets) this compartment draws its limit from. */
+    /**
+     * The budget (under bulkhead.budgets) every compartment that names none draws its limit from.
+     */
+    private @Nullable String budget;
+
+    /** Creates the defaults; Spring binds them. */
+    public Defaults() {}
+
+    /** The inherited limit; null when not set. */
+    public @Nullable Integer getLimit() {
+      return limit;
+    }
+
+    /** Sets the inherited limit. */
+    public void setLimit(@Nullable Integer limit) {
+      this.limit = limit;
+    }
+
+    /** The inherited max-queue. */
+    public int getMaxQueue() {
+      return maxQueue;
+    }
+
+    /** Sets the inherited max-queue. */
+    public void setMaxQueue(int maxQueue) {
+      this.maxQueue = maxQueue;
+    }
+
+    /** The inherited max-wait; null when not set. */
+    public @Nullable Duration getMaxWait() {
+      return maxWait;
+    }
+
+    /** Sets the inherited max-wait. */
+    public void setMaxWait(@Nullable Duration maxWait) {
+      this.maxWait = maxWait;
+    }
+
+    /** The inherited budget's name; null for none. */
+    public @Nullable String getBudget() {
+      return budget;
+    }
+
+    /** Sets the inherited budget's name. */
+    public void setBudget(@Nullable String budget) {
+      this.budget = budget;
+    }
+  }
+
+  /** The settings of one compartment, {@code bulkhead.compartments.<name>.*}. */
+  public static class Compartment {
+
+    /**
+     * How many calls may be in flight at once; at least 1, required unless bulkhead.defaults.limit
+     * is set.
+     */
+    private @Nullable Integer limit;
+
+    /**
+     * How many callers may wait for a slot when all are taken; 0 rejects at once. Default:
+     * bulkhead.defaults.max-queue, which is 0.
+     */
+    private @Nullable Integer maxQueue;
+
+    /**
+     * How long one caller may wait for a slot (10ms, 1s, PT0.5S); required when max-queue is above
+     * 0. Default: bulkhead.defaults.max-wait.
+     */
+    private @Nullable Duration maxWait;
+
+    /**
+     * The name of the budget (under bulkhead.budgets) this compartment draws its limit from.
+     * Default: bulkhead.defaults.budget.
+     */
     private @Nullable String budget;
 
     /**
@@ -167,13 +261,13 @@ public class BulkheadProperties {
       this.limit = limit;
     }
 
-    /** How many callers may wait for a slot. */
-    public int getMaxQueue() {
+    /** How many callers may wait for a slot; null when not set (the default's then). */
+    public @Nullable Integer getMaxQueue() {
       return maxQueue;
     }
 
     /** Sets how many callers may wait for a slot. */
-    public void setMaxQueue(int maxQueue) {
+    public void setMaxQueue(@Nullable Integer maxQueue) {
       this.maxQueue = maxQueue;
     }
 

@@ -12,18 +12,33 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
- * Turns {@link BulkheadProperties} into compartments, checking every value on the way: the first
- * one that is wrong stops start-up with a {@link BulkheadConfigurationException} naming its key and
- * value. The checks of the values themselves are the core builders' (their messages are kept); this
- * class adds the key and checks what only the configuration knows (a budget name that is not
- * defined, a missing setting).
+ * Turns {@link BulkheadProperties} into compartments, each key its own or, when it gives none, the
+ * one of {@code bulkhead.defaults}, checking every value on the way: the first one that is wrong
+ * stops start-up with a {@link BulkheadConfigurationException} naming its key and value. The checks
+ * of the values themselves are the core builders' (their messages are kept); this class adds the
+ * key and checks what only the configuration knows (a budget name that is not defined, a missing
+ * setting).
  */
 final class CompartmentFactory {
 
   private static final String COMPARTMENTS = BulkheadProperties.PREFIX + ".compartments.";
   private static final String BUDGETS = BulkheadProperties.PREFIX + ".budgets.";
+  private static final String DEFAULTS = BulkheadProperties.PREFIX + ".defaults.";
+
+  /** A value and the key it came from: the compartment's own, or the one of bulkhead.defaults. */
+  private record Setting<T>(String key, @Nullable T value) {
+
+    /** The compartment's own {@code value} under {@code name}, else the default's. */
+    static <T> Setting<T> of(
+        String prefix, String name, @Nullable T value, @Nullable T defaultValue) {
+      return value != null
+          ? new Setting<>(prefix + name, value)
+          : new Setting<>(DEFAULTS + name, defaultValue);
+    }
+  }
 
   /** An upstream and the compartment its outgoing calls enter. */
   record UpstreamRoute(Upstream upstream, String compartment) {}
@@ -51,13 +66,14 @@ final class CompartmentFactory {
               }
               budgets.put(name, build(key, capacity, () -> Budget.of(name, capacity)));
             });
+    checkDefaults(properties.getDefaults(), budgets);
     BulkheadRegistry registry = BulkheadRegistry.create();
     EdgePath.check(properties); // every paths entry, whichever web stack enforces them
     properties
         .getCompartments()
         .forEach(
             (name, settings) -> {
-              registry.register(compartment(name, settings, budgets));
+              registry.register(compartment(name, settings, properties.getDefaults(), budgets));
               String upstream = settings.getUpstream();
               if (upstream != null) {
                 upstream(name, upstream);
@@ -81,56 +97,93 @@ final class CompartmentFactory {
     return List.copyOf(routes);
   }
 
+  /**
+   * Checks {@code bulkhead.defaults} on its own, so a wrong default stops start-up (named under its
+   * own key) even when every compartment gives its own value.
+   */
+  private static void checkDefaults(
+      BulkheadProperties.Defaults defaults, Map<String, Budget> budgets) {
+    BulkheadBuilder builder = Bulkhead.builder("defaults");
+    if (defaults.getLimit() != null) {
+      apply(DEFAULTS + "limit", defaults.getLimit(), builder::limit);
+    }
+    apply(DEFAULTS + "max-queue", defaults.getMaxQueue(), builder::maxQueue);
+    if (defaults.getMaxWait() != null) {
+      apply(DEFAULTS + "max-wait", defaults.getMaxWait(), builder::maxWait);
+    }
+    if (defaults.getBudget() != null) {
+      budget(new Setting<>(DEFAULTS + "budget", defaults.getBudget()), budgets);
+    }
+  }
+
   private static Bulkhead compartment(
-      String name, BulkheadProperties.Compartment settings, Map<String, Budget> budgets) {
+      String name,
+      BulkheadProperties.Compartment settings,
+      BulkheadProperties.Defaults defaults,
+      Map<String, Budget> budgets) {
     String prefix = COMPARTMENTS + name + ".";
     BulkheadBuilder builder = build(prefix + "name", name, () -> Bulkhead.builder(name));
-    Integer limit = settings.getLimit();
-    if (limit == null) {
+    Setting<Integer> limit = Setting.of(prefix, "limit", settings.getLimit(), defaults.getLimit());
+    if (limit.value() == null) {
       throw BulkheadConfigurationException.missing(
           prefix + "limit",
-          "every compartment needs the number of calls it lets in flight at once");
+          "every compartment needs the number of calls it lets in flight at once (or set "
+              + DEFAULTS
+              + "limit for every compartment)");
     }
-    apply(prefix + "limit", limit, builder::limit);
-    int maxQueue = settings.getMaxQueue();
-    apply(prefix + "max-queue", maxQueue, builder::maxQueue);
-    Duration maxWait = settings.getMaxWait();
-    if (maxWait != null) {
-      apply(prefix + "max-wait", maxWait, builder::maxWait);
-      if (maxQueue > 0 && maxWait.isZero()) {
+    apply(limit.key(), limit.value(), builder::limit);
+    Setting<Integer> maxQueue =
+        Setting.of(prefix, "max-queue", settings.getMaxQueue(), defaults.getMaxQueue());
+    int queue = maxQueue.value() == null ? 0 : maxQueue.value();
+    apply(maxQueue.key(), queue, builder::maxQueue);
+    Setting<Duration> maxWait =
+        Setting.of(prefix, "max-wait", settings.getMaxWait(), defaults.getMaxWait());
+    Duration wait = maxWait.value();
+    if (wait != null) {
+      apply(maxWait.key(), wait, builder::maxWait);
+      if (queue > 0 && wait.isZero()) {
         throw BulkheadConfigurationException.property(
-            prefix + "max-wait",
-            maxWait,
+            maxWait.key(),
+            wait,
             "the "
-                + maxQueue
-                + " callers max-queue lets wait would be rejected the moment they"
-                + " queue: set max-wait above zero, or max-queue to 0 to reject at once");
+                + queue
+                + " callers max-queue lets wait would be rejected the moment they queue: set max-wait above zero, or"
+                + " max-queue to 0 to reject at once");
       }
-    } else if (maxQueue > 0) {
+    } else if (queue > 0) {
       throw BulkheadConfigurationException.missing(
           prefix + "max-wait",
-          "max-queue lets " + maxQueue + " callers wait, so say how long one may wait (500ms, 1s)");
+          (maxQueue.key().startsWith(DEFAULTS) ? maxQueue.key() : "max-queue")
+              + " lets "
+              + queue
+              + " callers wait, so say how long one may wait (500ms, 1s), here or as "
+              + DEFAULTS
+              + "max-wait");
     }
-    String budgetName = settings.getBudget();
-    if (budgetName != null) {
-      Budget budget = budgets.get(budgetName);
-      if (budget == null) {
-        throw BulkheadConfigurationException.property(
-            prefix + "budget",
-            budgetName,
-            "no budget of that name; the budgets are "
-                + budgets.keySet()
-                + " (define it as "
-                + BUDGETS
-                + budgetName
-                + ".capacity)");
-      }
-      builder.budget(budget);
+    Setting<String> budgetName =
+        Setting.of(prefix, "budget", settings.getBudget(), defaults.getBudget());
+    if (budgetName.value() != null) {
+      builder.budget(budget(budgetName, budgets));
     }
     // What build() still refuses is the budget being over-subscribed: the core names every share.
-    String budgetKey = budgetName == null ? prefix + "limit" : prefix + "budget";
-    Object budgetValue = budgetName == null ? limit : budgetName;
-    return build(budgetKey, budgetValue, builder::build);
+    Setting<?> blamed = budgetName.value() == null ? limit : budgetName;
+    return build(blamed.key(), blamed.value(), builder::build);
+  }
+
+  private static Budget budget(Setting<String> name, Map<String, Budget> budgets) {
+    Budget budget = budgets.get(name.value());
+    if (budget == null) {
+      throw BulkheadConfigurationException.property(
+          name.key(),
+          name.value(),
+          "no budget of that name; the budgets are "
+              + budgets.keySet()
+              + " (define it as "
+              + BUDGETS
+              + name.value()
+              + ".capacity)");
+    }
+    return budget;
   }
 
   private static Upstream upstream(String name, String value) {

@@ -108,5 +108,72 @@ class BulkheadPropertiesTest {
     assertThat(groups).contains("bulkhead", "management.endpoint.compartments");
     assertThat(byName.get("bulkhead.compartments").get("description").asString())
         .contains("Compartments by name");
+
+    // Every key has a description; the IDE shows it beside the completion.
+    assertThat(byName.values())
+        .allSatisfy(
+            p ->
+                assertThat(p.path("description").asString(""))
+                    .as(p.get("name").asString())
+                    .isNotBlank()
+                    .doesNotContain("{@"));
+    // The keys every compartment takes, under bulkhead.defaults, with their defaults.
+    assertThat(byName)
+        .containsKeys(
+            "bulkhead.defaults.limit",
+            "bulkhead.defaults.max-queue",
+            "bulkhead.defaults.max-wait",
+            "bulkhead.defaults.budget",
+            "bulkhead.edge.include-management",
+            "management.health.bulkheads.enabled",
+            "management.health.bulkheads.down-on",
+            "management.endpoint.compartments.access");
+    assertThat(byName.get("bulkhead.defaults.limit").get("type").asString())
+        .isEqualTo("java.lang.Integer");
+    assertThat(byName.get("bulkhead.defaults.max-queue").get("defaultValue").asInt()).isZero();
+    assertThat(byName.get("bulkhead.defaults.max-wait").get("type").asString())
+        .isEqualTo("java.time.Duration");
+    assertThat(byName.get("bulkhead.defaults.max-wait").get("description").asString())
+        .contains("max-wait");
+    assertThat(byName.get("bulkhead.defaults.budget").get("description").asString())
+        .contains("bulkhead.budgets");
+    assertThat(byName.get("bulkhead.edge.include-management").get("defaultValue").asBoolean())
+        .isFalse();
+    assertThat(byName.get("management.health.bulkheads.enabled").get("defaultValue").asBoolean())
+        .isTrue();
+    assertThat(byName.get("management.endpoint.compartments.access").get("defaultValue").asString())
+        .as("the POST that changes a limit is off unless enabled")
+        .isEqualTo("read_only");
+  }
+
+  /**
+   * Below a compartment's name (a map key of the application's choosing) Spring's metadata format
+   * names the value type, which IDEs complete from; its keys are those of bulkhead.defaults plus
+   * the two about one dependency alone, so each of the others has its default there.
+   */
+  @Test
+  void aCompartmentsKeysAreTheDefaultsKeysPlusPathsAndUpstream() {
+    Binder binder =
+        new Binder(
+            new MapConfigurationPropertySource(
+                Map.of(
+                    "bulkhead.defaults.max-queue", "3",
+                    "bulkhead.compartments.llm.limit", "2")));
+    BulkheadProperties properties = bind(binder);
+    assertThat(properties.getDefaults().getMaxQueue()).isEqualTo(3);
+    assertThat(properties.getCompartments().get("llm").getMaxQueue())
+        .as("not given: the default applies when the compartment is built")
+        .isNull();
+    assertThat(bindable(BulkheadProperties.Compartment.class))
+        .containsExactlyInAnyOrder("limit", "maxQueue", "maxWait", "budget", "paths", "upstream");
+    assertThat(bindable(BulkheadProperties.Defaults.class))
+        .containsExactlyInAnyOrder("limit", "maxQueue", "maxWait", "budget");
+  }
+
+  private static List<String> bindable(Class<?> type) {
+    return java.util.Arrays.stream(type.getDeclaredFields())
+        .filter(f -> !java.lang.reflect.Modifier.isStatic(f.getModifiers()))
+        .map(java.lang.reflect.Field::getName)
+        .toList();
   }
 }

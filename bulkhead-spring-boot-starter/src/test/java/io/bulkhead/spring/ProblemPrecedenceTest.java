@@ -65,20 +65,24 @@ class ProblemPrecedenceTest {
 
   @Test
   void onSpringMvcTheApplicationsOwnHandlerAnswers() throws Exception {
-    assertOwnHandlerAnswers(WebApplicationType.SERVLET);
+    assertOwnHandlerAnswers(
+        WebApplicationType.SERVLET, org.springframework.boot.tomcat.TomcatWebServer.class);
   }
 
   @Test
   void onWebFluxTheApplicationsOwnHandlerAnswers() throws Exception {
-    assertOwnHandlerAnswers(WebApplicationType.REACTIVE);
+    assertOwnHandlerAnswers(
+        WebApplicationType.REACTIVE, org.springframework.boot.reactor.netty.NettyWebServer.class);
   }
 
-  private static void assertOwnHandlerAnswers(WebApplicationType type) throws Exception {
+  private static void assertOwnHandlerAnswers(WebApplicationType type, Class<?> server)
+      throws Exception {
     try (ConfigurableApplicationContext context =
         new SpringApplicationBuilder(App.class)
             .web(type)
             .properties("server.port=0", "bulkhead.compartments.llm.limit=1")
             .run()) {
+      assertThat(((WebServerApplicationContext) context).getWebServer()).isInstanceOf(server);
       int port = ((WebServerApplicationContext) context).getWebServer().getPort();
       HttpResponse<String> answer =
           HttpClient.newHttpClient()

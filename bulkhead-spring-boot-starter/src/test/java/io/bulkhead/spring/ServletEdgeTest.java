@@ -24,6 +24,7 @@ import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
@@ -105,6 +106,7 @@ class ServletEdgeTest {
   }
 
   @LocalServerPort int port;
+  @Autowired WebServerApplicationContext webServerContext;
   @Autowired BulkheadRegistry registry;
 
   @Autowired
@@ -117,6 +119,12 @@ class ServletEdgeTest {
     return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
         .timeout(PATIENCE)
         .build();
+  }
+
+  @Test
+  void servedByTomcat() {
+    assertThat(webServerContext.getWebServer())
+        .isInstanceOf(org.springframework.boot.tomcat.TomcatWebServer.class);
   }
 
   @Test

@@ -20,6 +20,7 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -88,6 +89,7 @@ class WebFluxEdgeTest {
   }
 
   @LocalServerPort int port;
+  @Autowired WebServerApplicationContext webServerContext;
   @Autowired BulkheadRegistry registry;
 
   private final HttpClient http = HttpClient.newHttpClient();
@@ -96,6 +98,12 @@ class WebFluxEdgeTest {
     return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
         .timeout(PATIENCE)
         .build();
+  }
+
+  @Test
+  void servedByNetty() {
+    assertThat(webServerContext.getWebServer())
+        .isInstanceOf(org.springframework.boot.reactor.netty.NettyWebServer.class);
   }
 
   @Test

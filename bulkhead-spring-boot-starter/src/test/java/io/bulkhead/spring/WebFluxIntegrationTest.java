@@ -17,6 +17,7 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.http.ResponseEntity;
@@ -105,8 +106,15 @@ class WebFluxIntegrationTest {
   }
 
   @LocalServerPort int port;
+  @Autowired WebServerApplicationContext webServerContext;
   @Autowired ReactiveApplication.LlmService service;
   @Autowired BulkheadRegistry registry;
+
+  @Test
+  void servedByNetty() {
+    assertThat(webServerContext.getWebServer())
+        .isInstanceOf(org.springframework.boot.reactor.netty.NettyWebServer.class);
+  }
 
   @Test
   void aFullCompartmentAnswers503WithRetryAfterAndAProblemBody() throws Exception {
@@ -129,6 +137,13 @@ class WebFluxIntegrationTest {
                 .build(),
             HttpResponse.BodyHandlers.ofString());
 
+    System.out.println(
+        "refused on Netty behind a catch-all @ExceptionHandler(Exception.class): /complete -> "
+            + refused.statusCode()
+            + " "
+            + refused.headers().map()
+            + " "
+            + refused.body());
     assertThat(refused.statusCode()).isEqualTo(503);
     assertThat(refused.headers().firstValue("Content-Type")).hasValue("application/problem+json");
     assertThat(Long.parseLong(refused.headers().firstValue("Retry-After").orElseThrow()))

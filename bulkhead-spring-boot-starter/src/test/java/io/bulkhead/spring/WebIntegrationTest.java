@@ -26,6 +26,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.web.client.RestClient;
@@ -102,6 +103,7 @@ class WebIntegrationTest {
   }
 
   @LocalServerPort int port;
+  @Autowired WebServerApplicationContext webServerContext;
   @Autowired TestApplication.LlmService service;
   @Autowired BulkheadRegistry registry;
   @Autowired RestClient.Builder restClients;
@@ -120,6 +122,12 @@ class WebIntegrationTest {
 
   private BulkheadStats stats(String name) {
     return registry.find(name).orElseThrow().stats();
+  }
+
+  @Test
+  void servedByTomcat() {
+    assertThat(webServerContext.getWebServer())
+        .isInstanceOf(org.springframework.boot.tomcat.TomcatWebServer.class);
   }
 
   @Test
