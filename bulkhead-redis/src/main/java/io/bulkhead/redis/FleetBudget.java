@@ -8,9 +8,11 @@ import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -56,40 +58,56 @@ import java.util.concurrent.locks.ReentrantLock;
  * heartbeat; the switch is logged once each way, and start-up never fails because of it. Worst
  * case: a member cut off for longer than the TTL counts as dead for the others, who take its share
  * while it still holds it, so the fleet may hold the capacity plus the shares of the members cut
- * off from Redis (plus the starting shares of members that started while Redis was down).
+ * off from Redis (plus the starting shares of members that started while Redis was down). A pause
+ * counts the same: a member whose heartbeat comes more than a TTL after the one before (a GC pause,
+ * a starved host) may have been counted dead meanwhile; it logs a warning, and its heartbeat gives
+ * it what fits again. Keep the TTL above the longest pause.
  *
- * <p><b>Listeners</b> run on this budget's heartbeat thread, one at a time, never under a lock,
- * after the share changed. The protocol counts on them: a listener must have released what it held
- * beyond the new share when it returns (resources in use may follow when their users give them
- * back, as a connection pool's busy connections do; that lag is on top of the capacity), or throw.
- * An exception is logged, and a smaller share it failed to apply is not reported to Redis: the
- * others keep counting the larger one, and the listeners are called again at the next heartbeat.
+ * <p><b>Listeners</b> run on a thread of this budget's own (never the heartbeat's, so a slow one
+ * cannot make this member look dead), one change at a time, never under a lock, after the share
+ * changed; changes that come while they run are merged into one. The protocol counts on them: a
+ * listener must have released what it held beyond the new share when it returns (resources in use
+ * may follow when their users give them back, as a connection pool's busy connections do; that lag
+ * is on top of the capacity), or throw. An exception is logged, and a smaller share it failed to
+ * apply is not reported to Redis: the others keep counting the larger one, and the listeners are
+ * called again at the next heartbeat.
  *
  * <p>This class is thread-safe.
  */
 /*
  * Threads and races
  * -----------------
- * One scheduler thread runs every heartbeat and every listener, so heartbeats never overlap and a
- * listener never runs concurrently with another or with a heartbeat; `applied` (the share listeners
- * were last told, and what the next heartbeat reports) is confined to it. `share` is volatile: readers
- * (share(), awaitShare, a supplier read inside a listener) see either the old or the new value.
- *   Grow:   script raises held[me] -> share = new -> listeners grow -> applied = new. A reader that sees
- *           the new share sees one Redis already counts: the sum stays within the capacity.
- *   Shrink: script returns less -> share = new -> listeners shrink -> applied = new, reported at the
- *           NEXT heartbeat. Until then Redis still counts the old share, so no other member grows into
- *           it while this one is releasing; the interval is the grace for resources closing
- *           asynchronously (a pool's connections close on its own thread).
- *   awaitShare vs heartbeat: the heartbeat writes `target` and `share` and then signals under
- *           `changed`'s lock; a waiter checks both under the same lock before awaiting, so no signal
- *           is lost, and a member parked meanwhile wakes its waiter, which returns.
- *   A listener fails to shrink: `applied` keeps the larger share, so Redis goes on counting it and
- *           nobody grows into what this member still holds; the next heartbeat returns the same
- *           smaller share, which differs from `applied`, and the listeners are called again.
+ * Two threads. The scheduler thread runs every heartbeat, so heartbeats never overlap; the listener
+ * thread runs the listeners, one change at a time, so a slow listener (a pool opening connections on a
+ * loaded host) never delays a heartbeat: a member whose heartbeats waited for its listeners could be
+ * counted dead while it holds its share, and the others would grow into it. Under `applyLock`:
+ * `applied` (what the listeners last applied), `applying` (what they are applying now, NONE when
+ * idle), `latest` (the share the last heartbeat returned) and `applyQueued`. A heartbeat holds
+ * `applyLock` across its script (never during a listener), so what it reports and what the listener
+ * thread may apply are decided in one order. `share` is volatile: readers (share(), awaitShare, a
+ * supplier read inside a listener) see either the old or the new value.
+ *   Report: a heartbeat reports max(applied, applying): what this member may hold until the next one.
+ *   Grow:   script raises held[me] -> latest = new -> the listener thread takes it (applying = new,
+ *           share = new) -> listeners grow -> applied = new. It takes `latest` under the lock, after
+ *           the heartbeat that counted it and before any later one, which reports applying: a reader
+ *           that sees the new share sees one Redis counts, and the sum stays within the capacity.
+ *   Shrink: script returns less -> latest = new -> share = new -> listeners shrink -> applied = new,
+ *           reported at the first heartbeat after that. Until then Redis still counts the old share
+ *           (max(applied, applying) is the old one), so no other member grows into it while this one
+ *           is releasing; the interval is the grace for resources closing asynchronously.
+ *   Changes while listeners run: the heartbeat only moves `latest`; when the listeners return, the
+ *           listener thread takes the newest `latest` (changes in between are skipped, the listeners
+ *           hear previous -> newest).
+ *   awaitShare vs a change: `target` (heartbeat) and `share` (listener thread) are written and then
+ *           signalled under `changed`'s lock; a waiter checks both under the same lock before
+ *           awaiting, so no signal is lost, and a member parked meanwhile wakes its waiter.
+ *   A listener fails: `applied` keeps the larger of the two shares, so Redis goes on counting it and
+ *           nobody grows into what this member still holds; the next heartbeat finds `latest` differs
+ *           from `applied` and queues the listeners again.
  *   close vs heartbeat: close shuts the scheduler down and waits for a running heartbeat to finish
  *           (bounded by the longest a heartbeat can take: connecting, then two commands) before
  *           leaving, so a heartbeat cannot register the member again after it left, and the store
- *           is used by one thread at a time.
+ *           is used by one thread at a time; then it stops the listener thread the same way.
  */
 public final class FleetBudget implements AutoCloseable {
 
@@ -97,6 +115,7 @@ public final class FleetBudget implements AutoCloseable {
   private static final AtomicInteger BUDGETS = new AtomicInteger();
   private static final int HEARTBEATS_PER_TTL = 3;
   private static final int UNKNOWN = Integer.MAX_VALUE; // no heartbeat has answered yet
+  private static final int NONE = -1; // no listener is applying a share
 
   /** Called when this instance's share changes. */
   @FunctionalInterface
@@ -122,8 +141,16 @@ public final class FleetBudget implements AutoCloseable {
   private volatile int target = UNKNOWN; // this member's target at the last heartbeat; 0: parked
   private volatile boolean reachable = true;
   private boolean conflictLogged; // confined to the heartbeat thread
-  private int applied; // confined to the heartbeat thread (and the constructor, before it starts)
-  private long joinedAt; // when Redis first registered this member; confined as `applied` is
+  private final ReentrantLock applyLock = new ReentrantLock();
+  private final ScheduledThreadPoolExecutor listenerThread;
+  private int applied; // under applyLock
+  private int applying = NONE; // under applyLock
+  private int latest; // under applyLock
+  private boolean applyQueued; // under applyLock
+  private long lastSentNanos; // when the last heartbeat that reached Redis was sent; heartbeat's
+  private final AtomicLong lateHeartbeats = new AtomicLong();
+  private long
+      joinedAt; // when Redis first registered this member; confined to the heartbeat thread
 
   private FleetBudget(Builder b, RedisURI uri) {
     this.name = b.name;
@@ -136,13 +163,18 @@ public final class FleetBudget implements AutoCloseable {
     this.where = lettuce.where();
     this.share = b.startingShare;
     this.applied = b.startingShare;
+    this.latest = b.startingShare;
     int id = BUDGETS.incrementAndGet();
     this.scheduler =
         new ScheduledThreadPoolExecutor(1, DaemonThreads.named("bulkhead-fleet-budget-" + id));
+    this.listenerThread =
+        new ScheduledThreadPoolExecutor(
+            1, DaemonThreads.named("bulkhead-fleet-budget-" + id + "-listeners"));
     try {
       beat(true); // no listener yet, and the scheduler has not started: confined to this thread
     } catch (RuntimeException e) {
       scheduler.shutdownNow();
+      listenerThread.shutdownNow();
       store.close();
       throw e;
     }
@@ -246,9 +278,38 @@ public final class FleetBudget implements AutoCloseable {
   }
 
   private void beat(boolean first) {
-    ShareStore.Beat beat;
+    boolean queue;
+    applyLock.lock(); // across the script: see "Report" and "Grow" in the class comment
     try {
-      beat = store.heartbeat(name, memberId, ttlMillis, capacity, minimumShare, applied, joinedAt);
+      if (!heartbeat(first)) {
+        return;
+      }
+      if (first) { // no listener can be registered yet: the share is applied as it is
+        share = latest;
+        applied = latest;
+        return;
+      }
+      queue = latest != applied && !applyQueued;
+      applyQueued |= queue;
+    } finally {
+      applyLock.unlock();
+    }
+    if (queue) {
+      try {
+        listenerThread.execute(this::applyLatest);
+      } catch (RejectedExecutionException e) {
+        // closing: the listeners are not called any more
+      }
+    }
+  }
+
+  /** One heartbeat, under applyLock; false when it did not reach Redis or was refused. */
+  private boolean heartbeat(boolean first) {
+    ShareStore.Beat beat;
+    long sent = System.nanoTime();
+    int report = Math.max(applied, applying);
+    try {
+      beat = store.heartbeat(name, memberId, ttlMillis, capacity, minimumShare, report, joinedAt);
     } catch (StoreUnavailableException e) {
       if (reachable) {
         reachable = false;
@@ -265,18 +326,19 @@ public final class FleetBudget implements AutoCloseable {
                 + e.getMessage()
                 + ")");
       }
-      return;
+      return false;
     } catch (RuntimeException e) {
       if (first) {
         throw e;
       }
       LOG.log(Level.ERROR, "fleet budget '" + name + "': heartbeat failed", e); // keep beating
-      return;
+      return false;
     }
     if (!reachable || first) {
       reachable = true;
       LOG.log(Level.INFO, "fleet budget '" + name + "': registered on Redis at " + where);
     }
+    noteLateness(first, sent, report);
     if (beat.conflictingCapacity() != 0) {
       String conflict =
           "fleet budget '"
@@ -300,11 +362,10 @@ public final class FleetBudget implements AutoCloseable {
         conflictLogged = true;
         LOG.log(Level.ERROR, conflict + "; keeping the share of " + share);
       }
-      return;
+      return false;
     }
     live = beat.live();
     joinedAt = beat.joinedAt();
-    int previous = applied;
     boolean wasParked = target == 0;
     target = beat.target();
     if (target == 0 && !wasParked) {
@@ -321,27 +382,89 @@ public final class FleetBudget implements AutoCloseable {
               + " with at least "
               + minimumShare);
     }
-    if (beat.share() == previous) {
-      signalChange(); // the target may have changed: a waiter in awaitShare may give up
-      return;
-    }
-    share = beat.share();
-    signalChange();
-    boolean failed = false;
-    for (Listener l : listeners) {
+    latest = beat.share();
+    signalChange(); // the target may have changed: a waiter in awaitShare may give up
+    return true;
+  }
+
+  /** On the listener thread: brings the listeners to the newest share, one change at a time. */
+  private void applyLatest() {
+    for (; ; ) {
+      int previous;
+      int next;
+      applyLock.lock();
       try {
-        l.shareChanged(this, previous, beat.share());
-      } catch (RuntimeException e) {
-        failed = true;
-        LOG.log(
-            Level.ERROR,
-            "fleet budget '" + name + "': a listener failed to apply the share of " + beat.share(),
-            e);
+        if (latest == applied) {
+          applyQueued = false;
+          return;
+        }
+        previous = applied;
+        next = latest;
+        applying = next;
+      } finally {
+        applyLock.unlock();
+      }
+      share = next;
+      signalChange();
+      boolean failed = false;
+      for (Listener l : listeners) {
+        try {
+          l.shareChanged(this, previous, next);
+        } catch (RuntimeException e) {
+          failed = true;
+          LOG.log(
+              Level.ERROR,
+              "fleet budget '" + name + "': a listener failed to apply the share of " + next,
+              e);
+        }
+      }
+      applyLock.lock();
+      try {
+        // A smaller share a listener could not apply is not reported: Redis keeps counting the
+        // larger one, and the next heartbeat queues the listeners again. A larger one Redis counts.
+        applied = failed ? Math.max(previous, next) : next;
+        applying = NONE;
+        if (failed) {
+          applyQueued = false;
+          return;
+        }
+      } finally {
+        applyLock.unlock();
       }
     }
-    // A smaller share a listener could not apply is not reported: Redis keeps counting the larger
-    // one, and the next heartbeat calls the listeners again. A larger one Redis already counts.
-    applied = failed ? Math.max(previous, beat.share()) : beat.share();
+  }
+
+  /**
+   * A heartbeat answered more than one TTL after the previous one was sent may have found this
+   * member's record expired: the others could have taken its share while it still held it (a pause
+   * of this process, or of its heartbeat thread on a starved host). Counted and logged when this
+   * member held something.
+   */
+  private void noteLateness(boolean first, long sent, int held) {
+    long gapNanos = System.nanoTime() - lastSentNanos;
+    if (!first && held > 0 && gapNanos > TimeUnit.MILLISECONDS.toNanos(ttlMillis)) {
+      lateHeartbeats.incrementAndGet();
+      LOG.log(
+          Level.WARNING,
+          "fleet budget '"
+              + name
+              + "': a heartbeat was answered "
+              + TimeUnit.NANOSECONDS.toMillis(gapNanos)
+              + " ms after the previous one was sent, more than the TTL of "
+              + ttlMillis
+              + " ms: the others may have taken this share of "
+              + held
+              + " while it was held (a longer TTL rides out such pauses)");
+    }
+    lastSentNanos = sent;
+  }
+
+  /**
+   * Heartbeats answered more than one TTL after the previous one: each may have let the fleet hold
+   * more than its capacity for a while (the worst case in the class comment). For tests.
+   */
+  long lateHeartbeats() {
+    return lateHeartbeats.get();
   }
 
   private void signalChange() {
@@ -387,8 +510,10 @@ public final class FleetBudget implements AutoCloseable {
       return false;
     }
     scheduler.shutdownNow();
+    listenerThread.shutdownNow(); // no queued change starts
     try {
       scheduler.awaitTermination(longestHeartbeatNanos, TimeUnit.NANOSECONDS);
+      listenerThread.awaitTermination(longestHeartbeatNanos, TimeUnit.NANOSECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }

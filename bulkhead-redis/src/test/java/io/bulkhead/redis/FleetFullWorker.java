@@ -21,7 +21,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * Prints {@code PARKED} when the fleet has no room for it (and then waits for room), {@code OPEN
  * share} once its pools are open, {@code SHARE share} after each resize, {@code RESIZE FAILED} when
- * its pools could not follow the share; a line {@code leave} on stdin closes the pools and leaves.
+ * its pools could not follow the share; a line {@code leave} on stdin closes the pools and leaves
+ * ({@code LEFT}, with how many of its heartbeats came later than the TTL).
  */
 public final class FleetFullWorker {
 
@@ -93,6 +94,6 @@ public final class FleetFullWorker {
     }
     db.close();
     fleet.close();
-    System.out.println("LEFT");
+    System.out.println("LEFT late heartbeats: " + fleet.lateHeartbeats());
   }
 }
