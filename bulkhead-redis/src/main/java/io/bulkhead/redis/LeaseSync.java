@@ -47,6 +47,10 @@ import java.util.concurrent.atomic.LongAdder;
  *   sync vs lapse: the timer may switch to FALLBACK just before a sync's grant lands; the grant then
  *      leaves FALLBACK again (both logged: the switch happened).
  *   a lost reply: Redis recorded more than the cap here; the next sync reports the lower keep.
+ *   a late request: a sync sent on a connection the watchdog replaced reaches Redis after a newer
+ *      sync ran (its bytes were held by the network). Its keep is of the past, possibly below the
+ *      calls running now; run, it would lower the record and hand those calls' slots to the others.
+ *      Each sync carries a number above the last one's, and Redis runs none older than one it ran.
  *   an epoch change between two syncs: calls admitted after the first sync under the old lease are not
  *      in `running` of the sync that meets the new epoch; they are in the next sync's, within one
  *      interval, long before the learning window (a term) ends, and their slots were counted by the old
@@ -78,6 +82,7 @@ final class LeaseSync {
   private String epoch = "";
   private boolean registered; // a sync was answered, under `epoch`
   private long lastAnnounce;
+  private long sequence; // of the last sync sent
 
   private volatile long nextSyncAt;
   private volatile boolean owesSlots; // the last answer recorded more than its cap
@@ -158,7 +163,8 @@ final class LeaseSync {
                   running,
                   want,
                   announce,
-                  keyLifeMillis));
+                  keyLifeMillis,
+                  ++sequence));
     } catch (StoreUnavailableException e) {
       nextSyncAt = System.nanoTime() + intervalNanos;
       return 0;
