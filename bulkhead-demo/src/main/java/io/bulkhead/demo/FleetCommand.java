@@ -76,8 +76,9 @@ final class FleetCommand implements Callable<Integer> {
       defaultValue = "5s",
       paramLabel = "DURATION",
       description =
-          "How long a lease lives unless renewed: how long a dead app's slots stay taken,"
-              + " at most. Default: ${DEFAULT-VALUE}.")
+          "How long an app keeps admitting by its lease after its last sync with Redis; a"
+              + " dead app's slots come back this plus its maxCallDuration (twice --delay) after"
+              + " its last sync. Default: ${DEFAULT-VALUE}.")
   Duration leaseTtl;
 
   @Option(
@@ -85,8 +86,8 @@ final class FleetCommand implements Callable<Integer> {
       defaultValue = "1s",
       paramLabel = "DURATION",
       description =
-          "How long the upstream takes to answer; at most half of --lease-ttl, so that the"
-              + " killed app's calls are answered before its leases can expire. Default: ${DEFAULT-VALUE}.")
+          "How long the upstream takes to answer; at most half of --lease-ttl. Each app's"
+              + " maxCallDuration is twice this. Default: ${DEFAULT-VALUE}.")
   Duration delay;
 
   @Option(
@@ -148,8 +149,8 @@ final class FleetCommand implements Callable<Integer> {
               + Durations.format(leaseTtl.dividedBy(2))
               + ") but was "
               + Durations.format(delay)
-              + ": a killed app's calls run on at the upstream until answered, and its leases may"
-              + " expire two thirds of a TTL after the kill");
+              + ": a killed app's calls run on at the upstream until answered, and each app's"
+              + " maxCallDuration is twice the delay");
     }
     if (killAfter.isNegative() || killAfter.isZero()) {
       throw new CliException(

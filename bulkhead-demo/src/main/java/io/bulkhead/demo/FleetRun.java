@@ -74,7 +74,7 @@ final class FleetRun {
    * @param limit the fleet compartment's limit
    * @param queue callers of one app that may wait for a lease
    * @param maxWait how long one of them may wait
-   * @param leaseTtl how long a lease lives unless renewed
+   * @param leaseTtl how long an app admits by its lease after its last sync with Redis
    * @param delay how long the upstream takes to answer
    * @param duration how long the load runs
    * @param killAfter when, from the start of the load, one app is killed

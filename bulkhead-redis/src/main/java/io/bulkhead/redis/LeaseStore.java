@@ -25,6 +25,8 @@ interface LeaseStore extends AutoCloseable {
    * @param announceUnmet whether to announce on the channel that this member wants more than it
    *     gets
    * @param keyLifeMillis how long the compartment's keys live after this sync, at least
+   * @param sequence this member's number for this sync, above every earlier one's: the store runs
+   *     no sync older than one it already ran (a request delayed on a replaced connection)
    */
   record SyncRequest(
       String compartment,
@@ -36,7 +38,8 @@ interface LeaseStore extends AutoCloseable {
       int running,
       int want,
       boolean announceUnmet,
-      long keyLifeMillis) {}
+      long keyLifeMillis,
+      long sequence) {}
 
   /**
    * What the store recorded for the member, and what it may admit into.

@@ -11,8 +11,8 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * Algorithm
  * ---------
- * sync(), every rebalance interval (a quarter of it while the process wants more than it holds, and at
- * once when another process announces freed slots or unmet demand):
+ * sync(), every rebalance interval (a quarter of it while the process wants more than it holds or a
+ * call of it found no slot, and at once when another process announces freed slots or unmet demand):
  *   1. want = the demand of the last two intervals (LeaseSlots.sampleWant);
  *   2. one script (LettuceLeaseStore SYNC) records keep = max(calls running, cap), running and want,
  *      lowers the record to keep (what the last answer's cap left above it comes back to the fleet),
@@ -47,6 +47,10 @@ import java.util.concurrent.atomic.LongAdder;
  *   sync vs lapse: the timer may switch to FALLBACK just before a sync's grant lands; the grant then
  *      leaves FALLBACK again (both logged: the switch happened).
  *   a lost reply: Redis recorded more than the cap here; the next sync reports the lower keep.
+ *   a late request: a sync sent on a connection the watchdog replaced reaches Redis after a newer
+ *      sync ran (its bytes were held by the network). Its keep is of the past, possibly below the
+ *      calls running now; run, it would lower the record and hand those calls' slots to the others.
+ *      Each sync carries a number above the last one's, and Redis runs none older than one it ran.
  *   an epoch change between two syncs: calls admitted after the first sync under the old lease are not
  *      in `running` of the sync that meets the new epoch; they are in the next sync's, within one
  *      interval, long before the learning window (a term) ends, and their slots were counted by the old
@@ -78,8 +82,10 @@ final class LeaseSync {
   private String epoch = "";
   private boolean registered; // a sync was answered, under `epoch`
   private long lastAnnounce;
+  private long sequence; // of the last sync sent
 
   private volatile long nextSyncAt;
+  private volatile long lastSentAt; // written on the sync thread
   private volatile boolean owesSlots; // the last answer recorded more than its cap
   private volatile boolean learning;
 
@@ -119,6 +125,19 @@ final class LeaseSync {
   }
 
   /**
+   * A call found no slot (any thread): unless in fallback, the next sync comes a quarter interval
+   * after the last one instead of a whole interval, so a process whose demand rose asks for slots
+   * (and the others hear of it) within one interval. A write that the sync thread overwrites with
+   * its own schedule only leaves the sync at that schedule.
+   */
+  void demandRose() {
+    long soon = lastSentAt + intervalNanos / 4;
+    if (nextSyncAt - soon > 0 && !LeaseSlots.inFallback(slots.word())) {
+      nextSyncAt = soon;
+    }
+  }
+
+  /**
    * Whether Redis counts more slots for this process than its cap: the next sync gives them back.
    */
   boolean owesSlots() {
@@ -143,6 +162,7 @@ final class LeaseSync {
     long now = System.nanoTime();
     boolean announce = now - lastAnnounce >= intervalNanos;
     long sentAt = now;
+    lastSentAt = sentAt;
     LeaseStore.SyncReply reply;
     try {
       limit.publishIfPending(keyLifeMillis);
@@ -158,7 +178,8 @@ final class LeaseSync {
                   running,
                   want,
                   announce,
-                  keyLifeMillis));
+                  keyLifeMillis,
+                  ++sequence));
     } catch (StoreUnavailableException e) {
       nextSyncAt = System.nanoTime() + intervalNanos;
       return 0;

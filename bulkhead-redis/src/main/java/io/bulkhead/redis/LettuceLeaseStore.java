@@ -1,8 +1,11 @@
 package io.bulkhead.redis;
 
 import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisConnectionStateAdapter;
+import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.RedisURI;
@@ -29,7 +32,7 @@ import org.jspecify.annotations.Nullable;
  *
  * Keys
  * ----
- * Per compartment seven keys share one hash tag, so a cluster keeps them on one slot:
+ * Per compartment eight keys share one hash tag, so a cluster keeps them on one slot:
  *   {bulkhead:NAME}:members  sorted set, member id -> when its record expires (ms of the server's TIME)
  *   {bulkhead:NAME}:held     hash, member id -> the slots the fleet counts for that member
  *   {bulkhead:NAME}:want     hash, member id -> the slots that member would use now (its demand)
@@ -39,6 +42,7 @@ import org.jspecify.annotations.Nullable;
  *   {bulkhead:NAME}:fence    the last fencing token issued
  *   {bulkhead:NAME}:limit    the fleet's limit: written by the latest build or setLimit of any process
  *                            (publishLimit); a sync that finds it missing writes its process's limit
+ *   {bulkhead:NAME}:seq      hash, member id -> the sequence number of its latest sync that ran
  * Every key lives for keyLife (twice the longest record term) after the last sync of any member:
  * refreshed while a member lives, gone once the whole fleet has been gone that long. The fencing
  * token stays monotonic across that: each is at least the server's TIME in microseconds.
@@ -47,6 +51,10 @@ import org.jspecify.annotations.Nullable;
  * durations, never instants, so clock skew between hosts cannot lengthen or shorten a record):
  *   1. No epoch: a new state is born (first use, or Redis lost its data). The members' hashes are
  *      cleared and `learn` records the server's restart instant (TIME minus INFO's uptime).
+ *   1b. A sync whose sequence number is not above the member's last one changes nothing and answers
+ *      "stale": a request that reached the server late, after a newer one (sent on a connection the
+ *      watchdog replaced, its bytes held by the network). Run, it would lower the record to a `keep`
+ *      of the past, below the calls the member runs now, and give their slots to the others.
  *   2. Learning window: until restart + term (the longest term any member sent), nothing new is
  *      granted: a call licensed by a state the server lost ends within one term of the restart.
  *   3. Purge the members whose record expired (their held and want go with them).
@@ -73,7 +81,11 @@ import org.jspecify.annotations.Nullable;
  * anyway and connects from the fleet's sync thread (connectIfNeeded, every rebalance interval); every
  * operation until then throws StoreUnavailable. The subscription is optional: it only makes
  * rebalancing faster than the interval, so a refused SUBSCRIBE closes its connection, is logged once
- * and is retried with a back-off, while commands go on. A watchdog closes both connections after
+ * and is retried with a back-off, while commands go on. The pub/sub connection is never left to
+ * Lettuce's own reconnection, which subscribes again without a word if the server now refuses it (an
+ * ACL changed across a restart): once it drops, the sync thread closes it as soon as the command
+ * connection is back and subscribes on a new one, through the refusal's handling above. A watchdog
+ * closes both connections after
  * WATCHDOG_TIMEOUTS commands in a row timed out (a connection that lost request bytes stays up while
  * no reply ever pairs with its command again), and connectIfNeeded opens new ones.
  *
@@ -102,10 +114,11 @@ final class LettuceLeaseStore implements LeaseStore {
   /** Where syncs announce freed slots and unmet demand: "MEMBER NAME". */
   static final String REBALANCE_CHANNEL = "bulkhead:rebalance";
 
-  // KEYS: epoch, fence, limit, members, held, want, learn.
+  // KEYS: epoch, fence, limit, members, held, want, learn, seq.
   // ARGV: member, expected epoch, term ms, own limit, keep, running, want, announce unmet (1/0),
-  //       channel, key life ms, compartment name.
-  // Returns: held, cap, epoch, limit, token ("0": none), learning ms left, known (1/0).
+  //       channel, key life ms, compartment name, sequence number.
+  // Returns: held, cap, epoch, limit, token ("0": none), learning ms left, known (1/0), stale
+  // (1/0).
   private static final String SYNC =
       ""
           + "local t = redis.call('TIME')\n"
@@ -117,12 +130,18 @@ final class LettuceLeaseStore implements LeaseStore {
           + "if not epoch then\n"
           + "  epoch = t[1] .. '.' .. t[2]\n"
           + "  redis.call('SET', KEYS[1], epoch)\n"
-          + "  redis.call('DEL', KEYS[4], KEYS[5], KEYS[6])\n"
+          + "  redis.call('DEL', KEYS[4], KEYS[5], KEYS[6], KEYS[8])\n"
           + "  local up = tonumber(string.match(redis.call('INFO', 'server'),"
           + " 'uptime_in_seconds:(%d+)'))\n"
           + "  local restart = string.format('%.0f', now - up * 1000)\n"
           + "  redis.call('SET', KEYS[7], restart .. ',' .. restart)\n"
           + "end\n"
+          + "local seq = tonumber(ARGV[12])\n"
+          + "if seq <= tonumber(redis.call('HGET', KEYS[8], me) or '0') then\n"
+          + "  return {0, 0, epoch, 0, '0', 0, 0, 1}\n"
+          + "end\n"
+          + "redis.call('HSET', KEYS[8], me, seq)\n"
+          + "if redis.call('PTTL', KEYS[8]) < life then redis.call('PEXPIRE', KEYS[8], life) end\n"
           + "local learnUntil = 0\n"
           + "local learn = redis.call('GET', KEYS[7])\n"
           + "if learn then\n"
@@ -136,6 +155,7 @@ final class LettuceLeaseStore implements LeaseStore {
           + "for _, gone in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now)) do\n"
           + "  redis.call('HDEL', KEYS[5], gone)\n"
           + "  redis.call('HDEL', KEYS[6], gone)\n"
+          + "  if gone ~= me then redis.call('HDEL', KEYS[8], gone) end\n"
           + "end\n"
           + "redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)\n"
           + "local limit = redis.call('GET', KEYS[3])\n"
@@ -195,7 +215,7 @@ final class LettuceLeaseStore implements LeaseStore {
           + "end\n"
           + "local learning = 0\n"
           + "if learnUntil > now then learning = learnUntil - now end\n"
-          + "return {new, cap, epoch, limit, token, learning, known and 1 or 0}\n";
+          + "return {new, cap, epoch, limit, token, learning, known and 1 or 0, 0}\n";
 
   // KEYS: limit; ARGV: the limit, key life ms. Returns the value it replaced ('' when none).
   private static final String PUBLISH_LIMIT =
@@ -204,8 +224,8 @@ final class LettuceLeaseStore implements LeaseStore {
           + "redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
           + "return {previous or ''}\n";
 
-  // KEYS: members, held, want; ARGV: member, running, channel, compartment name. A member with
-  // calls still running keeps a record of them, which expires with its term.
+  // KEYS: members, held, want, seq; ARGV: member, running, channel, compartment name. A member
+  // with calls still running keeps a record of them, which expires with its term.
   private static final String LEAVE =
       ""
           + "if tonumber(ARGV[2]) > 0 then\n"
@@ -217,6 +237,7 @@ final class LettuceLeaseStore implements LeaseStore {
           + "  redis.call('ZREM', KEYS[1], ARGV[1])\n"
           + "  redis.call('HDEL', KEYS[2], ARGV[1])\n"
           + "  redis.call('HDEL', KEYS[3], ARGV[1])\n"
+          + "  redis.call('HDEL', KEYS[4], ARGV[1])\n"
           + "end\n"
           + "redis.call('PUBLISH', ARGV[3], ARGV[1] .. ' ' .. ARGV[4])\n"
           + "return {1}\n";
@@ -244,6 +265,16 @@ final class LettuceLeaseStore implements LeaseStore {
   private volatile @Nullable StatefulRedisConnection<String, String> connection;
   private volatile @Nullable StatefulRedisPubSubConnection<String, String> pubSub;
   private volatile boolean closed;
+  private volatile boolean pubSubDropped; // set on Lettuce's event loop, cleared on the sync thread
+  private final RedisConnectionStateListener pubSubWatch =
+      new RedisConnectionStateAdapter() {
+        @Override
+        public void onRedisDisconnected(RedisChannelHandler<?, ?> dropped) {
+          if (dropped == pubSub) {
+            pubSubDropped = true;
+          }
+        }
+      };
   private volatile String lastFailure = "not tried yet";
 
   LettuceLeaseStore(
@@ -271,6 +302,7 @@ final class LettuceLeaseStore implements LeaseStore {
     if (ownsClient) {
       client.setOptions(bulkheadOptions(connectTimeout));
     }
+    client.addListener(pubSubWatch);
   }
 
   /** The client options a bulkhead needs, set on a client the fleet creates itself. */
@@ -330,6 +362,14 @@ final class LettuceLeaseStore implements LeaseStore {
         LOG.log(Level.DEBUG, "Redis at " + where + " does not answer yet: " + lastFailure);
         return false;
       }
+    }
+    StatefulRedisConnection<String, String> c = connection;
+    StatefulRedisPubSubConnection<String, String> p = pubSub;
+    if (pubSubDropped && p != null && c != null && c.isOpen()) {
+      pubSubDropped = false; // Redis is back: subscribe on a new connection, as at start
+      pubSub = null;
+      nextSubscribeAt = System.nanoTime();
+      p.closeAsync();
     }
     subscribeIfDue();
     return true;
@@ -493,7 +533,8 @@ final class LettuceLeaseStore implements LeaseStore {
               membersKey(name),
               heldKey(name),
               wantKey(name),
-              learnKey(name)
+              learnKey(name),
+              seqKey(name)
             },
             q.member(),
             q.expectedEpoch(),
@@ -505,7 +546,14 @@ final class LettuceLeaseStore implements LeaseStore {
             q.announceUnmet() ? "1" : "0",
             REBALANCE_CHANNEL,
             Long.toString(q.keyLifeMillis()),
-            name);
+            name,
+            Long.toString(q.sequence()));
+    if (((Long) r.get(7)) == 1L) {
+      // Only a request that reached the server after a newer one gets this; its reply never
+      // comes back on the connection that sent it. Nothing was changed: as if unanswered.
+      throw new StoreUnavailableException(
+          "Redis at " + where + " ran a sync older than the last one (" + q.sequence() + ")", null);
+    }
     return new SyncReply(
         Math.toIntExact((Long) r.get(0)),
         Math.toIntExact((Long) r.get(1)),
@@ -534,7 +582,9 @@ final class LettuceLeaseStore implements LeaseStore {
     run(
         leaveSha,
         LEAVE,
-        new String[] {membersKey(compartment), heldKey(compartment), wantKey(compartment)},
+        new String[] {
+          membersKey(compartment), heldKey(compartment), wantKey(compartment), seqKey(compartment)
+        },
         member,
         Integer.toString(running),
         REBALANCE_CHANNEL,
@@ -600,6 +650,10 @@ final class LettuceLeaseStore implements LeaseStore {
     return "{bulkhead:" + compartment + "}:limit";
   }
 
+  static String seqKey(String compartment) {
+    return "{bulkhead:" + compartment + "}:seq";
+  }
+
   private static String sha1(String script) {
     try {
       byte[] digest =
@@ -618,6 +672,7 @@ final class LettuceLeaseStore implements LeaseStore {
   @Override
   public void close() {
     closed = true;
+    client.removeListener(pubSubWatch);
     commands.set(null);
     StatefulRedisPubSubConnection<String, String> p = pubSub;
     if (p != null) {

@@ -207,10 +207,10 @@ final class RedisBulkhead implements FleetBulkhead {
       if (ticket != null) {
         return Optional.of(new Both(slot, confirmed(slot, ticket)));
       }
-      slots.noteUnmet();
+      unmet();
       slot.abandon(BulkheadFullException.Reason.QUEUE_FULL); // tryAcquire does not wait
     } catch (Refusal r) {
-      slots.noteUnmet();
+      unmet();
       refuse(slot, r);
     } catch (RuntimeException | Error e) {
       slot.close();
@@ -243,12 +243,12 @@ final class RedisBulkhead implements FleetBulkhead {
           try {
             now = line.isEmpty() ? attempt() : null;
             if (now == null) {
-              slots.noteUnmet();
+              unmet();
               w = line.joinAsync(deadline, slot, false);
               slots.noteWaiting(line.size());
             }
           } catch (Refusal r) {
-            slots.noteUnmet();
+            unmet();
             return CompletableFuture.failedFuture(refuse(slot, r));
           }
           if (now != null) {
@@ -351,7 +351,7 @@ final class RedisBulkhead implements FleetBulkhead {
       boolean queued = false;
       while (ticket == null || stale(ticket)) {
         if (!queued) {
-          slots.noteUnmet();
+          unmet();
         }
         LeaseLine.Waiter w = line.join(deadline, slot, queued);
         if (!queued) {
@@ -362,12 +362,18 @@ final class RedisBulkhead implements FleetBulkhead {
       }
       return (SlotTicket) confirmed(slot, ticket);
     } catch (Refusal r) {
-      slots.noteUnmet();
+      unmet();
       throw refuse(slot, r);
     } catch (RuntimeException | Error e) {
       slot.close(); // counted cancelled by the gate: the call never ran
       throw e;
     }
+  }
+
+  /** A call found no slot of the lease: demand for the next sync, which comes sooner. */
+  private void unmet() {
+    slots.noteUnmet();
+    sync.demandRose();
   }
 
   /**

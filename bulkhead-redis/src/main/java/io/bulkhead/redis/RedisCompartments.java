@@ -372,9 +372,9 @@ public final class RedisCompartments implements AutoCloseable {
     /**
      * How often each process syncs each of its leases with Redis (one script round trip): reports
      * its demand, gives back what it does not use, takes what the others leave. A process that
-     * wants more than it holds syncs four times as often, and, unless Redis refuses SUBSCRIBE, at
-     * once when another process announces freed slots. Also how often an unreachable Redis is tried
-     * again. 1 second by default.
+     * wants more than it holds, or whose calls found no slot, syncs four times as often, and,
+     * unless Redis refuses SUBSCRIBE, at once when another process announces freed slots. Also how
+     * often an unreachable Redis is tried again. 1 second by default.
      */
     public Settings rebalanceInterval(Duration rebalanceInterval) {
       this.rebalanceInterval = positive("rebalanceInterval", rebalanceInterval);
