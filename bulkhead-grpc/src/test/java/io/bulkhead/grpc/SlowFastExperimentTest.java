@@ -34,24 +34,26 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The slow-upstream experiment in gRPC form: one Netty server with eight worker threads and two
- * methods, {@code exp.Svc/Slow} (holds a worker for 100 ms, as a blocking call to a slow dependency
+ * methods, {@code exp.Svc/Slow} (holds a worker for 500 ms, as a blocking call to a slow dependency
  * does) and {@code exp.Svc/Fast} (answers at once), called open-loop at fixed rates. Without a
  * compartment, the slow calls take every worker and the fast ones queue behind them; with the slow
  * method in a compartment of four, the fast calls keep the other four workers.
  *
- * <p>Prints the fast method's latency percentiles for both runs with the load average. The only
- * comparison asserted is a ratio within this one run (the compartment's fast p99 below the
- * unprotected one's), never an absolute time.
+ * <p>Prints the fast method's latency percentiles for the three runs (fast calls alone, the floor
+ * this machine allows right now; no compartment; Slow in a compartment) with the load average.
+ * Asserts what makes the difference, which no clock decides: how many workers the slow calls held
+ * at most.
  */
 class SlowFastExperimentTest {
 
   private static final MethodDescriptor<String, String> SLOW = TestServer.unary("exp.Svc/Slow");
   private static final MethodDescriptor<String, String> FAST = TestServer.unary("exp.Svc/Fast");
   private static final int WORKERS = 8;
-  private static final long SLOW_MILLIS = 100;
-  private static final int SLOW_PER_SECOND = 120; // capacity is 8 workers / 100 ms = 80 per second
-  private static final int FAST_PER_SECOND = 200;
-  private static final Duration RUN = Duration.ofSeconds(2);
+  private static final long SLOW_MILLIS = 500;
+  private static final int SLOW_PER_SECOND = 40; // capacity is 8 workers / 500 ms = 16 per second
+  private static final int FAST_PER_SECOND = 100;
+  private static final Duration RUN = Duration.ofSeconds(3);
+  private static final int SLOW_LIMIT = 4;
 
   record Result(
       String name,
@@ -59,7 +61,8 @@ class SlowFastExperimentTest {
       long fastFailed,
       long slowOk,
       long slowRefused,
-      long slowOther) {}
+      long slowOther,
+      int maxSlowInHandler) {}
 
   @Test
   void theFastMethodKeepsItsLatencyWhenTheSlowOneIsInACompartment() throws Exception {
@@ -67,12 +70,16 @@ class SlowFastExperimentTest {
     Result floor = run("fast only (no slow calls)", null, 0);
     Result unprotected = run("no compartment", null, SLOW_PER_SECOND);
     Bulkhead slow =
-        Bulkhead.builder("slow").limit(4).maxQueue(8).maxWait(Duration.ofMillis(50)).build();
+        Bulkhead.builder("slow")
+            .limit(SLOW_LIMIT)
+            .maxQueue(SLOW_LIMIT)
+            .maxWait(Duration.ofMillis(100))
+            .build();
     Result protectedRun =
         run(
-            "Slow in compartment (limit 4)",
-            BulkheadServerInterceptor.of(
-                RouteTable.builder().route("/exp.Svc/Slow", slow).build()));
+            "Slow in a compartment of " + SLOW_LIMIT,
+            BulkheadServerInterceptor.of(RouteTable.builder().route("/exp.Svc/Slow", slow).build()),
+            SLOW_PER_SECOND);
 
     String load = Files.readString(Path.of("/proc/loadavg")).trim();
     StringBuilder table = new StringBuilder();
@@ -83,7 +90,7 @@ class SlowFastExperimentTest {
             WORKERS, SLOW_MILLIS, SLOW_PER_SECOND, FAST_PER_SECOND, RUN.toSeconds(), load));
     table.append(
         String.format(
-            "| %-30s | %9s | %9s | %9s | %9s | %11s | %8s | %12s |%n",
+            "| %-30s | %9s | %9s | %9s | %9s | %7s | %8s | %10s | %15s |%n",
             "server",
             "fast p50",
             "fast p99",
@@ -91,11 +98,12 @@ class SlowFastExperimentTest {
             "fast fail",
             "slow ok",
             "slow 503",
-            "slow other"));
+            "slow other",
+            "slow in handler"));
     for (Result r : new Result[] {floor, unprotected, protectedRun}) {
       table.append(
           String.format(
-              "| %-30s | %7.1fms | %7.1fms | %7.1fms | %9d | %11d | %8d | %12d |%n",
+              "| %-30s | %7.1fms | %7.1fms | %7.1fms | %9d | %7d | %8d | %10d | %11d max |%n",
               r.name(),
               r.fast().getValueAtPercentile(50) / 1e3,
               r.fast().getValueAtPercentile(99) / 1e3,
@@ -103,7 +111,8 @@ class SlowFastExperimentTest {
               r.fastFailed(),
               r.slowOk(),
               r.slowRefused(),
-              r.slowOther()));
+              r.slowOther(),
+              r.maxSlowInHandler()));
     }
     System.out.println(table);
 
@@ -111,23 +120,32 @@ class SlowFastExperimentTest {
     assertThat(unprotected.fastFailed()).isZero();
     assertThat(protectedRun.fastFailed()).isZero();
     assertThat(protectedRun.slowRefused()).isPositive(); // the overload was refused, not queued
-    assertThat(protectedRun.fast().getValueAtPercentile(99))
-        .isLessThan(unprotected.fast().getValueAtPercentile(99));
+    // Why the fast method keeps its latency, without reading a clock: unprotected, the slow calls
+    // held every worker at some point; in the compartment, never more than its limit, so at least
+    // WORKERS - SLOW_LIMIT workers were always free for the fast calls. (The percentiles above
+    // measure the consequence; on a machine this busy they are printed, not asserted.)
+    assertThat(unprotected.maxSlowInHandler()).isEqualTo(WORKERS);
+    assertThat(protectedRun.maxSlowInHandler()).isLessThanOrEqualTo(SLOW_LIMIT);
   }
 
   private static Result run(String name, BulkheadServerInterceptor interceptor, int slowPerSecond)
       throws Exception {
     ExecutorService workers = Executors.newFixedThreadPool(WORKERS);
+    AtomicInteger slowInHandler = new AtomicInteger();
+    AtomicInteger maxSlowInHandler = new AtomicInteger();
     ServerServiceDefinition svc =
         ServerServiceDefinition.builder("exp.Svc")
             .addMethod(
                 SLOW,
                 ServerCalls.asyncUnaryCall(
                     (String request, StreamObserver<String> response) -> {
+                      maxSlowInHandler.accumulateAndGet(slowInHandler.incrementAndGet(), Math::max);
                       try {
                         Thread.sleep(SLOW_MILLIS); // the slow dependency, holding this worker
                       } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
+                      } finally {
+                        slowInHandler.decrementAndGet();
                       }
                       response.onNext(request);
                       response.onCompleted();
@@ -205,7 +223,13 @@ class SlowFastExperimentTest {
         throw new AssertionError(name + ": calls still open after 2 minutes: " + done.getCount());
       }
       return new Result(
-          name, fast, fastFailed.get(), slowOk.get(), slowRefused.get(), slowOther.get());
+          name,
+          fast,
+          fastFailed.get(),
+          slowOk.get(),
+          slowRefused.get(),
+          slowOther.get(),
+          maxSlowInHandler.get());
     } finally {
       clock.shutdownNow();
       channel.shutdownNow();
