@@ -71,9 +71,8 @@ public final class BulkheadServerInterceptor implements ServerInterceptor {
     if (!(route instanceof Route.Through through)) {
       return next.startCall(call, headers);
     }
-    DelayedServerCall<ReqT, RespT> delayed =
-        new DelayedServerCall<>(call, headers, next, through.bulkhead());
-    delayed.start();
+    DelayedServerCall<ReqT, RespT> delayed = new DelayedServerCall<>(call, headers, next);
+    delayed.start(through.bulkhead());
     return delayed;
   }
 }

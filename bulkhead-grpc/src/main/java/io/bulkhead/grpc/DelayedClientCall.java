@@ -1,88 +1,51 @@
 package io.bulkhead.grpc;
 
 import io.bulkhead.Bulkhead;
-import io.bulkhead.BulkheadFullException;
 import io.grpc.Attributes;
 import io.grpc.ClientCall;
 import io.grpc.Context;
 import io.grpc.ForwardingClientCallListener.SimpleForwardingClientCallListener;
 import io.grpc.Metadata;
 import io.grpc.Status;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import org.jspecify.annotations.Nullable;
 
 /*
  * One client call through BulkheadClientInterceptor: the ClientCall the stub holds, started on the
- * channel only once the compartment admits it.
+ * channel only once the compartment admits it (Admission: the states, the races with admission and
+ * the slot's single release).
  *
- * Algorithm
- * ---------
- * start() keeps the listener and calls bulkhead.submit(this::admit), keeping the future as `ticket`.
- * Until admit() runs, the call is a node in the compartment's queue and no thread waits; what the
- * stub does meanwhile (request, sendMessage, halfClose, cancel after admission) is kept in `ops`, a
- * SerialRunner not yet open. admit() starts the real call with a listener whose onClose completes
- * `slot`, then opens `ops`, which replays the kept operations in order and passes later ones through,
- * one at a time. The compartment frees the slot when `slot` completes, that is when the real call
- * has closed (it always does, whether it succeeds, fails or is cancelled).
+ * start() keeps the listener and submits. Until admission, what the stub does (request, sendMessage,
+ * halfClose, a cancel that lost to admission) is kept in `ops`, a SerialRunner not yet open.
+ * startReal() starts the real call with a listener whose onClose frees the slot, then opens `ops`,
+ * which replays the kept operations in order and passes later ones through, one at a time. The slot
+ * is freed when the real call closes, which it always does (success, failure, cancellation).
  *
- *   WAITING ──admit()──> ADMITTED
- *      ├──cancel()──> WITHDRAWN     (leaves the queue; the listener gets CANCELLED)
- *      └──refusal───> REFUSED       (the listener gets UNAVAILABLE with grpc-retry-pushback-ms)
+ * Invariants (beside Admission's)
+ *   K1 The listener gets exactly one onClose: from the real call once admitted, or from the refusal
+ *      or the withdrawal, whichever won the CAS out of waiting.
+ *   K2 Kept operations reach the real call only after its start and in the order the stub made them;
+ *      a withdrawn or refused call's are dropped.
  *
- * Invariants
- * ----------
- *   K1 The real call is started at most once, only by the admit() that moved WAITING -> ADMITTED.
- *   K2 The listener gets exactly one onClose: from the real call once admitted, or from the one CAS
- *      out of WAITING (WITHDRAWN, REFUSED) that won.
- *   K3 `ticket` is cancelled only by the cancel() that moved WAITING -> WITHDRAWN, so the compartment
- *      never forwards a cancellation to `slot`; the slot is freed exactly once, when the real call
- *      closes (the compartment frees behind a CAS of its own).
- *
- * Races, as interleavings: cancel() vs submit() and cancel() vs admission are the server's C1 and C2
- * (DelayedServerCall); a cancel() that loses to admission is queued behind the kept operations, so
- * the real call is cancelled right after it is started. A refusal and a cancel() both CAS out of
- * WAITING; the loser does nothing (K2).
+ * Races: cancel() vs admission is Admission.R2; a cancel() that lost is queued behind the kept
+ * operations, so the real call is cancelled right after it starts.
  *
  * Threads: the listener's onClose for a refusal or a withdrawal runs on the call's executor
- * (CallOptions#getExecutor, as gRPC's blocking stubs need), or on the thread that refused or
- * cancelled when there is none. admit() runs on the starting thread when a slot is free, otherwise on
- * one of the compartment's own threads, inside the starting thread's gRPC Context.
+ * (CallOptions#getExecutor, which gRPC's blocking stubs drain on the caller's thread), or on the
+ * thread that refused or cancelled when there is none. The real call starts on the starting thread
+ * when a slot is free, otherwise on one of the compartment's own threads, inside the starting
+ * thread's gRPC Context.
  */
 /** A client call started on the channel only once its compartment admits it. */
 final class DelayedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
-  private static final int IDLE = -1;
-  private static final int WAITING = 0;
-  private static final int ADMITTED = 1;
-  private static final int WITHDRAWN = 2;
-  private static final int REFUSED = 3;
-
-  private static final VarHandle STATE;
-
-  static {
-    try {
-      STATE = MethodHandles.lookup().findVarHandle(DelayedClientCall.class, "state", int.class);
-    } catch (ReflectiveOperationException e) {
-      throw new ExceptionInInitializerError(e);
-    }
-  }
-
   private final ClientCall<ReqT, RespT> real;
   private final Bulkhead bulkhead;
   private final @Nullable Executor executor;
-  // Completed when the real call has closed; the compartment then frees the slot (K3).
-  private final CompletableFuture<Void> slot = new CompletableFuture<>();
+  private final Admission admission = new Admission();
   private final SerialRunner ops = new SerialRunner(this::opFailed);
-
-  private volatile int state = IDLE;
-  private volatile CompletableFuture<Void> ticket;
-  private Listener<RespT> listener;
-  private Metadata headers;
-  private Context context;
+  // Written by start(), which the stub calls first; read after it.
+  private volatile Listener<RespT> listener;
 
   DelayedClientCall(ClientCall<ReqT, RespT> real, Bulkhead bulkhead, @Nullable Executor executor) {
     this.real = real;
@@ -92,42 +55,22 @@ final class DelayedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
   @Override
   public void start(Listener<RespT> listener, Metadata headers) {
-    if (!STATE.compareAndSet(this, IDLE, WAITING)) {
+    if (this.listener != null) {
       throw new IllegalStateException("call already started");
     }
     this.listener = listener;
-    this.headers = headers;
-    this.context = Context.current();
-    CompletableFuture<Void> submitted = bulkhead.submit(this::admit);
-    ticket = submitted;
-    if (state == WITHDRAWN) {
-      submitted.cancel(false); // cancel() ran before `ticket` was set
-    }
-    submitted.whenComplete(this::admissionEnded);
+    Context context = Context.current();
+    admission.submit(
+        bulkhead,
+        () -> context.run(() -> startReal(listener, headers)),
+        rejection -> closeListener(Refusal.status(rejection), Refusal.trailers(rejection)));
   }
 
-  private CompletionStage<Void> admit() {
-    if (!STATE.compareAndSet(this, WAITING, ADMITTED)) {
-      return CompletableFuture.completedFuture(null); // withdrawn during the hand-over
-    }
-    context.run(
-        () -> {
-          try {
-            real.start(new SlotListener(listener), headers);
-          } finally {
-            ops.open();
-          }
-        });
-    return slot;
-  }
-
-  private void admissionEnded(Void ignored, Throwable failure) {
-    if (failure == null) {
-      return;
-    }
-    BulkheadFullException rejection = Refusal.find(failure);
-    if (rejection != null && STATE.compareAndSet(this, WAITING, REFUSED)) {
-      closeListener(Refusal.status(rejection), Refusal.trailers(rejection));
+  private void startReal(Listener<RespT> listener, Metadata headers) {
+    try {
+      real.start(new SlotListener(listener), headers);
+    } finally {
+      ops.open();
     }
   }
 
@@ -146,8 +89,7 @@ final class DelayedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
   }
 
   private void forward(Runnable op) {
-    int now = state;
-    if (now == WAITING || now == ADMITTED) {
+    if (listener != null && admission.isLive()) {
       ops.execute(op);
     }
   }
@@ -174,11 +116,10 @@ final class DelayedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
   @Override
   public void cancel(@Nullable String message, @Nullable Throwable cause) {
-    if (STATE.compareAndSet(this, WAITING, WITHDRAWN)) {
-      CompletableFuture<Void> submitted = ticket;
-      if (submitted != null) {
-        submitted.cancel(false); // leaves the queue; null: start() cancels it
-      }
+    if (listener == null) {
+      return; // never started: nothing to cancel
+    }
+    if (admission.withdraw()) {
       Status status = Status.CANCELLED;
       if (message != null) {
         status = status.withDescription(message);
@@ -209,7 +150,7 @@ final class DelayedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     @Override
     public void onClose(Status status, Metadata trailers) {
       try {
-        slot.complete(null);
+        admission.release();
       } finally {
         super.onClose(status, trailers);
       }

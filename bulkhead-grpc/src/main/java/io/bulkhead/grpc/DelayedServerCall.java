@@ -1,132 +1,70 @@
 package io.bulkhead.grpc;
 
 import io.bulkhead.Bulkhead;
-import io.bulkhead.BulkheadFullException;
 import io.grpc.Context;
 import io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.Status;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 
 /*
- * One server call through BulkheadServerInterceptor: the listener gRPC delivers to, and the task the
- * compartment admits.
+ * One server call through BulkheadServerInterceptor: the listener gRPC delivers to, whose handler is
+ * started only once the compartment admits the call (Admission: the states, the races with
+ * admission and the slot's single release).
  *
- * Algorithm
- * ---------
- * start() calls bulkhead.submit(this::admit) and keeps the future as `ticket`. Until admit() runs,
- * the call is a node in the compartment's queue and no thread waits; the handler has not been
- * started, and every listener callback gRPC delivers meanwhile is kept in `callbacks` (a SerialRunner
- * not yet open). admit() starts the handler (next.startCall) with a call whose close() completes
- * `slot`, then opens `callbacks`, which replays what was kept, in order, and passes later callbacks
- * through, one at a time. The compartment frees the slot when `slot` completes: at the handler's
- * close(), or when onComplete or onCancel has been delivered to the handler, whichever is first.
+ * Until admission the handler has not been started, and every listener callback gRPC delivers is
+ * kept in `callbacks` (a SerialRunner not yet open). startHandler() starts it (next.startCall) with a
+ * call whose close() frees the slot, then opens `callbacks`, which replays what was kept, in order,
+ * and passes later callbacks through, one at a time. The slot is freed at the handler's close(), or
+ * when onComplete or onCancel has been delivered to the handler, whichever is first.
  *
- *   WAITING ──admit()──> ADMITTED
- *      ├──onCancel──> WITHDRAWN     (deadline passed, client gone: leaves the queue)
- *      └──refusal───> REFUSED       (closed UNAVAILABLE with grpc-retry-pushback-ms)
- *
- * Invariants
- * ----------
- *   G1 The handler is started at most once, only by the admit() that moved WAITING -> ADMITTED; a
- *      withdrawn or refused call never reaches it, and its kept callbacks are never delivered.
- *   G2 `ticket` is cancelled only by the onCancel that moved WAITING -> WITHDRAWN. Once admitted,
- *      nobody cancels it, so the compartment never forwards a cancellation to `slot`: the slot is
- *      freed by this class only, when the call ends.
- *   G3 The slot is freed exactly once: `slot` completes at most once (CompletableFuture), and the
- *      compartment frees a slot behind a CAS of its own when the stage completes. Every way an
- *      admitted call ends completes `slot`: close(), onComplete, onCancel, a handler that throws.
- *   G4 Only one thread closes the ServerCall: before admission that is the refusal (nothing else
- *      touches the call: callbacks are only kept); after it, the handler.
+ * Invariants (beside Admission's)
+ *   G1 Kept callbacks reach the handler only after its start and in the order gRPC delivered them; a
+ *      withdrawn or refused call's are dropped.
+ *   G2 Only one thread closes the ServerCall: before admission that is the refusal (nothing else
+ *      touches the call: callbacks are only kept); after it, the handler (or startHandler/handlerFailed
+ *      when the handler threw, as gRPC's own server does).
+ *   G3 Every way an admitted call ends frees the slot: close(), onComplete, onCancel, a handler that
+ *      throws.
  *
  * Races, as interleavings
- * -----------------------
- *   C1 onCancel vs submit. gRPC delivers no callback before interceptCall returns this listener, but
- *      start() may still be inside submit() (admitted inline) when a transport thread cancels: T2
- *      CASes WAITING -> WITHDRAWN and reads `ticket`, T1 writes `ticket` and reads `state`; both
- *      volatile, so one of them cancels the ticket (a second cancel is a no-op).
- *   C2 onCancel vs admission. T1 (transport) cancels while T2 (the compartment) hands over a slot.
- *      (a) T1 withdraws the node first: admit() never runs, counted as cancelled. (b) T2 granted the
- *      node but T1's ticket.cancel came before the start: the compartment passes the slot on without
- *      running admit(). (c) admit() runs: one CAS on `state` wins. If T1's, admit() returns a
- *      completed stage (the slot goes straight back) and never starts the handler. If T2's, T1's CAS
- *      fails and onCancel is queued like any callback: the handler sees it after its start, and the
- *      slot is freed when it has been delivered.
- *   C3 close vs onCancel vs onComplete after admission: each completes `slot`; the first wins, the
- *      others are no-ops (G3).
- *   C4 refusal vs onCancel. The WAIT_TIMEOUT refusal (compartment thread) and onCancel (transport)
- *      both CAS out of WAITING; the loser does nothing, so the call is closed at most once (G4).
+ *   C1 onCancel vs admission (a deadline that passes as a slot is handed over): Admission.R2. If the
+ *      admission won, onCancel is queued like any callback: the handler sees it after its start, and
+ *      the slot is freed once it has been delivered.
+ *   C2 close vs onCancel vs onComplete after admission: each frees the slot; the first wins.
  *
- * Threads: admit() runs on the transport's thread when a slot is free and on one of the
- * compartment's own threads when the call waited; the handler's start and the replayed callbacks run
- * there, inside the call's gRPC Context (deadline, cancellation). Later callbacks run on gRPC's
- * thread, or on whichever thread is replaying at that moment, never two at once.
+ * Threads: the handler starts on the transport's thread when a slot is free and on one of the
+ * compartment's own threads when the call waited, inside the call's gRPC Context (deadline,
+ * cancellation), as are the replayed callbacks. Later callbacks run on gRPC's thread, or on whichever
+ * thread is replaying at that moment, never two at once.
  */
-/** A server call delayed until its compartment admits it; see the algorithm above. */
+/** A server call whose handler starts only once its compartment admits it. */
 final class DelayedServerCall<ReqT, RespT> extends ServerCall.Listener<ReqT> {
-
-  private static final int WAITING = 0;
-  private static final int ADMITTED = 1;
-  private static final int WITHDRAWN = 2;
-  private static final int REFUSED = 3;
-
-  private static final VarHandle STATE;
-
-  static {
-    try {
-      STATE = MethodHandles.lookup().findVarHandle(DelayedServerCall.class, "state", int.class);
-    } catch (ReflectiveOperationException e) {
-      throw new ExceptionInInitializerError(e);
-    }
-  }
 
   private final ServerCall<ReqT, RespT> call;
   private final Metadata headers;
   private final ServerCallHandler<ReqT, RespT> next;
-  private final Bulkhead bulkhead;
   private final Context context;
-  // Completed when the admitted call ends; the compartment then frees the slot (G3).
-  private final CompletableFuture<Void> slot = new CompletableFuture<>();
+  private final Admission admission = new Admission();
   private final SerialRunner callbacks = new SerialRunner(this::handlerFailed);
-
-  private volatile int state = WAITING;
-  private volatile CompletableFuture<Void> ticket;
-  // Written by admit() before `callbacks` opens; read only by callbacks, which run after it.
+  // Written by startHandler() before `callbacks` opens; read only by callbacks, which run after it.
   private ServerCall.Listener<ReqT> delegate;
 
   DelayedServerCall(
-      ServerCall<ReqT, RespT> call,
-      Metadata headers,
-      ServerCallHandler<ReqT, RespT> next,
-      Bulkhead bulkhead) {
+      ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
     this.call = call;
     this.headers = headers;
     this.next = next;
-    this.bulkhead = bulkhead;
     this.context = Context.current();
   }
 
   /** Asks the compartment for a slot; the handler starts when it is granted. */
-  void start() {
-    CompletableFuture<Void> submitted = bulkhead.submit(this::admit);
-    ticket = submitted;
-    if (state == WITHDRAWN) {
-      submitted.cancel(false); // onCancel ran before `ticket` was set (C1)
-    }
-    submitted.whenComplete(this::admissionEnded);
-  }
-
-  private CompletionStage<Void> admit() {
-    if (!STATE.compareAndSet(this, WAITING, ADMITTED)) {
-      return CompletableFuture.completedFuture(null); // withdrawn during the hand-over (C2c)
-    }
-    context.run(this::startHandler);
-    return slot;
+  void start(Bulkhead bulkhead) {
+    admission.submit(
+        bulkhead,
+        () -> context.run(this::startHandler),
+        rejection -> call.close(Refusal.status(rejection), Refusal.trailers(rejection)));
   }
 
   private void startHandler() {
@@ -134,35 +72,25 @@ final class DelayedServerCall<ReqT, RespT> extends ServerCall.Listener<ReqT> {
       delegate = next.startCall(new SlotCall(), headers);
     } catch (RuntimeException | Error failure) {
       // What gRPC's server does with a handler that throws in startCall: close the call with it.
-      closeOnce(Status.fromThrowable(failure), new Metadata());
+      closeOnce(Status.fromThrowable(failure));
       delegate = new ServerCall.Listener<>() {};
     }
     callbacks.open();
   }
 
-  private void admissionEnded(Void ignored, Throwable failure) {
-    if (failure == null) {
-      return;
-    }
-    BulkheadFullException rejection = Refusal.find(failure);
-    if (rejection != null && STATE.compareAndSet(this, WAITING, REFUSED)) {
-      call.close(Refusal.status(rejection), Refusal.trailers(rejection));
-    }
-  }
-
   /** A callback into the handler threw: close the call as gRPC's server would, free the slot. */
   private void handlerFailed(Throwable failure) {
-    closeOnce(Status.fromThrowable(failure), new Metadata());
+    closeOnce(Status.fromThrowable(failure));
   }
 
-  private void closeOnce(Status status, Metadata trailers) {
-    if (!slot.isDone()) {
+  private void closeOnce(Status status) {
+    if (!admission.isReleased()) {
       try {
-        call.close(status, trailers);
+        call.close(status, new Metadata());
       } catch (IllegalStateException alreadyClosed) {
         // the handler closed it first
       } finally {
-        slot.complete(null);
+        admission.release();
       }
     }
   }
@@ -171,8 +99,7 @@ final class DelayedServerCall<ReqT, RespT> extends ServerCall.Listener<ReqT> {
   // From gRPC: kept until admission, then delivered in order, one at a time
 
   private void deliver(Runnable callback) {
-    int now = state;
-    if (now == WAITING || now == ADMITTED) {
+    if (admission.isLive()) {
       callbacks.execute(() -> context.run(callback));
     }
   }
@@ -199,26 +126,22 @@ final class DelayedServerCall<ReqT, RespT> extends ServerCall.Listener<ReqT> {
           try {
             delegate.onComplete();
           } finally {
-            slot.complete(null);
+            admission.release();
           }
         });
   }
 
   @Override
   public void onCancel() {
-    if (STATE.compareAndSet(this, WAITING, WITHDRAWN)) {
-      CompletableFuture<Void> submitted = ticket;
-      if (submitted != null) {
-        submitted.cancel(false); // leaves the queue; null: start() cancels it (C1)
-      }
-      return;
+    if (admission.withdraw()) {
+      return; // left the queue; the handler never hears of this call
     }
     deliver(
         () -> {
           try {
             delegate.onCancel();
           } finally {
-            slot.complete(null);
+            admission.release();
           }
         });
   }
@@ -235,7 +158,7 @@ final class DelayedServerCall<ReqT, RespT> extends ServerCall.Listener<ReqT> {
       try {
         super.close(status, trailers);
       } finally {
-        slot.complete(null);
+        admission.release();
       }
     }
   }
