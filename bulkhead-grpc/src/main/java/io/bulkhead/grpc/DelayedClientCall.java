@@ -27,7 +27,7 @@ import org.jspecify.annotations.Nullable;
  *   K2 Kept operations reach the real call only after its start and in the order the stub made them;
  *      a withdrawn or refused call's are dropped.
  *
- * Races: cancel() vs admission is Admission.R2; a cancel() that lost is queued behind the kept
+ * Races: cancel() (or the caller's Context cancelled) vs admission is Admission.R2; a cancel() that lost is queued behind the kept
  * operations, so the real call is cancelled right after it starts.
  *
  * Threads: the listener's onClose for a refusal or a withdrawal runs on the call's executor
@@ -60,10 +60,40 @@ final class DelayedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
     this.listener = listener;
     Context context = Context.current();
+    // The caller's Context cancelled while the call waits (its deadline passed, the server call it
+    // serves was cancelled): withdraw. Once started, the real call watches the Context itself.
+    Context.CancellationListener contextCancelled =
+        cancelled -> withdraw(contextStatus(cancelled), cancelled.cancellationCause());
+    context.addListener(contextCancelled, Runnable::run);
+    if (!admission.isLive()) {
+      return; // the Context was cancelled already: the listener has been closed
+    }
     admission.submit(
         bulkhead,
-        () -> context.run(() -> startReal(listener, headers)),
-        rejection -> closeListener(Refusal.status(rejection), Refusal.trailers(rejection)));
+        () -> {
+          context.removeListener(contextCancelled);
+          context.run(() -> startReal(listener, headers));
+        },
+        rejection -> {
+          context.removeListener(contextCancelled);
+          closeListener(Refusal.status(rejection), Refusal.trailers(rejection));
+        });
+  }
+
+  private static Status contextStatus(Context cancelled) {
+    return cancelled.getDeadline() != null && cancelled.getDeadline().isExpired()
+        ? Status.DEADLINE_EXCEEDED.withDescription(
+            "the caller's deadline passed while the call waited for a slot")
+        : Status.CANCELLED.withDescription("the caller's Context was cancelled");
+  }
+
+  /** Leaves the queue and closes the listener with {@code status}; false if already admitted. */
+  private boolean withdraw(Status status, @Nullable Throwable cause) {
+    if (!admission.withdraw()) {
+      return false;
+    }
+    closeListener(status.withCause(cause), new Metadata());
+    return true;
   }
 
   private void startReal(Listener<RespT> listener, Metadata headers) {
@@ -119,15 +149,13 @@ final class DelayedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     if (listener == null) {
       return; // never started: nothing to cancel
     }
-    if (admission.withdraw()) {
-      Status status = Status.CANCELLED;
-      if (message != null) {
-        status = status.withDescription(message);
-      }
-      closeListener(status.withCause(cause), new Metadata());
-      return;
+    Status status = Status.CANCELLED;
+    if (message != null) {
+      status = status.withDescription(message);
     }
-    forward(() -> real.cancel(message, cause));
+    if (!withdraw(status, cause)) {
+      forward(() -> real.cancel(message, cause));
+    }
   }
 
   @Override

@@ -89,4 +89,44 @@ class BulkheadClientInterceptorTest {
       throw new AssertionError(e);
     }
   }
+
+  @Test
+  void aCallWhoseContextDeadlinePassesWhileQueuedLeavesTheQueue() throws Exception {
+    Bulkhead upstream =
+        Bulkhead.builder("upstream").limit(1).maxQueue(2).maxWait(Duration.ofMinutes(5)).build();
+    var timer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+    try (TestServer server = new TestServer(null)) {
+      Channel channel =
+          ClientInterceptors.intercept(server.channel, BulkheadClientInterceptor.of(upstream));
+      var first =
+          ClientCalls.futureUnaryCall(channel.newCall(TestServer.HOLD, CallOptions.DEFAULT), "one");
+      TestServer.Held held = server.nextHeld(); // held until the end: only the deadline can end two
+
+      io.grpc.Context.CancellableContext withDeadline =
+          io.grpc.Context.current().withDeadlineAfter(200, TimeUnit.MILLISECONDS, timer);
+      StatusRuntimeException expired;
+      try {
+        expired =
+            withDeadline.call(
+                () ->
+                    catchThrowableOfType(
+                        StatusRuntimeException.class,
+                        () ->
+                            ClientCalls.blockingUnaryCall(
+                                channel, TestServer.HOLD, CallOptions.DEFAULT, "two")));
+      } finally {
+        withDeadline.cancel(null);
+      }
+
+      assertThat(expired.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+      assertThat(upstream.stats().cancelled()).isEqualTo(1);
+      assertThat(upstream.stats().waiting()).isZero();
+      assertThat(server.started).hasValue(1); // the expired call never reached the network
+      held.answer();
+      assertThat(first.get(30, TimeUnit.SECONDS)).isEqualTo("done one");
+      await().atMost(Duration.ofSeconds(30)).until(() -> upstream.stats().inFlight() == 0);
+    } finally {
+      timer.shutdownNow();
+    }
+  }
 }
