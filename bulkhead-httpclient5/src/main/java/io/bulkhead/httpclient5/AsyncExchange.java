@@ -28,8 +28,9 @@ import org.jspecify.annotations.Nullable;
  * Invariants. `state` goes NEW -> STARTED (start(), the compartment admitted it) or NEW -> ABANDONED
  * (notStarted(), refused or withdrawn), never both: the CAS decides a start racing a withdrawal, and
  * the loser does nothing (a start that lost completes `ended` without sending). `ended` completes
- * once (CompletableFuture.complete), only when the exchange has ended, before the caller's callback
- * is told; it ignores cancel(), which the compartment forwards when the caller's future is cancelled
+ * once (CompletableFuture.complete), only when the exchange has ended (the body's end in the
+ * caller's consumer, a response without a body, completed() or failed()), before the caller hears of
+ * it: HttpClient completes the caller's future from the consumer, before completed() comes here; it ignores cancel(), which the compartment forwards when the caller's future is cancelled
  * after admission: the exchange's own abort ends it instead, so the slot is never freed while the
  * exchange still runs. The caller's callback is told once (`told`).
  */
@@ -103,7 +104,14 @@ final class AsyncExchange implements AsyncExecCallback {
     UpstreamUnavailableException unavailable =
         Upstreams.busy(compartment, request, scope.route, response).orElse(null);
     if (unavailable == null) {
-      return callback.handleResponse(response, entityDetails);
+      // HttpClient completes the caller's future when the caller's consumer has the whole body,
+      // before completed() reaches this callback: free the slot just before that.
+      if (entityDetails == null) {
+        ended.complete(null);
+        return callback.handleResponse(response, null);
+      }
+      AsyncDataConsumer consumer = callback.handleResponse(response, entityDetails);
+      return consumer == null ? null : new EndingConsumer(consumer);
     }
     busy = unavailable;
     return entityDetails == null ? null : DISCARD;
@@ -116,7 +124,7 @@ final class AsyncExchange implements AsyncExecCallback {
 
   @Override
   public void completed() {
-    ended.complete(null); // frees the slot before the caller hears of it
+    ended.complete(null); // frees the slot before the caller hears of it (if streamEnd did not)
     if (!told.compareAndSet(false, true)) {
       return;
     }
@@ -133,6 +141,36 @@ final class AsyncExchange implements AsyncExecCallback {
     ended.complete(null);
     if (told.compareAndSet(false, true)) {
       callback.failed(cause);
+    }
+  }
+
+  /** The caller's consumer, which frees the slot when the body has ended, before it hears of it. */
+  private final class EndingConsumer implements AsyncDataConsumer {
+    private final AsyncDataConsumer consumer;
+
+    EndingConsumer(AsyncDataConsumer consumer) {
+      this.consumer = consumer;
+    }
+
+    @Override
+    public void updateCapacity(CapacityChannel capacityChannel) throws IOException {
+      consumer.updateCapacity(capacityChannel);
+    }
+
+    @Override
+    public void consume(ByteBuffer src) throws IOException {
+      consumer.consume(src);
+    }
+
+    @Override
+    public void streamEnd(List<? extends Header> trailers) throws HttpException, IOException {
+      ended.complete(null);
+      consumer.streamEnd(trailers);
+    }
+
+    @Override
+    public void releaseResources() {
+      consumer.releaseResources();
     }
   }
 
