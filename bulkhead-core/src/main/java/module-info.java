@@ -18,12 +18,10 @@ module io.bulkhead.core {
       io.bulkhead.config,
       io.bulkhead.edge,
       io.bulkhead.httpclient,
-      io.bulkhead.httpclient5,
       io.bulkhead.insight,
       io.bulkhead.jdbc,
       io.bulkhead.jetty,
       io.bulkhead.micrometer,
-      io.bulkhead.okhttp,
       io.bulkhead.process,
       io.bulkhead.redis,
       io.bulkhead.spring;

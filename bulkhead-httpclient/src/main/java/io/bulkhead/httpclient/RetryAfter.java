@@ -15,6 +15,8 @@ import org.jspecify.annotations.Nullable;
  * upstream's {@code Retry-After} header says, or what a full compartment estimates.
  *
  * <pre>{@code
+ * try {
+ *   return call.execute();
  * } catch (IOException | RuntimeException e) {
  *   Duration hint = RetryAfter.of(e).orElse(Duration.ZERO);   // then wait hint + jittered backoff
  * }

@@ -1,8 +1,7 @@
 package io.bulkhead.httpclient5;
 
 import io.bulkhead.Bulkhead;
-import io.bulkhead.BulkheadFullException;
-import io.bulkhead.Permit;
+import io.bulkhead.httpclient.BodySlot;
 import io.bulkhead.httpclient.CompartmentFullException;
 import io.bulkhead.httpclient.UpstreamRoutes;
 import io.bulkhead.httpclient.UpstreamUnavailableException;
@@ -84,17 +83,12 @@ public final class BulkheadExecChainHandler implements ExecChainHandler {
       return chain.proceed(request, scope);
     }
     Bulkhead compartment = route.get();
-    Permit permit;
-    try {
-      permit = compartment.acquire();
-    } catch (BulkheadFullException refused) {
-      throw new CompartmentFullException(refused);
-    }
+    BodySlot slot = BodySlot.acquire(compartment);
     ClassicHttpResponse response;
     try {
       response = chain.proceed(request, scope);
     } catch (IOException | HttpException | RuntimeException | Error e) {
-      permit.close();
+      slot.free();
       throw e;
     }
     Optional<UpstreamUnavailableException> busy =
@@ -104,16 +98,16 @@ public final class BulkheadExecChainHandler implements ExecChainHandler {
         EntityUtils.consumeQuietly(response.getEntity()); // keeps the connection for the next
         response.close();
       } finally {
-        permit.close();
+        slot.free();
       }
       throw busy.get();
     }
     HttpEntity entity = response.getEntity();
     if (entity == null || !entity.isStreaming()) {
-      permit.close(); // nothing left to read: the connection is back already
+      slot.free(); // nothing left to read: the connection is back already
       return response;
     }
-    response.setEntity(new PermitEntity(entity, permit));
+    response.setEntity(new PermitEntity(entity, slot));
     // close(CloseMode.IMMEDIATE) discards the connection without closing the entity: free there
     // too.
     return CloseableHttpResponse.create(
@@ -126,7 +120,7 @@ public final class BulkheadExecChainHandler implements ExecChainHandler {
               response.close();
             }
           } finally {
-            permit.close();
+            slot.free();
           }
         });
   }

@@ -2,9 +2,8 @@ package io.bulkhead.okhttp;
 
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadConfig;
-import io.bulkhead.BulkheadFullException;
-import io.bulkhead.Permit;
 import io.bulkhead.httpclient.BaseUrl;
+import io.bulkhead.httpclient.BodySlot;
 import io.bulkhead.httpclient.CompartmentFullException;
 import io.bulkhead.httpclient.RetryAfter;
 import io.bulkhead.httpclient.UpstreamRoutes;
@@ -85,17 +84,12 @@ public final class BulkheadInterceptor implements Interceptor {
       return chain.proceed(request);
     }
     Bulkhead compartment = route.get();
-    Permit permit;
-    try {
-      permit = compartment.acquire();
-    } catch (BulkheadFullException refused) {
-      throw new CompartmentFullException(refused);
-    }
+    BodySlot slot = BodySlot.acquire(compartment);
     Response response;
     try {
       response = chain.proceed(request);
     } catch (IOException | RuntimeException | Error e) {
-      permit.close();
+      slot.free();
       throw e;
     }
     Optional<UpstreamUnavailableException> busy =
@@ -110,11 +104,11 @@ public final class BulkheadInterceptor implements Interceptor {
       try {
         response.close();
       } finally {
-        permit.close();
+        slot.free();
       }
       throw busy.get();
     }
-    return response.newBuilder().body(new PermitBody(response.body(), permit)).build();
+    return response.newBuilder().body(new PermitBody(response.body(), slot)).build();
   }
 
   /**
