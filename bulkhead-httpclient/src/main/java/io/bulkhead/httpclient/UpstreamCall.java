@@ -7,6 +7,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
+import java.time.Instant;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -18,6 +19,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 
 /*
  * One call of an UpstreamClient, from the moment its compartment admits it until its slot is freed.
@@ -229,7 +231,35 @@ final class UpstreamCall<T> {
       timer.cancel(false);
     }
     client.untrack(this);
+    if (failure == null && response != null && client.unavailableAsException()) {
+      UpstreamUnavailableException busy = busy(response);
+      if (busy != null) {
+        stage.settle(null, busy);
+        return;
+      }
+    }
     stage.settle(response, failure);
+  }
+
+  /** The answer as an exception if it says the upstream is busy (503, 429); its body closed. */
+  private @Nullable UpstreamUnavailableException busy(HttpResponse<T> response) {
+    UpstreamUnavailableException busy =
+        UpstreamUnavailableException.ofAnswer(
+                client.name(),
+                request.method(),
+                request.uri().toString(),
+                response.statusCode(),
+                response.headers().firstValue(RetryAfter.HEADER).orElse(null),
+                Instant.now())
+            .orElse(null);
+    if (busy != null && response.body() instanceof AutoCloseable) {
+      try {
+        ((AutoCloseable) response.body()).close(); // a streamed body: its connection goes back
+      } catch (Exception e) {
+        busy.addSuppressed(e);
+      }
+    }
+    return busy;
   }
 
   private UpstreamTimeoutException timeout() {

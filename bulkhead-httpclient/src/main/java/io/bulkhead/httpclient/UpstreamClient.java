@@ -70,6 +70,7 @@ public final class UpstreamClient implements AutoCloseable {
   private final Duration deadline;
   private final long deadlineNanos;
   private final Executor executor;
+  private final boolean unavailableAsException;
 
   /** The client's own pool, which close() shuts down; null when the executor is the user's. */
   private final @Nullable ExecutorService ownExecutor;
@@ -79,8 +80,13 @@ public final class UpstreamClient implements AutoCloseable {
   private final Set<UpstreamCall<?>> inFlight = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
 
-  private UpstreamClient(Bulkhead compartment, Duration deadline, @Nullable Executor supplied) {
+  private UpstreamClient(
+      Bulkhead compartment,
+      Duration deadline,
+      @Nullable Executor supplied,
+      boolean unavailableAsException) {
     this.compartment = compartment;
+    this.unavailableAsException = unavailableAsException;
     this.deadline = deadline;
     this.deadlineNanos = deadline.toNanos();
     String name = compartment.name();
@@ -124,6 +130,11 @@ public final class UpstreamClient implements AutoCloseable {
     return deadline;
   }
 
+  /** Whether a 503 or 429 answer fails the call with {@link UpstreamUnavailableException}. */
+  boolean unavailableAsException() {
+    return unavailableAsException;
+  }
+
   /** The executor the client runs on: its own pool, or the one given to the builder. */
   Executor executor() {
     return executor;
@@ -136,7 +147,9 @@ public final class UpstreamClient implements AutoCloseable {
    * <p>The future fails with {@link io.bulkhead.BulkheadFullException} if the compartment refused
    * the call, {@link UpstreamTimeoutException} if the deadline passed, {@link UpstreamException} if
    * the exchange failed, and {@link CancellationException} if it was cancelled or the client
-   * closed. An answer with any status code completes it normally.
+   * closed. An answer with any status code completes it normally, unless the client was built with
+   * {@link Builder#unavailableAsException()}: then a 503 or 429 fails it with {@link
+   * UpstreamUnavailableException}, which carries the upstream's {@code Retry-After}.
    *
    * <p>Use a body handler that reads the whole body, such as {@code ofString()}: a streaming one
    * such as {@code ofInputStream()} completes at the headers, and the connection then outlives the
@@ -286,6 +299,7 @@ public final class UpstreamClient implements AutoCloseable {
     private final Bulkhead compartment;
     private Duration deadline;
     private @Nullable Executor executor;
+    private boolean unavailableAsException;
 
     private Builder(Bulkhead compartment) {
       this.compartment = Objects.requireNonNull(compartment, "compartment");
@@ -341,6 +355,18 @@ public final class UpstreamClient implements AutoCloseable {
     }
 
     /**
+     * Makes an answer that says the upstream is busy ({@code 503}, {@code 429}) fail the call with
+     * {@link UpstreamUnavailableException}, which carries the upstream's {@code Retry-After} as a
+     * {@link java.time.Duration}, instead of completing it with the response: for a caller that
+     * backs off (the OkHttp and HttpClient 5 edges always do this). Its body is read, or closed if
+     * it is a stream, before the call fails, and the slot is freed as for any answer.
+     */
+    public Builder unavailableAsException() {
+      this.unavailableAsException = true;
+      return this;
+    }
+
+    /**
      * Returns a new client with its own {@link HttpClient}.
      *
      * @throws IllegalArgumentException if the deadline was not set
@@ -353,7 +379,7 @@ public final class UpstreamClient implements AutoCloseable {
                 + "': call deadline(Duration) with how long one call may hold its"
                 + " slot");
       }
-      return new UpstreamClient(compartment, deadline, executor);
+      return new UpstreamClient(compartment, deadline, executor, unavailableAsException);
     }
   }
 }

@@ -12,7 +12,8 @@ import org.jspecify.annotations.Nullable;
  * <p>Distinct from {@link io.bulkhead.BulkheadFullException}, where the upstream was never called
  * because its compartment was full ({@code 503}), and from its subclass {@link
  * UpstreamTimeoutException}, where the call's deadline passed ({@code 504}). An answer the upstream
- * did give, whatever its status code, is a response and not an exception.
+ * did give is a response and not an exception, except a busy one ({@code 503}, {@code 429}) where
+ * the client turns it into its subclass {@link UpstreamUnavailableException}.
  */
 public class UpstreamException extends IOException {
 

@@ -4,6 +4,7 @@ import io.bulkhead.Budget;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadBuilder;
 import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.httpclient.BaseUrl;
 import io.bulkhead.internal.Urls;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -41,7 +42,7 @@ final class CompartmentFactory {
   }
 
   /** An upstream and the compartment its outgoing calls enter. */
-  record UpstreamRoute(Upstream upstream, String compartment) {}
+  record UpstreamRoute(BaseUrl upstream, String compartment) {}
 
   private CompartmentFactory() {}
 
@@ -186,10 +187,9 @@ final class CompartmentFactory {
     return budget;
   }
 
-  private static Upstream upstream(String name, String value) {
+  private static BaseUrl upstream(String name, String value) {
     // The value may carry a user and password: the refusal names it masked.
-    return build(
-        COMPARTMENTS + name + ".upstream", Urls.masked(value), () -> Upstream.parse(value));
+    return build(COMPARTMENTS + name + ".upstream", Urls.masked(value), () -> BaseUrl.parse(value));
   }
 
   private static <T> void apply(String key, T value, Consumer<T> setter) {

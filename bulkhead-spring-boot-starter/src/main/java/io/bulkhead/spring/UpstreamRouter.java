@@ -1,6 +1,7 @@
 package io.bulkhead.spring;
 
 import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.httpclient.BaseUrl;
 import java.net.URI;
 import java.util.Comparator;
 import java.util.List;
@@ -26,10 +27,8 @@ interface UpstreamRouter {
     List<CompartmentFactory.UpstreamRoute> byPathLength =
         routes.stream()
             .sorted(
-                Comparator.comparingInt(
-                        (CompartmentFactory.UpstreamRoute route) ->
-                            route.upstream().path().length())
-                    .reversed())
+                Comparator.comparing(
+                    CompartmentFactory.UpstreamRoute::upstream, BaseUrl.MOST_SPECIFIC_FIRST))
             .toList();
     return uri -> {
       for (CompartmentFactory.UpstreamRoute route : byPathLength) {

@@ -1,33 +1,40 @@
-package io.bulkhead.spring;
+package io.bulkhead.httpclient;
 
 import io.bulkhead.internal.Urls;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.util.Comparator;
 import java.util.Locale;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Which outgoing requests belong to a compartment: a base URL ({@code
- * https://llm.internal:8443/v1}) matches requests to the same scheme, host and port whose path is
- * the base path or below it; a host alone ({@code llm.internal}, or {@code llm.internal:8443})
- * matches any scheme and path on it.
+ * Which outgoing requests belong to an upstream: a base URL ({@code https://llm.internal:8443/v1})
+ * matches requests to the same scheme, host and port whose path is the base path or below it; a
+ * host alone ({@code llm.internal}, or {@code llm.internal:8443}) matches any scheme and path on
+ * it. Every client edge routes with it: {@link UpstreamRoutes}, and the Spring Boot starter's
+ * {@code bulkhead.compartments.<name>.upstream}.
  *
  * @param scheme lower case; null when any scheme matches
  * @param host lower case
  * @param port the port, or -1 for the scheme's default (any port when the scheme is null too)
  * @param path the base path without a trailing slash; empty for the whole host
  */
-record Upstream(@Nullable String scheme, String host, int port, String path) {
+public record BaseUrl(@Nullable String scheme, String host, int port, String path) {
+
+  /** The most specific first: the longest base path, then the order of the list. */
+  public static final Comparator<BaseUrl> MOST_SPECIFIC_FIRST =
+      Comparator.comparingInt((BaseUrl url) -> url.path().length()).reversed();
 
   private static final int HTTP_PORT = 80;
   private static final int HTTPS_PORT = 443;
 
   /**
-   * Parses a {@code bulkhead.compartments.<name>.upstream} value.
+   * Parses a base URL or a host, as a route or a {@code bulkhead.compartments.<name>.upstream}
+   * value gives it.
    *
    * @throws IllegalArgumentException saying what is wrong with {@code value}
    */
-  static Upstream parse(String value) {
+  public static BaseUrl parse(String value) {
     String trimmed = value.trim();
     boolean hostOnly = !trimmed.contains("://");
     URI uri;
@@ -56,11 +63,11 @@ record Upstream(@Nullable String scheme, String host, int port, String path) {
       path = path.substring(0, path.length() - 1);
     }
     int port = uri.getPort() == -1 && scheme != null ? defaultPort(scheme) : uri.getPort();
-    return new Upstream(scheme, uri.getHost().toLowerCase(Locale.ROOT), port, path);
+    return new BaseUrl(scheme, uri.getHost().toLowerCase(Locale.ROOT), port, path);
   }
 
   /** Whether a request to {@code uri} goes to this upstream. */
-  boolean matches(URI uri) {
+  public boolean matches(URI uri) {
     String requestScheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
     if (scheme != null && !scheme.equals(requestScheme)) {
       return false;

@@ -1,4 +1,4 @@
-package io.bulkhead.spring;
+package io.bulkhead.httpclient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -7,10 +7,10 @@ import java.net.URI;
 import org.junit.jupiter.api.Test;
 
 /** Which outgoing requests an {@code upstream} value puts into its compartment. */
-class UpstreamTest {
+class BaseUrlTest {
 
   private static boolean matches(String upstream, String request) {
-    return Upstream.parse(upstream).matches(URI.create(request));
+    return BaseUrl.parse(upstream).matches(URI.create(request));
   }
 
   @Test
@@ -45,12 +45,12 @@ class UpstreamTest {
 
   @Test
   void valuesThatNameNoHttpUpstreamAreRefusedWithTheReason() {
-    assertThatThrownBy(() -> Upstream.parse("ftp://llm.internal"))
+    assertThatThrownBy(() -> BaseUrl.parse("ftp://llm.internal"))
         .hasMessage("scheme must be http or https but was ftp");
-    assertThatThrownBy(() -> Upstream.parse("llm.internal/v1"))
+    assertThatThrownBy(() -> BaseUrl.parse("llm.internal/v1"))
         .hasMessageStartingWith("has a path but no scheme");
-    assertThatThrownBy(() -> Upstream.parse("https:///v1")).hasMessageStartingWith("names no host");
-    assertThatThrownBy(() -> Upstream.parse("http://llm internal"))
+    assertThatThrownBy(() -> BaseUrl.parse("https:///v1")).hasMessageStartingWith("names no host");
+    assertThatThrownBy(() -> BaseUrl.parse("http://llm internal"))
         .hasMessageStartingWith("not a URL or host name");
   }
 }
