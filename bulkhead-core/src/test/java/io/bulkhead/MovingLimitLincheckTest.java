@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Timeout;
  * after every execution, with the highest limit being the range's max.
  */
 @Param(name = "limit", gen = IntGen.class, conf = "1:3")
-public class AdaptiveLincheckTest extends BulkheadLincheckTest {
+public class MovingLimitLincheckTest extends BulkheadLincheckTest {
 
   @Override
   AdaptiveLimit adaptiveLimit() {
@@ -28,7 +28,7 @@ public class AdaptiveLincheckTest extends BulkheadLincheckTest {
   void modelCheck() {
     // Fewer random scenarios than the static test (a decision on every release makes each
     // execution longer); the custom scenarios are all explored. A deeper run: see the parent.
-    modelCheck(AdaptiveLincheckTest.class, 2);
+    modelCheck(MovingLimitLincheckTest.class, 2);
   }
 
   /** Moves the limit to the next value of a fixed cycle on every decision. */
