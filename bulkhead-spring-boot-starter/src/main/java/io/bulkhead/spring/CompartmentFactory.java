@@ -1,9 +1,11 @@
 package io.bulkhead.spring;
 
+import io.bulkhead.AdaptiveLimit;
 import io.bulkhead.Budget;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadBuilder;
 import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.LimitController;
 import io.bulkhead.internal.Urls;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -127,10 +129,38 @@ final class CompartmentFactory {
       }
       builder.budget(budget);
     }
+    BulkheadProperties.Adaptive adaptive = settings.getAdaptive();
+    if (adaptive != null) {
+      builder.adaptive(adaptive(prefix + "adaptive.", adaptive));
+    }
     // What build() still refuses is the budget being over-subscribed: the core names every share.
     String budgetKey = budgetName == null ? prefix + "limit" : prefix + "budget";
     Object budgetValue = budgetName == null ? limit : budgetName;
     return build(budgetKey, budgetValue, builder::build);
+  }
+
+  private static AdaptiveLimit adaptive(String prefix, BulkheadProperties.Adaptive settings) {
+    String name = settings.getController();
+    LimitController controller =
+        switch (name == null ? "" : name) {
+          case "gradient" -> LimitController.gradient();
+          case "aimd" -> LimitController.aimd();
+          default ->
+              throw BulkheadConfigurationException.property(
+                  prefix + "controller", name, "the controllers are gradient and aimd");
+        };
+    Integer min = settings.getMin();
+    Integer max = settings.getMax();
+    if (min == null) {
+      throw BulkheadConfigurationException.missing(
+          prefix + "min", "an adaptive limit moves within [min, max]");
+    }
+    if (max == null) {
+      throw BulkheadConfigurationException.missing(
+          prefix + "max", "an adaptive limit moves within [min, max]");
+    }
+    return build(
+        prefix + "max", max, () -> new AdaptiveLimit(controller, min, max, settings.getInterval()));
   }
 
   private static Upstream upstream(String name, String value) {
