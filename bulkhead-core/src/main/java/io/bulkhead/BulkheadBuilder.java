@@ -39,6 +39,7 @@ public final class BulkheadBuilder {
   private Scheduler scheduler; // null: the shared timer
   private Executor executor; // null: the compartment's own threads
   private Budget budget;
+  private AdaptiveLimit adaptive; // null: a static limit
 
   BulkheadBuilder(String name) {
     Objects.requireNonNull(name, "name");
@@ -133,6 +134,18 @@ public final class BulkheadBuilder {
     return this;
   }
 
+  /**
+   * Lets the limit move within {@code adaptive}'s range, decided by its controller from the
+   * admitted latency, the calls in flight and the refusals of each interval (measured on the
+   * builder's ticker). {@link #limit(int)} is the starting limit and must lie in the range. Every
+   * promise of a static limit holds while it moves. In a budget, {@code min} is reserved for good
+   * and the limit grows only into capacity nobody else holds; see {@link Budget}.
+   */
+  public BulkheadBuilder adaptive(AdaptiveLimit adaptive) {
+    this.adaptive = Objects.requireNonNull(adaptive, "adaptive");
+    return this;
+  }
+
   BulkheadBuilder scheduler(Scheduler scheduler) {
     this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
     return this;
@@ -162,10 +175,21 @@ public final class BulkheadBuilder {
               + name
               + "': call limit(int) with how many calls may be in flight at once");
     }
+    if (adaptive != null && (limit < adaptive.min() || limit > adaptive.max())) {
+      throw new IllegalArgumentException(
+          "limit of bulkhead '"
+              + name
+              + "' must lie within its adaptive range ["
+              + adaptive.min()
+              + ", "
+              + adaptive.max()
+              + "] but was "
+              + limit);
+    }
     BulkheadConfig config = new BulkheadConfig(name, limit, queue.check("bulkhead '" + name + "'"));
     Scheduler timer = scheduler != null ? scheduler : SharedTimer.INSTANCE;
     Executor own = executor != null ? executor : CompartmentThreads.forCompartment(name);
     return new DefaultBulkhead(
-        config, listeners.toArray(new BulkheadListener[0]), ticker, timer, own, budget);
+        config, listeners.toArray(new BulkheadListener[0]), ticker, timer, own, budget, adaptive);
   }
 }

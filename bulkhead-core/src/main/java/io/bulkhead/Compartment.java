@@ -65,4 +65,12 @@ public interface Compartment {
    * nothing without a budget.
    */
   void leaveBudget();
+
+  /**
+   * Where this compartment's adaptive limit stands (its controller, range and last move), or empty
+   * for a static limit. See {@link BulkheadBuilder#adaptive(AdaptiveLimit)}.
+   */
+  default Optional<AdaptiveLimit.Status> adaptive() {
+    return Optional.empty();
+  }
 }

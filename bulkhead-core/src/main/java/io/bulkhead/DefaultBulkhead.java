@@ -280,6 +280,8 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
   private final Executor executor;
   private final Budget budget;
   private final Listeners listeners;
+  // Null for a static limit; see Adaptation and "Adaptive limit" in the design comment.
+  private final @Nullable Adaptation adaptation;
 
   private final ReentrantLock lock = new ReentrantLock();
   private Waiter head; // guarded by lock
@@ -309,7 +311,8 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
       Ticker ticker,
       Scheduler scheduler,
       Executor executor,
-      Budget budget) {
+      Budget budget,
+      @Nullable AdaptiveLimit adaptive) {
     this.name = config.name();
     this.config = config;
     this.queueBounded = config.queueBounded();
@@ -324,8 +327,11 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
     for (int i = 0; i < rejected.length; i++) {
       rejected[i] = new LongAdder();
     }
+    this.adaptation =
+        adaptive == null ? null : new Adaptation(adaptive, config.limit(), ticker.read());
     if (budget != null) {
-      budget.join(name, config.limit()); // fails before the compartment exists
+      // fails before the compartment exists
+      budget.join(name, config.limit(), adaptive == null ? null : new BudgetMember());
     }
     this.limit = config.limit();
     this.state = (long) config.limit() << 32;
@@ -452,22 +458,44 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
       throw new IllegalArgumentException(
           "limit of bulkhead '" + name + "' must be at least 1 but was " + newLimit);
     }
+    int before = limit;
+    if (changeLimit(newLimit) && adaptation != null) {
+      adaptation.moved(before, newLimit, "set by setLimit");
+    }
+  }
+
+  /**
+   * Moves the limit; returns whether it changed. A static compartment reserves the new limit in its
+   * budget; an adaptive one reserves max(limit, inFlight) (see "Adaptive limit" in the design
+   * comment), checked before a raise and recorded after a drop.
+   */
+  private boolean changeLimit(int newLimit) {
     List<Waiter> granted = null;
     lock.lock();
     try {
       BulkheadConfig current = config;
       int delta = newLimit - current.limit();
       if (delta == 0) {
-        return;
+        return false;
       }
-      if (budget != null && !leftBudget) {
-        budget.reserve(name, newLimit); // throws, and nothing has changed
+      boolean inBudget = budget != null && !leftBudget;
+      if (inBudget) {
+        // throws, and nothing has changed; a drop of an adaptive limit is recorded below instead
+        if (adaptation == null) {
+          budget.reserve(name, newLimit);
+        } else if (delta > 0) {
+          budget.reserve(name, Math.max(newLimit, current.limit() - available(state)));
+        }
       }
       limitVersion++; // odd: (config, state) are changing
       config = current.withLimit(newLimit);
       limit = newLimit;
       STATE.getAndAdd(this, (long) delta << 32);
       limitVersion++;
+      if (inBudget && adaptation != null && delta < 0) {
+        // In flight now is the most this compartment will have in flight until it rises again.
+        budget.reserve(name, Math.max(newLimit, newLimit - available(state)));
+      }
       for (; ; ) {
         long s = state;
         if (waiting(s) == 0 || available(s) <= 0) {
@@ -493,6 +521,7 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
         w.granted(this);
       }
     }
+    return true;
   }
 
   @Override
@@ -833,18 +862,21 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
    */
   void release(boolean timed, long admittedAt) {
     long held = 0;
+    long now = 0;
     if (timed) {
-      long now = ticker.read();
+      now = ticker.read();
       held = Math.max(0, now - admittedAt);
       window.recordLatency(now, held);
       long previous = (long) SERVICE_ESTIMATE.getOpaque(this);
       SERVICE_ESTIMATE.setOpaque(
           this, previous == NO_SAMPLE ? held : previous + (held - previous) / 8);
-      int mask = held < FAST_CALL_NANOS ? SPARSE_MASK : 0;
+      int mask = held < FAST_CALL_NANOS && adaptation == null ? SPARSE_MASK : 0;
       if (sampleMask != mask) {
         sampleMask = mask;
       }
     }
+    boolean decide =
+        timed && adaptation != null && adaptation.record(now, held, limit - available(state));
     Waiter granted = freeSlot();
     if (granted != null) {
       granted.granted(this);
@@ -853,6 +885,118 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
       listeners.released(held);
     } else {
       listeners.releasedUntimed(); // only reached with no listener attached: a no-op
+    }
+    if (decide) {
+      adapt();
+    }
+  }
+
+  /**
+   * Asks the controller for the next limit and applies it, clamped to the range and to what the
+   * budget grants; on the thread of the release that found the interval over, holding no lock.
+   */
+  private void adapt() {
+    Adaptation a = adaptation;
+    if (!a.startDeciding()) {
+      return; // the previous interval's decision is still running (A1)
+    }
+    try {
+      long s = state;
+      int current = limit;
+      long rejectedNow = 0;
+      for (LongAdder r : rejected) {
+        rejectedNow += r.sum();
+      }
+      LimitController.Sample sample =
+          new LimitController.Sample(
+              current,
+              a.drainMaxInFlight(Math.max(0, current - available(s))),
+              a.drainLatency(),
+              rejectedNow - a.lastRejected,
+              waiting(s));
+      a.lastRejected = rejectedNow;
+      LimitController.Decision d;
+      try {
+        d = a.settings.controller().next(sample);
+      } catch (RuntimeException e) {
+        LOG.log(Level.WARNING, "limit controller of bulkhead '" + name + "' failed; limit kept", e);
+        return;
+      }
+      int target = a.clamp(d.limit());
+      String reason = d.reason();
+      if (budget != null && !leftBudget) {
+        if (target <= current && !sample.saturated() && sample.inFlight() + 1 < target) {
+          // In a budget, an idle share is lent: shrink to what is used so others may borrow.
+          target = a.clamp(sample.inFlight() + 1);
+          reason = "in budget '" + budget.name() + "', demand below the limit: lending the rest";
+        }
+        settleShare();
+        int granted = budget.grant(name, current, target);
+        if (granted < target) {
+          reason = reason + " (budget '" + budget.name() + "' grants " + granted + ")";
+        }
+        target = Math.max(a.settings.min(), granted);
+      }
+      int before = limit; // the controller ran without a lock: someone may have moved it meanwhile
+      if (target != before) {
+        try {
+          if (changeLimit(target)) {
+            a.moved(before, target, reason);
+          }
+        } catch (IllegalArgumentException raced) {
+          // the budget's room went to another compartment between grant and change: keep the limit
+        }
+      }
+    } finally {
+      a.doneDeciding();
+    }
+  }
+
+  /**
+   * Records in the budget the share this adaptive compartment still needs: max(limit, inFlight).
+   */
+  private void settleShare() {
+    lock.lock();
+    try {
+      if (budget != null && !leftBudget) {
+        int l = config.limit();
+        budget.reserve(name, Math.max(l, l - available(state)));
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Where the limit stands, for an adaptive compartment. */
+  @Override
+  public Optional<AdaptiveLimit.Status> adaptive() {
+    return adaptation == null ? Optional.empty() : Optional.of(adaptation.status.get());
+  }
+
+  /** This compartment as a member of its budget that may lend and give back. */
+  private final class BudgetMember implements Budget.Member {
+    @Override
+    public int min() {
+      return adaptation.settings.min();
+    }
+
+    @Override
+    public int limit() {
+      return limit;
+    }
+
+    @Override
+    public void settle() {
+      settleShare();
+    }
+
+    @Override
+    public void giveBack(int newLimit, String reason) {
+      int before = limit;
+      int target = Math.max(min(), newLimit);
+      if (target < before && changeLimit(target)) {
+        adaptation.moved(before, target, reason);
+      }
     }
   }
 

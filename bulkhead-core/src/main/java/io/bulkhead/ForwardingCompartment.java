@@ -67,6 +67,11 @@ public abstract class ForwardingCompartment implements Compartment {
     delegate().leaveBudget();
   }
 
+  @Override
+  public Optional<AdaptiveLimit.Status> adaptive() {
+    return delegate().adaptive();
+  }
+
   /** The delegate's {@code toString()}. */
   @Override
   public String toString() {

@@ -41,7 +41,17 @@ class StressTest {
 
   @Test
   void platformThreads() throws Exception {
-    run(Executors.newFixedThreadPool(12), 12, "platform");
+    run(Executors.newFixedThreadPool(12), 12, "platform", false);
+  }
+
+  /**
+   * The same, with a limit that also moves by itself: a controller asked every millisecond (on the
+   * first release past it) picks a random limit in [1, MAX_LIMIT], racing with the observer's
+   * setLimit, the stalls, the timeouts and the interrupts.
+   */
+  @Test
+  void platformThreads_adaptiveLimit() throws Exception {
+    run(Executors.newFixedThreadPool(12), 12, "platform-adaptive", true);
   }
 
   @Test
@@ -55,7 +65,7 @@ class StressTest {
       assertThat(Runtime.version().feature()).isLessThan(21);
       return;
     }
-    run(virtual, 64, "virtual");
+    run(virtual, 64, "virtual", false);
   }
 
   private static ExecutorService newVirtualThreadPerTaskExecutor() throws Exception {
@@ -67,7 +77,8 @@ class StressTest {
     }
   }
 
-  private void run(ExecutorService workers, int workerCount, String kind) throws Exception {
+  private void run(ExecutorService workers, int workerCount, String kind, boolean adaptive)
+      throws Exception {
     long seed = Long.getLong("bulkhead.stress.seed", System.nanoTime());
     System.out.printf(
         "StressTest[%s] seed=%d seconds=%d workers=%d%n", kind, seed, SECONDS, workerCount);
@@ -77,18 +88,22 @@ class StressTest {
     Duration maxWait = Duration.ofMillis(1 + root.nextInt(20));
 
     Accounting acct = new Accounting();
-    Bulkhead b =
+    BulkheadBuilder builder =
         Bulkhead.builder("stress")
             .limit(initialLimit)
             .maxQueue(maxQueue)
             .maxWait(maxWait)
-            .listener(acct.listener)
-            .build();
+            .listener(acct.listener);
+    RandomLimit controller = new RandomLimit(root.split());
+    if (adaptive) {
+      builder.adaptive(new AdaptiveLimit(controller, 1, MAX_LIMIT, Duration.ofMillis(1)));
+    }
+    Bulkhead b = builder.build();
     ScheduledExecutorService completer = Executors.newScheduledThreadPool(2);
     Queue<CompletableFuture<?>> outstanding = new ConcurrentLinkedQueue<>();
     Queue<String> violations = new ConcurrentLinkedQueue<>();
     AtomicInteger inside = new AtomicInteger(); // calls running in the dependency right now
-    AtomicInteger maxLimitEver = new AtomicInteger(initialLimit);
+    AtomicInteger maxLimitEver = new AtomicInteger(adaptive ? MAX_LIMIT : initialLimit);
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(SECONDS);
     Queue<Thread> running = new ConcurrentLinkedQueue<>();
     CountDownLatch done = new CountDownLatch(workerCount);
@@ -176,7 +191,7 @@ class StressTest {
     System.out.printf(
         "StressTest[%s] ops=%d admitted=%d rejected=%d (QUEUE_FULL=%d WAIT_TIMEOUT=%d"
             + " INTERRUPTED=%d) cancelled=%d observations=%d stalls=%d limit=%d/%d queue=%d"
-            + " wait=%s%n",
+            + " wait=%s controllerMoves=%d%n",
         kind,
         acct.attempts.sum(),
         s.admitted(),
@@ -190,7 +205,12 @@ class StressTest {
         initialLimit,
         s.limit(),
         maxQueue,
-        maxWait);
+        maxWait,
+        b.adaptive().map(AdaptiveLimit.Status::changes).orElse(0L));
+    if (adaptive) {
+      assertThat(controller.decisions).as("the controller was asked (seed %d)", seed).isPositive();
+      assertThat(b.adaptive().orElseThrow().changes()).isPositive();
+    }
 
     assertThat(violations).as("invariant violations (seed %d)", seed).isEmpty();
     assertThat(inside.get()).isZero();
@@ -363,6 +383,27 @@ class StressTest {
    * before its stage completes, whether it finishes or is cancelled, because the compartment frees
    * the slot from the stage's completion and the next call may enter at once.
    */
+  /** Any limit in [1, MAX_LIMIT]; asked by one thread at a time (Adaptation A1). */
+  static final class RandomLimit implements LimitController {
+    private final SplittableRandom rnd;
+    volatile long decisions;
+
+    RandomLimit(SplittableRandom rnd) {
+      this.rnd = rnd;
+    }
+
+    @Override
+    public String name() {
+      return "random";
+    }
+
+    @Override
+    public Decision next(Sample sample) {
+      decisions++; // one thread at a time
+      return new Decision(1 + rnd.nextInt(MAX_LIMIT), "random");
+    }
+  }
+
   static final class Work extends CompletableFuture<String> {
     private final AtomicInteger inside;
     private final java.util.concurrent.atomic.AtomicBoolean finished =

@@ -181,7 +181,10 @@ public final class BulkheadFile {
     SettingsReader.DEFAULT_KEYS.forEach(k -> keys.add("defaults." + k));
     SettingsReader.HEADROOM_KEYS.forEach(k -> keys.add("headroom." + k));
     SettingsReader.BUDGET_KEYS.forEach(k -> keys.add("budgets.*." + k));
-    SettingsReader.COMPARTMENT_KEYS.forEach(k -> keys.add("compartments.*." + k));
+    SettingsReader.COMPARTMENT_KEYS.stream()
+        .filter(k -> !k.equals("adaptive"))
+        .forEach(k -> keys.add("compartments.*." + k));
+    SettingsReader.ADAPTIVE_KEYS.forEach(k -> keys.add("compartments.*.adaptive." + k));
     SettingsReader.WORKER_POOL_KEYS.forEach(k -> keys.add("worker-pools.*." + k));
     SettingsReader.DATABASE_KEYS.stream()
         .filter(k -> !k.equals("pools"))
@@ -280,6 +283,7 @@ public final class BulkheadFile {
           } else {
             BulkheadBuilder builder = Bulkhead.builder(c.name()).limit(c.limit()).queue(c.queue());
             c.budget().map(built::get).ifPresent(builder::budget);
+            c.adaptive().ifPresent(builder::adaptive);
             registry.register(builder.build());
           }
         } catch (IllegalArgumentException | UnsupportedOperationException e) {

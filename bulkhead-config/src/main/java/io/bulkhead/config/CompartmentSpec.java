@@ -1,5 +1,6 @@
 package io.bulkhead.config;
 
+import io.bulkhead.AdaptiveLimit;
 import io.bulkhead.QueueSettings;
 import io.bulkhead.Sizing;
 import java.time.Duration;
@@ -33,6 +34,7 @@ public final class CompartmentSpec {
   private final boolean cpuBound;
   private final List<String> paths;
   private final String upstream; // null: none
+  private final AdaptiveLimit adaptive; // null: a static limit
 
   CompartmentSpec(
       String name,
@@ -50,7 +52,8 @@ public final class CompartmentSpec {
       boolean virtualThreads,
       boolean cpuBound,
       List<String> paths,
-      String upstream) {
+      String upstream,
+      AdaptiveLimit adaptive) {
     this.name = name;
     this.path = path;
     this.line = line;
@@ -67,10 +70,19 @@ public final class CompartmentSpec {
     this.cpuBound = cpuBound;
     this.paths = List.copyOf(paths);
     this.upstream = upstream;
+    this.adaptive = adaptive;
   }
 
   public String name() {
     return name;
+  }
+
+  /**
+   * The adaptive limit ({@code adaptive: {controller, min, max, interval}}), whose starting limit
+   * is {@link #limit()}; empty for a static limit.
+   */
+  public Optional<AdaptiveLimit> adaptive() {
+    return Optional.ofNullable(adaptive);
   }
 
   /** The line of the file where the compartment is declared; 0 when not read from a file. */

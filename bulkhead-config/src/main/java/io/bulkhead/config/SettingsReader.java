@@ -1,5 +1,7 @@
 package io.bulkhead.config;
 
+import io.bulkhead.AdaptiveLimit;
+import io.bulkhead.LimitController;
 import io.bulkhead.QueueSettings;
 import io.bulkhead.Sizing;
 import io.bulkhead.config.internal.DidYouMean;
@@ -32,7 +34,8 @@ import org.snakeyaml.engine.v2.nodes.ScalarNode;
  * defaults       DEFAULT_KEYS, inherited key by key by every compartment, worker pool and pool
  * headroom       critical, optional
  * budgets.NAME   capacity (or the capacity alone: postgres: 10)
- * compartments.NAME  DEFAULT_KEYS + rate, latency, paths, upstream
+ * compartments.NAME  DEFAULT_KEYS + rate, latency, paths, upstream, adaptive {controller: gradient
+ *                    or aimd, min, max, interval}
  * worker-pools.NAME  DEFAULT_KEYS + rate, latency, threads
  * datasources.NAME   url, username, password, reserve, capacity, pools
  * datasources.NAME.pools.WORKLOAD  limit, max-queue, max-wait, connection-timeout
@@ -56,7 +59,8 @@ final class SettingsReader {
   static final Set<String> HEADROOM_KEYS = Set.of("critical", "optional");
   static final Set<String> BUDGET_KEYS = Set.of("capacity");
   static final Set<String> COMPARTMENT_KEYS =
-      with(DEFAULT_KEYS, "rate", "latency", "paths", "upstream");
+      with(DEFAULT_KEYS, "rate", "latency", "paths", "upstream", "adaptive");
+  static final Set<String> ADAPTIVE_KEYS = Set.of("controller", "min", "max", "interval");
   static final Set<String> WORKER_POOL_KEYS = with(DEFAULT_KEYS, "rate", "latency", "threads");
   static final Set<String> DATABASE_KEYS =
       Set.of("url", "username", "password", "reserve", "capacity", "pools");
@@ -335,6 +339,7 @@ final class SettingsReader {
     boolean virtual = pool && f.containsKey("threads") && threads(f.get("threads"));
     List<String> paths = f.containsKey("paths") ? paths(f.get("paths")) : List.of();
     String upstream = f.containsKey("upstream") ? upstream(f.get("upstream")) : null;
+    AdaptiveLimit adaptive = f.containsKey("adaptive") ? adaptive(f.get("adaptive"), limit) : null;
     return new CompartmentSpec(
         e.key(),
         e.path(),
@@ -351,7 +356,58 @@ final class SettingsReader {
         virtual,
         cpuBound,
         paths,
-        upstream);
+        upstream,
+        adaptive);
+  }
+
+  /**
+   * {@code adaptive: {controller: gradient, min: 2, max: 20, interval: 1s}}; limit is the start.
+   */
+  private AdaptiveLimit adaptive(YamlTree.Entry e, int limit) {
+    Map<String, YamlTree.Entry> a = yaml.mapping(e.value(), e.path(), ADAPTIVE_KEYS);
+    LimitController controller = LimitController.gradient();
+    if (a.containsKey("controller")) {
+      YamlTree.Entry c = a.get("controller");
+      String name = yaml.scalar(c).trim();
+      switch (name) {
+        case "gradient" -> controller = LimitController.gradient();
+        case "aimd" -> controller = LimitController.aimd();
+        default ->
+            throw yaml.error(
+                c.value(), c.path(), "must be gradient or aimd but was " + Printable.quote(name));
+      }
+    }
+    for (String key : List.of("min", "max")) {
+      if (!a.containsKey(key)) {
+        throw yaml.error(
+            e.value(), e.path(), "needs a " + key + ": the limit moves within [min, max]");
+      }
+    }
+    int min = yaml.whole(a.get("min"), 1);
+    int max = yaml.whole(a.get("max"), 1);
+    if (max < min) {
+      throw yaml.error(
+          a.get("max").value(),
+          a.get("max").path(),
+          "must be at least min (" + min + ") but was " + max);
+    }
+    if (limit < min || limit > max) {
+      throw yaml.error(
+          e.keyNode(),
+          e.path(),
+          "the limit "
+              + limit
+              + " is where the adaptive limit starts and must lie within [min, max] = ["
+              + min
+              + ", "
+              + max
+              + "]");
+    }
+    Duration interval =
+        a.containsKey("interval")
+            ? positiveDuration(a.get("interval"))
+            : AdaptiveLimit.DEFAULT_INTERVAL;
+    return new AdaptiveLimit(controller, min, max, interval);
   }
 
   /**

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
+import io.bulkhead.AdaptiveLimit;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadRegistry;
 import io.bulkhead.Compartment;
@@ -204,7 +205,8 @@ class BulkheadFileTest {
         .hasMessage("app.yml:3: compartment: unknown key (did you mean 'compartments'?)");
     failsWith(TWO + "    timeout: 2s\n")
         .hasMessage(
-            "app.yml:9: compartments.checkout.timeout: unknown key (expected one of: budget,"
+            "app.yml:9: compartments.checkout.timeout: unknown key (expected one of: adaptive,"
+                + " budget,"
                 + " cpu-bound, criticality, headroom, latency, limit, max-queue, max-wait, paths,"
                 + " rate, upstream)");
     failsWith("headroom:\n  critcal: 2\n" + TWO)
@@ -486,5 +488,61 @@ class BulkheadFileTest {
     assertThat(yes)
         .isInstanceOf(ConfigException.class)
         .hasMessage("f.yml:2: compartments.render.cpu-bound: expected true or false but was 'yes'");
+  }
+
+  // --- adaptive limits
+
+  @Test
+  void adaptive_isReadWithTheSameKeys_andBuildsAnAdaptiveCompartment() {
+    BulkheadFile f =
+        parse(
+            "compartments:\n  llm:\n    limit: 10\n"
+                + "    adaptive: {controller: aimd, min: 2, max: 20, interval: 500ms}\n");
+    AdaptiveLimit a = f.compartments().get(0).adaptive().orElseThrow();
+    assertThat(a.controller().name()).isEqualTo("aimd");
+    assertThat(a.min()).isEqualTo(2);
+    assertThat(a.max()).isEqualTo(20);
+    assertThat(a.interval()).isEqualTo(Duration.ofMillis(500));
+    AdaptiveLimit.Status s =
+        f.build().registry().find("llm").orElseThrow().adaptive().orElseThrow();
+    assertThat(s.controller()).isEqualTo("aimd");
+    assertThat(s.limit()).isEqualTo(10);
+  }
+
+  @Test
+  void adaptive_fromProperties_takesTheSameKeys() {
+    BulkheadFile f =
+        BulkheadFile.fromMap(
+            java.util.Map.of(
+                "compartments",
+                java.util.Map.of(
+                    "llm",
+                    java.util.Map.of(
+                        "limit",
+                        "10",
+                        "adaptive",
+                        java.util.Map.of("controller", "gradient", "min", "2", "max", "20")))),
+            "props");
+    AdaptiveLimit a = f.compartments().get(0).adaptive().orElseThrow();
+    assertThat(a.controller().name()).isEqualTo("gradient");
+    assertThat(a.max()).isEqualTo(20);
+    assertThat(a.interval()).isEqualTo(AdaptiveLimit.DEFAULT_INTERVAL);
+  }
+
+  @Test
+  void adaptive_badValues_areNamed() {
+    failsWith(
+            "compartments:\n  llm:\n    limit: 10\n    adaptive: {controller: pid, min: 1, max: 20}\n")
+        .hasMessageContaining("compartments.llm.adaptive.controller")
+        .hasMessageContaining("must be gradient or aimd but was 'pid'");
+    failsWith("compartments:\n  llm:\n    limit: 10\n    adaptive: {min: 12, max: 20}\n")
+        .hasMessageContaining("compartments.llm.adaptive")
+        .hasMessageContaining(
+            "the limit 10 is where the adaptive limit starts and must lie within");
+    failsWith("compartments:\n  llm:\n    limit: 10\n    adaptive: {max: 20}\n")
+        .hasMessageContaining("needs a min");
+    failsWith("compartments:\n  llm:\n    limit: 10\n    adaptive: {min: 5, max: 4}\n")
+        .hasMessageContaining("compartments.llm.adaptive.max")
+        .hasMessageContaining("must be at least min (5) but was 4");
   }
 }

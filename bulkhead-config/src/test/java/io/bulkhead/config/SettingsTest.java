@@ -256,11 +256,17 @@ class SettingsTest {
             "budgets.*.capacity",
             "compartments.*.paths",
             "compartments.*.upstream",
+            "compartments.*.adaptive.controller",
+            "compartments.*.adaptive.interval",
             "worker-pools.*.threads",
             "datasources.*.capacity",
             "datasources.*.pools.*.limit",
             "datasources.*.pools.*.connection-timeout")
-        .doesNotContain("datasources.*.pools", "datasources.*.budget", "worker-pools.*.workers")
-        .hasSize(7 + 2 + 1 + 11 + 10 + 5 + 4);
+        .doesNotContain(
+            "datasources.*.pools",
+            "datasources.*.budget",
+            "worker-pools.*.workers",
+            "compartments.*.adaptive")
+        .hasSize(7 + 2 + 1 + 11 + 4 + 10 + 5 + 4);
   }
 }

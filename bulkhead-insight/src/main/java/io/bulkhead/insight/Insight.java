@@ -279,7 +279,8 @@ public final class Insight {
               c.stats(),
               w.history.latest(),
               w.advice(),
-              resources.of(c).orElse(null)));
+              resources.of(c).orElse(null),
+              c.adaptive().orElse(null)));
     }
     return new Snapshot(rows);
   }

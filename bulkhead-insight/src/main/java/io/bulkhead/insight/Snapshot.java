@@ -1,5 +1,6 @@
 package io.bulkhead.insight;
 
+import io.bulkhead.AdaptiveLimit;
 import io.bulkhead.BulkheadConfig;
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.BulkheadStats;
@@ -34,6 +35,11 @@ import java.util.OptionalInt;
  * advice                    {summary, headroom, spanMs, arrivalRate, rejectionRate, latencyMs, need,
  *                           recommendedLimit}: see {@link SizingAdvice}; null until first sampled
  * resource                  {kind, figures, summary} from a {@link ResourceView}, or null
+ * adaptive                  {controller, min, max, limit, changes, lastMove}: an adaptive limit's
+ *                           controller, range and how often it moved; lastMove is why it last
+ *                           moved ("admitted p50 rose from 2s to 29s against a baseline of 2s:
+ *                           limit 10 → 4"), null before any move; adaptive is null for a static
+ *                           limit
  * </pre>
  *
  * Durations are in milliseconds (fractions kept), rates per second, shares from 0 to 1; a figure
@@ -51,7 +57,8 @@ public final class Snapshot {
       BulkheadStats stats,
       Diagnosis diagnosis,
       SizingAdvice advice,
-      ResourceView.Resource resource) {}
+      ResourceView.Resource resource,
+      AdaptiveLimit.Status adaptive) {}
 
   private final List<Row> rows;
 
@@ -140,7 +147,34 @@ public final class Snapshot {
     advice(j, r.advice());
     j.name("resource");
     resource(j, r.resource());
+    j.name("adaptive");
+    adaptive(j, r.adaptive());
     j.endObject();
+  }
+
+  private static void adaptive(JsonWriter j, AdaptiveLimit.Status a) {
+    if (a == null) {
+      j.nullValue(); // a static limit
+      return;
+    }
+    j.beginObject();
+    j.name("controller").value(a.controller());
+    j.name("min").value(a.min());
+    j.name("max").value(a.max());
+    j.name("limit").value(a.limit());
+    j.name("changes").value(a.changes());
+    j.name("lastMove");
+    if (a.changes() == 0) {
+      j.nullValue();
+    } else {
+      j.value(lastMove(a));
+    }
+    j.endObject();
+  }
+
+  /** Why the limit last moved, and from what to what: "...: limit 10 → 4". */
+  static String lastMove(AdaptiveLimit.Status a) {
+    return a.lastReason() + ": limit " + a.lastFrom() + " → " + a.lastTo();
   }
 
   private static void latency(JsonWriter j, LatencySummary l, Duration window) {

@@ -2,6 +2,7 @@ package io.bulkhead.insight;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.bulkhead.AdaptiveLimit;
 import io.bulkhead.Budget;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadConfig;
@@ -9,6 +10,7 @@ import io.bulkhead.BulkheadListener;
 import io.bulkhead.BulkheadRegistry;
 import io.bulkhead.BulkheadStats;
 import io.bulkhead.Compartment;
+import io.bulkhead.LimitController;
 import io.bulkhead.Permit;
 import io.bulkhead.Ticker;
 import java.time.Duration;
@@ -167,8 +169,32 @@ class InsightTest {
     assertThat(json)
         .startsWith("{\"compartments\":[{\"name\":\"db\",")
         .contains(
-            "\"resource\":{\"kind\":\"pool\",\"figures\":{\"active\":1},\"summary\":\"one\"}}")
-        .endsWith("\"advice\":null,\"resource\":null}]}");
+            "\"resource\":{\"kind\":\"pool\",\"figures\":{\"active\":1},\"summary\":\"one\"},"
+                + "\"adaptive\":null}")
+        .endsWith("\"advice\":null,\"resource\":null,\"adaptive\":null}]}");
+  }
+
+  @Test
+  void snapshot_showsAnAdaptiveLimit_itsController_andWhyItLastMoved() {
+    Bulkhead llm =
+        Bulkhead.builder("llm")
+            .limit(2)
+            .ticker(ticker)
+            .adaptive(AdaptiveLimit.of(LimitController.aimd(), 1, 4))
+            .build();
+    Insight insight = Insight.builder().ticker(ticker).build();
+    insight.watch(llm);
+    // Two calls of 2 s take both slots; the release past the interval adds one.
+    Permit a = llm.tryAcquire().orElseThrow();
+    Permit b = llm.tryAcquire().orElseThrow();
+    advance(Duration.ofSeconds(2));
+    a.close();
+    b.close();
+    assertThat(insight.snapshot().toJson())
+        .contains(
+            "\"adaptive\":{\"controller\":\"aimd\",\"min\":1,\"max\":4,\"limit\":3,\"changes\":1,"
+                + "\"lastMove\":\"demand reached the limit and admitted p50 2s is within 2.0 × the"
+                + " baseline of 2s: limit 2 → 3\"}");
   }
 
   @Test

@@ -37,11 +37,12 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>The meters are the constants below: gauges {@value #LIMIT}, {@value #IN_FLIGHT}, {@value
  * #WAITING} and {@value #MAX_QUEUE}; counters {@value #ADMITTED}, {@value #REJECTED} and {@value
- * #CANCELLED}; timers {@value #CALL_DURATION} and {@value #QUEUE_WAIT}. Prometheus shows them with
- * underscores, counters ending in {@code _total} and timers in {@code _seconds} ({@code
- * bulkhead_in_flight}, {@code bulkhead_rejected_total}, {@code bulkhead_call_duration_seconds}).
- * Every meter carries the tag {@value #NAME_TAG}; the rejections also carry {@value #REASON_TAG}
- * ({@code queue_full}, {@code wait_timeout}, {@code interrupted}).
+ * #CANCELLED}, and {@value #LIMIT_CHANGES} for an adaptive limit; timers {@value #CALL_DURATION}
+ * and {@value #QUEUE_WAIT}. Prometheus shows them with underscores, counters ending in {@code
+ * _total} and timers in {@code _seconds} ({@code bulkhead_in_flight}, {@code
+ * bulkhead_rejected_total}, {@code bulkhead_call_duration_seconds}). Every meter carries the tag
+ * {@value #NAME_TAG}; the rejections also carry {@value #REASON_TAG} ({@code queue_full}, {@code
+ * wait_timeout}, {@code interrupted}).
  *
  * <p>Gauges and counters read {@link Compartment#stats()} when the registry polls them: exact, free
  * on the call path, the counters cumulative and never going down. The timers are fed by a {@link
@@ -56,6 +57,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * is thread-safe.
  */
 public final class BulkheadMetrics implements MeterBinder, AutoCloseable {
+
+  /** Counter: how many times an adaptive limit moved; only for compartments with one. */
+  public static final String LIMIT_CHANGES = "bulkhead.limit.changes";
 
   /** Gauge: how many calls may be in flight. */
   public static final String LIMIT = "bulkhead.limit";

@@ -5,6 +5,7 @@ import static io.bulkhead.micrometer.BulkheadMetrics.CALL_DURATION;
 import static io.bulkhead.micrometer.BulkheadMetrics.CANCELLED;
 import static io.bulkhead.micrometer.BulkheadMetrics.IN_FLIGHT;
 import static io.bulkhead.micrometer.BulkheadMetrics.LIMIT;
+import static io.bulkhead.micrometer.BulkheadMetrics.LIMIT_CHANGES;
 import static io.bulkhead.micrometer.BulkheadMetrics.MAX_QUEUE;
 import static io.bulkhead.micrometer.BulkheadMetrics.NAME_TAG;
 import static io.bulkhead.micrometer.BulkheadMetrics.QUEUE_WAIT;
@@ -12,6 +13,7 @@ import static io.bulkhead.micrometer.BulkheadMetrics.REASON_TAG;
 import static io.bulkhead.micrometer.BulkheadMetrics.REJECTED;
 import static io.bulkhead.micrometer.BulkheadMetrics.WAITING;
 
+import io.bulkhead.AdaptiveLimit;
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.BulkheadListener;
 import io.bulkhead.Compartment;
@@ -94,6 +96,17 @@ final class CompartmentMeters implements BulkheadListener {
             .description("Queued calls withdrawn by their caller before admission")
             .tags(tags)
             .register(registry));
+
+    if (bulkhead.adaptive().isPresent()) {
+      meters.add(
+          FunctionCounter.builder(
+                  LIMIT_CHANGES,
+                  bulkhead,
+                  b -> b.adaptive().map(AdaptiveLimit.Status::changes).orElse(0L))
+              .description("How many times the adaptive limit moved")
+              .tags(tags)
+              .register(registry));
+    }
 
     callDuration =
         Timer.builder(CALL_DURATION)

@@ -413,4 +413,29 @@ class BulkheadMetricsTest {
     List<Meter> all = meters.getMeters();
     assertThat(all).isNotEmpty();
   }
+
+  @Test
+  void anAdaptiveLimit_countsItsMoves_aStaticOneHasNoSuchCounter() {
+    java.util.concurrent.atomic.AtomicLong nanos = new java.util.concurrent.atomic.AtomicLong();
+    io.bulkhead.Bulkhead llm =
+        io.bulkhead.Bulkhead.builder("llm")
+            .limit(2)
+            .ticker(nanos::get)
+            .adaptive(io.bulkhead.AdaptiveLimit.of(io.bulkhead.LimitController.aimd(), 1, 4))
+            .build();
+    io.bulkhead.Bulkhead fixed = io.bulkhead.Bulkhead.builder("fixed").limit(2).build();
+    BulkheadMetrics.of(llm).bindTo(meters);
+    BulkheadMetrics.of(fixed).bindTo(meters);
+    io.bulkhead.Permit a = llm.tryAcquire().orElseThrow();
+    io.bulkhead.Permit b = llm.tryAcquire().orElseThrow();
+    nanos.addAndGet(java.time.Duration.ofSeconds(2).toNanos());
+    a.close();
+    b.close(); // past the interval, both slots were taken: +1
+    assertThat(
+            meters.get(BulkheadMetrics.LIMIT_CHANGES).tag("name", "llm").functionCounter().count())
+        .isEqualTo(1.0);
+    assertThat(meters.get(BulkheadMetrics.LIMIT).tag("name", "llm").gauge().value()).isEqualTo(3.0);
+    assertThat(meters.find(BulkheadMetrics.LIMIT_CHANGES).tag("name", "fixed").functionCounter())
+        .isNull();
+  }
 }

@@ -248,8 +248,25 @@ public class BulkheadProperties {
      */
     private @Nullable String upstream;
 
+    /**
+     * An adaptive limit, {@code adaptive.controller} (gradient or aimd), {@code adaptive.min},
+     * {@code adaptive.max}, {@code adaptive.interval}: the limit starts at {@code limit} and moves
+     * within [min, max]. Null for a static limit.
+     */
+    private @Nullable Adaptive adaptive;
+
     /** Creates empty settings; Spring binds them. */
     public Compartment() {}
+
+    /** The adaptive limit's settings; null for a static limit. */
+    public @Nullable Adaptive getAdaptive() {
+      return adaptive;
+    }
+
+    /** Sets the adaptive limit's settings. */
+    public void setAdaptive(@Nullable Adaptive adaptive) {
+      this.adaptive = adaptive;
+    }
 
     /** How many calls may be in flight; null when not set. */
     public @Nullable Integer getLimit() {
@@ -309,6 +326,65 @@ public class BulkheadProperties {
     /** Sets the upstream base URL or host. */
     public void setUpstream(@Nullable String upstream) {
       this.upstream = upstream;
+    }
+  }
+
+  /** An adaptive limit, {@code bulkhead.compartments.<name>.adaptive.*}. */
+  public static class Adaptive {
+
+    /** The controller: gradient (the default) or aimd. */
+    private String controller = "gradient";
+
+    /** The lowest limit; required, at least 1. */
+    private @Nullable Integer min;
+
+    /** The highest limit; required, at least min. */
+    private @Nullable Integer max;
+
+    /** How long the compartment measures between two decisions (1s by default). */
+    private Duration interval = Duration.ofSeconds(1);
+
+    /** Creates empty settings; Spring binds them. */
+    public Adaptive() {}
+
+    /** The controller's name. */
+    public String getController() {
+      return controller;
+    }
+
+    /** Sets the controller's name. */
+    public void setController(String controller) {
+      this.controller = controller;
+    }
+
+    /** The lowest limit; null when not set. */
+    public @Nullable Integer getMin() {
+      return min;
+    }
+
+    /** Sets the lowest limit. */
+    public void setMin(@Nullable Integer min) {
+      this.min = min;
+    }
+
+    /** The highest limit; null when not set. */
+    public @Nullable Integer getMax() {
+      return max;
+    }
+
+    /** Sets the highest limit. */
+    public void setMax(@Nullable Integer max) {
+      this.max = max;
+    }
+
+    /** The interval between two decisions. */
+    public Duration getInterval() {
+      return interval;
+    }
+
+    /** Sets the interval between two decisions. */
+    public void setInterval(Duration interval) {
+      this.interval = interval;
     }
   }
 

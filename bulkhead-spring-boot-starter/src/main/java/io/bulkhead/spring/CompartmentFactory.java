@@ -1,9 +1,11 @@
 package io.bulkhead.spring;
 
+import io.bulkhead.AdaptiveLimit;
 import io.bulkhead.Budget;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadBuilder;
 import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.LimitController;
 import io.bulkhead.httpclient.BaseUrl;
 import io.bulkhead.internal.Urls;
 import java.time.Duration;
@@ -166,9 +168,37 @@ final class CompartmentFactory {
     if (budgetName.value() != null) {
       builder.budget(budget(budgetName, budgets));
     }
+    BulkheadProperties.Adaptive adaptive = settings.getAdaptive();
+    if (adaptive != null) {
+      builder.adaptive(adaptive(prefix + "adaptive.", adaptive));
+    }
     // What build() still refuses is the budget being over-subscribed: the core names every share.
     Setting<?> blamed = budgetName.value() == null ? limit : budgetName;
     return build(blamed.key(), blamed.value(), builder::build);
+  }
+
+  private static AdaptiveLimit adaptive(String prefix, BulkheadProperties.Adaptive settings) {
+    String name = settings.getController();
+    LimitController controller =
+        switch (name == null ? "" : name) {
+          case "gradient" -> LimitController.gradient();
+          case "aimd" -> LimitController.aimd();
+          default ->
+              throw BulkheadConfigurationException.property(
+                  prefix + "controller", name, "the controllers are gradient and aimd");
+        };
+    Integer min = settings.getMin();
+    Integer max = settings.getMax();
+    if (min == null) {
+      throw BulkheadConfigurationException.missing(
+          prefix + "min", "an adaptive limit moves within [min, max]");
+    }
+    if (max == null) {
+      throw BulkheadConfigurationException.missing(
+          prefix + "max", "an adaptive limit moves within [min, max]");
+    }
+    return build(
+        prefix + "max", max, () -> new AdaptiveLimit(controller, min, max, settings.getInterval()));
   }
 
   private static Budget budget(Setting<String> name, Map<String, Budget> budgets) {

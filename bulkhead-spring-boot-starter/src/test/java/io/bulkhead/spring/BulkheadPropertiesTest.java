@@ -52,6 +52,30 @@ class BulkheadPropertiesTest {
   }
 
   @Test
+  void adaptive_bindsTheSameKeysAsTheYamlFile_andBuildsAnAdaptiveCompartment() {
+    MapConfigurationPropertySource source =
+        new MapConfigurationPropertySource(
+            Map.of(
+                "bulkhead.compartments.llm.limit", "10",
+                "bulkhead.compartments.llm.adaptive.controller", "aimd",
+                "bulkhead.compartments.llm.adaptive.min", "2",
+                "bulkhead.compartments.llm.adaptive.max", "20",
+                "bulkhead.compartments.llm.adaptive.interval", "500ms"));
+    BulkheadProperties properties = bind(new Binder(source));
+    io.bulkhead.AdaptiveLimit.Status s =
+        CompartmentFactory.registry(properties).find("llm").orElseThrow().adaptive().orElseThrow();
+    assertThat(s.controller()).isEqualTo("aimd");
+    assertThat(s.min()).isEqualTo(2);
+    assertThat(s.max()).isEqualTo(20);
+    assertThat(s.limit()).isEqualTo(10);
+
+    properties.getCompartments().get("llm").getAdaptive().setController("pid");
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> CompartmentFactory.registry(properties))
+        .hasMessageContaining("bulkhead.compartments.llm.adaptive.controller");
+  }
+
+  @Test
   void environmentVariablesOverrideTheFileAsEverywhereInSpringBoot() {
     StandardEnvironment environment = new StandardEnvironment();
     MutablePropertySources sources = environment.getPropertySources();
@@ -152,7 +176,7 @@ class BulkheadPropertiesTest {
    * the two about one dependency alone, so each of the others has its default there.
    */
   @Test
-  void aCompartmentsKeysAreTheDefaultsKeysPlusPathsAndUpstream() {
+  void aCompartmentsKeysAreTheDefaultsKeysPlusPathsUpstreamAndAdaptive() {
     Binder binder =
         new Binder(
             new MapConfigurationPropertySource(
@@ -165,7 +189,8 @@ class BulkheadPropertiesTest {
         .as("not given: the default applies when the compartment is built")
         .isNull();
     assertThat(bindable(BulkheadProperties.Compartment.class))
-        .containsExactlyInAnyOrder("limit", "maxQueue", "maxWait", "budget", "paths", "upstream");
+        .containsExactlyInAnyOrder(
+            "limit", "maxQueue", "maxWait", "budget", "paths", "upstream", "adaptive");
     assertThat(bindable(BulkheadProperties.Defaults.class))
         .containsExactlyInAnyOrder("limit", "maxQueue", "maxWait", "budget");
   }

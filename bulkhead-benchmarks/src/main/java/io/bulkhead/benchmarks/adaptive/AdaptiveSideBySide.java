@@ -1,0 +1,395 @@
+package io.bulkhead.benchmarks.adaptive;
+
+import com.netflix.concurrency.limits.Limiter;
+import com.netflix.concurrency.limits.limit.Gradient2Limit;
+import com.netflix.concurrency.limits.limit.VegasLimit;
+import com.netflix.concurrency.limits.limiter.SimpleLimiter;
+import io.bulkhead.AdaptiveLimit;
+import io.bulkhead.Bulkhead;
+import io.bulkhead.BulkheadFullException;
+import io.bulkhead.LimitController;
+import io.bulkhead.Permit;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Adaptive limits side by side, without JMH: one fake dependency whose latency follows a script (2
+ * s, 30 s, 2 s answers, scaled down to 20 ms, 300 ms, 20 ms, then a demand step to three times the
+ * arrivals), the same open-loop load, and five gates in front of it in turn: a static limit,
+ * Bulkhead's gradient and AIMD controllers, and concurrency-limits' SimpleLimiter with
+ * Gradient2Limit and VegasLimit. Every request takes one of 32 server threads (a servlet
+ * container's pool), so calls the gate lets pile up on the slow dependency hold threads the
+ * protected neighbour, "login" (5 ms, arriving at 100/s), then waits for.
+ *
+ * <p>The dependency serves {@value #KNEE} calls at its base latency; beyond that its latency grows
+ * with the calls inside (latency = base × max(1, inside / knee)), like a server sharing its CPUs.
+ *
+ * <p>Per phase and variant: goodput (answers per second the dependency completed), refusals, the
+ * neighbour's p99 from arrival to answer, convergence (time from the phase's start until the limit
+ * stays within 10% of its median over the phase's second half) and oscillation (the limit's
+ * standard deviation over the phase's second half). Usage: {@code AdaptiveSideBySide <out-dir>}.
+ */
+public final class AdaptiveSideBySide {
+
+  static final int KNEE = 6;
+  static final int SERVER_THREADS = 32;
+  static final long SAMPLE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
+  record Phase(String name, Duration length, Duration base, double llmRate) {}
+
+  static final List<Phase> PHASES =
+      List.of(
+          new Phase("normal 20ms", Duration.ofSeconds(4), Duration.ofMillis(20), 250),
+          new Phase("slow 300ms", Duration.ofSeconds(6), Duration.ofMillis(300), 250),
+          new Phase("recovered 20ms", Duration.ofSeconds(4), Duration.ofMillis(20), 250),
+          new Phase("demand x3", Duration.ofSeconds(4), Duration.ofMillis(20), 750));
+
+  static final double LOGIN_RATE = 100;
+
+  /** What stands in front of the dependency. */
+  interface Gate {
+    /** A release to run when the call ends, or empty when refused. */
+    Optional<Runnable> enter();
+
+    int limit();
+  }
+
+  static Gate bulkhead(String name, AdaptiveLimit adaptive) {
+    var b = Bulkhead.builder(name).limit(10).maxQueue(5).maxWait(Duration.ofMillis(50));
+    if (adaptive != null) {
+      b.adaptive(adaptive);
+    }
+    Bulkhead bulkhead = b.build();
+    return new Gate() {
+      @Override
+      public Optional<Runnable> enter() {
+        try {
+          Permit p = bulkhead.acquire();
+          return Optional.of(p::close);
+        } catch (BulkheadFullException refused) {
+          return Optional.empty();
+        }
+      }
+
+      @Override
+      public int limit() {
+        return bulkhead.config().limit();
+      }
+    };
+  }
+
+  static Gate concurrencyLimits(com.netflix.concurrency.limits.Limit limit) {
+    SimpleLimiter<Void> limiter = SimpleLimiter.newBuilder().limit(limit).build();
+    return new Gate() {
+      @Override
+      public Optional<Runnable> enter() {
+        Optional<Limiter.Listener> l = limiter.acquire(null);
+        return l.map(listener -> listener::onSuccess);
+      }
+
+      @Override
+      public int limit() {
+        return limiter.getLimit();
+      }
+    };
+  }
+
+  record Variant(String name, java.util.function.Supplier<Gate> gate) {}
+
+  static List<Variant> variants() {
+    Duration interval = Duration.ofMillis(100);
+    return List.of(
+        new Variant("static 10", () -> bulkhead("llm", null)),
+        new Variant(
+            "bulkhead gradient",
+            () -> bulkhead("llm", new AdaptiveLimit(LimitController.gradient(), 2, 20, interval))),
+        new Variant(
+            "bulkhead aimd",
+            () -> bulkhead("llm", new AdaptiveLimit(LimitController.aimd(), 2, 20, interval))),
+        new Variant(
+            "c-l Gradient2",
+            () ->
+                concurrencyLimits(
+                    Gradient2Limit.newBuilder()
+                        .initialLimit(10)
+                        .minLimit(2)
+                        .maxConcurrency(20)
+                        .build())),
+        new Variant(
+            "c-l Vegas",
+            () ->
+                concurrencyLimits(
+                    VegasLimit.newBuilder().initialLimit(10).maxConcurrency(20).build())));
+  }
+
+  /** Per phase of one variant's run. */
+  static final class PhaseStats {
+    final AtomicLong completed = new AtomicLong();
+    final AtomicLong refused = new AtomicLong();
+    final ConcurrentLinkedQueue<Long> login = new ConcurrentLinkedQueue<>();
+    final List<long[]> limits = new ArrayList<>(); // {nanos since phase start, limit}
+  }
+
+  public static void main(String[] args) throws Exception {
+    Path out = Path.of(args.length > 0 ? args[0] : "bulkhead-benchmarks/results/adaptive");
+    Files.createDirectories(out);
+    StringBuilder table = new StringBuilder();
+    StringBuilder csv = new StringBuilder("variant,phase,t_ms,limit\n");
+    String load = Files.readString(Path.of("/proc/loadavg")).trim();
+    table.append("load average before: ").append(load).append("\n\n");
+    table.append(
+        "| variant | phase | goodput/s | refused | login p99 ms | converged after ms |"
+            + " limit median | limit stddev |\n|---|---|---|---|---|---|---|---|\n");
+    List<String[]> series = new ArrayList<>();
+    for (Variant v : variants()) {
+      PhaseStats[] stats = run(v.gate().get());
+      for (int i = 0; i < PHASES.size(); i++) {
+        PhaseStats s = stats[i];
+        Phase p = PHASES.get(i);
+        double seconds = p.length().toNanos() / 1e9;
+        double[] tail = secondHalf(s.limits, p.length().toNanos());
+        double median = median(tail);
+        table.append(
+            String.format(
+                Locale.ROOT,
+                "| %s | %s | %.1f | %d | %.1f | %s | %.0f | %.2f |%n",
+                v.name(),
+                p.name(),
+                s.completed.get() / seconds,
+                s.refused.get(),
+                p99(s.login) / 1e6,
+                converged(s.limits, median),
+                median,
+                stddev(tail)));
+        for (long[] l : s.limits) {
+          csv.append(v.name())
+              .append(',')
+              .append(p.name())
+              .append(',')
+              .append(l[0] / 1_000_000)
+              .append(',')
+              .append(l[1])
+              .append('\n');
+        }
+      }
+      series.add(new String[] {v.name()});
+      System.out.print(table);
+    }
+    table
+        .append("\nload average after: ")
+        .append(Files.readString(Path.of("/proc/loadavg")).trim())
+        .append('\n');
+    Files.writeString(out.resolve("table.md"), table);
+    Files.writeString(out.resolve("limits.csv"), csv);
+    Files.writeString(out.resolve("limits.svg"), svg(csv.toString()));
+    System.out.println(table);
+  }
+
+  static PhaseStats[] run(Gate gate) throws InterruptedException {
+    ExecutorService server = Executors.newFixedThreadPool(SERVER_THREADS);
+    // As many as the server has threads: login is never refused, it only waits for a thread.
+    Bulkhead loginGate = Bulkhead.builder("login").limit(SERVER_THREADS).build();
+    AtomicInteger inside = new AtomicInteger();
+    PhaseStats[] stats = new PhaseStats[PHASES.size()];
+    for (int i = 0; i < stats.length; i++) {
+      stats[i] = new PhaseStats();
+    }
+    for (int i = 0; i < PHASES.size(); i++) {
+      Phase p = PHASES.get(i);
+      PhaseStats s = stats[i];
+      long start = System.nanoTime();
+      long end = start + p.length().toNanos();
+      long base = p.base().toNanos();
+      double llmDue = 0;
+      double loginDue = 0;
+      long last = start;
+      long nextSample = start;
+      while (true) {
+        long now = System.nanoTime();
+        if (now >= end) {
+          break;
+        }
+        double dt = (now - last) / 1e9;
+        last = now;
+        llmDue += p.llmRate() * dt;
+        loginDue += LOGIN_RATE * dt;
+        for (; llmDue >= 1; llmDue--) {
+          server.execute(
+              () -> {
+                Optional<Runnable> release = gate.enter();
+                if (release.isEmpty()) {
+                  s.refused.incrementAndGet();
+                  return;
+                }
+                try {
+                  int n = inside.incrementAndGet();
+                  long latency = (long) (base * Math.max(1.0, (double) n / KNEE));
+                  LockSupport.parkNanos(latency);
+                  inside.decrementAndGet();
+                  s.completed.incrementAndGet();
+                } finally {
+                  release.get().run();
+                }
+              });
+        }
+        for (; loginDue >= 1; loginDue--) {
+          long arrived = System.nanoTime();
+          server.execute(
+              () -> {
+                try {
+                  loginGate.call(
+                      () -> {
+                        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+                        return null;
+                      });
+                  s.login.add(System.nanoTime() - arrived);
+                } catch (Exception cannotHappen) {
+                  throw new IllegalStateException(cannotHappen);
+                }
+              });
+        }
+        if (now >= nextSample) {
+          s.limits.add(new long[] {now - start, gate.limit()});
+          nextSample += SAMPLE_NANOS;
+        }
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+      }
+    }
+    server.shutdown();
+    server.awaitTermination(1, TimeUnit.MINUTES);
+    return stats;
+  }
+
+  static double[] secondHalf(List<long[]> limits, long length) {
+    return limits.stream().filter(l -> l[0] >= length / 2).mapToDouble(l -> l[1]).toArray();
+  }
+
+  static double median(double[] v) {
+    if (v.length == 0) {
+      return Double.NaN;
+    }
+    double[] c = v.clone();
+    Arrays.sort(c);
+    return c[c.length / 2];
+  }
+
+  static double stddev(double[] v) {
+    double mean = Arrays.stream(v).average().orElse(Double.NaN);
+    return Math.sqrt(Arrays.stream(v).map(x -> (x - mean) * (x - mean)).average().orElse(0));
+  }
+
+  /** Milliseconds until the limit stays within 10% (at least 1) of {@code target}. */
+  static String converged(List<long[]> limits, double target) {
+    double band = Math.max(1, target * 0.1);
+    long at = 0;
+    for (long[] l : limits) {
+      if (Math.abs(l[1] - target) > band) {
+        at = -1;
+      } else if (at < 0) {
+        at = l[0];
+      }
+    }
+    if (at < 0) {
+      return "never";
+    }
+    return Long.toString(at / 1_000_000);
+  }
+
+  static double p99(ConcurrentLinkedQueue<Long> samples) {
+    long[] v = samples.stream().mapToLong(Long::longValue).sorted().toArray();
+    if (v.length == 0) {
+      return Double.NaN;
+    }
+    long x = v[(int) Math.min(v.length - 1, Math.ceil(v.length * 0.99) - 1)];
+    return x == Long.MAX_VALUE ? Double.POSITIVE_INFINITY : x;
+  }
+
+  /** The limit over time, one polyline per variant, phases side by side. */
+  static String svg(String csv) {
+    String[] colours = {"#444", "#1f77b4", "#2ca02c", "#d62728", "#ff7f0e"};
+    List<String> names = new ArrayList<>();
+    List<StringBuilder> lines = new ArrayList<>();
+    long[] phaseStart = new long[PHASES.size()];
+    long total = 0;
+    for (int i = 0; i < PHASES.size(); i++) {
+      phaseStart[i] = total;
+      total += PHASES.get(i).length().toMillis();
+    }
+    double w = 900;
+    double h = 300;
+    for (String row : csv.split("\n")) {
+      String[] f = row.split(",");
+      if (f[0].equals("variant")) {
+        continue;
+      }
+      int vi = names.indexOf(f[0]);
+      if (vi < 0) {
+        names.add(f[0]);
+        lines.add(new StringBuilder());
+        vi = names.size() - 1;
+      }
+      int pi = 0;
+      for (int i = 0; i < PHASES.size(); i++) {
+        if (PHASES.get(i).name().equals(f[1])) {
+          pi = i;
+        }
+      }
+      double x = 40 + (phaseStart[pi] + Long.parseLong(f[2])) * (w - 60) / total;
+      double y = h - 30 - Integer.parseInt(f[3]) * (h - 50) / 22.0;
+      lines.get(vi).append(String.format(Locale.ROOT, "%.1f,%.1f ", x, y));
+    }
+    StringBuilder svg =
+        new StringBuilder(
+            "<svg xmlns='http://www.w3.org/2000/svg' width='"
+                + (int) w
+                + "' height='"
+                + (int) h
+                + "' font-family='sans-serif' font-size='11'>\n");
+    svg.append("<text x='40' y='14'>limit over time (0..22), phases: ");
+    for (Phase p : PHASES) {
+      svg.append(p.name()).append(" | ");
+    }
+    svg.append("</text>\n");
+    for (int i = 0; i < PHASES.size(); i++) {
+      double x = 40 + phaseStart[i] * (w - 60) / total;
+      svg.append(
+          String.format(
+              Locale.ROOT,
+              "<line x1='%.1f' y1='20' x2='%.1f' y2='%.1f' stroke='#ccc'/>%n",
+              x,
+              x,
+              h - 30));
+    }
+    for (int i = 0; i < names.size(); i++) {
+      svg.append("<polyline fill='none' stroke='")
+          .append(colours[i % colours.length])
+          .append("' points='")
+          .append(lines.get(i))
+          .append("'/>\n");
+      svg.append(
+          String.format(
+              Locale.ROOT,
+              "<text x='%d' y='%d' fill='%s'>%s</text>%n",
+              40 + i * 170,
+              (int) h - 8,
+              colours[i % colours.length],
+              names.get(i)));
+    }
+    return svg.append("</svg>\n").toString();
+  }
+
+  private AdaptiveSideBySide() {}
+}
