@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -43,8 +42,8 @@ class BulkheadPropertiesTest {
 
     BulkheadProperties.Compartment llm = properties.getCompartments().get("llm");
     assertThat(llm.getLimit()).isEqualTo(10);
-    assertThat(llm.getMaxQueue()).isEqualTo(20);
-    assertThat(llm.getMaxWait()).isEqualTo(Duration.ofMillis(1500));
+    assertThat(llm.getMaxQueue()).isEqualTo("20");
+    assertThat(llm.getMaxWait()).isEqualTo("1500ms");
     assertThat(llm.getBudget()).isEqualTo("llm-api");
     assertThat(llm.getPaths()).containsExactly("/chat/**", "/complete");
     assertThat(llm.getUpstream()).isEqualTo("https://llm.internal:8443/v1");
@@ -77,8 +76,8 @@ class BulkheadPropertiesTest {
 
     BulkheadProperties.Compartment llm = properties.getCompartments().get("llm");
     assertThat(llm.getLimit()).isEqualTo(7);
-    assertThat(llm.getMaxWait()).isEqualTo(Duration.ofSeconds(2));
-    assertThat(llm.getMaxQueue()).isEqualTo(4);
+    assertThat(llm.getMaxWait()).isEqualTo("2s");
+    assertThat(llm.getMaxQueue()).isEqualTo("4");
   }
 
   @Test
@@ -130,9 +129,13 @@ class BulkheadPropertiesTest {
             "management.endpoint.compartments.access");
     assertThat(byName.get("bulkhead.defaults.limit").get("type").asString())
         .isEqualTo("java.lang.Integer");
-    assertThat(byName.get("bulkhead.defaults.max-queue").get("defaultValue").asInt()).isZero();
+    // A number or unbounded, a duration or unbounded: the settings model reads them.
+    assertThat(byName.get("bulkhead.defaults.max-queue").get("type").asString())
+        .isEqualTo("java.lang.String");
+    assertThat(byName.get("bulkhead.defaults.max-queue").get("description").asString())
+        .contains("unbounded");
     assertThat(byName.get("bulkhead.defaults.max-wait").get("type").asString())
-        .isEqualTo("java.time.Duration");
+        .isEqualTo("java.lang.String");
     assertThat(byName.get("bulkhead.defaults.max-wait").get("description").asString())
         .contains("max-wait");
     assertThat(byName.get("bulkhead.defaults.budget").get("description").asString())
@@ -149,10 +152,10 @@ class BulkheadPropertiesTest {
   /**
    * Below a compartment's name (a map key of the application's choosing) Spring's metadata format
    * names the value type, which IDEs complete from; its keys are those of bulkhead.defaults plus
-   * the two about one dependency alone, so each of the others has its default there.
+   * the four about one dependency alone, so each of the others has its default there.
    */
   @Test
-  void aCompartmentsKeysAreTheDefaultsKeysPlusPathsAndUpstream() {
+  void aCompartmentsKeysAreTheDefaultsKeysPlusRateLatencyPathsAndUpstream() {
     Binder binder =
         new Binder(
             new MapConfigurationPropertySource(
@@ -160,14 +163,17 @@ class BulkheadPropertiesTest {
                     "bulkhead.defaults.max-queue", "3",
                     "bulkhead.compartments.llm.limit", "2")));
     BulkheadProperties properties = bind(binder);
-    assertThat(properties.getDefaults().getMaxQueue()).isEqualTo(3);
+    assertThat(properties.getDefaults().getMaxQueue()).isEqualTo("3");
     assertThat(properties.getCompartments().get("llm").getMaxQueue())
         .as("not given: the default applies when the compartment is built")
         .isNull();
+    assertThat(BulkheadProperties.Compartment.class.getSuperclass())
+        .isEqualTo(BulkheadProperties.Defaults.class);
     assertThat(bindable(BulkheadProperties.Compartment.class))
-        .containsExactlyInAnyOrder("limit", "maxQueue", "maxWait", "budget", "paths", "upstream");
+        .containsExactlyInAnyOrder("rate", "latency", "paths", "upstream");
     assertThat(bindable(BulkheadProperties.Defaults.class))
-        .containsExactlyInAnyOrder("limit", "maxQueue", "maxWait", "budget");
+        .containsExactlyInAnyOrder(
+            "limit", "maxQueue", "maxWait", "budget", "criticality", "headroom", "cpuBound");
   }
 
   private static List<String> bindable(Class<?> type) {

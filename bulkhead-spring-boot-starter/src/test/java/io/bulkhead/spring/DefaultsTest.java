@@ -103,24 +103,23 @@ class DefaultsTest {
   @Test
   void aWrongDefaultIsNamedUnderItsOwnKeyEvenWhenEveryCompartmentOverridesIt() {
     assertThat(startFailure("bulkhead.defaults.limit=0", "bulkhead.compartments.llm.limit=2"))
-        .isEqualTo("bulkhead.defaults.limit=0: limit must be at least 1 but was 0");
+        .isEqualTo("bulkhead.defaults.limit: must be at least 1 but was 0");
     assertThat(
             startFailure("bulkhead.defaults.budget=nowhere", "bulkhead.compartments.llm.limit=2"))
-        .startsWith("bulkhead.defaults.budget=nowhere: no budget of that name");
+        .startsWith("bulkhead.defaults.budget: no budget named 'nowhere'");
   }
 
   @Test
-  void anInheritedQueueWithoutAWaitNamesTheCompartmentAndTheDefault() {
+  void aDefaultQueueWithoutAWaitIsNamedUnderItsOwnKey() {
     assertThat(startFailure("bulkhead.defaults.max-queue=5", "bulkhead.compartments.llm.limit=2"))
         .startsWith(
-            "bulkhead.compartments.llm.max-wait is not set: bulkhead.defaults.max-queue lets 5"
-                + " callers wait");
+            "bulkhead.defaults.max-queue: lets 5 callers wait but there is no max-wait: add"
+                + " max-wait");
   }
 
   @Test
   void aCompartmentWithoutALimitWhereNoDefaultGivesOneIsNamed() {
     assertThat(startFailure("bulkhead.compartments.llm.max-queue=0"))
-        .startsWith("bulkhead.compartments.llm.limit is not set")
-        .contains("bulkhead.defaults.limit");
+        .startsWith("bulkhead.compartments.llm: needs a limit, or a rate and a latency");
   }
 }

@@ -24,8 +24,12 @@ class EdgeRoutesTest {
   private static EdgeRoutes routes(
       Map<String, String> settings, List<String> management, boolean includeManagement) {
     BulkheadProperties properties = properties(settings);
-    return EdgeRoutes.of(
-        properties, CompartmentFactory.registry(properties), management, includeManagement);
+    BulkheadRegistry registry =
+        CompartmentFactory.build(
+                CompartmentFactory.settings(new Binder(new MapConfigurationPropertySource(settings))),
+                properties)
+            .registry();
+    return EdgeRoutes.of(properties, registry, management, includeManagement);
   }
 
   private static String target(EdgeRoutes routes, String path) {
