@@ -31,9 +31,9 @@ public class BulkheadAutoConfiguration {
   public BulkheadAutoConfiguration() {}
 
   /**
-   * The {@code bulkhead.*} settings read into the settings file's model, checked; fails start-up
-   * on a wrong setting. (The properties bean is bound first, so a key that is not a setting is
-   * refused by Spring's binder, as for any other properties.)
+   * The {@code bulkhead.*} settings read into the settings file's model, checked; fails start-up on
+   * a wrong setting. (The properties bean is bound first, so a key that is not a setting is refused
+   * by Spring's binder, as for any other properties.)
    */
   @Bean
   @ConditionalOnMissingBean

@@ -8,12 +8,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.beans.factory.support.RootBeanDefinition;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
-import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
@@ -90,22 +90,21 @@ public class BulkheadDataSourceAutoConfiguration {
                 pools.setDestroyMethodName("close");
                 registry.registerBeanDefinition(poolsBean, pools);
                 Object settings = ((Map<?, ?>) databases).get(database);
-                Object workloads =
-                    settings instanceof Map<?, ?> m ? m.get("pools") : null;
+                Object workloads = settings instanceof Map<?, ?> m ? m.get("pools") : null;
                 names(workloads)
                     .forEach(
                         workload -> {
-                      RootBeanDefinition dataSource =
-                          new RootBeanDefinition(
-                              DataSource.class,
-                              () ->
-                                  beanFactory
-                                      .getBean(poolsBean, WorkloadDataSources.class)
-                                      .dataSource(workload));
-                      dataSource.setDependsOn(poolsBean);
-                      registry.registerBeanDefinition(database + "." + workload, dataSource);
-                    });
-          });
+                          RootBeanDefinition dataSource =
+                              new RootBeanDefinition(
+                                  DataSource.class,
+                                  () ->
+                                      beanFactory
+                                          .getBean(poolsBean, WorkloadDataSources.class)
+                                          .dataSource(workload));
+                          dataSource.setDependsOn(poolsBean);
+                          registry.registerBeanDefinition(database + "." + workload, dataSource);
+                        });
+              });
     }
 
     /** The names of a section (its keys), in order; none if it is not a mapping. */

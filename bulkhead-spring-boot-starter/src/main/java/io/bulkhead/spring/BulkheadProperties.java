@@ -167,7 +167,10 @@ public class BulkheadProperties {
    */
   public static class Defaults {
 
-    /** How many calls may be in flight at once; at least 1. A compartment needs one unless it gives rate and latency, or bulkhead.defaults.limit is set. */
+    /**
+     * How many calls may be in flight at once; at least 1. A compartment needs one unless it gives
+     * rate and latency, or bulkhead.defaults.limit is set.
+     */
     private @Nullable Integer limit;
 
     /** The limit; null when not set. */
@@ -180,7 +183,10 @@ public class BulkheadProperties {
       this.limit = limit;
     }
 
-    /** How many callers may wait for a slot when all are taken: a whole number (0 rejects at once, the default) or unbounded. */
+    /**
+     * How many callers may wait for a slot when all are taken: a whole number (0 rejects at once,
+     * the default) or unbounded.
+     */
     private @Nullable String maxQueue;
 
     /** The max-queue; null when not set. */
@@ -193,7 +199,10 @@ public class BulkheadProperties {
       this.maxQueue = maxQueue;
     }
 
-    /** How long one caller may wait for a slot (10ms, 1.5s, PT0.5S) or unbounded; required when max-queue is above 0 (here or as bulkhead.defaults.max-wait). */
+    /**
+     * How long one caller may wait for a slot (10ms, 1.5s, PT0.5S) or unbounded; required when
+     * max-queue is above 0 (here or as bulkhead.defaults.max-wait).
+     */
     private @Nullable String maxWait;
 
     /** The max-wait; null when not set. */
@@ -219,7 +228,10 @@ public class BulkheadProperties {
       this.budget = budget;
     }
 
-    /** critical or optional: the headroom a limit derived from rate and latency gets (bulkhead.headroom). */
+    /**
+     * critical or optional: the headroom a limit derived from rate and latency gets
+     * (bulkhead.headroom).
+     */
     private @Nullable String criticality;
 
     /** The criticality; null when not set. */
@@ -232,7 +244,10 @@ public class BulkheadProperties {
       this.criticality = criticality;
     }
 
-    /** The headroom a limit derived from rate and latency gets, instead of the one of its criticality (3, x3, 1.5, 4/3). */
+    /**
+     * The headroom a limit derived from rate and latency gets, instead of the one of its
+     * criticality (3, x3, 1.5, 4/3).
+     */
     private @Nullable String headroom;
 
     /** The headroom; null when not set. */
@@ -245,7 +260,10 @@ public class BulkheadProperties {
       this.headroom = headroom;
     }
 
-    /** Whether each call in flight keeps a core busy for most of its latency (rendering, compressing), so more of them than the CPUs only queue for a core; false by default. */
+    /**
+     * Whether each call in flight keeps a core busy for most of its latency (rendering,
+     * compressing), so more of them than the CPUs only queue for a core; false by default.
+     */
     private @Nullable Boolean cpuBound;
 
     /** Whether calls are CPU-bound; null when not set. */
@@ -268,7 +286,10 @@ public class BulkheadProperties {
    */
   public static class Compartment extends Defaults {
 
-    /** The expected arrival rate (40/s, 2400/min); with latency, the limit is derived from it (need = rate x latency, times the headroom). */
+    /**
+     * The expected arrival rate (40/s, 2400/min); with latency, the limit is derived from it (need
+     * = rate x latency, times the headroom).
+     */
     private @Nullable String rate;
 
     /** The rate; null when not set. */
@@ -386,7 +407,9 @@ public class BulkheadProperties {
    */
   public static class Headroom {
 
-    /** The headroom of the derived limit of a critical compartment (the default is in the glossary). */
+    /**
+     * The headroom of the derived limit of a critical compartment (the default is in the glossary).
+     */
     private @Nullable String critical;
 
     /** The critical headroom; null when not set. */
@@ -399,7 +422,10 @@ public class BulkheadProperties {
       this.critical = critical;
     }
 
-    /** The headroom of the derived limit of an optional compartment (the default is in the glossary). */
+    /**
+     * The headroom of the derived limit of an optional compartment (the default is in the
+     * glossary).
+     */
     private @Nullable String optional;
 
     /** The optional headroom; null when not set. */

@@ -1,7 +1,6 @@
 package io.bulkhead.spring;
 
 import io.bulkhead.config.BulkheadFile;
-import io.bulkhead.config.CompartmentSpec;
 import io.bulkhead.config.Compartments;
 import io.bulkhead.config.ConfigException;
 import io.bulkhead.internal.Urls;
@@ -72,8 +71,7 @@ final class CompartmentFactory {
     Map<String, Object> model = new LinkedHashMap<>();
     bound.forEach(
         (key, value) -> {
-          boolean springOnly =
-              SPRING_ONLY.stream().anyMatch(s -> uniform(s).equals(uniform(key)));
+          boolean springOnly = SPRING_ONLY.stream().anyMatch(s -> uniform(s).equals(uniform(key)));
           if (!springOnly) {
             model.put(key, value);
           }
@@ -115,15 +113,6 @@ final class CompartmentFactory {
     return List.copyOf(routes);
   }
 
-  /** The compartment specs of {@code settings} that are not worker pools, by name. */
-  static Map<String, CompartmentSpec> compartments(BulkheadFile settings) {
-    Map<String, CompartmentSpec> byName = new LinkedHashMap<>();
-    settings.compartments().stream()
-        .filter(c -> !c.workerPool())
-        .forEach(c -> byName.put(c.name(), c));
-    return byName;
-  }
-
   /** The settings model's refusal as start-up's: the key under {@code bulkhead.}, and why. */
   static BulkheadConfigurationException refused(ConfigException e) {
     return e.key()
@@ -161,13 +150,15 @@ final class CompartmentFactory {
       map.forEach((k, v) -> items.put(index(String.valueOf(k)), normalise(v, pattern)));
       return new ArrayList<>(items.values());
     }
-    boolean names = !pattern.isEmpty() && KEYS.stream().anyMatch(k -> k.startsWith(pattern + ".*."));
+    boolean names =
+        !pattern.isEmpty() && KEYS.stream().anyMatch(k -> k.startsWith(pattern + ".*."));
     Map<String, Object> out = new LinkedHashMap<>();
     map.forEach(
         (k, v) -> {
           String key = String.valueOf(k);
           String field = names ? key : spelling(pattern, key);
-          String child = names ? pattern + ".*" : (pattern.isEmpty() ? field : pattern + "." + field);
+          String child =
+              names ? pattern + ".*" : (pattern.isEmpty() ? field : pattern + "." + field);
           // Two spellings of one key (max-wait in a file, MAXWAIT in the environment) were bound
           // to the same value, the one of the source that wins.
           out.putIfAbsent(field, normalise(v, child));
@@ -204,7 +195,8 @@ final class CompartmentFactory {
 
   /** The index of {@code 0} or {@code [0]}; -1 if the key is not one. */
   private static int index(String key) {
-    String digits = key.startsWith("[") && key.endsWith("]") ? key.substring(1, key.length() - 1) : key;
+    String digits =
+        key.startsWith("[") && key.endsWith("]") ? key.substring(1, key.length() - 1) : key;
     if (digits.isEmpty() || digits.length() > 9 || !digits.chars().allMatch(Character::isDigit)) {
       return -1;
     }

@@ -95,7 +95,9 @@ final class WorkloadDataSources implements AutoCloseable {
         .ifPresent(
             timeout ->
                 check(
-                    poolPrefix + "connection-timeout", timeout, () -> b.connectionTimeout(timeout)));
+                    poolPrefix + "connection-timeout",
+                    timeout,
+                    () -> b.connectionTimeout(timeout)));
     return check(poolPrefix + "max-wait", pool.queue(), b::build);
   }
 

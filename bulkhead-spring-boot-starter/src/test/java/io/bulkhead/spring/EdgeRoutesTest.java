@@ -26,7 +26,8 @@ class EdgeRoutesTest {
     BulkheadProperties properties = properties(settings);
     BulkheadRegistry registry =
         CompartmentFactory.build(
-                CompartmentFactory.settings(new Binder(new MapConfigurationPropertySource(settings))),
+                CompartmentFactory.settings(
+                    new Binder(new MapConfigurationPropertySource(settings))),
                 properties)
             .registry();
     return EdgeRoutes.of(properties, registry, management, includeManagement);
