@@ -47,8 +47,8 @@ public class BulkheadAutoConfiguration {
    */
   @Bean
   @ConditionalOnMissingBean({Compartments.class, BulkheadRegistry.class})
-  public Compartments bulkheadCompartments(BulkheadFile settings, BulkheadProperties properties) {
-    return CompartmentFactory.build(settings, properties);
+  public Compartments bulkheadCompartments(BulkheadFile settings) {
+    return CompartmentFactory.build(settings);
   }
 
   /** Every configured compartment, budgets enforced. */

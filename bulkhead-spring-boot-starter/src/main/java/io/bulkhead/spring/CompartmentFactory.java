@@ -1,6 +1,7 @@
 package io.bulkhead.spring;
 
 import io.bulkhead.config.BulkheadFile;
+import io.bulkhead.config.CompartmentSpec;
 import io.bulkhead.config.Compartments;
 import io.bulkhead.config.ConfigException;
 import io.bulkhead.internal.Urls;
@@ -88,9 +89,9 @@ final class CompartmentFactory {
    * @throws BulkheadConfigurationException for the first value that is wrong, and for a budget that
    *     is over-subscribed (listing every share)
    */
-  static Compartments build(BulkheadFile settings, BulkheadProperties properties) {
-    EdgePath.check(properties);
-    upstreams(properties);
+  static Compartments build(BulkheadFile settings) {
+    EdgePath.check(settings);
+    upstreams(settings);
     try {
       return settings.build();
     } catch (ConfigException e) {
@@ -99,17 +100,11 @@ final class CompartmentFactory {
   }
 
   /** The configured upstreams, in the order of their compartments. */
-  static List<UpstreamRoute> upstreams(BulkheadProperties properties) {
+  static List<UpstreamRoute> upstreams(BulkheadFile settings) {
     List<UpstreamRoute> routes = new ArrayList<>();
-    properties
-        .getCompartments()
-        .forEach(
-            (name, settings) -> {
-              String upstream = settings.getUpstream();
-              if (upstream != null) {
-                routes.add(new UpstreamRoute(upstream(name, upstream), name));
-              }
-            });
+    for (CompartmentSpec c : settings.compartments()) {
+      c.upstream().ifPresent(u -> routes.add(new UpstreamRoute(upstream(c.name(), u), c.name())));
+    }
     return List.copyOf(routes);
   }
 

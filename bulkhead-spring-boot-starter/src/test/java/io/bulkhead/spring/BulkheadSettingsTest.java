@@ -240,7 +240,7 @@ class BulkheadSettingsTest {
                     .isEqualTo(spec.upstream());
               }
               assertThat(
-                      CompartmentFactory.upstreams(properties).stream()
+                      CompartmentFactory.upstreams(spring).stream()
                           .map(CompartmentFactory.UpstreamRoute::compartment))
                   .containsExactly("llm", "embeddings");
             });
