@@ -88,6 +88,25 @@ class DefaultsTest {
     }
   }
 
+  /** Keys that were the file's alone, given as properties (strings), as an application does. */
+  @Test
+  void theFilesKeysWorkAsPropertiesToo() {
+    try (ConfigurableApplicationContext context =
+        start(
+            "bulkhead.budgets.llm-api=20",
+            "bulkhead.defaults.criticality=critical",
+            "bulkhead.compartments.llm.rate=40/s",
+            "bulkhead.compartments.llm.latency=50ms",
+            "bulkhead.compartments.llm.max-queue=unbounded",
+            "bulkhead.compartments.llm.max-wait=1s",
+            "bulkhead.compartments.llm.budget=llm-api")) {
+      Compartment llm = context.getBean(BulkheadRegistry.class).find("llm").orElseThrow();
+      assertThat(llm.config().limit()).as("40/s x 50ms = 2, x3 for critical").isEqualTo(6);
+      assertThat(llm.config().maxQueue()).isEmpty();
+      assertThat(llm.budget().map(Budget::capacity)).hasValue(20);
+    }
+  }
+
   @Test
   void withoutDefaultsACompartmentRejectsAtOnceAsBefore() {
     try (ConfigurableApplicationContext context = start("bulkhead.compartments.llm.limit=3")) {
