@@ -556,7 +556,7 @@ final class SettingsReader {
     if (!budgets.containsKey(budget)) {
       String hint =
           budgets.isEmpty()
-              ? " (the file declares no budgets)"
+              ? " (no budgets are declared)"
               : YamlTree.suggestion(budget, budgets.keySet()).replace("expected one of", "budgets");
       throw yaml.error(b.value(), b.path(), "no budget named " + Printable.quote(budget) + hint);
     }

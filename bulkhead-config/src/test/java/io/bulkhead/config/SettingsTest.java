@@ -110,8 +110,7 @@ class SettingsTest {
     failsWith("defaults: {limit: 0}\ncompartments: {a: {}}\n")
         .hasMessage("app.yml:1: defaults.limit: must be at least 1 but was 0");
     failsWith("defaults: {budget: gpu}\ncompartments: {a: {limit: 1}}\n")
-        .hasMessage(
-            "app.yml:1: defaults.budget: no budget named 'gpu' (the file declares no budgets)");
+        .hasMessage("app.yml:1: defaults.budget: no budget named 'gpu' (no budgets are declared)");
   }
 
   @Test

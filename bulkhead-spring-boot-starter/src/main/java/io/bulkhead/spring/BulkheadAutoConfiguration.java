@@ -1,14 +1,18 @@
 package io.bulkhead.spring;
 
 import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.config.BulkheadFile;
+import io.bulkhead.config.Compartments;
 import io.bulkhead.insight.Insight;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Role;
+import org.springframework.core.env.Environment;
 
 /**
  * The compartments of {@code bulkhead.*} as a {@link BulkheadRegistry} bean, the {@link
@@ -26,11 +30,32 @@ public class BulkheadAutoConfiguration {
   /** Created by Spring Boot. */
   public BulkheadAutoConfiguration() {}
 
-  /** Every configured compartment, budgets enforced; fails start-up on a wrong setting. */
+  /**
+   * The {@code bulkhead.*} settings read into the settings file's model, checked; fails start-up on
+   * a wrong setting. (The properties bean is bound first, so a key that is not a setting is refused
+   * by Spring's binder, as for any other properties.)
+   */
   @Bean
   @ConditionalOnMissingBean
-  public BulkheadRegistry compartmentRegistry(BulkheadProperties properties) {
-    return CompartmentFactory.registry(properties);
+  public BulkheadFile bulkheadSettings(Environment environment, BulkheadProperties properties) {
+    return CompartmentFactory.settings(Binder.get(environment));
+  }
+
+  /**
+   * The budgets, compartments and worker pools of the settings, built; the worker pools shut down
+   * with the context. Not made when the application has its own registry.
+   */
+  @Bean
+  @ConditionalOnMissingBean({Compartments.class, BulkheadRegistry.class})
+  public Compartments bulkheadCompartments(BulkheadFile settings) {
+    return CompartmentFactory.build(settings);
+  }
+
+  /** Every configured compartment, budgets enforced. */
+  @Bean
+  @ConditionalOnMissingBean
+  public BulkheadRegistry compartmentRegistry(Compartments compartments) {
+    return compartments.registry();
   }
 
   /** Diagnosis and sizing advice for every compartment of the registry. */

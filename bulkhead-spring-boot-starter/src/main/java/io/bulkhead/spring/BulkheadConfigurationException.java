@@ -1,5 +1,6 @@
 package io.bulkhead.spring;
 
+import io.bulkhead.config.ConfigException;
 import java.lang.reflect.Method;
 import java.util.Arrays;
 
@@ -27,6 +28,22 @@ final class BulkheadConfigurationException extends IllegalStateException {
             + key
             + " in the application's configuration (application.yml, properties or"
             + " environment).");
+  }
+
+  /**
+   * What the settings model refused: {@code bulkhead.compartments.llm.limit: must be at least 1 but
+   * was 0}.
+   */
+  static BulkheadConfigurationException key(String key, ConfigException refused) {
+    BulkheadConfigurationException e =
+        new BulkheadConfigurationException(
+            key + ": " + refused.problem(),
+            "Correct "
+                + key
+                + " in the application's configuration (application.yml, properties or"
+                + " environment).");
+    e.initCause(refused);
+    return e;
   }
 
   /** A setting that is missing: {@code bulkhead.compartments.llm.limit is not set: <why>}. */

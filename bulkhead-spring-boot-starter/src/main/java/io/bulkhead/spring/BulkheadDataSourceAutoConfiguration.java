@@ -2,15 +2,18 @@ package io.bulkhead.spring;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.config.BulkheadFile;
 import io.bulkhead.jdbc.DatabasePools;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.beans.factory.support.RootBeanDefinition;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
-import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
@@ -65,40 +68,52 @@ public class BulkheadDataSourceAutoConfiguration {
     @Override
     public void registerBeanDefinitions(
         AnnotationMetadata metadata, BeanDefinitionRegistry registry) {
-      Map<String, BulkheadProperties.Database> databases =
-          Binder.get(environment)
-              .bind(
-                  BulkheadProperties.PREFIX + ".datasources",
-                  Bindable.mapOf(String.class, BulkheadProperties.Database.class))
-              .orElse(Map.of());
-      databases.forEach(
-          (database, settings) -> {
-            String poolsBean = BulkheadProperties.PREFIX + ".datasources." + database;
-            RootBeanDefinition pools =
-                new RootBeanDefinition(
-                    WorkloadDataSources.class,
-                    () ->
-                        new WorkloadDataSources(
-                            database, settings, beanFactory.getBean(BulkheadRegistry.class)));
-            pools.setInitMethodName("start");
-            pools.setDestroyMethodName("close");
-            registry.registerBeanDefinition(poolsBean, pools);
-            settings
-                .getPools()
-                .keySet()
-                .forEach(
-                    workload -> {
-                      RootBeanDefinition dataSource =
-                          new RootBeanDefinition(
-                              DataSource.class,
-                              () ->
-                                  beanFactory
-                                      .getBean(poolsBean, WorkloadDataSources.class)
-                                      .dataSource(workload));
-                      dataSource.setDependsOn(poolsBean);
-                      registry.registerBeanDefinition(database + "." + workload, dataSource);
-                    });
-          });
+      // Only the names here, before any bean exists: the settings are checked, with all the
+      // others, when the bean of the settings model is made.
+      Object databases =
+          CompartmentFactory.tree(Binder.get(environment)).getOrDefault("datasources", Map.of());
+      names(databases)
+          .forEach(
+              database -> {
+                String poolsBean = BulkheadProperties.PREFIX + ".datasources." + database;
+                RootBeanDefinition pools =
+                    new RootBeanDefinition(
+                        WorkloadDataSources.class,
+                        () ->
+                            new WorkloadDataSources(
+                                beanFactory.getBean(BulkheadFile.class).datasources().stream()
+                                    .filter(d -> d.name().equals(database))
+                                    .findFirst()
+                                    .orElseThrow(),
+                                beanFactory.getBean(BulkheadRegistry.class)));
+                pools.setInitMethodName("start");
+                pools.setDestroyMethodName("close");
+                registry.registerBeanDefinition(poolsBean, pools);
+                Object settings = ((Map<?, ?>) databases).get(database);
+                Object workloads = settings instanceof Map<?, ?> m ? m.get("pools") : null;
+                names(workloads)
+                    .forEach(
+                        workload -> {
+                          RootBeanDefinition dataSource =
+                              new RootBeanDefinition(
+                                  DataSource.class,
+                                  () ->
+                                      beanFactory
+                                          .getBean(poolsBean, WorkloadDataSources.class)
+                                          .dataSource(workload));
+                          dataSource.setDependsOn(poolsBean);
+                          registry.registerBeanDefinition(database + "." + workload, dataSource);
+                        });
+              });
+    }
+
+    /** The names of a section (its keys), in order; none if it is not a mapping. */
+    private static List<String> names(@Nullable Object section) {
+      List<String> names = new ArrayList<>();
+      if (section instanceof Map<?, ?> map) {
+        map.keySet().forEach(k -> names.add(String.valueOf(k)));
+      }
+      return names;
     }
   }
 }

@@ -15,8 +15,8 @@ import org.springframework.core.convert.ConversionFailedException;
  * into one line naming the key and the value, instead of a stack trace:
  *
  * <pre>
- * bulkhead.compartments.llm.limit=0: limit must be at least 1 but was 0
- * bulkhead.compartments.llm.max-wait=soon: cannot be read as a Duration (from class path resource [application.yml] - 4:17)
+ * bulkhead.compartments.llm.limit: must be at least 1 but was 0
+ * bulkhead.compartments.llm.limit=ten: cannot be read as an Integer (from class path resource [application.yml] - 4:17)
  * bulkhead.compartments.llm.limt=3: not a setting of bulkhead (from ...)
  * </pre>
  *
@@ -58,9 +58,11 @@ public final class BulkheadFailureAnalyzer implements FailureAnalyzer, Ordered {
           keys
               + ": not a setting of "
               + BulkheadProperties.PREFIX
-              + " (a compartment takes limit, max-queue, max-wait, budget, paths and upstream;"
-              + " a budget takes capacity; a datasource takes url, username, password, reserve, budget"
-              + " and pools, whose entries take size, max-queue, max-wait and connection-timeout)",
+              + " (the keys are the settings file's: a compartment takes limit, max-queue, max-wait,"
+              + " budget, criticality, headroom, cpu-bound, rate, latency, paths and upstream; a"
+              + " budget takes capacity; a datasource takes url, username, password, reserve,"
+              + " capacity and pools, whose entries take limit, max-queue, max-wait and"
+              + " connection-timeout)",
           "Correct the key's spelling or remove it.",
           e);
     }

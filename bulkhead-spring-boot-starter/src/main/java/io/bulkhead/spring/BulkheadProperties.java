@@ -9,8 +9,8 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
- * The {@code bulkhead.*} settings: budgets and compartments, with the setting names of the YAML
- * file.
+ * The {@code bulkhead.*} settings: the keys of the settings file (every one of them, under the same
+ * names), and the few that only Spring has ({@code edge}, {@code warm-up}).
  *
  * <pre>
  * bulkhead:
@@ -18,22 +18,22 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  *     max-queue: 20
  *     max-wait: 500ms
  *   budgets:
- *     llm-api:
- *       capacity: 20
+ *     llm-api: 20
  *   compartments:
  *     llm:
- *       limit: 10
- *       max-queue: 20
- *       max-wait: 1s
+ *       rate: 40/s
+ *       latency: 200ms
+ *       criticality: critical
  *       budget: llm-api
  *       upstream: https://llm.internal:8443
  *       paths: [/chat/**]
  * </pre>
  *
- * <p>A key that is not one of these (a typo such as {@code limt}) fails start-up instead of being
- * ignored. Only binding happens here; {@link BulkheadAutoConfiguration} checks every value when it
- * builds the compartments and fails start-up with the key and the value of the first one that is
- * wrong.
+ * <p>This class is what IDEs complete the keys from, and it refuses a key that is not one of these
+ * (a typo such as {@code limt}) instead of ignoring it. The values are read by the settings model
+ * of {@code bulkhead-config} ({@code BulkheadFile.fromMap}), as the file's are, so the types here
+ * take whatever the model takes ({@code max-queue: unbounded}, {@code 1.5s}); {@link
+ * BulkheadAutoConfiguration} fails start-up with the key of the first value that is wrong.
  */
 @ConfigurationProperties(prefix = BulkheadProperties.PREFIX, ignoreUnknownFields = false)
 public class BulkheadProperties {
@@ -59,6 +59,12 @@ public class BulkheadProperties {
    * bulkhead-jdbc).
    */
   private Map<String, Database> datasources = new LinkedHashMap<>();
+
+  /** Worker pools by name: each becomes a WorkerPool, shut down with the application context. */
+  private Map<String, WorkerPool> workerPools = new LinkedHashMap<>();
+
+  /** The headroom of each criticality, for limits derived from rate and latency. */
+  private final Headroom headroom = new Headroom();
 
   /** The web edge's own settings, {@code bulkhead.edge.*}. */
   private final Edge edge = new Edge();
@@ -104,6 +110,21 @@ public class BulkheadProperties {
     this.datasources = datasources;
   }
 
+  /** The worker pools by name. */
+  public Map<String, WorkerPool> getWorkerPools() {
+    return workerPools;
+  }
+
+  /** Replaces the worker pools; for binding. */
+  public void setWorkerPools(Map<String, WorkerPool> workerPools) {
+    this.workerPools = workerPools;
+  }
+
+  /** The headroom of each criticality, {@code bulkhead.headroom.*}. */
+  public Headroom getHeadroom() {
+    return headroom;
+  }
+
   /** The web edge's settings. */
   public Edge getEdge() {
     return edge;
@@ -139,101 +160,160 @@ public class BulkheadProperties {
   }
 
   /**
-   * What every compartment under {@code bulkhead.compartments} inherits, {@code
-   * bulkhead.defaults.*}: the keys of a compartment that are not about one dependency alone.
+   * The keys every compartment and worker pool takes, {@code bulkhead.defaults.*}: under {@code
+   * bulkhead.defaults} each is inherited, key by key, by every compartment, worker pool and
+   * database pool that does not give it (a compartment's own limit, or its own rate and latency,
+   * win over a default limit). The values are read as the settings file reads them.
    */
   public static class Defaults {
 
-    /** The limit of every compartment that gives none (how many calls may be in flight at once). */
+    /**
+     * How many calls may be in flight at once; at least 1. A compartment needs one unless it gives
+     * rate and latency, or bulkhead.defaults.limit is set.
+     */
     private @Nullable Integer limit;
 
-    /**
-     * How many callers may wait for a slot in every compartment that gives no max-queue; 0 rejects
-     * at once.
-     */
-    private int maxQueue = 0;
-
-    /**
-     * How long one caller may wait for a slot in every compartment that gives no max-wait (10ms,
-     * 1s, PT0.5S).
-     */
-    private @Nullable Duration maxWait;
-
-    /**
-     * The budget (under bulkhead.budgets) every compartment that names none draws its limit from.
-     */
-    private @Nullable String budget;
-
-    /** Creates the defaults; Spring binds them. */
-    public Defaults() {}
-
-    /** The inherited limit; null when not set. */
+    /** The limit; null when not set. */
     public @Nullable Integer getLimit() {
       return limit;
     }
 
-    /** Sets the inherited limit. */
+    /** Sets the limit; for binding. */
     public void setLimit(@Nullable Integer limit) {
       this.limit = limit;
     }
 
-    /** The inherited max-queue. */
-    public int getMaxQueue() {
+    /**
+     * How many callers may wait for a slot when all are taken: a whole number (0 rejects at once,
+     * the default) or unbounded.
+     */
+    private @Nullable String maxQueue;
+
+    /** The max-queue; null when not set. */
+    public @Nullable String getMaxQueue() {
       return maxQueue;
     }
 
-    /** Sets the inherited max-queue. */
-    public void setMaxQueue(int maxQueue) {
+    /** Sets the max-queue; for binding. */
+    public void setMaxQueue(@Nullable String maxQueue) {
       this.maxQueue = maxQueue;
     }
 
-    /** The inherited max-wait; null when not set. */
-    public @Nullable Duration getMaxWait() {
+    /**
+     * How long one caller may wait for a slot (10ms, 1.5s, PT0.5S) or unbounded; required when
+     * max-queue is above 0 (here or as bulkhead.defaults.max-wait).
+     */
+    private @Nullable String maxWait;
+
+    /** The max-wait; null when not set. */
+    public @Nullable String getMaxWait() {
       return maxWait;
     }
 
-    /** Sets the inherited max-wait. */
-    public void setMaxWait(@Nullable Duration maxWait) {
+    /** Sets the max-wait; for binding. */
+    public void setMaxWait(@Nullable String maxWait) {
       this.maxWait = maxWait;
     }
 
-    /** The inherited budget's name; null for none. */
+    /** The name of the budget (under bulkhead.budgets) the compartment draws its limit from. */
+    private @Nullable String budget;
+
+    /** The budget name; null when not set. */
     public @Nullable String getBudget() {
       return budget;
     }
 
-    /** Sets the inherited budget's name. */
+    /** Sets the budget name; for binding. */
     public void setBudget(@Nullable String budget) {
       this.budget = budget;
     }
+
+    /**
+     * critical or optional: the headroom a limit derived from rate and latency gets
+     * (bulkhead.headroom).
+     */
+    private @Nullable String criticality;
+
+    /** The criticality; null when not set. */
+    public @Nullable String getCriticality() {
+      return criticality;
+    }
+
+    /** Sets the criticality; for binding. */
+    public void setCriticality(@Nullable String criticality) {
+      this.criticality = criticality;
+    }
+
+    /**
+     * The headroom a limit derived from rate and latency gets, instead of the one of its
+     * criticality (3, x3, 1.5, 4/3).
+     */
+    private @Nullable String headroom;
+
+    /** The headroom; null when not set. */
+    public @Nullable String getHeadroom() {
+      return headroom;
+    }
+
+    /** Sets the headroom; for binding. */
+    public void setHeadroom(@Nullable String headroom) {
+      this.headroom = headroom;
+    }
+
+    /**
+     * Whether each call in flight keeps a core busy for most of its latency (rendering,
+     * compressing), so more of them than the CPUs only queue for a core; false by default.
+     */
+    private @Nullable Boolean cpuBound;
+
+    /** Whether calls are CPU-bound; null when not set. */
+    public @Nullable Boolean getCpuBound() {
+      return cpuBound;
+    }
+
+    /** Sets whether calls are CPU-bound; for binding. */
+    public void setCpuBound(@Nullable Boolean cpuBound) {
+      this.cpuBound = cpuBound;
+    }
+
+    /** Creates empty settings; Spring binds them. */
+    public Defaults() {}
   }
 
-  /** The settings of one compartment, {@code bulkhead.compartments.<name>.*}. */
-  public static class Compartment {
+  /**
+   * The settings of one compartment, {@code bulkhead.compartments.<name>.*}: the keys of {@code
+   * bulkhead.defaults}, and those about one dependency alone.
+   */
+  public static class Compartment extends Defaults {
 
     /**
-     * How many calls may be in flight at once; at least 1, required unless bulkhead.defaults.limit
-     * is set.
+     * The expected arrival rate (40/s, 2400/min); with latency, the limit is derived from it (need
+     * = rate x latency, times the headroom).
      */
-    private @Nullable Integer limit;
+    private @Nullable String rate;
 
-    /**
-     * How many callers may wait for a slot when all are taken; 0 rejects at once. Default:
-     * bulkhead.defaults.max-queue, which is 0.
-     */
-    private @Nullable Integer maxQueue;
+    /** The rate; null when not set. */
+    public @Nullable String getRate() {
+      return rate;
+    }
 
-    /**
-     * How long one caller may wait for a slot (10ms, 1s, PT0.5S); required when max-queue is above
-     * 0. Default: bulkhead.defaults.max-wait.
-     */
-    private @Nullable Duration maxWait;
+    /** Sets the rate; for binding. */
+    public void setRate(@Nullable String rate) {
+      this.rate = rate;
+    }
 
-    /**
-     * The name of the budget (under bulkhead.budgets) this compartment draws its limit from.
-     * Default: bulkhead.defaults.budget.
-     */
-    private @Nullable String budget;
+    /** How long one call holds its slot (50ms, 1.5s); with rate, the limit is derived from it. */
+    private @Nullable String latency;
+
+    /** The latency; null when not set. */
+    public @Nullable String getLatency() {
+      return latency;
+    }
+
+    /** Sets the latency; for binding. */
+    public void setLatency(@Nullable String latency) {
+      this.latency = latency;
+    }
 
     /**
      * Path patterns whose requests enter this compartment at the web edge, in Spring's syntax
@@ -266,46 +346,6 @@ public class BulkheadProperties {
     /** Sets the adaptive limit's settings. */
     public void setAdaptive(@Nullable Adaptive adaptive) {
       this.adaptive = adaptive;
-    }
-
-    /** How many calls may be in flight; null when not set. */
-    public @Nullable Integer getLimit() {
-      return limit;
-    }
-
-    /** Sets how many calls may be in flight. */
-    public void setLimit(@Nullable Integer limit) {
-      this.limit = limit;
-    }
-
-    /** How many callers may wait for a slot; null when not set (the default's then). */
-    public @Nullable Integer getMaxQueue() {
-      return maxQueue;
-    }
-
-    /** Sets how many callers may wait for a slot. */
-    public void setMaxQueue(@Nullable Integer maxQueue) {
-      this.maxQueue = maxQueue;
-    }
-
-    /** How long one caller may wait; null when not set. */
-    public @Nullable Duration getMaxWait() {
-      return maxWait;
-    }
-
-    /** Sets how long one caller may wait. */
-    public void setMaxWait(@Nullable Duration maxWait) {
-      this.maxWait = maxWait;
-    }
-
-    /** The budget's name; null for none. */
-    public @Nullable String getBudget() {
-      return budget;
-    }
-
-    /** Sets the budget's name. */
-    public void setBudget(@Nullable String budget) {
-      this.budget = budget;
     }
 
     /** The path patterns routed into this compartment at the web edge. */
@@ -388,6 +428,96 @@ public class BulkheadProperties {
     }
   }
 
+  /**
+   * The settings of one worker pool, {@code bulkhead.worker-pools.<name>.*}: a WorkerPool whose
+   * limit is its number of workers, in the Compartments bean and (its compartment) the registry.
+   */
+  public static class WorkerPool extends Defaults {
+
+    /** The expected rate of jobs (40/s); with latency, the number of workers is derived from it. */
+    private @Nullable String rate;
+
+    /** The rate; null when not set. */
+    public @Nullable String getRate() {
+      return rate;
+    }
+
+    /** Sets the rate; for binding. */
+    public void setRate(@Nullable String rate) {
+      this.rate = rate;
+    }
+
+    /** How long one job runs (50ms, 1.5s); with rate, the number of workers is derived from it. */
+    private @Nullable String latency;
+
+    /** The latency; null when not set. */
+    public @Nullable String getLatency() {
+      return latency;
+    }
+
+    /** Sets the latency; for binding. */
+    public void setLatency(@Nullable String latency) {
+      this.latency = latency;
+    }
+
+    /** platform (the default) or virtual: the threads the pool runs its jobs on. */
+    private @Nullable String threads;
+
+    /** The threads; null when not set. */
+    public @Nullable String getThreads() {
+      return threads;
+    }
+
+    /** Sets the threads; for binding. */
+    public void setThreads(@Nullable String threads) {
+      this.threads = threads;
+    }
+
+    /** Creates empty settings; Spring binds them. */
+    public WorkerPool() {}
+  }
+
+  /**
+   * The headroom of each criticality, {@code bulkhead.headroom.*}: how far a derived limit exceeds
+   * the need.
+   */
+  public static class Headroom {
+
+    /**
+     * The headroom of the derived limit of a critical compartment (the default is in the glossary).
+     */
+    private @Nullable String critical;
+
+    /** The critical headroom; null when not set. */
+    public @Nullable String getCritical() {
+      return critical;
+    }
+
+    /** Sets the critical headroom; for binding. */
+    public void setCritical(@Nullable String critical) {
+      this.critical = critical;
+    }
+
+    /**
+     * The headroom of the derived limit of an optional compartment (the default is in the
+     * glossary).
+     */
+    private @Nullable String optional;
+
+    /** The optional headroom; null when not set. */
+    public @Nullable String getOptional() {
+      return optional;
+    }
+
+    /** Sets the optional headroom; for binding. */
+    public void setOptional(@Nullable String optional) {
+      this.optional = optional;
+    }
+
+    /** Creates empty settings; Spring binds them. */
+    public Headroom() {}
+  }
+
   /** The settings of one budget, {@code bulkhead.budgets.<name>.*}. */
   public static class Budget {
 
@@ -396,6 +526,26 @@ public class BulkheadProperties {
 
     /** Creates empty settings; Spring binds them. */
     public Budget() {}
+
+    /**
+     * The short form, {@code bulkhead.budgets.postgres: 10}: the capacity alone. Spring binds it
+     * through this; a value that is not a whole number is left for the settings model to refuse,
+     * with its key.
+     */
+    public static Budget valueOf(String capacity) {
+      Budget budget = new Budget();
+      try {
+        budget.setCapacity(Integer.valueOf(capacity.trim()));
+      } catch (NumberFormatException notWhole) {
+        // refused by the settings model, which reads the value as written
+      }
+      return budget;
+    }
+
+    /** The short form as YAML gives it, a number. */
+    public static Budget valueOf(Integer capacity) {
+      return valueOf(String.valueOf(capacity));
+    }
 
     /** The capacity; null when not set. */
     public @Nullable Integer getCapacity() {
@@ -424,7 +574,7 @@ public class BulkheadProperties {
      * How many of the server's connections to leave to other clients (psql, migrations, the other
      * instances of this service); 0 (the default) lets these pools take all the server allows.
      */
-    private int reserve;
+    private @Nullable Integer reserve;
 
     /**
      * The capacity of the database's budget: how many connections the pools may hold together,
@@ -471,12 +621,12 @@ public class BulkheadProperties {
     }
 
     /** How many server connections are left to other clients. */
-    public int getReserve() {
+    public @Nullable Integer getReserve() {
       return reserve;
     }
 
     /** Sets how many server connections are left to other clients. */
-    public void setReserve(int reserve) {
+    public void setReserve(@Nullable Integer reserve) {
       this.reserve = reserve;
     }
 
@@ -515,13 +665,13 @@ public class BulkheadProperties {
     /**
      * How many callers may wait when every connection is in use; 0 (the default) refuses at once.
      */
-    private int maxQueue;
+    private @Nullable String maxQueue;
 
     /** How long one caller may wait for a connection; required when max-queue is above 0. */
-    private @Nullable Duration maxWait;
+    private @Nullable String maxWait;
 
     /** How long HikariCP waits for the server to give a connection (at least 250ms; default 5s). */
-    private @Nullable Duration connectionTimeout;
+    private @Nullable String connectionTimeout;
 
     /** Creates empty settings; Spring binds them. */
     public Pool() {}
@@ -536,33 +686,33 @@ public class BulkheadProperties {
       this.limit = limit;
     }
 
-    /** How many callers may wait for a connection. */
-    public int getMaxQueue() {
+    /** How many callers may wait for a connection; null when not set. */
+    public @Nullable String getMaxQueue() {
       return maxQueue;
     }
 
     /** Sets how many callers may wait for a connection. */
-    public void setMaxQueue(int maxQueue) {
+    public void setMaxQueue(@Nullable String maxQueue) {
       this.maxQueue = maxQueue;
     }
 
     /** How long one caller may wait; null when not set. */
-    public @Nullable Duration getMaxWait() {
+    public @Nullable String getMaxWait() {
       return maxWait;
     }
 
     /** Sets how long one caller may wait. */
-    public void setMaxWait(@Nullable Duration maxWait) {
+    public void setMaxWait(@Nullable String maxWait) {
       this.maxWait = maxWait;
     }
 
     /** HikariCP's connection timeout; null for the default. */
-    public @Nullable Duration getConnectionTimeout() {
+    public @Nullable String getConnectionTimeout() {
       return connectionTimeout;
     }
 
     /** Sets HikariCP's connection timeout. */
-    public void setConnectionTimeout(@Nullable Duration connectionTimeout) {
+    public void setConnectionTimeout(@Nullable String connectionTimeout) {
       this.connectionTimeout = connectionTimeout;
     }
   }

@@ -1,6 +1,7 @@
 package io.bulkhead.spring;
 
 import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.config.BulkheadFile;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.restclient.RestClientCustomizer;
@@ -22,10 +23,10 @@ public class BulkheadRestClientAutoConfiguration {
   /** Adds the routing interceptor to every auto-configured {@code RestClient.Builder}. */
   @Bean
   public RestClientCustomizer compartmentRestClientCustomizer(
-      BulkheadRegistry registry, BulkheadProperties properties) {
+      BulkheadRegistry registry, BulkheadFile settings) {
     BulkheadClientHttpRequestInterceptor interceptor =
         BulkheadClientHttpRequestInterceptor.routing(
-            registry, CompartmentFactory.upstreams(properties));
+            registry, CompartmentFactory.upstreams(settings));
     return builder -> builder.requestInterceptor(interceptor);
   }
 }

@@ -1,6 +1,7 @@
 package io.bulkhead.spring;
 
 import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.config.BulkheadFile;
 import io.bulkhead.reactor.BulkheadOperator;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -25,9 +26,9 @@ public class BulkheadWebClientAutoConfiguration {
   /** Adds the routing filter to every auto-configured {@code WebClient.Builder}. */
   @Bean
   public WebClientCustomizer compartmentWebClientCustomizer(
-      BulkheadRegistry registry, BulkheadProperties properties) {
+      BulkheadRegistry registry, BulkheadFile settings) {
     BulkheadExchangeFilterFunction filter =
-        BulkheadExchangeFilterFunction.routing(registry, CompartmentFactory.upstreams(properties));
+        BulkheadExchangeFilterFunction.routing(registry, CompartmentFactory.upstreams(settings));
     return builder -> builder.filter(filter);
   }
 }

@@ -1,6 +1,7 @@
 package io.bulkhead.spring;
 
 import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.config.BulkheadFile;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -48,10 +49,13 @@ public class BulkheadWebFluxAutoConfiguration {
     @Bean(FILTER_NAME)
     @ConditionalOnMissingBean(name = FILTER_NAME)
     WebFilter bulkheadWebFilter(
-        BulkheadRegistry registry, BulkheadProperties properties, ApplicationContext context) {
+        BulkheadRegistry registry,
+        BulkheadFile settings,
+        BulkheadProperties properties,
+        ApplicationContext context) {
       return new BulkheadWebFilter(
           EdgeRoutes.of(
-              properties,
+              settings,
               registry,
               ManagementPaths.of(context, ""),
               properties.getEdge().isIncludeManagement()));

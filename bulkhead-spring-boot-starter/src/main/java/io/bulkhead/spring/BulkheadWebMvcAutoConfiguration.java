@@ -1,6 +1,7 @@
 package io.bulkhead.spring;
 
 import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.config.BulkheadFile;
 import io.bulkhead.edge.RejectionBody;
 import io.bulkhead.servlet.BulkheadFilter;
 import jakarta.servlet.DispatcherType;
@@ -58,7 +59,10 @@ public class BulkheadWebMvcAutoConfiguration {
     @Bean(FILTER_NAME)
     @ConditionalOnMissingBean(name = FILTER_NAME)
     FilterRegistrationBean<BulkheadFilter> bulkheadFilter(
-        BulkheadRegistry registry, BulkheadProperties properties, ApplicationContext context) {
+        BulkheadRegistry registry,
+        BulkheadFile settings,
+        BulkheadProperties properties,
+        ApplicationContext context) {
       String servletPath = context.getEnvironment().getProperty("spring.mvc.servlet.path", "/");
       String prefix =
           servletPath.endsWith("/")
@@ -66,7 +70,7 @@ public class BulkheadWebMvcAutoConfiguration {
               : servletPath;
       EdgeRoutes routes =
           EdgeRoutes.of(
-              properties,
+              settings,
               registry,
               ManagementPaths.of(context, prefix),
               properties.getEdge().isIncludeManagement());

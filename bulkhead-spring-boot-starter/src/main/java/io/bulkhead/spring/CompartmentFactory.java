@@ -1,47 +1,46 @@
 package io.bulkhead.spring;
 
-import io.bulkhead.AdaptiveLimit;
-import io.bulkhead.Budget;
-import io.bulkhead.Bulkhead;
-import io.bulkhead.BulkheadBuilder;
-import io.bulkhead.BulkheadRegistry;
-import io.bulkhead.LimitController;
+import io.bulkhead.config.BulkheadFile;
+import io.bulkhead.config.CompartmentSpec;
+import io.bulkhead.config.Compartments;
+import io.bulkhead.config.ConfigException;
 import io.bulkhead.httpclient.BaseUrl;
 import io.bulkhead.internal.Urls;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
-import java.util.function.Consumer;
+import java.util.Set;
+import java.util.SortedSet;
+import java.util.TreeMap;
 import java.util.function.Supplier;
-import org.jspecify.annotations.Nullable;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
 
 /**
- * Turns {@link BulkheadProperties} into compartments, each key its own or, when it gives none, the
- * one of {@code bulkhead.defaults}, checking every value on the way: the first one that is wrong
- * stops start-up with a {@link BulkheadConfigurationException} naming its key and value. The checks
- * of the values themselves are the core builders' (their messages are kept); this class adds the
- * key and checks what only the configuration knows (a budget name that is not defined, a missing
- * setting).
+ * Reads {@code bulkhead.*} into the settings model of {@code bulkhead-config}, the one the YAML
+ * file is read into ({@link BulkheadFile#fromMap}), and builds the compartments from it: every key
+ * of the file works here, with the file's defaults and checks. Spring binds the subtree as a plain
+ * map; this class gives its keys the file's spelling (Spring's relaxed names: {@code maxQueue},
+ * {@code MAXQUEUE} from an environment variable), turns the indexed entries Spring makes of a list
+ * ({@code paths[0]}) back into a list, and leaves out the keys that only Spring has ({@link
+ * #SPRING_ONLY}). The first wrong value stops start-up with a {@link
+ * BulkheadConfigurationException} naming its key ({@code bulkhead.compartments.llm.limit: must be
+ * at least 1 but was 0}).
  */
 final class CompartmentFactory {
 
-  private static final String COMPARTMENTS = BulkheadProperties.PREFIX + ".compartments.";
-  private static final String BUDGETS = BulkheadProperties.PREFIX + ".budgets.";
-  private static final String DEFAULTS = BulkheadProperties.PREFIX + ".defaults.";
+  /** How errors name where the settings came from. */
+  static final String SOURCE = "application properties (bulkhead.*)";
 
-  /** A value and the key it came from: the compartment's own, or the one of bulkhead.defaults. */
-  private record Setting<T>(String key, @Nullable T value) {
+  /**
+   * The {@code bulkhead.*} sections that are Spring's alone ({@link BulkheadProperties}): the web
+   * edge's management switch and the readiness warm-up.
+   */
+  static final Set<String> SPRING_ONLY = Set.of("edge", "warm-up");
 
-    /** The compartment's own {@code value} under {@code name}, else the default's. */
-    static <T> Setting<T> of(
-        String prefix, String name, @Nullable T value, @Nullable T defaultValue) {
-      return value != null
-          ? new Setting<>(prefix + name, value)
-          : new Setting<>(DEFAULTS + name, defaultValue);
-    }
-  }
+  private static final SortedSet<String> KEYS = BulkheadFile.keys();
 
   /** An upstream and the compartment its outgoing calls enter. */
   record UpstreamRoute(BaseUrl upstream, String compartment) {}
@@ -49,195 +48,159 @@ final class CompartmentFactory {
   private CompartmentFactory() {}
 
   /**
-   * A registry holding one {@link Bulkhead} per configured compartment, in the configured order;
-   * each compartment with a {@code budget} draws its limit from that budget.
+   * The settings under {@code bulkhead}, checked.
    *
-   * @throws BulkheadConfigurationException for the first value that is wrong, and for a budget that
-   *     is over-subscribed (with the core's message listing every share)
+   * @throws BulkheadConfigurationException for the first value that is wrong
    */
-  static BulkheadRegistry registry(BulkheadProperties properties) {
-    Map<String, Budget> budgets = new LinkedHashMap<>();
-    properties
-        .getBudgets()
-        .forEach(
-            (name, settings) -> {
-              String key = BUDGETS + name + ".capacity";
-              Integer capacity = settings.getCapacity();
-              if (capacity == null) {
-                throw BulkheadConfigurationException.missing(
-                    key, "a budget needs the capacity of the resource it stands for");
-              }
-              budgets.put(name, build(key, capacity, () -> Budget.of(name, capacity)));
-            });
-    checkDefaults(properties.getDefaults(), budgets);
-    BulkheadRegistry registry = BulkheadRegistry.create();
-    EdgePath.check(properties); // every paths entry, whichever web stack enforces them
-    properties
-        .getCompartments()
-        .forEach(
-            (name, settings) -> {
-              registry.register(compartment(name, settings, properties.getDefaults(), budgets));
-              String upstream = settings.getUpstream();
-              if (upstream != null) {
-                upstream(name, upstream);
-              }
-            });
-    return registry;
-  }
-
-  /** The configured upstreams, in the order of their compartments. */
-  static List<UpstreamRoute> upstreams(BulkheadProperties properties) {
-    List<UpstreamRoute> routes = new ArrayList<>();
-    properties
-        .getCompartments()
-        .forEach(
-            (name, settings) -> {
-              String upstream = settings.getUpstream();
-              if (upstream != null) {
-                routes.add(new UpstreamRoute(upstream(name, upstream), name));
-              }
-            });
-    return List.copyOf(routes);
+  static BulkheadFile settings(Binder binder) {
+    Map<String, Object> model = tree(binder);
+    try {
+      return BulkheadFile.fromMap(model, SOURCE);
+    } catch (ConfigException e) {
+      throw refused(e);
+    }
   }
 
   /**
-   * Checks {@code bulkhead.defaults} on its own, so a wrong default stops start-up (named under its
-   * own key) even when every compartment gives its own value.
+   * The {@code bulkhead} subtree as the file's nested maps, without checking it: what the settings
+   * model reads, and what bean definitions are named from before any bean exists.
    */
-  private static void checkDefaults(
-      BulkheadProperties.Defaults defaults, Map<String, Budget> budgets) {
-    BulkheadBuilder builder = Bulkhead.builder("defaults");
-    if (defaults.getLimit() != null) {
-      apply(DEFAULTS + "limit", defaults.getLimit(), builder::limit);
-    }
-    apply(DEFAULTS + "max-queue", defaults.getMaxQueue(), builder::maxQueue);
-    if (defaults.getMaxWait() != null) {
-      apply(DEFAULTS + "max-wait", defaults.getMaxWait(), builder::maxWait);
-    }
-    if (defaults.getBudget() != null) {
-      budget(new Setting<>(DEFAULTS + "budget", defaults.getBudget()), budgets);
+  static Map<String, Object> tree(Binder binder) {
+    Map<String, Object> bound =
+        binder
+            .bind(BulkheadProperties.PREFIX, Bindable.mapOf(String.class, Object.class))
+            .orElse(Map.of());
+    Map<String, Object> model = new LinkedHashMap<>();
+    bound.forEach(
+        (key, value) -> {
+          boolean springOnly = SPRING_ONLY.stream().anyMatch(s -> uniform(s).equals(uniform(key)));
+          if (!springOnly) {
+            model.put(key, value);
+          }
+        });
+    @SuppressWarnings("unchecked")
+    Map<String, Object> normal = (Map<String, Object>) normalise(model, "");
+    return normal;
+  }
+
+  /**
+   * Builds the budgets, compartments and worker pools, after checking every {@code paths} entry
+   * (whichever web stack enforces them) and every {@code upstream}.
+   *
+   * @throws BulkheadConfigurationException for the first value that is wrong, and for a budget that
+   *     is over-subscribed (listing every share)
+   */
+  static Compartments build(BulkheadFile settings) {
+    EdgePath.check(settings);
+    upstreams(settings);
+    try {
+      return settings.build();
+    } catch (ConfigException e) {
+      throw refused(e);
     }
   }
 
-  private static Bulkhead compartment(
-      String name,
-      BulkheadProperties.Compartment settings,
-      BulkheadProperties.Defaults defaults,
-      Map<String, Budget> budgets) {
-    String prefix = COMPARTMENTS + name + ".";
-    BulkheadBuilder builder = build(prefix + "name", name, () -> Bulkhead.builder(name));
-    Setting<Integer> limit = Setting.of(prefix, "limit", settings.getLimit(), defaults.getLimit());
-    if (limit.value() == null) {
-      throw BulkheadConfigurationException.missing(
-          prefix + "limit",
-          "every compartment needs the number of calls it lets in flight at once (or set "
-              + DEFAULTS
-              + "limit for every compartment)");
+  /** The configured upstreams, in the order of their compartments. */
+  static List<UpstreamRoute> upstreams(BulkheadFile settings) {
+    List<UpstreamRoute> routes = new ArrayList<>();
+    for (CompartmentSpec c : settings.compartments()) {
+      c.upstream().ifPresent(u -> routes.add(new UpstreamRoute(upstream(c.name(), u), c.name())));
     }
-    apply(limit.key(), limit.value(), builder::limit);
-    Setting<Integer> maxQueue =
-        Setting.of(prefix, "max-queue", settings.getMaxQueue(), defaults.getMaxQueue());
-    int queue = maxQueue.value() == null ? 0 : maxQueue.value();
-    apply(maxQueue.key(), queue, builder::maxQueue);
-    Setting<Duration> maxWait =
-        Setting.of(prefix, "max-wait", settings.getMaxWait(), defaults.getMaxWait());
-    Duration wait = maxWait.value();
-    if (wait != null) {
-      apply(maxWait.key(), wait, builder::maxWait);
-      if (queue > 0 && wait.isZero()) {
-        throw BulkheadConfigurationException.property(
-            maxWait.key(),
-            wait,
-            "the "
-                + queue
-                + " callers max-queue lets wait would be rejected the moment they queue: set max-wait above zero, or"
-                + " max-queue to 0 to reject at once");
-      }
-    } else if (queue > 0) {
-      throw BulkheadConfigurationException.missing(
-          prefix + "max-wait",
-          (maxQueue.key().startsWith(DEFAULTS) ? maxQueue.key() : "max-queue")
-              + " lets "
-              + queue
-              + " callers wait, so say how long one may wait (500ms, 1s), here or as "
-              + DEFAULTS
-              + "max-wait");
-    }
-    Setting<String> budgetName =
-        Setting.of(prefix, "budget", settings.getBudget(), defaults.getBudget());
-    if (budgetName.value() != null) {
-      builder.budget(budget(budgetName, budgets));
-    }
-    BulkheadProperties.Adaptive adaptive = settings.getAdaptive();
-    if (adaptive != null) {
-      builder.adaptive(adaptive(prefix + "adaptive.", adaptive));
-    }
-    // What build() still refuses is the budget being over-subscribed: the core names every share.
-    Setting<?> blamed = budgetName.value() == null ? limit : budgetName;
-    return build(blamed.key(), blamed.value(), builder::build);
+    return List.copyOf(routes);
   }
 
-  private static AdaptiveLimit adaptive(String prefix, BulkheadProperties.Adaptive settings) {
-    String name = settings.getController();
-    LimitController controller =
-        switch (name == null ? "" : name) {
-          case "gradient" -> LimitController.gradient();
-          case "aimd" -> LimitController.aimd();
-          default ->
-              throw BulkheadConfigurationException.property(
-                  prefix + "controller", name, "the controllers are gradient and aimd");
-        };
-    Integer min = settings.getMin();
-    Integer max = settings.getMax();
-    if (min == null) {
-      throw BulkheadConfigurationException.missing(
-          prefix + "min", "an adaptive limit moves within [min, max]");
-    }
-    if (max == null) {
-      throw BulkheadConfigurationException.missing(
-          prefix + "max", "an adaptive limit moves within [min, max]");
-    }
-    return build(
-        prefix + "max", max, () -> new AdaptiveLimit(controller, min, max, settings.getInterval()));
-  }
-
-  private static Budget budget(Setting<String> name, Map<String, Budget> budgets) {
-    Budget budget = budgets.get(name.value());
-    if (budget == null) {
-      throw BulkheadConfigurationException.property(
-          name.key(),
-          name.value(),
-          "no budget of that name; the budgets are "
-              + budgets.keySet()
-              + " (define it as "
-              + BUDGETS
-              + name.value()
-              + ".capacity)");
-    }
-    return budget;
+  /** The settings model's refusal as start-up's: the key under {@code bulkhead.}, and why. */
+  static BulkheadConfigurationException refused(ConfigException e) {
+    return e.key()
+        .map(key -> BulkheadConfigurationException.key(BulkheadProperties.PREFIX + "." + key, e))
+        .orElseGet(() -> BulkheadConfigurationException.key(BulkheadProperties.PREFIX, e));
   }
 
   private static BaseUrl upstream(String name, String value) {
     // The value may carry a user and password: the refusal names it masked.
-    return build(COMPARTMENTS + name + ".upstream", Urls.masked(value), () -> BaseUrl.parse(value));
+    return build(
+        BulkheadProperties.PREFIX + ".compartments." + name + ".upstream",
+        Urls.masked(value),
+        () -> BaseUrl.parse(value));
   }
 
-  private static <T> void apply(String key, T value, Consumer<T> setter) {
-    build(
-        key,
-        value,
-        () -> {
-          setter.accept(value);
-          return value;
-        });
-  }
-
-  /** Runs a core factory or check, naming {@code key} and {@code value} in what it refuses. */
+  /** Runs a factory or check, naming {@code key} and {@code value} in what it refuses. */
   private static <T> T build(String key, Object value, Supplier<T> factory) {
     try {
       return factory.get();
     } catch (IllegalArgumentException e) {
       throw BulkheadConfigurationException.property(key, value, e.getMessage());
     }
+  }
+
+  /**
+   * {@code value}, found at {@code pattern} (a key of {@link BulkheadFile#keys()}, {@code *} for a
+   * name), with the file's spelling of every key and lists for Spring's indexed maps.
+   */
+  private static Object normalise(Object value, String pattern) {
+    if (!(value instanceof Map<?, ?> map)) {
+      return value;
+    }
+    if (KEYS.contains(pattern) && isIndexed(map)) {
+      TreeMap<Integer, Object> items = new TreeMap<>();
+      map.forEach((k, v) -> items.put(index(String.valueOf(k)), normalise(v, pattern)));
+      return new ArrayList<>(items.values());
+    }
+    boolean names =
+        !pattern.isEmpty() && KEYS.stream().anyMatch(k -> k.startsWith(pattern + ".*."));
+    Map<String, Object> out = new LinkedHashMap<>();
+    map.forEach(
+        (k, v) -> {
+          String key = String.valueOf(k);
+          String field = names ? key : spelling(pattern, key);
+          String child =
+              names ? pattern + ".*" : (pattern.isEmpty() ? field : pattern + "." + field);
+          // Two spellings of one key (max-wait in a file, MAXWAIT in the environment) were bound
+          // to the same value, the one of the source that wins.
+          out.putIfAbsent(field, normalise(v, child));
+        });
+    return out;
+  }
+
+  /** The file's spelling of {@code key} among the keys below {@code pattern}; else as given. */
+  private static String spelling(String pattern, String key) {
+    String prefix = pattern.isEmpty() ? "" : pattern + ".";
+    String wanted = uniform(key);
+    for (String k : KEYS) {
+      if (k.startsWith(prefix)) {
+        String next = k.substring(prefix.length()).split("\\.", 2)[0];
+        if (uniform(next).equals(wanted)) {
+          return next;
+        }
+      }
+    }
+    return key;
+  }
+
+  private static boolean isIndexed(Map<?, ?> map) {
+    if (map.isEmpty()) {
+      return false;
+    }
+    for (Object k : map.keySet()) {
+      if (index(String.valueOf(k)) < 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** The index of {@code 0} or {@code [0]}; -1 if the key is not one. */
+  private static int index(String key) {
+    String digits =
+        key.startsWith("[") && key.endsWith("]") ? key.substring(1, key.length() - 1) : key;
+    if (digits.isEmpty() || digits.length() > 9 || !digits.chars().allMatch(Character::isDigit)) {
+      return -1;
+    }
+    return Integer.parseInt(digits);
+  }
+
+  /** A key as Spring compares them: case and dashes ignored. */
+  private static String uniform(String key) {
+    return key.replace("-", "").replace("_", "").toLowerCase(Locale.ROOT);
   }
 }

@@ -1,5 +1,7 @@
 package io.bulkhead.spring;
 
+import io.bulkhead.config.BulkheadFile;
+import io.bulkhead.config.CompartmentSpec;
 import java.util.ArrayList;
 import java.util.List;
 import org.springframework.util.ClassUtils;
@@ -18,19 +20,15 @@ record EdgePath(String key, String pattern, String compartment) {
   private static final String PARSER = "org.springframework.web.util.pattern.PathPatternParser";
 
   /** Every configured path, in the order of their compartments. */
-  static List<EdgePath> all(BulkheadProperties properties) {
+  static List<EdgePath> all(BulkheadFile settings) {
     List<EdgePath> paths = new ArrayList<>();
-    properties
-        .getCompartments()
-        .forEach(
-            (name, settings) -> {
-              List<String> patterns = settings.getPaths();
-              for (int i = 0; i < patterns.size(); i++) {
-                String key =
-                    BulkheadProperties.PREFIX + ".compartments." + name + ".paths[" + i + "]";
-                paths.add(new EdgePath(key, patterns.get(i), name));
-              }
-            });
+    for (CompartmentSpec c : settings.compartments()) {
+      List<String> patterns = c.paths();
+      for (int i = 0; i < patterns.size(); i++) {
+        String key = BulkheadProperties.PREFIX + "." + c.path() + ".paths[" + i + "]";
+        paths.add(new EdgePath(key, patterns.get(i), c.name()));
+      }
+    }
     return List.copyOf(paths);
   }
 
@@ -41,9 +39,9 @@ record EdgePath(String key, String pattern, String compartment) {
    * @throws BulkheadConfigurationException naming the key and the value of the first pattern that
    *     is malformed or routed to two compartments
    */
-  static void check(BulkheadProperties properties) {
+  static void check(BulkheadFile settings) {
     if (ClassUtils.isPresent(PARSER, EdgePath.class.getClassLoader())) {
-      EdgeRoutes.parse(all(properties));
+      EdgeRoutes.parse(all(settings));
     }
   }
 }

@@ -1,6 +1,7 @@
 package io.bulkhead.spring;
 
 import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.config.BulkheadFile;
 import io.bulkhead.edge.Route;
 import io.bulkhead.edge.RouteTable;
 import java.util.ArrayList;
@@ -61,11 +62,11 @@ final class EdgeRoutes implements RouteTable {
    *     names a management path, or a compartment the registry does not hold
    */
   static EdgeRoutes of(
-      BulkheadProperties properties,
+      BulkheadFile settings,
       BulkheadRegistry registry,
       List<String> management,
       boolean includeManagement) {
-    List<Parsed> parsed = parse(EdgePath.all(properties));
+    List<Parsed> parsed = parse(EdgePath.all(settings));
     Map<String, Route> routes = new LinkedHashMap<>();
     for (Parsed p : parsed) {
       String name = p.path().compartment();

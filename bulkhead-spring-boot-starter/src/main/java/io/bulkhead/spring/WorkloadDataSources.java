@@ -1,6 +1,8 @@
 package io.bulkhead.spring;
 
 import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.config.DatabaseSpec;
+import io.bulkhead.config.PoolSpec;
 import io.bulkhead.internal.Urls;
 import io.bulkhead.jdbc.DatabasePools;
 import io.bulkhead.jdbc.PoolConfig;
@@ -9,7 +11,6 @@ import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
-import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.locks.ReentrantLock;
@@ -50,20 +51,19 @@ final class WorkloadDataSources implements AutoCloseable {
 
   private final String name;
   private final String prefix;
-  private final BulkheadProperties.Database settings;
+  private final DatabaseSpec settings;
   private final DatabasePools.Builder builder;
   private final ReentrantLock lock = new ReentrantLock();
   private volatile @Nullable DatabasePools pools; // written under lock
   private boolean closed; // guarded by lock
 
   /**
-   * Checks the settings of database {@code name}.
+   * Prepares the pools of {@code settings}, a database the settings model has checked.
    *
-   * @throws BulkheadConfigurationException for the first setting that is wrong
+   * @throws BulkheadConfigurationException for the first setting bulkhead-jdbc refuses
    */
-  WorkloadDataSources(
-      String name, BulkheadProperties.Database settings, BulkheadRegistry registry) {
-    this.name = name;
+  WorkloadDataSources(DatabaseSpec settings, BulkheadRegistry registry) {
+    this.name = settings.name();
     this.prefix = DATASOURCES + name + ".";
     this.settings = settings;
     this.builder = builder(registry);
@@ -71,60 +71,34 @@ final class WorkloadDataSources implements AutoCloseable {
 
   private DatabasePools.Builder builder(BulkheadRegistry registry) {
     DatabasePools.Builder b = check(prefix + "name", name, () -> DatabasePools.builder(name));
-    String url = settings.getUrl();
-    if (url == null) {
-      throw BulkheadConfigurationException.missing(
-          prefix + "url",
-          "the pools need the database's JDBC URL (jdbc:postgresql://db:5432/" + name + ")");
-    }
+    String url = settings.url();
     check(prefix + "url", Urls.masked(url), () -> b.jdbcUrl(url)); // named without its password
-    if (settings.getUsername() != null) {
-      b.username(settings.getUsername());
-    }
-    if (settings.getPassword() != null) {
-      b.password(settings.getPassword());
-    }
-    int reserve = settings.getReserve();
+    settings.username().ifPresent(b::username);
+    settings.password().ifPresent(b::password);
+    int reserve = settings.reserve();
     check(prefix + "reserve", reserve, () -> b.reserve(reserve));
-    Integer capacity = settings.getCapacity();
-    if (capacity != null) {
+    if (settings.capacity().isPresent()) {
+      int capacity = settings.capacity().getAsInt();
       check(prefix + "capacity", capacity, () -> b.capacity(capacity));
     }
-    if (settings.getPools().isEmpty()) {
-      throw BulkheadConfigurationException.missing(
-          prefix + "pools", "give each workload its pool (" + prefix + "pools.<workload>.limit)");
-    }
-    settings.getPools().forEach((workload, pool) -> b.pool(poolConfig(workload, pool)));
+    settings.pools().forEach(pool -> b.pool(poolConfig(pool)));
     return b.registry(registry);
   }
 
-  private PoolConfig poolConfig(String workload, BulkheadProperties.Pool pool) {
-    String poolPrefix = prefix + "pools." + workload + ".";
-    PoolConfig.Builder b = check(poolPrefix + "name", workload, () -> PoolConfig.builder(workload));
-    Integer limit = pool.getLimit();
-    if (limit == null) {
-      throw BulkheadConfigurationException.missing(
-          poolPrefix + "limit", "every pool needs the number of connections its workload may hold");
-    }
-    check(poolPrefix + "limit", limit, () -> b.limit(limit));
-    check(poolPrefix + "max-queue", pool.getMaxQueue(), () -> b.maxQueue(pool.getMaxQueue()));
-    Duration maxWait = pool.getMaxWait();
-    if (maxWait != null) {
-      check(poolPrefix + "max-wait", maxWait, () -> b.maxWait(maxWait));
-    }
-    Duration timeout = pool.getConnectionTimeout();
-    if (timeout != null) {
-      check(poolPrefix + "connection-timeout", timeout, () -> b.connectionTimeout(timeout));
-    }
-    if (maxWait == null && pool.getMaxQueue() > 0) {
-      throw BulkheadConfigurationException.missing(
-          poolPrefix + "max-wait",
-          "max-queue lets "
-              + pool.getMaxQueue()
-              + " callers wait, so say how long one may wait (500ms, 1s)");
-    }
-    // What build() still refuses is callers let queue with a max-wait of zero.
-    return check(poolPrefix + "max-wait", maxWait, b::build);
+  private PoolConfig poolConfig(PoolSpec pool) {
+    String poolPrefix = prefix + "pools." + pool.name() + ".";
+    PoolConfig.Builder b =
+        check(poolPrefix + "name", pool.name(), () -> PoolConfig.builder(pool.name()));
+    check(poolPrefix + "limit", pool.limit(), () -> b.limit(pool.limit()));
+    check(poolPrefix + "max-queue", pool.queue(), () -> b.queue(pool.queue()));
+    pool.connectionTimeout()
+        .ifPresent(
+            timeout ->
+                check(
+                    poolPrefix + "connection-timeout",
+                    timeout,
+                    () -> b.connectionTimeout(timeout)));
+    return check(poolPrefix + "max-wait", pool.queue(), b::build);
   }
 
   /**
@@ -197,18 +171,18 @@ final class WorkloadDataSources implements AutoCloseable {
             .replace("capacity(int)", prefix + "capacity");
     if (message.startsWith("pools of database")) {
       Map<String, Integer> limits = new LinkedHashMap<>();
-      settings.getPools().forEach((workload, pool) -> limits.put(workload, pool.getLimit()));
+      settings.pools().forEach(pool -> limits.put(pool.name(), pool.limit()));
       return BulkheadConfigurationException.property(prefix + "pools", limits, message);
     }
     if (message.startsWith("the server of database")) {
       return BulkheadConfigurationException.property(
-          prefix + "reserve", settings.getReserve(), message);
+          prefix + "reserve", settings.reserve(), message);
     }
-    if (settings.getCapacity() == null) {
+    if (settings.capacity().isEmpty()) {
       return BulkheadConfigurationException.missing(prefix + "capacity", message);
     }
     return BulkheadConfigurationException.property(
-        prefix + "capacity", settings.getCapacity(), message);
+        prefix + "capacity", settings.capacity().getAsInt(), message);
   }
 
   /** A DataSource for {@code workload}'s pool. */

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -43,8 +42,8 @@ class BulkheadPropertiesTest {
 
     BulkheadProperties.Compartment llm = properties.getCompartments().get("llm");
     assertThat(llm.getLimit()).isEqualTo(10);
-    assertThat(llm.getMaxQueue()).isEqualTo(20);
-    assertThat(llm.getMaxWait()).isEqualTo(Duration.ofMillis(1500));
+    assertThat(llm.getMaxQueue()).isEqualTo("20");
+    assertThat(llm.getMaxWait()).isEqualTo("1500ms");
     assertThat(llm.getBudget()).isEqualTo("llm-api");
     assertThat(llm.getPaths()).containsExactly("/chat/**", "/complete");
     assertThat(llm.getUpstream()).isEqualTo("https://llm.internal:8443/v1");
@@ -53,25 +52,34 @@ class BulkheadPropertiesTest {
 
   @Test
   void adaptive_bindsTheSameKeysAsTheYamlFile_andBuildsAnAdaptiveCompartment() {
-    MapConfigurationPropertySource source =
-        new MapConfigurationPropertySource(
-            Map.of(
-                "bulkhead.compartments.llm.limit", "10",
-                "bulkhead.compartments.llm.adaptive.controller", "aimd",
-                "bulkhead.compartments.llm.adaptive.min", "2",
-                "bulkhead.compartments.llm.adaptive.max", "20",
-                "bulkhead.compartments.llm.adaptive.interval", "500ms"));
-    BulkheadProperties properties = bind(new Binder(source));
+    Map<String, String> keys = new java.util.HashMap<>();
+    keys.put("bulkhead.compartments.llm.limit", "10");
+    keys.put("bulkhead.compartments.llm.adaptive.controller", "aimd");
+    keys.put("bulkhead.compartments.llm.adaptive.min", "2");
+    keys.put("bulkhead.compartments.llm.adaptive.max", "20");
+    keys.put("bulkhead.compartments.llm.adaptive.interval", "500ms");
+    BulkheadProperties properties = bind(new Binder(new MapConfigurationPropertySource(keys)));
+    assertThat(properties.getCompartments().get("llm").getAdaptive().getController())
+        .isEqualTo("aimd");
     io.bulkhead.AdaptiveLimit.Status s =
-        CompartmentFactory.registry(properties).find("llm").orElseThrow().adaptive().orElseThrow();
+        CompartmentFactory.build(
+                CompartmentFactory.settings(new Binder(new MapConfigurationPropertySource(keys))))
+            .registry()
+            .find("llm")
+            .orElseThrow()
+            .adaptive()
+            .orElseThrow();
     assertThat(s.controller()).isEqualTo("aimd");
     assertThat(s.min()).isEqualTo(2);
     assertThat(s.max()).isEqualTo(20);
     assertThat(s.limit()).isEqualTo(10);
 
-    properties.getCompartments().get("llm").getAdaptive().setController("pid");
+    keys.put("bulkhead.compartments.llm.adaptive.controller", "pid");
     org.assertj.core.api.Assertions.assertThatThrownBy(
-            () -> CompartmentFactory.registry(properties))
+            () ->
+                CompartmentFactory.build(
+                    CompartmentFactory.settings(
+                        new Binder(new MapConfigurationPropertySource(keys)))))
         .hasMessageContaining("bulkhead.compartments.llm.adaptive.controller");
   }
 
@@ -101,8 +109,8 @@ class BulkheadPropertiesTest {
 
     BulkheadProperties.Compartment llm = properties.getCompartments().get("llm");
     assertThat(llm.getLimit()).isEqualTo(7);
-    assertThat(llm.getMaxWait()).isEqualTo(Duration.ofSeconds(2));
-    assertThat(llm.getMaxQueue()).isEqualTo(4);
+    assertThat(llm.getMaxWait()).isEqualTo("2s");
+    assertThat(llm.getMaxQueue()).isEqualTo("4");
   }
 
   @Test
@@ -154,9 +162,13 @@ class BulkheadPropertiesTest {
             "management.endpoint.compartments.access");
     assertThat(byName.get("bulkhead.defaults.limit").get("type").asString())
         .isEqualTo("java.lang.Integer");
-    assertThat(byName.get("bulkhead.defaults.max-queue").get("defaultValue").asInt()).isZero();
+    // A number or unbounded, a duration or unbounded: the settings model reads them.
+    assertThat(byName.get("bulkhead.defaults.max-queue").get("type").asString())
+        .isEqualTo("java.lang.String");
+    assertThat(byName.get("bulkhead.defaults.max-queue").get("description").asString())
+        .contains("unbounded");
     assertThat(byName.get("bulkhead.defaults.max-wait").get("type").asString())
-        .isEqualTo("java.time.Duration");
+        .isEqualTo("java.lang.String");
     assertThat(byName.get("bulkhead.defaults.max-wait").get("description").asString())
         .contains("max-wait");
     assertThat(byName.get("bulkhead.defaults.budget").get("description").asString())
@@ -173,10 +185,10 @@ class BulkheadPropertiesTest {
   /**
    * Below a compartment's name (a map key of the application's choosing) Spring's metadata format
    * names the value type, which IDEs complete from; its keys are those of bulkhead.defaults plus
-   * the two about one dependency alone, so each of the others has its default there.
+   * the four about one dependency alone, so each of the others has its default there.
    */
   @Test
-  void aCompartmentsKeysAreTheDefaultsKeysPlusPathsUpstreamAndAdaptive() {
+  void aCompartmentsKeysAreTheDefaultsKeysPlusRateLatencyPathsUpstreamAndAdaptive() {
     Binder binder =
         new Binder(
             new MapConfigurationPropertySource(
@@ -184,15 +196,17 @@ class BulkheadPropertiesTest {
                     "bulkhead.defaults.max-queue", "3",
                     "bulkhead.compartments.llm.limit", "2")));
     BulkheadProperties properties = bind(binder);
-    assertThat(properties.getDefaults().getMaxQueue()).isEqualTo(3);
+    assertThat(properties.getDefaults().getMaxQueue()).isEqualTo("3");
     assertThat(properties.getCompartments().get("llm").getMaxQueue())
         .as("not given: the default applies when the compartment is built")
         .isNull();
+    assertThat(BulkheadProperties.Compartment.class.getSuperclass())
+        .isEqualTo(BulkheadProperties.Defaults.class);
     assertThat(bindable(BulkheadProperties.Compartment.class))
-        .containsExactlyInAnyOrder(
-            "limit", "maxQueue", "maxWait", "budget", "paths", "upstream", "adaptive");
+        .containsExactlyInAnyOrder("rate", "latency", "paths", "upstream", "adaptive");
     assertThat(bindable(BulkheadProperties.Defaults.class))
-        .containsExactlyInAnyOrder("limit", "maxQueue", "maxWait", "budget");
+        .containsExactlyInAnyOrder(
+            "limit", "maxQueue", "maxWait", "budget", "criticality", "headroom", "cpuBound");
   }
 
   private static List<String> bindable(Class<?> type) {

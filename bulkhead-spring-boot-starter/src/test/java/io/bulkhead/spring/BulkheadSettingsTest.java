@@ -10,8 +10,8 @@ import io.bulkhead.config.BudgetSpec;
 import io.bulkhead.config.BulkheadFile;
 import io.bulkhead.config.CompartmentSpec;
 import io.bulkhead.config.Compartments;
-import io.bulkhead.config.DatabaseSpec;
-import io.bulkhead.config.PoolSpec;
+import io.bulkhead.config.Criticality;
+import io.bulkhead.config.Headroom;
 import java.beans.Introspector;
 import java.beans.PropertyDescriptor;
 import java.io.IOException;
@@ -25,21 +25,27 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalDouble;
 import java.util.OptionalInt;
 import java.util.SortedSet;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.env.YamlPropertySourceLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.core.env.MapPropertySource;
+import org.springframework.core.env.MutablePropertySources;
+import org.springframework.core.env.StandardEnvironment;
+import org.springframework.core.env.SystemEnvironmentPropertySource;
 import org.springframework.core.io.ByteArrayResource;
 
 /**
  * One settings text through both front ends: {@link BulkheadFile} reads it as a settings file, and
  * Spring Boot binds it as an {@code application.yml} (the same lines indented under {@code
- * bulkhead:}) and builds the registry bean. The compartments, budgets, edge routes, upstreams and
- * databases must come out the same.
+ * bulkhead:}) and builds the registry bean. The compartments, worker pools, budgets, headrooms,
+ * edge paths, upstreams and databases must come out the same, and the two take the same keys.
  */
 class BulkheadSettingsTest {
 
@@ -101,7 +107,47 @@ class BulkheadSettingsTest {
     }
   }
 
-  /** A database as both front ends declare it, without where it was declared. */
+  /** A compartment or worker pool as the settings model reads it, without where it was written. */
+  private record Spec(
+      String name,
+      int limit,
+      boolean limitDerived,
+      QueueSettings queue,
+      Optional<String> budget,
+      Optional<Criticality> criticality,
+      OptionalDouble rate,
+      Optional<Duration> latency,
+      Optional<Double> headroom,
+      boolean workerPool,
+      boolean virtualThreads,
+      boolean cpuBound,
+      List<String> paths,
+      Optional<String> upstream) {
+
+    static List<Spec> of(BulkheadFile settings) {
+      return settings.compartments().stream()
+          .map(
+              c ->
+                  new Spec(
+                      c.name(),
+                      c.limit(),
+                      c.limitDerived(),
+                      c.queue(),
+                      c.budget(),
+                      c.criticality(),
+                      c.rate(),
+                      c.latency(),
+                      c.headroom().map(Headroom::factor),
+                      c.workerPool(),
+                      c.virtualThreads(),
+                      c.cpuBound(),
+                      c.paths(),
+                      c.upstream()))
+          .toList();
+    }
+  }
+
+  /** A database as the settings model reads it, without where it was written. */
   private record Database(
       String name,
       String url,
@@ -109,40 +155,43 @@ class BulkheadSettingsTest {
       Optional<String> password,
       int reserve,
       OptionalInt capacity,
-      Map<String, Pool> pools) {}
+      List<Pool> pools) {
 
-  private record Pool(int limit, QueueSettings queue, Optional<Duration> connectionTimeout) {}
-
-  private static Database of(DatabaseSpec d) {
-    Map<String, Pool> pools = new LinkedHashMap<>();
-    for (PoolSpec p : d.pools()) {
-      pools.put(p.name(), new Pool(p.limit(), p.queue(), p.connectionTimeout()));
+    static List<Database> of(BulkheadFile settings) {
+      return settings.datasources().stream()
+          .map(
+              d ->
+                  new Database(
+                      d.name(),
+                      d.url(),
+                      d.username(),
+                      d.password(),
+                      d.reserve(),
+                      d.capacity(),
+                      d.pools().stream()
+                          .map(p -> new Pool(p.name(), p.limit(), p.queue(), p.connectionTimeout()))
+                          .toList()))
+          .toList();
     }
-    return new Database(
-        d.name(), d.url(), d.username(), d.password(), d.reserve(), d.capacity(), pools);
   }
 
-  private static Database of(String name, BulkheadProperties.Database d) {
-    Map<String, Pool> pools = new LinkedHashMap<>();
-    d.getPools()
-        .forEach(
-            (workload, p) -> {
-              QueueSettings queue = QueueSettings.DEFAULT.withMaxQueue(p.getMaxQueue());
-              if (p.getMaxWait() != null) {
-                queue = queue.withMaxWait(p.getMaxWait());
-              }
-              pools.put(
-                  workload,
-                  new Pool(p.getLimit(), queue, Optional.ofNullable(p.getConnectionTimeout())));
-            });
-    return new Database(
-        name,
-        d.getUrl(),
-        Optional.ofNullable(d.getUsername()),
-        Optional.ofNullable(d.getPassword()),
-        d.getReserve(),
-        d.getCapacity() == null ? OptionalInt.empty() : OptionalInt.of(d.getCapacity()),
-        pools);
+  private record Pool(
+      String name, int limit, QueueSettings queue, Optional<Duration> connectionTimeout) {}
+
+  private static Map<String, Integer> budgets(BulkheadFile settings) {
+    Map<String, Integer> budgets = new LinkedHashMap<>();
+    for (BudgetSpec b : settings.budgets()) {
+      budgets.put(b.name(), b.capacity());
+    }
+    return budgets;
+  }
+
+  private static Map<Criticality, Double> headrooms(BulkheadFile settings) {
+    Map<Criticality, Double> headrooms = new LinkedHashMap<>();
+    for (Criticality c : Criticality.values()) {
+      headrooms.put(c, settings.headroom(c).factor());
+    }
+    return headrooms;
   }
 
   @Test
@@ -150,10 +199,17 @@ class BulkheadSettingsTest {
     String settings = settingsText();
     BulkheadFile file = BulkheadFile.parse(settings, RESOURCE);
     List<Built> fromFile;
+    List<String> fileWorkerPools;
     try (Compartments built = file.build()) {
       fromFile = Built.of(built.registry());
+      fileWorkerPools = List.copyOf(built.workerPools().keySet());
     }
-    assertThat(fromFile).as("the resource declares compartments").hasSize(4);
+    assertThat(fromFile).as("the resource declares compartments and a worker pool").hasSize(7);
+    assertThat(fileWorkerPools).containsExactly("exports");
+    assertThat(file.compartments())
+        .as("a limit derived from rate, latency and criticality, and an unbounded queue")
+        .anySatisfy(c -> assertThat(c.limitDerived()).isTrue())
+        .anySatisfy(c -> assertThat(c.maxQueue()).isEmpty());
 
     springReading(asApplicationYml(settings))
         .run(
@@ -162,19 +218,20 @@ class BulkheadSettingsTest {
               List<Built> fromSpring = Built.of(context.getBean(BulkheadRegistry.class));
               // The order of a registry is the order of its map; what is built is the question.
               assertThat(fromSpring).containsExactlyInAnyOrderElementsOf(fromFile);
+              assertThat(context.getBean(Compartments.class).workerPools().keySet())
+                  .containsExactlyElementsOf(fileWorkerPools);
+
+              BulkheadFile spring = context.getBean(BulkheadFile.class);
+              assertThat(Spec.of(spring)).isEqualTo(Spec.of(file));
+              assertThat(budgets(spring)).isEqualTo(budgets(file)).hasSize(2);
+              assertThat(headrooms(spring)).isEqualTo(headrooms(file));
+              assertThat(Database.of(spring)).isEqualTo(Database.of(file)).hasSize(1);
 
               BulkheadProperties properties = context.getBean(BulkheadProperties.class);
-              Map<String, Integer> fileBudgets = new LinkedHashMap<>();
-              for (BudgetSpec b : file.budgets()) {
-                fileBudgets.put(b.name(), b.capacity());
-              }
-              Map<String, Integer> springBudgets = new LinkedHashMap<>();
-              properties
-                  .getBudgets()
-                  .forEach((name, b) -> springBudgets.put(name, b.getCapacity()));
-              assertThat(springBudgets).isEqualTo(fileBudgets);
-
               for (CompartmentSpec spec : file.compartments()) {
+                if (spec.workerPool()) {
+                  continue;
+                }
                 BulkheadProperties.Compartment bound =
                     properties.getCompartments().get(spec.name());
                 assertThat(bound.getPaths()).as(spec.name()).isEqualTo(spec.paths());
@@ -183,30 +240,74 @@ class BulkheadSettingsTest {
                     .isEqualTo(spec.upstream());
               }
               assertThat(
-                      CompartmentFactory.upstreams(properties).stream()
+                      CompartmentFactory.upstreams(spring).stream()
                           .map(CompartmentFactory.UpstreamRoute::compartment))
                   .containsExactly("llm", "embeddings");
-
-              List<Database> springDatabases = new ArrayList<>();
-              properties.getDatasources().forEach((n, d) -> springDatabases.add(of(n, d)));
-              assertThat(springDatabases)
-                  .isEqualTo(file.datasources().stream().map(BulkheadSettingsTest::of).toList())
-                  .hasSize(1);
             });
   }
 
   @Test
-  void everyKeySpringBinds_isAKeyOfTheSettingsFile() {
+  void theKeysOfSpringAndOfTheSettingsFileAreTheSameBothWays() {
     SortedSet<String> spring = new TreeSet<>();
     keys(BulkheadProperties.class, "", spring);
     assertThat(spring)
         .as("Spring's keys, read from BulkheadProperties")
-        .contains("compartments.*.max-queue", "datasources.*.pools.*.connection-timeout");
-    // edge.include-management concerns Spring's own management server, and warm-up Spring's
-    // readiness: the file has neither.
-    spring.remove("edge.include-management");
-    spring.removeIf(key -> key.startsWith("warm-up."));
-    assertThat(BulkheadFile.keys()).containsAll(spring);
+        .contains(
+            "compartments.*.max-queue",
+            "compartments.*.rate",
+            "worker-pools.*.threads",
+            "headroom.critical",
+            "datasources.*.pools.*.connection-timeout");
+    // Spring's alone: the web edge's management switch and the readiness warm-up.
+    SortedSet<String> springOnly = new TreeSet<>();
+    spring.removeIf(
+        key -> {
+          boolean only =
+              CompartmentFactory.SPRING_ONLY.stream().anyMatch(s -> key.startsWith(s + "."));
+          if (only) {
+            springOnly.add(key);
+          }
+          return only;
+        });
+    assertThat(springOnly)
+        .containsExactlyInAnyOrder(
+            "edge.include-management",
+            "warm-up.enabled",
+            "warm-up.paths",
+            "warm-up.requests",
+            "warm-up.timeout");
+    assertThat(spring).as("every Spring key is a file key").isSubsetOf(BulkheadFile.keys());
+    assertThat(BulkheadFile.keys()).as("every file key binds in Spring").isSubsetOf(spring);
+  }
+
+  /** Spring's own spellings of a key (camel case, an environment variable) are the file's key. */
+  @Test
+  void relaxedNamesAndTheShortBudgetFormReadAsTheFileReadsThem() {
+    StandardEnvironment environment = new StandardEnvironment();
+    MutablePropertySources sources = environment.getPropertySources();
+    sources.remove(StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME);
+    sources.addLast(
+        new SystemEnvironmentPropertySource(
+            StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME,
+            Map.of("BULKHEAD_COMPARTMENTS_LLM_MAXWAIT", "2s", "BULKHEAD_BUDGETS_GPU", "9")));
+    sources.addLast(
+        new MapPropertySource(
+            "application.yml",
+            Map.of(
+                "bulkhead.compartments.llm.limit", "3",
+                "bulkhead.compartments.llm.maxQueue", "unbounded",
+                "bulkhead.compartments.llm.max-wait", "1s",
+                "bulkhead.compartments.llm.budget", "gpu",
+                "bulkhead.compartments.llm.paths[0]", "/a",
+                "bulkhead.compartments.llm.paths[1]", "/b/**")));
+
+    BulkheadFile settings = CompartmentFactory.settings(Binder.get(environment));
+
+    CompartmentSpec llm = settings.compartments().get(0);
+    assertThat(llm.maxQueue()).isEmpty();
+    assertThat(llm.maxWait()).as("the environment wins").hasValue(Duration.ofSeconds(2));
+    assertThat(llm.paths()).containsExactly("/a", "/b/**");
+    assertThat(budgets(settings)).containsExactly(Map.entry("gpu", 9));
   }
 
   /** The kebab-case keys a bean class binds, {@code *} for a map's key. */

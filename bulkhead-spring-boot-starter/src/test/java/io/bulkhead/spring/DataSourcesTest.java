@@ -242,8 +242,8 @@ class DataSourcesTest {
               assertThat(analysis).isNotNull();
               assertThat(analysis.getDescription())
                   .isEqualTo(
-                      "bulkhead.datasources.orders.pools.checkout"
-                          + ".limit is not set: every pool needs the number of connections its workload may hold");
+                      "bulkhead.datasources.orders.pools.checkout: needs a limit: the number of"
+                          + " connections its workload may hold");
             });
   }
 
@@ -254,8 +254,8 @@ class DataSourcesTest {
             context ->
                 assertThat(analysis(context.getStartupFailure()))
                     .isEqualTo(
-                        "bulkhead.datasources.orders.pools.checkout.limit=0: limit of pool 'checkout' must be at"
-                            + " least 1 but was 0"));
+                        "bulkhead.datasources.orders.pools.checkout.limit: must be at least 1 but was"
+                            + " 0"));
     runner(
             db.jdbcUrl(),
             "bulkhead.datasources.orders.pools.checkout.limit=2",
@@ -264,8 +264,9 @@ class DataSourcesTest {
             context ->
                 assertThat(analysis(context.getStartupFailure()))
                     .isEqualTo(
-                        "bulkhead.datasources.orders.pools.checkout.max-wait is not set: max-queue lets 5"
-                            + " callers wait, so say how long one may wait (500ms, 1s)"));
+                        "bulkhead.datasources.orders.pools.checkout.max-queue: lets 5 callers wait"
+                            + " but there is no max-wait: add max-wait (how long one may wait, like"
+                            + " 100ms, or unbounded)"));
   }
 
   @Test

@@ -88,6 +88,25 @@ class DefaultsTest {
     }
   }
 
+  /** Keys that were the file's alone, given as properties (strings), as an application does. */
+  @Test
+  void theFilesKeysWorkAsPropertiesToo() {
+    try (ConfigurableApplicationContext context =
+        start(
+            "bulkhead.budgets.llm-api=20",
+            "bulkhead.defaults.criticality=critical",
+            "bulkhead.compartments.llm.rate=40/s",
+            "bulkhead.compartments.llm.latency=50ms",
+            "bulkhead.compartments.llm.max-queue=unbounded",
+            "bulkhead.compartments.llm.max-wait=1s",
+            "bulkhead.compartments.llm.budget=llm-api")) {
+      Compartment llm = context.getBean(BulkheadRegistry.class).find("llm").orElseThrow();
+      assertThat(llm.config().limit()).as("40/s x 50ms = 2, x3 for critical").isEqualTo(6);
+      assertThat(llm.config().maxQueue()).isEmpty();
+      assertThat(llm.budget().map(Budget::capacity)).hasValue(20);
+    }
+  }
+
   @Test
   void withoutDefaultsACompartmentRejectsAtOnceAsBefore() {
     try (ConfigurableApplicationContext context = start("bulkhead.compartments.llm.limit=3")) {
@@ -103,24 +122,23 @@ class DefaultsTest {
   @Test
   void aWrongDefaultIsNamedUnderItsOwnKeyEvenWhenEveryCompartmentOverridesIt() {
     assertThat(startFailure("bulkhead.defaults.limit=0", "bulkhead.compartments.llm.limit=2"))
-        .isEqualTo("bulkhead.defaults.limit=0: limit must be at least 1 but was 0");
+        .isEqualTo("bulkhead.defaults.limit: must be at least 1 but was 0");
     assertThat(
             startFailure("bulkhead.defaults.budget=nowhere", "bulkhead.compartments.llm.limit=2"))
-        .startsWith("bulkhead.defaults.budget=nowhere: no budget of that name");
+        .startsWith("bulkhead.defaults.budget: no budget named 'nowhere'");
   }
 
   @Test
-  void anInheritedQueueWithoutAWaitNamesTheCompartmentAndTheDefault() {
+  void aDefaultQueueWithoutAWaitIsNamedUnderItsOwnKey() {
     assertThat(startFailure("bulkhead.defaults.max-queue=5", "bulkhead.compartments.llm.limit=2"))
         .startsWith(
-            "bulkhead.compartments.llm.max-wait is not set: bulkhead.defaults.max-queue lets 5"
-                + " callers wait");
+            "bulkhead.defaults.max-queue: lets 5 callers wait but there is no max-wait: add"
+                + " max-wait");
   }
 
   @Test
   void aCompartmentWithoutALimitWhereNoDefaultGivesOneIsNamed() {
     assertThat(startFailure("bulkhead.compartments.llm.max-queue=0"))
-        .startsWith("bulkhead.compartments.llm.limit is not set")
-        .contains("bulkhead.defaults.limit");
+        .startsWith("bulkhead.compartments.llm: needs a limit, or a rate and a latency");
   }
 }

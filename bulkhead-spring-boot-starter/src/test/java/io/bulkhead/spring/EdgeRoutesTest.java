@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadRegistry;
+import io.bulkhead.config.BulkheadFile;
 import io.bulkhead.edge.Route;
 import java.util.List;
 import java.util.Map;
@@ -15,17 +16,15 @@ import org.springframework.boot.context.properties.source.MapConfigurationProper
 /** {@code paths} as Spring path patterns, and the management endpoints kept out of them. */
 class EdgeRoutesTest {
 
-  private static BulkheadProperties properties(Map<String, String> settings) {
-    return new Binder(new MapConfigurationPropertySource(settings))
-        .bind(BulkheadProperties.PREFIX, BulkheadProperties.class)
-        .get();
+  private static BulkheadFile settings(Map<String, String> settings) {
+    return CompartmentFactory.settings(new Binder(new MapConfigurationPropertySource(settings)));
   }
 
   private static EdgeRoutes routes(
       Map<String, String> settings, List<String> management, boolean includeManagement) {
-    BulkheadProperties properties = properties(settings);
-    return EdgeRoutes.of(
-        properties, CompartmentFactory.registry(properties), management, includeManagement);
+    BulkheadFile read = settings(settings);
+    BulkheadRegistry registry = CompartmentFactory.build(read).registry();
+    return EdgeRoutes.of(read, registry, management, includeManagement);
   }
 
   private static String target(EdgeRoutes routes, String path) {
@@ -152,7 +151,7 @@ class EdgeRoutesTest {
     assertThatThrownBy(
             () ->
                 EdgeRoutes.of(
-                    properties(
+                    settings(
                         Map.of(
                             "bulkhead.compartments.llm.limit", "1",
                             "bulkhead.compartments.llm.paths[0]", "/chat/**")),
