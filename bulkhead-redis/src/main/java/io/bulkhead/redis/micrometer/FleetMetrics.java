@@ -26,33 +26,10 @@ import java.util.function.ToDoubleFunction;
  * }</pre>
  *
  * <p>Every meter carries the tag {@code name} with the compartment's name, as the compartment
- * meters of {@code bulkhead-micrometer} do, so the two families line up. As Micrometer and as
- * Prometheus spell them:
- *
- * <table>
- *   <caption>Meters</caption>
- *   <tr><th>Micrometer</th><th>type</th><th>Prometheus</th><th>{@link FleetStats}</th></tr>
- *   <tr><td>{@value #FALLBACK_SWITCHES}</td><td>counter</td>
- *       <td>{@code bulkhead_fleet_fallback_switches_total}</td>
- *       <td>{@link FleetStats#fallbackSwitches()}</td></tr>
- *   <tr><td>{@value #REFUSED_BY_FALLBACK}</td><td>counter</td>
- *       <td>{@code bulkhead_fleet_refused_by_fallback_total}</td>
- *       <td>{@link FleetStats#refusedByFallback()}</td></tr>
- *   <tr><td>{@value #FLEET_TIMEOUTS}</td><td>counter</td>
- *       <td>{@code bulkhead_fleet_timeouts_total}</td>
- *       <td>{@link FleetStats#fleetTimeouts()}</td></tr>
- *   <tr><td>{@value #LEASES_LOST}</td><td>counter</td><td>{@code bulkhead_fleet_leases_lost_total}</td>
- *       <td>{@link FleetStats#leasesLost()}</td></tr>
- *   <tr><td>{@value #CALLS_OVERRAN}</td><td>counter</td>
- *       <td>{@code bulkhead_fleet_calls_overran_total}</td>
- *       <td>{@link FleetStats#callsOverran()}</td></tr>
- *   <tr><td>{@value #IN_FALLBACK}</td><td>gauge, 1 or 0</td><td>{@code bulkhead_fleet_in_fallback}</td>
- *       <td>{@link FleetStats#inFallback()}</td></tr>
- *   <tr><td>{@value #LEASE_SLOTS}</td><td>gauge</td><td>{@code bulkhead_fleet_lease_slots}</td>
- *       <td>{@link FleetStats#leaseSlots()}</td></tr>
- *   <tr><td>{@value #LEASE_IN_USE}</td><td>gauge</td><td>{@code bulkhead_fleet_lease_in_use}</td>
- *       <td>{@link FleetStats#leaseInUse()}</td></tr>
- * </table>
+ * meters of {@code bulkhead-micrometer} do, so the two families line up. The constants below name
+ * the meters, each with its type and the {@link FleetStats} figure it reads; Prometheus spells
+ * {@code bulkhead.fleet.lease.in.use} as {@code bulkhead_fleet_lease_in_use}, a counter with {@code
+ * _total} ({@code bulkhead_fleet_fallback_switches_total}).
  *
  * <p>The two counters of refusals are a breakdown, not more rejections: a fleet compartment counts
  * a call refused by its fallback policy, or one that waited for a slot past its {@code maxWait}, as
