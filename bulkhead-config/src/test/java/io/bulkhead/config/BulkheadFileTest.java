@@ -338,8 +338,8 @@ class BulkheadFileTest {
             "app.yml:5: compartments.a.budget: no budget named 'postgre' (did you mean 'postgres'?)");
     failsWith(base + "limit: 4\n    budget: postgres\n")
         .hasMessage(
-            "app.yml:4: compartments.a.budget: no budget named 'postgres' (the file declares no"
-                + " budgets)");
+            "app.yml:4: compartments.a.budget: no budget named 'postgres' (no budgets are"
+                + " declared)");
   }
 
   // --- worker pools
