@@ -264,6 +264,7 @@ class AlertsOnPrometheusTest {
                     .limit(4)
                     .maxQueue(4)
                     .maxWait(Duration.ofSeconds(1))
+                    .maxCallDuration(Duration.ofSeconds(5)) // its calls do nothing
                     .build());
     FleetMetrics fleetMeters = FleetMetrics.of(partner);
     open.add(fleetMeters);
