@@ -281,16 +281,19 @@ public class BulkheadProperties {
   }
 
   /**
-   * The settings of one compartment, {@code bulkhead.compartments.<name>.*}: the keys of {@code
-   * bulkhead.defaults}, and those about one dependency alone.
+   * What a compartment and a worker pool add to {@code bulkhead.defaults}: the load a limit is
+   * derived from when none is given (need = rate x latency, times the headroom).
    */
-  public static class Compartment extends Defaults {
+  public static class Sized extends Defaults {
 
-    /**
-     * The expected arrival rate (40/s, 2400/min); with latency, the limit is derived from it (need
-     * = rate x latency, times the headroom).
-     */
+    /** The expected arrival rate (40/s, 2400/min); with latency, the limit is derived from it. */
     private @Nullable String rate;
+
+    /** How long one call or job holds its slot (50ms, 1.5s); with rate, the limit is derived. */
+    private @Nullable String latency;
+
+    /** Creates empty settings; Spring binds them. */
+    public Sized() {}
 
     /** The rate; null when not set. */
     public @Nullable String getRate() {
@@ -302,9 +305,6 @@ public class BulkheadProperties {
       this.rate = rate;
     }
 
-    /** How long one call holds its slot (50ms, 1.5s); with rate, the limit is derived from it. */
-    private @Nullable String latency;
-
     /** The latency; null when not set. */
     public @Nullable String getLatency() {
       return latency;
@@ -314,6 +314,13 @@ public class BulkheadProperties {
     public void setLatency(@Nullable String latency) {
       this.latency = latency;
     }
+  }
+
+  /**
+   * The settings of one compartment, {@code bulkhead.compartments.<name>.*}: the keys of {@code
+   * bulkhead.defaults}, and those about one dependency alone.
+   */
+  public static class Compartment extends Sized {
 
     /**
      * Path patterns whose requests enter this compartment at the web edge, in Spring's syntax
@@ -432,33 +439,7 @@ public class BulkheadProperties {
    * The settings of one worker pool, {@code bulkhead.worker-pools.<name>.*}: a WorkerPool whose
    * limit is its number of workers, in the Compartments bean and (its compartment) the registry.
    */
-  public static class WorkerPool extends Defaults {
-
-    /** The expected rate of jobs (40/s); with latency, the number of workers is derived from it. */
-    private @Nullable String rate;
-
-    /** The rate; null when not set. */
-    public @Nullable String getRate() {
-      return rate;
-    }
-
-    /** Sets the rate; for binding. */
-    public void setRate(@Nullable String rate) {
-      this.rate = rate;
-    }
-
-    /** How long one job runs (50ms, 1.5s); with rate, the number of workers is derived from it. */
-    private @Nullable String latency;
-
-    /** The latency; null when not set. */
-    public @Nullable String getLatency() {
-      return latency;
-    }
-
-    /** Sets the latency; for binding. */
-    public void setLatency(@Nullable String latency) {
-      this.latency = latency;
-    }
+  public static class WorkerPool extends Sized {
 
     /** platform (the default) or virtual: the threads the pool runs its jobs on. */
     private @Nullable String threads;

@@ -201,9 +201,15 @@ class BulkheadPropertiesTest {
         .as("not given: the default applies when the compartment is built")
         .isNull();
     assertThat(BulkheadProperties.Compartment.class.getSuperclass())
+        .isEqualTo(BulkheadProperties.Sized.class);
+    assertThat(BulkheadProperties.WorkerPool.class.getSuperclass())
+        .isEqualTo(BulkheadProperties.Sized.class);
+    assertThat(BulkheadProperties.Sized.class.getSuperclass())
         .isEqualTo(BulkheadProperties.Defaults.class);
+    assertThat(bindable(BulkheadProperties.Sized.class))
+        .containsExactlyInAnyOrder("rate", "latency");
     assertThat(bindable(BulkheadProperties.Compartment.class))
-        .containsExactlyInAnyOrder("rate", "latency", "paths", "upstream", "adaptive");
+        .containsExactlyInAnyOrder("paths", "upstream", "adaptive");
     assertThat(bindable(BulkheadProperties.Defaults.class))
         .containsExactlyInAnyOrder(
             "limit", "maxQueue", "maxWait", "budget", "criticality", "headroom", "cpuBound");
