@@ -1,5 +1,7 @@
 package io.bulkhead.httpclient5;
 
+import static io.bulkhead.httpclient.testing.ClientFailures.answered503WithRetryAfter7;
+import static io.bulkhead.httpclient.testing.ClientFailures.failureOf;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -16,7 +18,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CancellationException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import org.apache.hc.client5.http.async.methods.SimpleHttpRequest;
 import org.apache.hc.client5.http.async.methods.SimpleHttpResponse;
@@ -57,15 +58,6 @@ class BulkheadAsyncExecChainHandlerTest {
       CloseableHttpAsyncClient client, TestUpstream upstream, String path) {
     SimpleHttpRequest request = SimpleRequestBuilder.get(upstream.uri(path)).build();
     return client.execute(request, null);
-  }
-
-  private static Throwable failureOf(Future<?> call) throws Exception {
-    try {
-      call.get(30, SECONDS);
-      throw new AssertionError("expected the request to fail, but it answered");
-    } catch (ExecutionException e) {
-      return e.getCause();
-    }
   }
 
   @Test
@@ -133,11 +125,9 @@ class BulkheadAsyncExecChainHandlerTest {
 
     Throwable busy = failureOf(get(client, upstream, "/busy?retry-after=7"));
     assertThat(busy)
-        .isInstanceOf(UpstreamUnavailableException.class)
-        .hasMessage(
-            "upstream 'llm' answered 503 Service Unavailable to GET "
-                + upstream.uri("/busy?retry-after=7")
-                + ": retry after 7s");
+        .isInstanceOfSatisfying(
+            UpstreamUnavailableException.class,
+            answered503WithRetryAfter7(upstream, "/busy?retry-after=7"));
     assertThat(RetryAfter.of(busy)).contains(Duration.ofSeconds(7));
     assertThat(llm.stats().inFlight()).isZero();
 

@@ -1,5 +1,6 @@
 package io.bulkhead.httpclient5;
 
+import static io.bulkhead.httpclient.testing.ClientFailures.answered503WithRetryAfter7;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -164,15 +165,7 @@ class BulkheadExecChainHandlerTest {
     assertThatThrownBy(() -> open(client, get(upstream, "/busy?retry-after=7")))
         .isInstanceOfSatisfying(
             UpstreamUnavailableException.class,
-            e -> {
-              assertThat(e.status()).isEqualTo(503);
-              assertThat(e.retryAfter()).contains(Duration.ofSeconds(7));
-              assertThat(e)
-                  .hasMessage(
-                      "upstream 'llm' answered 503 Service Unavailable to GET "
-                          + upstream.uri("/busy?retry-after=7")
-                          + ": retry after 7s");
-            });
+            answered503WithRetryAfter7(upstream, "/busy?retry-after=7"));
     assertThat(llm.stats().inFlight()).isZero();
     try (ClassicHttpResponse next = open(client, get(upstream, "/ok"))) {
       assertThat(EntityUtils.toString(next.getEntity())).isEqualTo("ok\n");

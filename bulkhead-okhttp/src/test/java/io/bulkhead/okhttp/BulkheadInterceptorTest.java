@@ -1,5 +1,7 @@
 package io.bulkhead.okhttp;
 
+import static io.bulkhead.httpclient.testing.ClientFailures.answered503WithRetryAfter7;
+import static io.bulkhead.httpclient.testing.ClientFailures.failureOf;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -21,7 +23,6 @@ import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import okhttp3.Call;
 import okhttp3.Callback;
 import okhttp3.OkHttpClient;
@@ -79,15 +80,6 @@ class BulkheadInterceptorTest {
           }
         });
     return answer;
-  }
-
-  private static Throwable failureOf(CompletableFuture<?> call) throws Exception {
-    try {
-      call.get(30, SECONDS);
-      throw new AssertionError("expected the call to fail, but it answered");
-    } catch (ExecutionException e) {
-      return e.getCause();
-    }
   }
 
   @Test
@@ -169,15 +161,7 @@ class BulkheadInterceptorTest {
     assertThatThrownBy(() -> client.newCall(get(upstream, "/busy?retry-after=7")).execute())
         .isInstanceOfSatisfying(
             UpstreamUnavailableException.class,
-            e -> {
-              assertThat(e.status()).isEqualTo(503);
-              assertThat(e.retryAfter()).contains(Duration.ofSeconds(7));
-              assertThat(e)
-                  .hasMessage(
-                      "upstream 'llm' answered 503 Service Unavailable to GET "
-                          + upstream.uri("/busy?retry-after=7")
-                          + ": retry after 7s");
-            });
+            answered503WithRetryAfter7(upstream, "/busy?retry-after=7"));
     assertThat(llm.stats().inFlight()).isZero();
 
     Instant inAnHour = Instant.now().plusSeconds(3600);
