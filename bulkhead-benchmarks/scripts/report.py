@@ -76,6 +76,7 @@ OUR_APP = "bulkhead-demo app"
 WARM_APP = "bulkhead-demo app --warm-up"
 COLD_APP = "bulkhead-demo app --no-warm-up"
 AOT_APP = "bulkhead-demo app, JDK 25 AOT cache"
+FLOOR_APP = "floor: canned answers from one C thread"
 
 
 # Thread names as /proc shows them (15 characters, digits folded into #) and what they are.
@@ -212,6 +213,13 @@ def headline_section(path):
                 clients.get(client, client), phase, node["login_p99_ms"]["n"],
                 rng(node["login_p99_ms"]), node["client_cpu_ms"]["median"],
                 node["app_cpu_ms"]["median"], listen(NODE_APP, client) if phase == "fresh" else ""))
+            floor = summary.get((FLOOR_APP, client, phase))
+            if floor:
+                p("| %s | %s (n=%d) | floor: no app, canned answers from one C thread | %s | %.2f× | %.0f | %.0f | |" % (
+                    clients.get(client, client), phase, floor["login_p99_ms"]["n"],
+                    rng(floor["login_p99_ms"]),
+                    floor["login_p99_ms"]["median"] / node["login_p99_ms"]["median"],
+                    floor["client_cpu_ms"]["median"], floor["app_cpu_ms"]["median"]))
     p("")
     others = [a[0] for a in c.get("java_apps", [])]
     if others:

@@ -26,6 +26,7 @@ WARM_APP = "bulkhead-demo app --warm-up"  # results made before the app warmed u
 COLD_APP = "bulkhead-demo app --no-warm-up"
 NODE_APP = "article's Node app"
 AOT_APP = "bulkhead-demo app, JDK 25 AOT cache"
+FLOOR_APP = "floor: canned answers from one C thread"
 OURS = (OUR_APP, WARM_APP, COLD_APP, AOT_APP)
 WARMED = re.compile(r"warmed up: (\d+) bursts \((\d+) requests\) .* in ([0-9.]+)(ms|s|µs)\b")
 
@@ -176,6 +177,16 @@ def node_app(label, script):
     return App(label, start)
 
 
+def floor_app(label, work):
+    """The floor (lib/headline_floor.c), compiled with gcc into `work`: no app, canned answers."""
+    binary = os.path.join(work, "headline-floor")
+    subprocess.run(["gcc", "-O2", "-o", binary, os.path.join(HERE, "headline_floor.c")], check=True)
+
+    def start(port, upstream_port, log):
+        return subprocess.Popen([binary, str(port)], stdout=log, stderr=subprocess.STDOUT)
+    return App(label, start)
+
+
 def make_archives(apps, work, app_port, upstream_port, demo_client, settle_ms):
     """Gives our app's variants in `apps` an AppCDS archive of the classes it loads: one training run
     each (start it with -XX:ArchiveClassesAtExit, one round of the demo's load, stop it, which writes
@@ -280,6 +291,10 @@ def main():
     ap.add_argument("--aot-java", metavar="JAVA",
                     help="also measure our app run by this java (JDK 25 or later) from an AOT cache"
                          " made by the same training run as the CDS archives (needs --cds)")
+    ap.add_argument("--floor", action="store_true",
+                    help="also measure the floor: a C server that answers the experiment with canned"
+                         " bytes (lib/headline_floor.c, built with gcc), with every client, to show how"
+                         " much of the p99 is the client's own")
     ap.add_argument("--note", default="", help="a note stored with the results")
     args = ap.parse_args()
 
@@ -307,6 +322,8 @@ def main():
         apps.append(java_app(label, jar, flags.split()))
     if not args.no_node:
         apps.append(node_app(NODE_APP, node["app"]))
+    if args.floor:
+        apps.append(floor_app(FLOOR_APP, work))
 
     clients = {
         "demo": lambda: ["java"] + args.client_flags.split() + [
@@ -324,7 +341,7 @@ def main():
                    "client_flags": args.client_flags, "clients": chosen, "note": args.note,
                    "java_apps": [[l, os.path.basename(j), f] for l, j, f in args.java_app],
                    "warm_up": args.warm_up, "default_warm_up": True, "cold": args.cold,
-                   "cds": args.cds,
+                   "cds": args.cds, "floor": args.floor,
                    "aot_java": (java_version(args.aot_java) or args.aot_java) if args.aot_java else None},
         "rounds": [],
     }
@@ -342,7 +359,7 @@ def main():
             for run in range(args.runs):
                 # Alternate which app goes first, so neither always follows the other's leftovers.
                 extra_ok = client in args.java_app_clients.split(",")
-                here = [a for a in apps if extra_ok or a.label in OURS + (NODE_APP,)]
+                here = [a for a in apps if extra_ok or a.label in OURS + (NODE_APP, FLOOR_APP)]
                 order = here if run % 2 == 0 else list(reversed(here))
                 for app in order:
                     log = open(os.path.join(work, "app-%s-%s-%d.log"

@@ -81,8 +81,9 @@ public class DemoApp implements AutoCloseable {
   /**
    * Jetty threads of the app, a fixed pool started with it. The app's handlers never block: /login
    * answers at once, /chat waits for the upstream without a thread, a request queued for a server
-   * slot holds none. So a thread is busy for microseconds per request, and two per core keep up
-   * with any burst; the rest are Jetty's own (its acceptor, its selector, the reserved thread it
+   * slot holds none. Jetty runs them on its selector thread (see {@link #start}); the pool runs a
+   * queued request once a slot is handed to it, for microseconds, so two per core keep up with any
+   * burst; the rest are Jetty's own (its acceptor, its selector, the reserved thread it
    * keeps for handing work over) and the disconnect watcher's. Jetty's default, 8 threads growing
    * to 200 on demand, started about 60 threads in the first burst of the slow-upstream experiment:
    * each one a clone() and a stack paid for while the logins waited, and 60 runnable threads on two
@@ -337,7 +338,12 @@ public class DemoApp implements AutoCloseable {
     if (server != null) {
       throw new IllegalStateException("the app has already started on port " + this.port);
     }
-    PathMappingsHandler paths = new PathMappingsHandler();
+    // Not dynamic: its routes are fixed once it starts, so it reports what its handlers are. All of
+    // them are non-blocking, so the whole tree is, and Jetty runs a request on the selector thread
+    // that read it instead of handing it to a pool thread: a burst is served by one thread on one
+    // core, without a wake-up per request, leaving the other core to whoever else runs there (the
+    // experiment's client). A dynamic one reports "blocking" whatever its handlers are.
+    PathMappingsHandler paths = new PathMappingsHandler(false);
     for (Map.Entry<String, Handler> r : routes.entrySet()) {
       paths.addMapping(new ServletPathSpec(r.getKey()), r.getValue());
     }

@@ -23,6 +23,7 @@ import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.thread.Invocable.InvocationType;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -89,6 +90,31 @@ class DemoAppTest {
     assertThat(given.stats().inFlight()).isEqualTo(1);
     assertThat(get(app.uri(), "/chat").statusCode()).isEqualTo(503);
     holding.cancel(true);
+  }
+
+  @Test
+  void requestsRunOnTheThreadThatReadThem_unlessARouteBlocks() {
+    URI upstream = URI.create("http://127.0.0.1:1");
+    DemoApp lean = closer.closeLater(new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream)));
+    lean.start(0);
+    // Every handler of the app is non-blocking, so Jetty serves a request on its selector thread.
+    assertThat(lean.server().getInvocationType()).isEqualTo(InvocationType.NON_BLOCKING);
+
+    DemoApp blocking =
+        closer.closeLater(
+            new DemoApp(AppSettings.defaults(Mode.BULKHEAD, upstream))
+                .replaceRoute(
+                    "/login",
+                    new Handler.Abstract() { // blocking, as Handler.Abstract is by default
+                      @Override
+                      public boolean handle(Request request, Response response, Callback callback) {
+                        callback.succeeded();
+                        return true;
+                      }
+                    }));
+    blocking.start(0);
+    // One route that may block, and Jetty hands every request to a pool thread again.
+    assertThat(blocking.server().getInvocationType()).isEqualTo(InvocationType.BLOCKING);
   }
 
   @Test
