@@ -53,7 +53,7 @@ final class AimdController implements LimitController {
     }
     long p50 = Math.max(1, s.latency().percentileNanos(0.5));
     double base = baseline.before(p50);
-    baseline.learn(p50);
+    baseline.learn(p50, s.saturated());
     if (good < 0) {
       good = limit;
     }

@@ -7,19 +7,18 @@ import io.bulkhead.internal.Durations;
  * than per-call round trips).
  *
  * Per interval with at least one timed call, with b the long-term baseline (LatencyBaseline) and
- * g = clamp(tolerance * b / p50, 0.5, 1):
- *   - g < 1 (latency rose past the tolerance): target = limit * g + queue; the limit drops to
- *     floor(target) if that is lower, else stays (so it settles where limit * (1 - g) = queue), and
- *     never below half of `good`, the limit of the last interval whose latency was within tolerance:
- *     a latency rise alone halves the limit at most, since below that the slots it frees no longer
- *     queue inside the dependency but would cut its goodput (a dependency that got slower is not
- *     necessarily overloaded; only a rise that outlives `window` intervals moves the baseline).
- *   - g = 1 and demand reached the limit: if p50 is back at the baseline after a drop, the limit
- *     returns to `good` at once (the latency it was chosen for is back); else it grows by
- *     ceil(queue / 2).
+ * r = tolerance * b / p50:
+ *   - r < 1 (latency rose past the tolerance): target = limit * max(r, 0.5) + queue; the limit
+ *     drops to floor(target) when that is lower and otherwise stays, so it settles where
+ *     limit * (1 - r) = queue instead of dithering; and it never drops below half of `good`, the
+ *     last limit at which latency was within tolerance: a latency rise alone halves the limit at
+ *     most, since below that the slots it frees no longer queue inside the dependency but cut what
+ *     it completes (a dependency that got slower is not necessarily overloaded).
+ *   - r >= 1 and demand reached the limit: after a drop (limit < good) with p50 back at the
+ *     baseline, the limit returns to `good` at once (the latency it was chosen for is back);
+ *     otherwise `good` becomes the limit and the limit grows by ceil(queue / 2).
  *   - otherwise the limit stays.
- * Every move is at least one slot and the limit stays when the target is within one slot, so it
- * settles instead of dithering. An interval without timed calls keeps everything.
+ * An interval without timed calls keeps everything.
  *
  * Single-threaded: the compartment calls next() from one thread at a time (see LimitController).
  */
@@ -52,7 +51,7 @@ final class GradientController implements LimitController {
     long previous = lastP50 < 0 ? p50 : lastP50;
     lastP50 = p50;
     double base = baseline.before(p50);
-    baseline.learn(p50);
+    baseline.learn(p50, s.saturated());
     if (good < 0) {
       good = limit;
     }

@@ -4,10 +4,11 @@ package io.bulkhead;
  * The long-term admitted p50 a controller compares each interval's p50 with.
  *
  * It follows a falling p50 half the way per interval, so a recovery is seen within an interval or
- * two, and a rising one by 1/window of the gap but never by more than 1/window of itself: a lasting
- * slowdown of k times becomes the new normal only after about window * ln(k) intervals, so neither
- * a step of the dependency's latency nor the queueing a high limit causes drags the baseline along
- * within an episode (bounded drift). Single-threaded, like the controllers that own it.
+ * two. A rising one it learns only from intervals in which demand stayed below the limit (so the
+ * queueing a pressed limit causes inside the dependency is never taken for its normal), by 1/window
+ * of the gap and never by more than 1/window of itself: a lasting slowdown of k times becomes the
+ * new normal after about window * ln(k) such intervals (bounded drift). Single-threaded, like the
+ * controllers that own it.
  */
 final class LatencyBaseline {
 
@@ -26,11 +27,11 @@ final class LatencyBaseline {
     return nanos;
   }
 
-  /** Learns one interval's {@code p50}. */
-  void learn(long p50) {
+  /** Learns one interval's {@code p50}; {@code pressed}: demand reached the limit. */
+  void learn(long p50, boolean pressed) {
     if (nanos < 0 || p50 <= nanos) {
       nanos = nanos < 0 ? p50 : nanos + (p50 - nanos) / 2;
-    } else {
+    } else if (!pressed) {
       nanos += Math.min((p50 - nanos) / window, nanos / window);
     }
   }

@@ -43,9 +43,9 @@ public interface LimitController {
       Objects.requireNonNull(latency, "latency");
     }
 
-    /** Whether demand reached the limit: callers waited or were refused, or half the slots ran. */
+    /** Whether demand reached the limit: callers waited or were refused, or every slot ran. */
     public boolean saturated() {
-      return waiting > 0 || rejected > 0 || 2 * inFlight >= limit;
+      return waiting > 0 || rejected > 0 || inFlight >= limit;
     }
   }
 
@@ -65,7 +65,8 @@ public interface LimitController {
    * 4} (so it settles where the 4 extra slots make up for the gradient), never below half the limit
    * it had while latency was within tolerance; while latency holds and demand reaches the limit, it
    * grows by 2 per interval, or returns at once to that earlier limit when p50 is back at the
-   * baseline. The baseline learns a lasting rise slowly (by at most 1% per interval).
+   * baseline. The baseline learns a lasting rise slowly: by at most 1% per interval, and only
+   * from intervals in which demand stayed below the limit.
    */
   static LimitController gradient() {
     return new GradientController(1.5, 4, 100);

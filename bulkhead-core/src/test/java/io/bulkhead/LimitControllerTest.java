@@ -135,14 +135,9 @@ class LimitControllerTest {
     calm(a, 5, 3, Duration.ofMillis(20));
     List<Integer> path = run(a, 5, 60, Duration.ofMillis(20));
     System.out.println("aimd, own queueing " + path);
-    // +1 until p50 passes twice the baseline (12 calls), then × 0.75, never below the knee; the
-    // baseline learns the queueing only slowly (at most 1% per interval), so the teeth stay low.
+    // +1 until p50 passes twice the baseline (13 calls), then × 0.75: a saw between 9 and 13,
+    // above the knee; the baseline never learns the queueing a pressed limit causes.
     assertThat(path.subList(0, 8)).containsExactly(6, 7, 8, 9, 10, 11, 12, 13);
-    assertThat(path.get(8)).isEqualTo(9);
-    assertThat(path).allMatch(l -> l >= KNEE && l <= 3 * KNEE);
-    for (int i = 8; i + 8 <= path.size(); i++) {
-      List<Integer> eight = path.subList(i, i + 8);
-      assertThat(eight).as("a back-off in every 8 intervals").isNotEqualTo(eight.stream().sorted().toList());
-    }
+    assertThat(path.subList(8, 60)).allMatch(l -> l >= 9 && l <= 13).contains(9, 13);
   }
 }
