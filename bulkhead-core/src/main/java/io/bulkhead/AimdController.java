@@ -8,12 +8,14 @@ import java.util.Objects;
  * Additive increase, multiplicative decrease, on the interval's admitted p50.
  *
  * Per interval with at least one timed call: if p50 is above the threshold, the limit times
- * `backoff` (at least one less), but never below half of `good`, the limit of the last interval
- * whose p50 was within the threshold: latency far above normal alone halves the limit at most,
- * since a dependency that got slower is not necessarily overloaded and cutting further would only
- * cut its goodput. Else, if demand reached the limit, limit + 1; else keep. The threshold is fixed,
- * or `tolerance` times the long-term baseline (LatencyBaseline: a rise becomes the new normal only
- * after it lasts). Single-threaded (see LimitController).
+ * `backoff` (at least one less), but not below one back-off step under what the dependency was seen
+ * to sustain: `served`, the most calls in flight in recent intervals whose p50 was within the
+ * threshold (a maximum that decays by 10% per such interval), and never below half of `good`, the
+ * last limit at which p50 was within it. Latency far above normal alone does not say the dependency
+ * is overloaded (it may just have got slower); cutting further below what it served within the
+ * threshold would cut its goodput rather than a queue inside it. Else, if demand reached the limit,
+ * limit + 1; else keep. The threshold is fixed, or `tolerance` times the long-term baseline (LatencyBaseline).
+ * Single-threaded (see LimitController).
  */
 final class AimdController implements LimitController {
 
@@ -22,6 +24,7 @@ final class AimdController implements LimitController {
   private final double backoff;
   private final LatencyBaseline baseline = new LatencyBaseline(100);
   private int good = -1;
+  private double served;
 
   AimdController(double tolerance, double backoff) {
     this.tolerance = tolerance;
@@ -63,13 +66,14 @@ final class AimdController implements LimitController {
             ? "the threshold of " + Durations.format(threshold)
             : tolerance + " × the baseline of " + Durations.format((long) base);
     if (p50 > threshold) {
-      int floor = (good + 1) / 2;
+      int floor = Math.min(good, Math.max((good + 1) / 2, (int) Math.ceil(served * backoff)));
       int next = Math.max(floor, Math.min(limit - 1, (int) Math.floor(limit * backoff)));
       return new Decision(
           Math.min(limit, next),
           "admitted p50 " + Durations.format(p50) + " is above " + against);
     }
     good = limit;
+    served = Math.max(Math.min(s.inFlight(), limit), served * 0.9);
     if (s.saturated()) {
       return new Decision(
           limit + 1,

@@ -75,8 +75,9 @@ public interface LimitController {
   /**
    * Additive increase, multiplicative decrease: +1 per interval while demand reaches the limit and
    * the admitted p50 stays under twice its long-term baseline, otherwise the limit times 0.75, but
-   * never below half the limit it had while p50 was under that threshold: a dependency that got
-   * slower is not cut below what it sustains.
+   * not below 0.75 times the most calls recently in flight while p50 was under that threshold, nor
+   * below half the limit then: a dependency that just got slower is not cut far below the calls it
+   * served.
    */
   static LimitController aimd() {
     return new AimdController(2.0, 0.75);
