@@ -201,11 +201,7 @@ public class DemoApp implements AutoCloseable {
           registry.register(
               givenLlm != null
                   ? givenLlm
-                  : Bulkhead.builder("llm")
-                      .limit(settings.llmLimit())
-                      .maxQueue(settings.llmQueue())
-                      .maxWait(settings.llmWait())
-                      .build());
+                  : settings.llm().build());
       this.llmClient = UpstreamClient.builder(llm).deadline(settings.upstreamDeadline()).build();
       this.sharedClient = null;
       this.sharedExecutor = null;
