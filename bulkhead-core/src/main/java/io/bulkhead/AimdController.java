@@ -69,8 +69,7 @@ final class AimdController implements LimitController {
       int floor = Math.min(good, Math.max((good + 1) / 2, (int) Math.ceil(served * backoff)));
       int next = Math.max(floor, Math.min(limit - 1, (int) Math.floor(limit * backoff)));
       return new Decision(
-          Math.min(limit, next),
-          "admitted p50 " + Durations.format(p50) + " is above " + against);
+          Math.min(limit, next), "admitted p50 " + Durations.format(p50) + " is above " + against);
     }
     good = limit;
     served = Math.max(Math.min(s.inFlight(), limit), served * 0.9);

@@ -65,8 +65,8 @@ public interface LimitController {
    * 4} (so it settles where the 4 extra slots make up for the gradient), never below half the limit
    * it had while latency was within tolerance; while latency holds and demand reaches the limit, it
    * grows by 2 per interval, or returns at once to that earlier limit when p50 is back at the
-   * baseline. The baseline learns a lasting rise slowly: by at most 1% per interval, and only
-   * from intervals in which demand stayed below the limit.
+   * baseline. The baseline learns a lasting rise slowly: by at most 1% per interval, and only from
+   * intervals in which demand stayed below the limit.
    */
   static LimitController gradient() {
     return new GradientController(1.5, 4, 100);

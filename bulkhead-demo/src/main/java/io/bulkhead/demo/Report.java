@@ -400,7 +400,8 @@ final class Report {
         .append(trace.changes())
         .append(trace.changes() == 1 ? " time" : " times")
         .append(trace.lastMove().isEmpty() ? "" : ", last because " + esc(trace.lastMove()))
-        .append(". Each dot is the limit read from the compartment when it was seen to move.</p>\n");
+        .append(
+            ". Each dot is the limit read from the compartment when it was seen to move.</p>\n");
     double[] xs = new double[trace.points().size()];
     double[] ys = new double[xs.length];
     for (int i = 0; i < xs.length; i++) {

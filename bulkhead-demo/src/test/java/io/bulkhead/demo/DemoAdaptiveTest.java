@@ -57,7 +57,9 @@ class DemoAdaptiveTest {
     assertThat(trace.path("min").asInt()).isEqualTo(1);
     assertThat(trace.path("max").asInt()).isEqualTo(20);
     List<long[]> points = new ArrayList<>();
-    trace.path("points").forEach(p -> points.add(new long[] {p.get(0).asLong(), p.get(1).asLong()}));
+    trace
+        .path("points")
+        .forEach(p -> points.add(new long[] {p.get(0).asLong(), p.get(1).asLong()}));
     // It starts at --llm-limit, moved while the load pressed it, and stayed in its range.
     assertThat(points.get(0)).containsExactly(0, 10);
     assertThat(trace.path("changes").asLong()).isPositive();
@@ -83,7 +85,8 @@ class DemoAdaptiveTest {
     assertThat(drawn).hasSameSizeAs(points);
     for (int i = 0; i < points.size(); i++) {
       assertThat(drawn.get(i)[1]).isEqualTo(points.get(i)[1]);
-      assertThat(drawn.get(i)[0]).isCloseTo(points.get(i)[0], org.assertj.core.data.Offset.offset(5L));
+      assertThat(drawn.get(i)[0])
+          .isCloseTo(points.get(i)[0], org.assertj.core.data.Offset.offset(5L));
     }
   }
 }

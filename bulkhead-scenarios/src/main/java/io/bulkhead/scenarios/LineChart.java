@@ -153,8 +153,9 @@ public final class LineChart {
             .append(esc(xUnit))
             .append("</title></circle>\n");
       }
-      h.append(text(LEFT + i * 170, HEIGHT - 8, "start", s.name())
-          .replace("fill=\"#57606a\"", "fill=\"" + colour + "\""));
+      h.append(
+          text(LEFT + i * 170, HEIGHT - 8, "start", s.name())
+              .replace("fill=\"#57606a\"", "fill=\"" + colour + "\""));
     }
     return h.append("</svg>\n").toString();
   }

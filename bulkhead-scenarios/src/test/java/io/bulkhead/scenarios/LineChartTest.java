@@ -32,7 +32,8 @@ class LineChartTest {
   void badInput_isNamed() {
     assertThatThrownBy(() -> new LineChart("t", "s", 0, 1))
         .hasMessage("chart axes must end above zero but were x 0.0, y 1.0");
-    assertThatThrownBy(() -> new LineChart("t", "s", 1, 1).series("a", new double[1], new double[2]))
+    assertThatThrownBy(
+            () -> new LineChart("t", "s", 1, 1).series("a", new double[1], new double[2]))
         .hasMessage("series 'a' has 1 times but 2 values");
   }
 
