@@ -140,4 +140,19 @@ class LimitControllerTest {
     assertThat(path.subList(0, 8)).containsExactly(6, 7, 8, 9, 10, 11, 12, 13);
     assertThat(path.subList(8, 60)).allMatch(l -> l >= 9 && l <= 13).contains(9, 13);
   }
+
+  @Test
+  void theBaseline_fallsHalfWay_risesOnlyBelowTheLimit_andByAtMostOnePercent() {
+    LatencyBaseline b = new LatencyBaseline(100);
+    assertThat(b.before(1000)).isEqualTo(1000);
+    b.learn(1000, false);
+    b.learn(500, true); // a fall is learnt, pressed or not: half the way
+    assertThat(b.before(0)).isEqualTo(750);
+    b.learn(15_000, true); // a pressed limit's latency is not the dependency's normal
+    assertThat(b.before(0)).isEqualTo(750);
+    b.learn(15_000, false); // below the limit: 1% of itself, not 1% of the 14 250 gap
+    assertThat(b.before(0)).isEqualTo(757.5);
+    b.learn(760, false); // a small rise: 1% of the gap
+    assertThat(b.before(0)).isEqualTo(757.5 + 2.5 / 100);
+  }
 }
