@@ -135,6 +135,11 @@ final class DemoCommand implements Callable<Integer> {
                     upstreamDeadline != null
                         ? upstreamDeadline
                         : DemoSettings.defaultDeadline(delay)));
+    if (adaptive == null
+        && spec.commandLine().getParseResult().hasMatchedOption("--adaptive-interval")) {
+      throw new picocli.CommandLine.ParameterException(
+          spec.commandLine(), "--adaptive-interval needs --adaptive: the llm limit is static");
+    }
     AdaptiveLimit llmAdaptive =
         adaptive == null ? null : Main.checked(spec, () -> adaptive(settings.llmLimit()));
     if (dashboard) {

@@ -89,4 +89,26 @@ class DemoAdaptiveTest {
           .isCloseTo(points.get(i)[0], org.assertj.core.data.Offset.offset(5L));
     }
   }
+
+  @Test
+  void badInput_isOneLine_namingTheOptionAndValue() {
+    CliTest.Run unknown = CliTest.run("demo", "--adaptive", "vegas");
+    assertThat(unknown.exit()).isEqualTo(2);
+    assertThat(unknown.out()).isEmpty();
+    assertThat(unknown.err().strip())
+        .doesNotContain("\n")
+        .contains("--adaptive must be gradient or aimd but was 'vegas'");
+
+    CliTest.Run alone = CliTest.run("demo", "--adaptive-interval", "100ms");
+    assertThat(alone.exit()).isEqualTo(2);
+    assertThat(alone.err().strip())
+        .doesNotContain("\n")
+        .contains("--adaptive-interval needs --adaptive");
+
+    CliTest.Run zero = CliTest.run("demo", "--adaptive", "aimd", "--adaptive-interval", "0s");
+    assertThat(zero.exit()).isEqualTo(2);
+    assertThat(zero.err().strip())
+        .doesNotContain("\n")
+        .contains("--adaptive-interval: adaptive interval must be positive but was 0s");
+  }
 }
