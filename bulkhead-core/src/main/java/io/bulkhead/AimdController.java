@@ -7,17 +7,24 @@ import java.util.Objects;
 /*
  * Additive increase, multiplicative decrease, on the interval's admitted p50.
  *
- * Per interval with at least one timed call: if p50 is above the threshold, limit * backoff (at
- * least one less); else, if demand reached the limit, limit + 1; else keep. The threshold is fixed,
- * or `tolerance` times a baseline: the lowest p50 seen, drifting up by 1/50 of the gap per interval
- * so that a lasting change of the normal is learnt. Single-threaded (see LimitController).
+ * Per interval with at least one timed call: if p50 is above the threshold, the limit times
+ * `backoff` (at least one less), but not below one back-off step under what the dependency was seen
+ * to sustain: `served`, the most calls in flight in recent intervals whose p50 was within the
+ * threshold (a maximum that decays by 10% per such interval), and never below half of `good`, the
+ * last limit at which p50 was within it. Latency far above normal alone does not say the dependency
+ * is overloaded (it may just have got slower); cutting further below what it served within the
+ * threshold would cut its goodput rather than a queue inside it. Else, if demand reached the limit,
+ * limit + 1; else keep. The threshold is fixed, or `tolerance` times the long-term baseline (LatencyBaseline).
+ * Single-threaded (see LimitController).
  */
 final class AimdController implements LimitController {
 
   private final double tolerance;
   private final long fixedThreshold; // 0: tolerance * baseline
   private final double backoff;
-  private double baseline = -1;
+  private final LatencyBaseline baseline = new LatencyBaseline(100);
+  private int good = -1;
+  private double served;
 
   AimdController(double tolerance, double backoff) {
     this.tolerance = tolerance;
@@ -48,19 +55,24 @@ final class AimdController implements LimitController {
       return new Decision(limit, "no timed call finished");
     }
     long p50 = Math.max(1, s.latency().percentileNanos(0.5));
-    if (baseline < 0) {
-      baseline = p50;
+    double base = baseline.before(p50);
+    baseline.learn(p50, s.saturated());
+    if (good < 0) {
+      good = limit;
     }
-    long threshold = fixedThreshold > 0 ? fixedThreshold : (long) (tolerance * baseline);
+    long threshold = fixedThreshold > 0 ? fixedThreshold : (long) (tolerance * base);
     String against =
         fixedThreshold > 0
             ? "the threshold of " + Durations.format(threshold)
-            : tolerance + " × the baseline of " + Durations.format((long) baseline);
-    baseline += p50 < baseline ? p50 - baseline : (p50 - baseline) / 50.0;
+            : tolerance + " × the baseline of " + Durations.format((long) base);
     if (p50 > threshold) {
-      int next = Math.min(limit - 1, (int) Math.floor(limit * backoff));
-      return new Decision(next, "admitted p50 " + Durations.format(p50) + " is above " + against);
+      int floor = Math.min(good, Math.max((good + 1) / 2, (int) Math.ceil(served * backoff)));
+      int next = Math.max(floor, Math.min(limit - 1, (int) Math.floor(limit * backoff)));
+      return new Decision(
+          Math.min(limit, next), "admitted p50 " + Durations.format(p50) + " is above " + against);
     }
+    good = limit;
+    served = Math.max(Math.min(s.inFlight(), limit), served * 0.9);
     if (s.saturated()) {
       return new Decision(
           limit + 1,

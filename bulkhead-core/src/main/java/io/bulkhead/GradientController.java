@@ -6,28 +6,34 @@ import io.bulkhead.internal.Durations;
  * Gradient controller (after concurrency-limits' Gradient2, on the interval's admitted p50 rather
  * than per-call round trips).
  *
- * Per interval with at least one timed call: gradient = clamp(tolerance * baseline / p50, 0.5, 1);
- * target = limit * gradient, plus sqrt(limit) when the gradient is 1 and demand reached the limit;
- * the limit moves by `smoothing` of the way to the target (rounded away from the current limit, so
- * a move of less than one slot still moves). The baseline is an exponential mean of p50 over about
- * `window` intervals; it follows a falling p50 fast (half the way per interval), so a recovery is not
- * held back by the slow phase's memory, and a rising one slowly, so a degradation lowers the limit
- * before the baseline learns it as the new normal. An interval without timed calls keeps everything.
+ * Per interval with at least one timed call, with b the long-term baseline (LatencyBaseline) and
+ * r = tolerance * b / p50:
+ *   - r < 1 (latency rose past the tolerance): target = limit * max(r, 0.5) + queue; the limit
+ *     drops to floor(target) when that is lower and otherwise stays, so it settles where
+ *     limit * (1 - r) = queue instead of dithering; and it never drops below half of `good`, the
+ *     last limit at which latency was within tolerance: a latency rise alone halves the limit at
+ *     most, since below that the slots it frees no longer queue inside the dependency but cut what
+ *     it completes (a dependency that got slower is not necessarily overloaded).
+ *   - r >= 1 and demand reached the limit: after a drop (limit < good) with p50 back at the
+ *     baseline, the limit returns to `good` at once (the latency it was chosen for is back);
+ *     otherwise `good` becomes the limit and the limit grows by ceil(queue / 2).
+ *   - otherwise the limit stays.
+ * An interval without timed calls keeps everything.
  *
  * Single-threaded: the compartment calls next() from one thread at a time (see LimitController).
  */
 final class GradientController implements LimitController {
 
   private final double tolerance;
-  private final double smoothing;
-  private final double alpha;
-  private double baseline = -1;
+  private final int queue;
+  private final LatencyBaseline baseline;
   private long lastP50 = -1;
+  private int good = -1;
 
-  GradientController(double tolerance, double smoothing, int window) {
+  GradientController(double tolerance, int queue, int window) {
     this.tolerance = tolerance;
-    this.smoothing = smoothing;
-    this.alpha = 2.0 / (window + 1);
+    this.queue = queue;
+    this.baseline = new LatencyBaseline(window);
   }
 
   @Override
@@ -44,45 +50,45 @@ final class GradientController implements LimitController {
     long p50 = Math.max(1, s.latency().percentileNanos(0.5));
     long previous = lastP50 < 0 ? p50 : lastP50;
     lastP50 = p50;
-    if (baseline < 0) {
-      baseline = p50;
+    double base = baseline.before(p50);
+    baseline.learn(p50, s.saturated());
+    if (good < 0) {
+      good = limit;
     }
-    double base = baseline;
-    double gradient = Math.max(0.5, Math.min(1.0, tolerance * base / p50));
-    double target = limit * gradient;
-    boolean grow = gradient >= 1.0 && s.saturated();
-    if (grow) {
-      target += Math.max(1.0, Math.sqrt(limit));
-    }
-    double smoothed = limit + (target - limit) * smoothing;
-    int next = (int) (smoothed < limit ? Math.floor(smoothed) : Math.ceil(smoothed));
-    baseline += (p50 - baseline) * (p50 < baseline ? 0.5 : alpha);
-    String reason;
-    if (gradient < 1.0) {
-      reason =
+    double ratio = tolerance * base / p50;
+    if (ratio < 1.0) {
+      int floor = (good + 1) / 2;
+      int next = Math.max(floor, (int) Math.floor(limit * Math.max(0.5, ratio) + queue));
+      return new Decision(
+          Math.min(limit, next),
           "admitted p50 rose from "
               + Durations.format(previous)
               + " to "
               + Durations.format(p50)
               + " against a baseline of "
-              + Durations.format((long) base);
-    } else if (grow) {
-      reason =
-          "demand reached the limit and admitted p50 "
-              + Durations.format(p50)
-              + " is within "
-              + tolerance
-              + " × the baseline of "
-              + Durations.format((long) base);
-    } else {
-      reason = "demand below the limit";
-      next = limit;
+              + Durations.format((long) base));
     }
-    return new Decision(next, reason);
+    if (limit >= good || (s.saturated() && p50 > base)) {
+      good = limit; // latency within tolerance at this limit: what a later rise may halve
+    }
+    if (!s.saturated()) {
+      return new Decision(limit, "demand below the limit");
+    }
+    String within =
+        "demand reached the limit and admitted p50 "
+            + Durations.format(p50)
+            + " is within "
+            + tolerance
+            + " × the baseline of "
+            + Durations.format((long) base);
+    if (limit < good) {
+      return new Decision(good, within + ": back to the limit it had before latency rose");
+    }
+    return new Decision(limit + (queue + 1) / 2, within);
   }
 
   @Override
   public String toString() {
-    return "gradient(tolerance=" + tolerance + ", smoothing=" + smoothing + ")";
+    return "gradient(tolerance=" + tolerance + ", queue=" + queue + ")";
   }
 }

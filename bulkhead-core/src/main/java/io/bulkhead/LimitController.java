@@ -43,9 +43,9 @@ public interface LimitController {
       Objects.requireNonNull(latency, "latency");
     }
 
-    /** Whether demand reached the limit: callers waited or were refused, or half the slots ran. */
+    /** Whether demand reached the limit: callers waited or were refused, or every slot ran. */
     public boolean saturated() {
-      return waiting > 0 || rejected > 0 || 2 * inFlight >= limit;
+      return waiting > 0 || rejected > 0 || inFlight >= limit;
     }
   }
 
@@ -60,18 +60,24 @@ public interface LimitController {
   }
 
   /**
-   * A gradient controller: the limit follows the ratio of a long-term baseline of admitted p50 to
-   * the last interval's, tolerating a rise of half the baseline, and grows by the square root of
-   * the limit while demand reaches it and latency holds; each move is halved (smoothing 0.5).
+   * A gradient controller: with g the ratio of 1.5 × a long-term baseline of admitted p50 to the
+   * last interval's (at least 0.5), a rise past the tolerance drops the limit to {@code limit × g +
+   * 4} (so it settles where the 4 extra slots make up for the gradient), never below half the limit
+   * it had while latency was within tolerance; while latency holds and demand reaches the limit, it
+   * grows by 2 per interval, or returns at once to that earlier limit when p50 is back at the
+   * baseline. The baseline learns a lasting rise slowly: by at most 1% per interval, and only from
+   * intervals in which demand stayed below the limit.
    */
   static LimitController gradient() {
-    return new GradientController(1.5, 0.5, 30);
+    return new GradientController(1.5, 4, 100);
   }
 
   /**
    * Additive increase, multiplicative decrease: +1 per interval while demand reaches the limit and
-   * the admitted p50 stays under twice its baseline (the lowest recent p50), otherwise the limit
-   * times 0.75.
+   * the admitted p50 stays under twice its long-term baseline, otherwise the limit times 0.75, but
+   * not below 0.75 times the most calls recently in flight while p50 was under that threshold, nor
+   * below half the limit then: a dependency that just got slower is not cut far below the calls it
+   * served.
    */
   static LimitController aimd() {
     return new AimdController(2.0, 0.75);

@@ -1,5 +1,7 @@
 package io.bulkhead.demo;
 
+import io.bulkhead.AdaptiveLimit;
+import io.bulkhead.LimitController;
 import io.bulkhead.scenarios.CliException;
 import io.bulkhead.scenarios.DemoSettings;
 import io.bulkhead.scenarios.Experiment;
@@ -77,6 +79,26 @@ final class DemoCommand implements Callable<Integer> {
   int port;
 
   @Option(
+      names = "--adaptive",
+      arity = "0..1",
+      fallbackValue = "gradient",
+      paramLabel = "CONTROLLER",
+      description =
+          "Bulkhead mode's llm compartment adapts its limit to the upstream's latency, from"
+              + " --llm-limit within [1, 2 × --llm-limit]: gradient (the default) or aimd. The"
+              + " report charts the limit over the run.")
+  String adaptive;
+
+  @Option(
+      names = "--adaptive-interval",
+      defaultValue = "1s",
+      paramLabel = "DURATION",
+      description =
+          "With --adaptive: how long the compartment measures between two decisions."
+              + " Default: ${DEFAULT-VALUE}.")
+  Duration adaptiveInterval;
+
+  @Option(
       names = "--json",
       description = "Print the JSON result on standard output instead of the table.")
   boolean json;
@@ -113,6 +135,13 @@ final class DemoCommand implements Callable<Integer> {
                     upstreamDeadline != null
                         ? upstreamDeadline
                         : DemoSettings.defaultDeadline(delay)));
+    if (adaptive == null
+        && spec.commandLine().getParseResult().hasMatchedOption("--adaptive-interval")) {
+      throw new picocli.CommandLine.ParameterException(
+          spec.commandLine(), "--adaptive-interval needs --adaptive: the llm limit is static");
+    }
+    AdaptiveLimit llmAdaptive =
+        adaptive == null ? null : Main.checked(spec, () -> adaptive(settings.llmLimit()));
     if (dashboard) {
       Main.checkPort(spec, port);
     }
@@ -137,7 +166,7 @@ final class DemoCommand implements Callable<Integer> {
     }
     err.flush();
 
-    Experiment experiment = new Experiment(settings);
+    Experiment experiment = new Experiment(settings, llmAdaptive);
     Experiment.Progress progress = new ProgressLine(err, interactive());
     AtomicReference<Experiment.Kept> kept = new AtomicReference<>();
     ExperimentResult r =
@@ -161,6 +190,24 @@ final class DemoCommand implements Callable<Integer> {
       keepUp(kept.get(), out);
     }
     return 0;
+  }
+
+  /** The llm compartment's adaptive limit that --adaptive and --adaptive-interval ask for. */
+  private AdaptiveLimit adaptive(int llmLimit) {
+    LimitController controller =
+        switch (adaptive) {
+          case "gradient" -> LimitController.gradient();
+          case "aimd" -> LimitController.aimd();
+          default ->
+              throw new CliException(
+                  "--adaptive must be gradient or aimd but was '" + adaptive + "'");
+        };
+    try {
+      return new AdaptiveLimit(
+          controller, 1, (int) Math.min(Integer.MAX_VALUE, 2L * llmLimit), adaptiveInterval);
+    } catch (IllegalArgumentException refused) {
+      throw new CliException("--adaptive-interval: " + refused.getMessage());
+    }
   }
 
   /** Says where each mode's app listens before its load starts. */

@@ -4,6 +4,7 @@ import io.bulkhead.internal.Durations;
 import io.bulkhead.internal.JsonWriter;
 import io.bulkhead.scenarios.DemoSettings;
 import io.bulkhead.scenarios.ExperimentResult;
+import io.bulkhead.scenarios.LineChart;
 import io.bulkhead.scenarios.LoadResult;
 import io.bulkhead.scenarios.ModeResult;
 import io.bulkhead.scenarios.Route;
@@ -11,6 +12,7 @@ import io.bulkhead.scenarios.Sample;
 import java.math.BigDecimal;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -45,8 +47,23 @@ final class Report {
         "upstream connections (max open)",
         count(r.shared().upstreamMaxConnections()),
         count(r.bulkhead().upstreamMaxConnections()));
+    ModeResult.LimitTrace trace = r.bulkhead().llmLimit();
+    if (trace != null) {
+      row(out, "llm limit (" + trace.controller() + ")", "-", limitPath(trace));
+    }
     out.append('\n').append(machine(r)).append('\n');
     return out.toString();
+  }
+
+  /** "10 → 12, 3 moves": the limit at the start and the end of the run, and how often it moved. */
+  private static String limitPath(ModeResult.LimitTrace trace) {
+    List<ModeResult.Point> p = trace.points();
+    return p.get(0).limit()
+        + " → "
+        + p.get(p.size() - 1).limit()
+        + ", "
+        + trace.changes()
+        + (trace.changes() == 1 ? " move" : " moves");
   }
 
   static String setup(DemoSettings s) {
@@ -112,8 +129,31 @@ final class Report {
     out.name("shared");
     mode(out, r.shared().load());
     out.name("bulkhead");
-    mode(out, r.bulkhead().load());
+    mode(out, r.bulkhead().load(), r.bulkhead().llmLimit());
     return out.endObject().toJson() + "\n";
+  }
+
+  /**
+   * {@link #mode(JsonWriter, LoadResult)}, with {@code "llm_limit": {"controller", "min", "max",
+   * "changes", "last_move", "points": [[ms, limit], ...]}} for an adaptive llm compartment.
+   */
+  private static void mode(JsonWriter out, LoadResult m, ModeResult.LimitTrace trace) {
+    out.beginObject();
+    m.writeFields(out, false);
+    if (trace != null) {
+      out.name("llm_limit").beginObject();
+      out.name("controller").value(trace.controller());
+      out.name("min").value(trace.min());
+      out.name("max").value(trace.max());
+      out.name("changes").value(trace.changes());
+      out.name("last_move").value(trace.lastMove());
+      out.name("points").beginArray();
+      for (ModeResult.Point p : trace.points()) {
+        out.beginArray().value(p.atMillis()).value(p.limit()).endArray();
+      }
+      out.endArray().endObject();
+    }
+    out.endObject();
   }
 
   /**
@@ -196,6 +236,10 @@ final class Report {
                 + "for its numbers.</p>\n");
     chart(h, r.shared(), s, xMax, yMaxMs);
     chart(h, r.bulkhead(), s, xMax, yMaxMs);
+    ModeResult.LimitTrace trace = r.bulkhead().llmLimit();
+    if (trace != null) {
+      limitChart(h, trace, s, xMax);
+    }
     h.append(
         "<p class=\"note\">Latencies are recorded per request from sending to the last byte "
             + "of the answer and summarised with HdrHistogram (3 significant digits). "
@@ -340,6 +384,35 @@ final class Report {
     }
     legend(h, WIDTH - RIGHT - 316, 20);
     h.append("</svg>\n");
+  }
+
+  /** The adaptive llm limit over the bulkhead-mode run, as read from the compartment. */
+  private static void limitChart(
+      StringBuilder h, ModeResult.LimitTrace trace, DemoSettings s, double xMax) {
+    h.append("<h2>The llm compartment's limit over the run</h2>\n")
+        .append("<p class=\"note\">Bulkhead mode's llm compartment adapted its limit (")
+        .append(esc(trace.controller()))
+        .append(" controller, within [")
+        .append(trace.min())
+        .append(", ")
+        .append(trace.max())
+        .append("]): it moved ")
+        .append(trace.changes())
+        .append(trace.changes() == 1 ? " time" : " times")
+        .append(trace.lastMove().isEmpty() ? "" : ", last because " + esc(trace.lastMove()))
+        .append(
+            ". Each dot is the limit read from the compartment when it was seen to move.</p>\n");
+    double[] xs = new double[trace.points().size()];
+    double[] ys = new double[xs.length];
+    for (int i = 0; i < xs.length; i++) {
+      xs[i] = trace.points().get(i).atMillis() / 1000.0;
+      ys[i] = trace.points().get(i).limit();
+    }
+    h.append(
+        new LineChart("llm limit", "s", xMax, trace.max() + Math.max(1, trace.max() / 10))
+            .marker(seconds(s.loginsAfter().toNanos()), "logins sent")
+            .series("llm limit (" + trace.controller() + ")", xs, ys)
+            .svg());
   }
 
   /** One row, right of the title: dot and name for each kind of request. */

@@ -90,6 +90,11 @@ public record AppSettings(
     }
   }
 
+  /** A builder of the llm compartment of these figures: limit, max-queue and max-wait. */
+  public BulkheadBuilder llm() {
+    return Bulkhead.builder("llm").limit(llmLimit).maxQueue(llmQueue).maxWait(llmWait);
+  }
+
   /** The slow-upstream experiment's settings for {@code mode} against {@code upstream}. */
   public static AppSettings defaults(Mode mode, URI upstream) {
     return new AppSettings(

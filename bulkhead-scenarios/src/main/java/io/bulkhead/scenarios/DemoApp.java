@@ -198,15 +198,7 @@ public class DemoApp implements AutoCloseable {
                 .unboundedWait()
                 .build());
     if (settings.mode() == Mode.BULKHEAD) {
-      Bulkhead llm =
-          registry.register(
-              givenLlm != null
-                  ? givenLlm
-                  : Bulkhead.builder("llm")
-                      .limit(settings.llmLimit())
-                      .maxQueue(settings.llmQueue())
-                      .maxWait(settings.llmWait())
-                      .build());
+      Bulkhead llm = registry.register(givenLlm != null ? givenLlm : settings.llm().build());
       this.llmClient = UpstreamClient.builder(llm).deadline(settings.upstreamDeadline()).build();
       this.sharedClient = null;
       this.sharedExecutor = null;

@@ -1,11 +1,14 @@
 package io.bulkhead.scenarios;
 
+import io.bulkhead.AdaptiveLimit;
+import io.bulkhead.Bulkhead;
 import io.bulkhead.internal.DaemonThreads;
 import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -43,10 +46,24 @@ public final class Experiment {
     }
   }
 
+  /** How often the adaptive llm limit is read during the bulkhead-mode run. */
+  static final long LIMIT_READ_EVERY_MILLIS = 20;
+
   private final DemoSettings settings;
+  private final AdaptiveLimit llmAdaptive;
 
   public Experiment(DemoSettings settings) {
+    this(settings, null);
+  }
+
+  /**
+   * The experiment with an adaptive llm compartment in bulkhead mode ({@code llmAdaptive} null: a
+   * static one); its limit starts at the settings' llm limit, and the bulkhead mode's result traces
+   * it.
+   */
+  public Experiment(DemoSettings settings, AdaptiveLimit llmAdaptive) {
     this.settings = settings;
+    this.llmAdaptive = llmAdaptive;
   }
 
   /** Runs shared mode, then bulkhead mode. */
@@ -85,7 +102,12 @@ public final class Experiment {
     DemoApp app = null;
     boolean handedOver = false;
     try {
-      app = new DemoApp(settings.app(mode, upstream.uri()));
+      AppSettings appSettings = settings.app(mode, upstream.uri());
+      Bulkhead adaptive =
+          mode == Mode.BULKHEAD && llmAdaptive != null
+              ? appSettings.llm().adaptive(llmAdaptive).build()
+              : null;
+      app = adaptive != null ? new DemoApp(appSettings, adaptive) : new DemoApp(appSettings);
       ports.add(upstream.port());
       ports.add(app.start(appPort));
       progress.started(mode, app.uri());
@@ -104,6 +126,20 @@ public final class Experiment {
           0,
           250,
           TimeUnit.MILLISECONDS);
+      List<ModeResult.Point> points = new CopyOnWriteArrayList<>();
+      if (adaptive != null) {
+        points.add(new ModeResult.Point(0, adaptive.config().limit()));
+        ticker.scheduleAtFixedRate(
+            () -> {
+              int limit = adaptive.config().limit();
+              if (limit != points.get(points.size() - 1).limit()) {
+                points.add(new ModeResult.Point(millisSince(start), limit));
+              }
+            },
+            LIMIT_READ_EVERY_MILLIS,
+            LIMIT_READ_EVERY_MILLIS,
+            TimeUnit.MILLISECONDS);
+      }
       LoadResult result;
       try {
         result = load.run();
@@ -112,8 +148,21 @@ public final class Experiment {
         awaitQuietly(ticker);
       }
       progress.done(mode, result);
+      ModeResult.LimitTrace trace = null;
+      if (adaptive != null) {
+        points.add(new ModeResult.Point(millisSince(start), adaptive.config().limit()));
+        AdaptiveLimit.Status status = adaptive.adaptive().orElseThrow();
+        trace =
+            new ModeResult.LimitTrace(
+                status.controller(),
+                status.min(),
+                status.max(),
+                status.changes(),
+                status.lastReason(),
+                points);
+      }
       ModeResult outcome =
-          new ModeResult(mode, result, upstream.maxOpenConnections(), upstream.requests());
+          new ModeResult(mode, result, upstream.maxOpenConnections(), upstream.requests(), trace);
       if (keep != null) {
         keep.accept(new Kept(app, upstream));
         handedOver = true;
@@ -127,6 +176,10 @@ public final class Experiment {
         upstream.close();
       }
     }
+  }
+
+  private static long millisSince(long start) {
+    return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
   }
 
   private static void awaitQuietly(ScheduledExecutorService ticker) {

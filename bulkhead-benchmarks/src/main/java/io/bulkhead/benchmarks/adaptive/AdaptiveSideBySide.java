@@ -9,13 +9,16 @@ import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.LimitController;
 import io.bulkhead.Permit;
+import io.bulkhead.scenarios.LineChart;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
@@ -317,29 +320,19 @@ public final class AdaptiveSideBySide {
     return x == Long.MAX_VALUE ? Double.POSITIVE_INFINITY : x;
   }
 
-  /** The limit over time, one polyline per variant, phases side by side. */
+  /** The limit over time, one step line per variant, phases side by side (LineChart). */
   static String svg(String csv) {
-    String[] colours = {"#444", "#1f77b4", "#2ca02c", "#d62728", "#ff7f0e"};
-    List<String> names = new ArrayList<>();
-    List<StringBuilder> lines = new ArrayList<>();
     long[] phaseStart = new long[PHASES.size()];
     long total = 0;
     for (int i = 0; i < PHASES.size(); i++) {
       phaseStart[i] = total;
       total += PHASES.get(i).length().toMillis();
     }
-    double w = 900;
-    double h = 300;
+    Map<String, List<double[]>> byVariant = new LinkedHashMap<>();
     for (String row : csv.split("\n")) {
       String[] f = row.split(",");
       if (f[0].equals("variant")) {
         continue;
-      }
-      int vi = names.indexOf(f[0]);
-      if (vi < 0) {
-        names.add(f[0]);
-        lines.add(new StringBuilder());
-        vi = names.size() - 1;
       }
       int pi = 0;
       for (int i = 0; i < PHASES.size(); i++) {
@@ -347,48 +340,29 @@ public final class AdaptiveSideBySide {
           pi = i;
         }
       }
-      double x = 40 + (phaseStart[pi] + Long.parseLong(f[2])) * (w - 60) / total;
-      double y = h - 30 - Integer.parseInt(f[3]) * (h - 50) / 22.0;
-      lines.get(vi).append(String.format(Locale.ROOT, "%.1f,%.1f ", x, y));
+      double seconds = (phaseStart[pi] + Long.parseLong(f[2])) / 1000.0;
+      List<double[]> points = byVariant.computeIfAbsent(f[0], v -> new ArrayList<>());
+      double[] point = {seconds, Integer.parseInt(f[3])};
+      // A step chart needs a point where the limit moves; the last one stands for the rest.
+      if (points.size() >= 2
+          && points.get(points.size() - 1)[1] == point[1]
+          && points.get(points.size() - 2)[1] == point[1]) {
+        points.set(points.size() - 1, point);
+      } else {
+        points.add(point);
+      }
     }
-    StringBuilder svg =
-        new StringBuilder(
-            "<svg xmlns='http://www.w3.org/2000/svg' width='"
-                + (int) w
-                + "' height='"
-                + (int) h
-                + "' font-family='sans-serif' font-size='11'>\n");
-    svg.append("<text x='40' y='14'>limit over time (0..22), phases: ");
-    for (Phase p : PHASES) {
-      svg.append(p.name()).append(" | ");
-    }
-    svg.append("</text>\n");
+    LineChart chart = new LineChart("limit over time", "s", total / 1000.0, 22);
     for (int i = 0; i < PHASES.size(); i++) {
-      double x = 40 + phaseStart[i] * (w - 60) / total;
-      svg.append(
-          String.format(
-              Locale.ROOT,
-              "<line x1='%.1f' y1='20' x2='%.1f' y2='%.1f' stroke='#ccc'/>%n",
-              x,
-              x,
-              h - 30));
+      chart.marker(phaseStart[i] / 1000.0, PHASES.get(i).name());
     }
-    for (int i = 0; i < names.size(); i++) {
-      svg.append("<polyline fill='none' stroke='")
-          .append(colours[i % colours.length])
-          .append("' points='")
-          .append(lines.get(i))
-          .append("'/>\n");
-      svg.append(
-          String.format(
-              Locale.ROOT,
-              "<text x='%d' y='%d' fill='%s'>%s</text>%n",
-              40 + i * 170,
-              (int) h - 8,
-              colours[i % colours.length],
-              names.get(i)));
-    }
-    return svg.append("</svg>\n").toString();
+    byVariant.forEach(
+        (variant, points) ->
+            chart.series(
+                variant,
+                points.stream().mapToDouble(p -> p[0]).toArray(),
+                points.stream().mapToDouble(p -> p[1]).toArray()));
+    return chart.svg();
   }
 
   private AdaptiveSideBySide() {}
