@@ -83,6 +83,21 @@ public interface LimitController {
     return new AimdController(2.0, 0.75);
   }
 
+  /**
+   * The controller a configuration names by its {@link #name}: {@code gradient} or {@code aimd}
+   * (with their defaults); empty for any other name, which the caller reports with its own field.
+   */
+  static java.util.Optional<LimitController> named(String name) {
+    switch (name) {
+      case "gradient":
+        return java.util.Optional.of(gradient());
+      case "aimd":
+        return java.util.Optional.of(aimd());
+      default:
+        return java.util.Optional.empty();
+    }
+  }
+
   /** {@link #aimd()} with a fixed threshold instead of twice the baseline. */
   static LimitController aimd(Duration threshold) {
     return new AimdController(threshold, 0.75);

@@ -68,6 +68,20 @@ class LimitControllerTest {
   }
 
   @Test
+  void aConfigurationNamesTheControllersByTheirNames() {
+    assertThat(LimitController.named("gradient"))
+        .get()
+        .extracting(LimitController::name)
+        .isEqualTo("gradient");
+    assertThat(LimitController.named("aimd"))
+        .get()
+        .extracting(LimitController::name)
+        .isEqualTo("aimd");
+    assertThat(LimitController.named("vegas")).isEmpty();
+    assertThat(LimitController.named("Gradient")).isEmpty();
+  }
+
+  @Test
   void gradient_whenTheDependencyGetsSlower_settlesFast_andKeepsItsGoodput() {
     LimitController g = LimitController.gradient();
     List<Integer> calm = run(g, 10, 10, Duration.ofMillis(20));

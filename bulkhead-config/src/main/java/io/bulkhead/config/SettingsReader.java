@@ -369,13 +369,14 @@ final class SettingsReader {
     if (a.containsKey("controller")) {
       YamlTree.Entry c = a.get("controller");
       String name = yaml.scalar(c).trim();
-      switch (name) {
-        case "gradient" -> controller = LimitController.gradient();
-        case "aimd" -> controller = LimitController.aimd();
-        default ->
-            throw yaml.error(
-                c.value(), c.path(), "must be gradient or aimd but was " + Printable.quote(name));
-      }
+      controller =
+          LimitController.named(name)
+              .orElseThrow(
+                  () ->
+                      yaml.error(
+                          c.value(),
+                          c.path(),
+                          "must be gradient or aimd but was " + Printable.quote(name)));
     }
     for (String key : List.of("min", "max")) {
       if (!a.containsKey(key)) {

@@ -195,13 +195,11 @@ final class DemoCommand implements Callable<Integer> {
   /** The llm compartment's adaptive limit that --adaptive and --adaptive-interval ask for. */
   private AdaptiveLimit adaptive(int llmLimit) {
     LimitController controller =
-        switch (adaptive) {
-          case "gradient" -> LimitController.gradient();
-          case "aimd" -> LimitController.aimd();
-          default ->
-              throw new CliException(
-                  "--adaptive must be gradient or aimd but was '" + adaptive + "'");
-        };
+        LimitController.named(adaptive)
+            .orElseThrow(
+                () ->
+                    new CliException(
+                        "--adaptive must be gradient or aimd but was '" + adaptive + "'"));
     try {
       return new AdaptiveLimit(
           controller, 1, (int) Math.min(Integer.MAX_VALUE, 2L * llmLimit), adaptiveInterval);

@@ -521,9 +521,6 @@ final class Report {
   }
 
   static String esc(String s) {
-    return s.replace("&", "&amp;")
-        .replace("<", "&lt;")
-        .replace(">", "&gt;")
-        .replace("\"", "&quot;");
+    return LineChart.escape(s);
   }
 }

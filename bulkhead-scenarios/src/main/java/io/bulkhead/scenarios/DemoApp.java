@@ -83,12 +83,12 @@ public class DemoApp implements AutoCloseable {
    * answers at once, /chat waits for the upstream without a thread, a request queued for a server
    * slot holds none. Jetty runs them on its selector thread (see {@link #start}); the pool runs a
    * queued request once a slot is handed to it, for microseconds, so two per core keep up with any
-   * burst; the rest are Jetty's own (its acceptor, its selector, the reserved thread it
-   * keeps for handing work over) and the disconnect watcher's. Jetty's default, 8 threads growing
-   * to 200 on demand, started about 60 threads in the first burst of the slow-upstream experiment:
-   * each one a clone() and a stack paid for while the logins waited, and 60 runnable threads on two
-   * cores switching in turn. A route that blocks a thread (see {@link #replaceRoute}) needs the
-   * pool grown.
+   * burst; the rest are Jetty's own (its acceptor, its selector, the reserved thread it keeps for
+   * handing work over) and the disconnect watcher's. Jetty's default, 8 threads growing to 200 on
+   * demand, started about 60 threads in the first burst of the slow-upstream experiment: each one a
+   * clone() and a stack paid for while the logins waited, and 60 runnable threads on two cores
+   * switching in turn. A route that blocks a thread (see {@link #replaceRoute}) needs the pool
+   * grown.
    */
   static final int THREADS = 8 + 2 * Runtime.getRuntime().availableProcessors();
 

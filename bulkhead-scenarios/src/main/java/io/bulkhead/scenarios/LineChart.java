@@ -89,7 +89,7 @@ public final class LineChart {
         .append(' ')
         .append(HEIGHT)
         .append("\" role=\"img\" aria-label=\"")
-        .append(esc(title))
+        .append(escape(title))
         .append("\" font-family=\"system-ui,sans-serif\" font-size=\"12\">\n");
     h.append(text(LEFT, 20, "start", title).replace("<text ", "<text font-weight=\"600\" "));
     h.append("<rect x=\"")
@@ -130,7 +130,7 @@ public final class LineChart {
         points.append(f(x)).append(',').append(f(y(s.ys()[p], plotH))).append(' ');
       }
       h.append("<polyline data-series=\"")
-          .append(esc(s.name()))
+          .append(escape(s.name()))
           .append("\" fill=\"none\" stroke-width=\"1.5\" stroke=\"")
           .append(colour)
           .append("\" points=\"")
@@ -144,13 +144,13 @@ public final class LineChart {
             .append("\" r=\"2.5\" fill=\"")
             .append(colour)
             .append("\"><title>")
-            .append(esc(s.name()))
+            .append(escape(s.name()))
             .append(": ")
             .append(number(s.ys()[p]))
             .append(" at ")
             .append(number(s.xs()[p]))
             .append(' ')
-            .append(esc(xUnit))
+            .append(escape(xUnit))
             .append("</title></circle>\n");
       }
       h.append(
@@ -205,7 +205,7 @@ public final class LineChart {
         + "\" text-anchor=\""
         + anchor
         + "\" fill=\"#57606a\">"
-        + esc(content)
+        + escape(content)
         + "</text>\n";
   }
 
@@ -219,7 +219,8 @@ public final class LineChart {
     return String.format(Locale.ROOT, "%.1f", v);
   }
 
-  private static String esc(String s) {
+  /** {@code s} safe inside HTML or SVG text and double-quoted attributes. */
+  public static String escape(String s) {
     return s.replace("&", "&amp;")
         .replace("<", "&lt;")
         .replace(">", "&gt;")
