@@ -370,10 +370,15 @@ final class RedisBulkhead implements FleetBulkhead {
     }
   }
 
-  /** A call found no slot of the lease: demand for the next sync, which comes sooner. */
+  /**
+   * A call found no slot of the lease: demand for the next sync, which comes at once if Redis does
+   * not know this process is short (LeaseSync.demandRose).
+   */
   private void unmet() {
     slots.noteUnmet();
-    sync.demandRose();
+    if (sync.demandRose()) {
+      fleet.requestSync(this);
+    }
   }
 
   /**
@@ -461,6 +466,11 @@ final class RedisBulkhead implements FleetBulkhead {
     if (previous != null) {
       previous.cancel(false);
     }
+  }
+
+  /** For tests: only the syncs that calls, announcements and give-backs ask for from now on. */
+  void holdPeriodicSyncs() {
+    sync.holdPeriodicSyncs();
   }
 
   /** For tests: how many syncs Redis answered. */
