@@ -1159,7 +1159,9 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
     return ticker.read();
   }
 
-  /** What is left of maxWait for a call that asked at {@code since}; Long.MAX_VALUE if unbounded. */
+  /**
+   * What is left of maxWait for a call that asked at {@code since}; Long.MAX_VALUE if unbounded.
+   */
   long waitLeftNanos(long since) {
     return waitBounded ? maxWaitNanos - (ticker.read() - since) : Long.MAX_VALUE;
   }

@@ -6,8 +6,8 @@ abstract class PaddingBefore {
 }
 
 /**
- * The state word itself, between its paddings; see {@link PaddedState}. Not an API (see the
- * package description).
+ * The state word itself, between its paddings; see {@link PaddedState}. Not an API (see the package
+ * description).
  */
 public abstract class StateWord extends PaddingBefore {
   /** The subclass's state word, read and CASed by it through a VarHandle. */

@@ -37,10 +37,10 @@ public interface ProvisionalSlot extends Permit {
   boolean queued();
 
   /**
-   * What is left of the compartment's {@code maxWait} for this call, counted from when it asked
-   * for its slot (for a slot it got at once, from its first wait at the latest): negative once it
-   * has passed, {@link Long#MAX_VALUE} if waiting is unbounded. An integration that makes the call
-   * wait bounds that wait by it, without reading a clock for a call that never waits.
+   * What is left of the compartment's {@code maxWait} for this call, counted from when it asked for
+   * its slot (for a slot it got at once, from its first wait at the latest): negative once it has
+   * passed, {@link Long#MAX_VALUE} if waiting is unbounded. An integration that makes the call wait
+   * bounds that wait by it, without reading a clock for a call that never waits.
    */
   long remainingWaitNanos();
 

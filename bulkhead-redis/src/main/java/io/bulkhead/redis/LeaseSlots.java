@@ -51,7 +51,9 @@ import org.jspecify.annotations.Nullable;
  */
 final class LeaseSlots extends PaddedState {
 
-  /** What a taken slot becomes: a ticket of its mode, which starts its call's clock at {@code at}. */
+  /**
+   * What a taken slot becomes: a ticket of its mode, which starts its call's clock at {@code at}.
+   */
   interface Taken<T> {
     T taken(boolean leased, long at);
   }

@@ -68,6 +68,10 @@ import java.util.concurrent.atomic.LongAdder;
  *      sync ran (its bytes were held by the network). Its keep is of the past, possibly below the
  *      calls running now; run, it would lower the record and hand those calls' slots to the others.
  *      Each sync carries a number above the last one's, and Redis runs none older than one it ran.
+ *   ask vs answer: a call that finds no slot CASes shortAsked and requests a sync while a sync is in
+ *      flight whose answer then writes shortAsked from a want sent before that call. The request is
+ *      not lost: requestSync queues another sync unless one is pending and not yet started, which
+ *      samples the demand when it runs. The write only decides whether the next call asks again.
  *   an epoch change between two syncs: calls admitted after the first sync under the old lease are not
  *      in `running` of the sync that meets the new epoch; they are in the next sync's, within one
  *      interval, long before the learning window (a term) ends, and their slots were counted by the old
@@ -76,6 +80,17 @@ import java.util.concurrent.atomic.LongAdder;
 final class LeaseSync {
 
   private static final System.Logger LOG = System.getLogger("io.bulkhead.redis");
+
+  private static final VarHandle SHORT_ASKED;
+
+  static {
+    try {
+      SHORT_ASKED =
+          MethodHandles.lookup().findVarHandle(LeaseSync.class, "shortAsked", boolean.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
 
   /** The part of a term allowed for the two clocks running at different rates (0.2%). */
   private static final long CLOCK_RATE_MARGIN = 500;
@@ -100,26 +115,17 @@ final class LeaseSync {
   private boolean registered; // a sync was answered, under `epoch`
   private long lastAnnounce;
   private int announcedWant; // the want of the last unmet demand announced; 0 once one is met
-  private volatile boolean periodic = true; // false only in tests (holdPeriodicSyncs)
   private long sequence; // of the last sync sent
 
   private volatile long nextSyncAt;
-  private volatile boolean owesSlots; // the last answer recorded more than its cap and calls
+  private volatile boolean periodic = true; // false only in tests (holdPeriodicSyncs)
+  // The last answer recorded more than its cap and the calls running: give it back at once.
+  private volatile boolean owesSlots;
   // The process is short and Redis knows (the last answer's cap was below its want), or an
   // immediate sync to tell it is pending: calls that find no slot do not ask again.
   @SuppressWarnings("unused") // through SHORT_ASKED
   private volatile boolean shortAsked;
 
-  private static final VarHandle SHORT_ASKED;
-
-  static {
-    try {
-      SHORT_ASKED =
-          MethodHandles.lookup().findVarHandle(LeaseSync.class, "shortAsked", boolean.class);
-    } catch (ReflectiveOperationException e) {
-      throw new ExceptionInInitializerError(e);
-    }
-  }
   private volatile boolean learning;
 
   LeaseSync(
@@ -178,8 +184,8 @@ final class LeaseSync {
   }
 
   /**
-   * For tests: no more periodic syncs, only those a call, an announcement or an owed give-back
-   * asks for, so a test can count what a rebalance needs without the schedule's help.
+   * For tests: no more periodic syncs, only those a call, an announcement or an owed give-back asks
+   * for, so a test can count what a rebalance needs without the schedule's help.
    */
   void holdPeriodicSyncs() {
     periodic = false;

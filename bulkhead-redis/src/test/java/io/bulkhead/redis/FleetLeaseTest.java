@@ -111,7 +111,8 @@ class FleetLeaseTest {
           .until(() -> members.stream().allMatch(m -> m.fleetStats().leaseSlots() == 3));
       // From here no periodic sync runs: whatever moves the slots is a sync that a call, an
       // announcement or an owed give-back asked for, so the rebalance is bounded by rounds, not by
-      // the interval (were a tick needed, the slots would never come and the wait below would fail).
+      // the interval (were a tick needed, the slots would never come and the wait below would
+      // fail).
       long[] syncsBefore = new long[3];
       for (int i = 0; i < 3; i++) {
         ((RedisBulkhead) members.get(i)).holdPeriodicSyncs();
@@ -155,7 +156,9 @@ class FleetLeaseTest {
               + " ms; load average "
               + loadAverage()
               + ")");
-      assertThat(rounds[0]).as("an idle process learns the lower cap, then gives back").isGreaterThanOrEqualTo(2);
+      assertThat(rounds[0])
+          .as("an idle process learns the lower cap, then gives back")
+          .isGreaterThanOrEqualTo(2);
       assertThat(busy.tryAcquire()).as("the limit").isEmpty();
       assertThat(members.get(0).tryAcquire()).as("the others gave everything").isEmpty();
       assertThat(members.get(1).tryAcquire()).as("the others gave everything").isEmpty();
