@@ -32,12 +32,13 @@ import java.util.concurrent.atomic.LongAdder;
  * step waits for a tick, so the bound is four round trips and two pub/sub deliveries, not an interval
  * (FleetLeaseTest holds every periodic sync and counts the syncs). P's want grows with the calls that
  * keep finding no slot; each sync that reports a larger unmet want announces it again, so the idle
- * processes shrink to the fair target of P's whole demand in further rounds of the same kind. Without
- * the subscription
- * (a refused SUBSCRIBE) the idle processes hear of P at their next periodic sync and P at its next
- * quarter-interval retry: at most 1.25 intervals. The two syncs of round 2 and 3 are needed: the
- * record may only go down to what the process has stopped admitting into, and it stops only when it
- * learns the lower cap (S2).
+ * processes shrink to the fair target of P's whole demand in further rounds of the same kind. The
+ * rounds are paced by that demand: another needs a larger want, so one shortage makes at most `limit`
+ * of them (and one more per interval), and a want that jumps (many calls finding no slot at once)
+ * takes one. Without the subscription (a refused SUBSCRIBE) the idle processes hear of P at their
+ * next periodic sync and P at its next quarter-interval retry: at most 1.25 intervals. The two syncs
+ * of round 2 and 3 are needed: the record may only go down to what the process has stopped admitting
+ * into, and it stops only when it learns the lower cap (S2).
  * lapse(): if no later sync extended the lease, the compartment switches to its fallback policy: the
  * state "no sync succeeded for a whole lease TTL", counted and logged once; the next sync that Redis
  * answers ends it (the rejoin), and if Redis had dropped this process's record by then, or lost its
@@ -121,6 +122,7 @@ final class LeaseSync {
   private volatile boolean periodic = true; // false only in tests (holdPeriodicSyncs)
   // The last answer recorded more than its cap and the calls running: give it back at once.
   private volatile boolean owesSlots;
+
   // The process is short and Redis knows (the last answer's cap was below its want), or an
   // immediate sync to tell it is pending: calls that find no slot do not ask again.
   @SuppressWarnings("unused") // through SHORT_ASKED
