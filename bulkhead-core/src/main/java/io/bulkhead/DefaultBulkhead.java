@@ -182,7 +182,8 @@ import org.jspecify.annotations.Nullable;
  * tryAcquireProvisionally first try the fast path's lock-free CAS (without the `fast` +1), so a fleet
  * compartment's admission costs about what a local one does: no lock, no node, no ticker read unless
  * the call is sampled (shouldTime's rules, the one in 256 drawn at random) or waits; a free slot is
- * never taken while someone waits, as on the fast path. The slot is then one of the state word's taken slots, in flight
+ * never taken while someone waits, as on the fast path. submitProvisionally does the same before it
+ * queues, as submit does. The slot is then one of the state word's taken slots, in flight
  * for every invariant above, until the integration confirms it (counted then as an admission, after
  * waiting if it waited), abandons it (passed on like a release, counted as a rejection), or closes it
  * unconfirmed (passed on, counted as cancelled). Provisional has the states and races. While a
@@ -1151,6 +1152,15 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
   public <T extends @Nullable Object> CompletableFuture<T> submitProvisionally(
       Function<? super ProvisionalSlot, ? extends CompletionStage<T>> task) {
     Objects.requireNonNull(task, "task");
+    Provisional taken = takeFreeProvisionally();
+    if (taken != null) {
+      // As enqueueAsync's ADMITTED, without its lock and node: a provisional call's own slot
+      // decides
+      // what finishing counts, so `timed` and `admittedAt` are not used.
+      AsyncCall<T> call = new AsyncCall<>(this, () -> task.apply(taken), taken);
+      call.start(true, 0L);
+      return call;
+    }
     Provisional slot = new Provisional(this, ticker.read(), false);
     return enqueueAsync(new AsyncCall<T>(this, () -> task.apply(slot), slot));
   }
