@@ -13,7 +13,8 @@ module io.bulkhead.core {
   // Hooks for integrations that admit on a compartment's behalf; not an application API.
   exports io.bulkhead.spi to
       io.bulkhead.redis;
-  // Helpers Bulkhead's modules share (durations, threads, meters, masking, JSON); not an API.
+  // Helpers Bulkhead's modules share (durations, threads, meters, masking, JSON, a padded state
+  // word); not an API.
   exports io.bulkhead.internal to
       io.bulkhead.config,
       io.bulkhead.edge,

@@ -1,6 +1,7 @@
 package io.bulkhead;
 
 import io.bulkhead.internal.Durations;
+import io.bulkhead.internal.PaddedState;
 import io.bulkhead.spi.ProvisionalAdmission;
 import io.bulkhead.spi.ProvisionalSlot;
 import java.lang.System.Logger.Level;
@@ -15,6 +16,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
@@ -157,7 +159,7 @@ import org.jspecify.annotations.Nullable;
  * the sample, so choosing writes nothing to shared memory. The sampling mode is one racy int, written
  * only when it changes: a lost update only changes which call gets timed.
  *
- * Memory layout: `state` sits alone on its cache line (PaddedState), so that the CASes on it do not
+ * Memory layout: `state` sits alone on its cache line (io.bulkhead.internal.PaddedState), so that the CASes on it do not
  * evict the read-mostly fields every admission reads (limit, sampling mode, listeners, ticker) from
  * the other cores' caches. A Permit is a Lease whose close() CASes a flag of its own (see Lease for
  * what that costs and why it is not a monitor).
@@ -176,8 +178,12 @@ import org.jspecify.annotations.Nullable;
  * Provisional admission (io.bulkhead.spi, for integrations such as a fleet compartment whose calls
  * also need a lease): acquireProvisionally, tryAcquireProvisionally and submitProvisionally take a
  * slot by the same paths as acquire, tryAcquire and submit's slow path, but without counting the
- * admission (no `fast` +1, no slowAdmitted, no onAdmitted). None of them is on the hot path: the
- * fast paths above are untouched. The slot is then one of the state word's taken slots, in flight
+ * admission (no `fast` +1, no slowAdmitted, no onAdmitted). acquireProvisionally and
+ * tryAcquireProvisionally first try the fast path's lock-free CAS (without the `fast` +1), so a fleet
+ * compartment's admission costs about what a local one does: no lock, no node, no ticker read unless
+ * the call is sampled (shouldTime's rules, the one in 256 drawn at random) or waits; a free slot is
+ * never taken while someone waits, as on the fast path. submitProvisionally does the same before it
+ * queues, as submit does. The slot is then one of the state word's taken slots, in flight
  * for every invariant above, until the integration confirms it (counted then as an admission, after
  * waiting if it waited), abandons it (passed on like a release, counted as a rejection), or closes it
  * unconfirmed (passed on, counted as cancelled). Provisional has the states and races. While a
@@ -1099,6 +1105,10 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
 
   @Override
   public ProvisionalSlot acquireProvisionally() {
+    Provisional taken = takeFreeProvisionally();
+    if (taken != null) {
+      return taken;
+    }
     long since = ticker.read();
     ThreadWaiter waited = awaitSlot(); // throws, counted, as acquire() does
     return new Provisional(this, since, waited != null);
@@ -1106,29 +1116,64 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
 
   @Override
   public Optional<ProvisionalSlot> tryAcquireProvisionally() {
-    long s = state;
-    while (waiting(s) == 0 && available(s) > 0) {
-      // Like takeFree, but the `fast` count is left alone: nothing is admitted yet.
-      long witness = (long) STATE.compareAndExchange(this, s, s - ONE_PERMIT);
-      if (witness == s) {
-        return Optional.of(new Provisional(this, ticker.read(), false));
-      }
-      s = witness;
+    Provisional taken = takeFreeProvisionally();
+    if (taken != null) {
+      return Optional.of(taken);
     }
     countRejection(BulkheadFullException.Reason.QUEUE_FULL);
     return Optional.empty();
+  }
+
+  /**
+   * Like takeFree, lock-free and without the ticker, but the `fast` count is left alone: nothing is
+   * admitted yet. The slot's wait is counted from when it first waits (Provisional), and its
+   * latency is sampled as a fast admission's is (shouldTime), the one in 256 drawn at random since
+   * no `fast` count picks it. Null when no slot is free or someone waits.
+   */
+  private @Nullable Provisional takeFreeProvisionally() {
+    long s = state;
+    while (waiting(s) == 0 && available(s) > 0) {
+      long witness = (long) STATE.compareAndExchange(this, s, s - ONE_PERMIT);
+      if (witness == s) {
+        int mask = sampleMask;
+        boolean timed =
+            mask == 0
+                || (available(s) - 1) * 2 < limit
+                || listeners.any()
+                || (ThreadLocalRandom.current().nextInt() & mask) == 0;
+        return new Provisional(this, timed);
+      }
+      s = witness;
+    }
+    return null;
   }
 
   @Override
   public <T extends @Nullable Object> CompletableFuture<T> submitProvisionally(
       Function<? super ProvisionalSlot, ? extends CompletionStage<T>> task) {
     Objects.requireNonNull(task, "task");
+    Provisional taken = takeFreeProvisionally();
+    if (taken != null) {
+      // As enqueueAsync's ADMITTED, without its lock and node: a provisional call's own slot
+      // decides
+      // what finishing counts, so `timed` and `admittedAt` are not used.
+      AsyncCall<T> call = new AsyncCall<>(this, () -> task.apply(taken), taken);
+      call.start(true, 0L);
+      return call;
+    }
     Provisional slot = new Provisional(this, ticker.read(), false);
     return enqueueAsync(new AsyncCall<T>(this, () -> task.apply(slot), slot));
   }
 
   long tickerRead() {
     return ticker.read();
+  }
+
+  /**
+   * What is left of maxWait for a call that asked at {@code since}; Long.MAX_VALUE if unbounded.
+   */
+  long waitLeftNanos(long since) {
+    return waitBounded ? maxWaitNanos - (ticker.read() - since) : Long.MAX_VALUE;
   }
 
   /** Takes a place in the queue for a provisional slot, if the queue has one (Provisional P3). */
@@ -1156,7 +1201,8 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
   }
 
   /**
-   * A provisional slot was confirmed at {@code now}; {@code waited} is negative if it never waited.
+   * A provisional slot was confirmed at {@code now} (a ticker reading only if it waited or is
+   * timed); {@code waited} is negative if it never waited.
    */
   void provisionalAdmitted(long waited, long now) {
     slowAdmitted.increment();

@@ -34,6 +34,12 @@ import java.util.Objects;
  *   any of them vs setLimit: a provisional slot is an ordinary taken slot in the state word, so setLimit
  *      treats it like a running call; freeing it goes through the same freeSlot/hand-off as a release
  *      (available may be negative just after a lowering, and then the slot is absorbed, not handed on).
+ *   since vs since: a slot taken at once reads its asking instant lazily (queued(), a withdrawal,
+ *      remainingWaitNanos()); two threads that read it at once each write a reading, and each wait is
+ *      measured from one of them: at most the gap between the two reads is lost.
+ * Cost: a slot taken at once, confirmed and closed reads the ticker only if sampled (timed), like a
+ *   fast admission; `timed` and `admittedAt` are written before the CAS to CONFIRMED and read after a
+ *   read of it.
  * Listeners run after the CAS, on the calling thread, never under the compartment's lock.
  */
 final class Provisional implements ProvisionalSlot {
@@ -57,8 +63,15 @@ final class Provisional implements ProvisionalSlot {
 
   private final DefaultBulkhead bulkhead;
 
-  /** Ticker reading when the call asked for its slot: waits are measured from here. */
-  final long since;
+  /**
+   * Ticker reading when the call asked for its slot: waits are measured from here. A slot taken at
+   * once (the lock-free path) reads it only when first needed (since()): the instant it starts to
+   * wait for the integration, or is withdrawn, which is its asking instant plus the integration's
+   * in-memory attempt.
+   */
+  private volatile long since;
+
+  private volatile boolean sinceKnown;
 
   /** Set before the integration sees the slot when the call waited in the compartment's queue. */
   volatile boolean waitedForSlot;
@@ -66,16 +79,44 @@ final class Provisional implements ProvisionalSlot {
   private volatile int state = PENDING;
   // Written before the CAS to CONFIRMED, read only after a read of CONFIRMED: published by it.
   private long admittedAt;
+  private boolean timed; // likewise: whether its latency is measured (a waited call always is)
 
+  /** A slot taken by the compartment's slow path, which read the ticker when the call asked. */
   Provisional(DefaultBulkhead bulkhead, long since, boolean waitedForSlot) {
     this.bulkhead = bulkhead;
     this.since = since;
+    this.sinceKnown = true;
     this.waitedForSlot = waitedForSlot;
+    this.timed = true;
+  }
+
+  /** A slot taken at once, lock-free, without reading the ticker; {@code timed} if sampled. */
+  Provisional(DefaultBulkhead bulkhead, boolean timed) {
+    this.bulkhead = bulkhead;
+    this.timed = timed;
+  }
+
+  /** When the call asked, read now if it was not read then (a race only reads it twice). */
+  long since() {
+    if (!sinceKnown) {
+      since = bulkhead.tickerRead();
+      sinceKnown = true;
+    }
+    return since;
+  }
+
+  @Override
+  public long remainingWaitNanos() {
+    return bulkhead.waitLeftNanos(since());
   }
 
   @Override
   public boolean queued() {
-    if (state != PENDING || !bulkhead.reserveProvisionalWait()) {
+    if (state != PENDING) {
+      return false;
+    }
+    since(); // its wait starts now at the latest
+    if (!bulkhead.reserveProvisionalWait()) {
       return false;
     }
     if (!STATE.compareAndSet(this, PENDING, WAITING)) {
@@ -90,13 +131,18 @@ final class Provisional implements ProvisionalSlot {
 
   @Override
   public boolean confirm() {
-    long now = bulkhead.tickerRead();
+    // WAITING is entered by the integration's own queued(), before it confirms: read here, it is
+    // the state the CAS below leaves, unless another thread closes or abandons the slot first.
+    boolean waited = waitedForSlot || state == WAITING;
+    boolean measured = waited || timed;
+    long now = measured ? bulkhead.tickerRead() : 0L;
     admittedAt = now;
+    timed = measured;
     int from = leaveProvisional(CONFIRMED);
     if (from < 0) {
       return false;
     }
-    bulkhead.provisionalAdmitted(waitedForSlot || from == WAITING ? now - since : -1, now);
+    bulkhead.provisionalAdmitted(waited ? now - since() : -1, now);
     return true;
   }
 
@@ -119,12 +165,12 @@ final class Provisional implements ProvisionalSlot {
       int s = state;
       if (s == CONFIRMED) {
         if (STATE.compareAndSet(this, CONFIRMED, RELEASED)) {
-          bulkhead.release(true, admittedAt);
+          bulkhead.release(timed, admittedAt);
           return;
         }
       } else if (s == PENDING || s == WAITING) {
         if (leaveProvisional(WITHDRAWN) >= 0) {
-          bulkhead.provisionalWithdrawn(since);
+          bulkhead.provisionalWithdrawn(since());
           return;
         }
       } else {

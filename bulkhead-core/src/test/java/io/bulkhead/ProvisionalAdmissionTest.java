@@ -230,6 +230,34 @@ class ProvisionalAdmissionTest {
   }
 
   @Test
+  void remainingWaitRunsFromTheRequestOrTheFirstWaitOfASlotTakenAtOnce() throws Exception {
+    Bulkhead b = fake(1, 1, Duration.ofMillis(500));
+    ProvisionalSlot atOnce = admission(b).acquireProvisionally();
+    ticker.advance(Duration.ofMillis(100)); // the integration's in-memory attempt: not a wait
+    assertThat(atOnce.queued()).isTrue();
+    ticker.advance(Duration.ofMillis(200));
+    assertThat(atOnce.remainingWaitNanos()).isEqualTo(Duration.ofMillis(300).toNanos());
+
+    Future<ProvisionalSlot> waiter = threads.submit(() -> admission(b).acquireProvisionally());
+    await().atMost(Duration.ofSeconds(10)).until(() -> b.stats().waiting() == 2);
+    ticker.advance(Duration.ofMillis(150));
+    assertThat(atOnce.confirm()).isTrue();
+    atOnce.close(); // hands the slot to the parked thread
+    ProvisionalSlot waited = waiter.get(10, SECONDS);
+    ticker.advance(Duration.ofMillis(50));
+    assertThat(waited.remainingWaitNanos())
+        .as("its wait in the queue counts")
+        .isEqualTo(Duration.ofMillis(300).toNanos());
+    waited.close();
+
+    ProvisionalSlot unbounded =
+        admission(Bulkhead.builder("unbounded").limit(1).maxQueue(1).unboundedWait().build())
+            .acquireProvisionally();
+    assertThat(unbounded.remainingWaitNanos()).isEqualTo(Long.MAX_VALUE);
+    unbounded.close();
+  }
+
+  @Test
   void lowerLimitWhileProvisionalSlotsAreHeldThenAbandonAndWithdrawThem() {
     Bulkhead b = fake(2, 0, Duration.ZERO);
     ProvisionalAdmission a = admission(b);

@@ -22,9 +22,10 @@ import org.HdrHistogram.Histogram;
  * System.nanoTime()} into a per-thread HdrHistogram, so the figures are p50 and p99 per operation
  * (JMH's average time would hide the tail of a network round trip) and the throughput of all
  * threads together. The limit is far above the thread count: no caller ever waits for a slot, so
- * the figures are the admitted path alone: for the fleet, the local gate, one script round trip to
- * take the lease and one to give it back (with its release message to every subscriber, this
- * process's own included).
+ * the figures are the admitted path alone. For the fleet that path makes no round trip: the process
+ * holds a lease on a batch of slots (the whole limit here, alone in the fleet) and a call takes the
+ * local gate's slot and one of the lease's in memory, and gives both back; Redis sees one sync per
+ * rebalance interval in the background, whatever the call rate.
  *
  * <p>Usage: {@code java -cp benchmarks.jar io.bulkhead.benchmarks.FleetCost [REDIS_URI [WARM_UP
  * [MEASURE]]]}, defaults {@code redis://127.0.0.1:6379 3s 10s}; prints one line of JSON. Each

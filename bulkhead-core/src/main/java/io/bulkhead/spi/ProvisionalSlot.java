@@ -37,6 +37,14 @@ public interface ProvisionalSlot extends Permit {
   boolean queued();
 
   /**
+   * What is left of the compartment's {@code maxWait} for this call, counted from when it asked for
+   * its slot (for a slot it got at once, from its first wait at the latest): negative once it has
+   * passed, {@link Long#MAX_VALUE} if waiting is unbounded. An integration that makes the call wait
+   * bounds that wait by it, without reading a clock for a call that never waits.
+   */
+  long remainingWaitNanos();
+
+  /**
    * Admits the call: counts it admitted, records how long it waited since it asked for the slot (if
    * it waited in the compartment's queue or was {@linkplain #queued() queued}), and fires {@code
    * onAdmitted}. The slot is now an ordinary one, freed by {@link #close()}.

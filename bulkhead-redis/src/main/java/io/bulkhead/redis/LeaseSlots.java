@@ -1,7 +1,10 @@
 package io.bulkhead.redis;
 
-import java.util.concurrent.atomic.AtomicLong;
+import io.bulkhead.internal.PaddedState;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.LongAdder;
+import org.jspecify.annotations.Nullable;
 
 /*
  * One process's lease on a batch of a fleet compartment's slots, in memory: what its calls are admitted
@@ -9,7 +12,9 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * State
  * -----
- * One word, moved by CAS: inUse (bits 0-29), cap (bits 30-59), FALLBACK (bit 62).
+ * One word, `state`, moved by CAS: inUse (bits 0-29), cap (bits 30-59), FALLBACK (bit 62). It has a
+ * cache line of its own (PaddedState), so that the CASes of the calls on other cores do not evict the
+ * read-mostly fields every take reads (admitUntil, peak, the token).
  *   inUse     calls running that took a slot: under the lease, or admitted by the fallback policy
  *   cap       how many may run: what Redis granted (LEASED), or the fallback share (FALLBACK)
  * and `admitUntil` (nanoTime): in LEASED mode a call is admitted only before it. It is the send time of
@@ -26,7 +31,9 @@ import java.util.concurrent.atomic.LongAdder;
  *      Redis never records below. A lost reply leaves the cap as it was: Redis counts more, never less.
  *   M2 a slot is taken by one CAS that sees inUse < cap, and given back once (the Ticket's CAS).
  *   M3 in LEASED mode a call is admitted only if its slot was taken before admitUntil: the time is read
- *      after the CAS, and a slot taken too late is given back at once (it was never used).
+ *      after the CAS, and a slot taken too late is given back at once (it was
+ *      never used). That one reading is the admitted path's only clock read; it doubles as the call's
+ *      start, from which its release checks maxCallDuration.
  *   M4 in FALLBACK mode at most `cap` (the share) calls run, the calls still running under the lease
  *      included: a switch keeps inUse and sets the cap.
  *
@@ -42,11 +49,14 @@ import java.util.concurrent.atomic.LongAdder;
  *   lapse vs grant: both CAS the word; lapse switches only if admitUntil has passed when it reads it
  *      after a fresh read of the word, and a grant that lands after the switch leaves FALLBACK again.
  */
-final class LeaseSlots {
+final class LeaseSlots extends PaddedState {
 
-  static final int NONE = 0;
-  static final int LEASED = 1;
-  static final int FALLBACK = 2;
+  /**
+   * What a taken slot becomes: a ticket of its mode, which starts its call's clock at {@code at}.
+   */
+  interface Taken<T> {
+    T taken(boolean leased, long at);
+  }
 
   /** The largest limit a fleet compartment may have: 30 bits of the word. */
   static final int MAX_SLOTS = (1 << 30) - 1;
@@ -55,7 +65,16 @@ final class LeaseSlots {
   private static final int CAP_SHIFT = 30;
   private static final long FALLBACK_BIT = 1L << 62;
 
-  private final AtomicLong word;
+  private static final VarHandle STATE;
+
+  static {
+    try {
+      STATE = MethodHandles.lookup().findVarHandle(LeaseSlots.class, "state", long.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
   private volatile long admitUntil;
   private volatile long fencingToken;
   // Demand: the most calls running or waiting since the last sync, and the calls that found no
@@ -66,7 +85,7 @@ final class LeaseSlots {
 
   /** Starts in FALLBACK with {@code share} slots: nothing is granted before the first sync. */
   LeaseSlots(int share) {
-    this.word = new AtomicLong(FALLBACK_BIT | ((long) share << CAP_SHIFT));
+    this.state = FALLBACK_BIT | ((long) share << CAP_SHIFT);
     this.admitUntil = System.nanoTime();
   }
 
@@ -83,7 +102,7 @@ final class LeaseSlots {
   }
 
   long word() {
-    return word.get();
+    return state;
   }
 
   long fencingToken() {
@@ -91,37 +110,44 @@ final class LeaseSlots {
   }
 
   /**
-   * Takes a slot if one is free (M2, M3): LEASED or FALLBACK, the mode it was taken in, or NONE.
+   * Takes a slot if one is free (M2, M3) and returns what {@code ticket} makes of it, told the mode
+   * it was taken in and the clock reading after the CAS (M3's, and the call's start: the one clock
+   * read of an admission); null when none is free, or the lease can no longer cover a call.
    */
-  int tryTake() {
+  <T> @Nullable T tryTake(Taken<T> ticket) {
     for (; ; ) {
-      long w = word.get();
+      long w = state;
       int used = inUse(w);
       if (used >= cap(w)) {
-        return NONE;
+        return null;
       }
-      if (word.compareAndSet(w, w + 1)) {
+      if (STATE.compareAndSet(this, w, w + 1)) {
+        long now = System.nanoTime();
         boolean fallback = inFallback(w);
-        if (!fallback && System.nanoTime() - admitUntil >= 0) {
-          word.decrementAndGet(); // M3: too late for the lease to cover a call; never used
-          return NONE;
+        if (!fallback && !admitsAt(now)) {
+          STATE.getAndAdd(this, -1L); // M3: too late for the lease to cover a call; never used
+          return null;
         }
         if (used + 1 > peak) {
           peak = used + 1; // a racy maximum: a lost update only lowers one sample of the demand
         }
-        return fallback ? FALLBACK : LEASED;
+        return ticket.taken(!fallback, now);
       }
     }
   }
 
+  private boolean admitsAt(long now) {
+    return now - admitUntil < 0;
+  }
+
   /** Whether a call that took a slot earlier may still start under it now (LEASED). */
   boolean coversFromNow() {
-    return System.nanoTime() - admitUntil < 0;
+    return admitsAt(System.nanoTime());
   }
 
   /** Gives a slot back (M2). */
   void giveBack() {
-    word.decrementAndGet();
+    STATE.getAndAdd(this, -1L);
   }
 
   /** A call found no slot: part of the demand the next sync reports. */
@@ -131,7 +157,7 @@ final class LeaseSlots {
 
   /** Calls wait for a slot: part of the demand the next sync reports. */
   void noteWaiting(int waiting) {
-    int demand = inUse(word.get()) + waiting;
+    int demand = inUse(state) + waiting;
     if (demand > peak) {
       peak = demand;
     }
@@ -143,7 +169,7 @@ final class LeaseSlots {
    * limit}.
    */
   int sampleWant(int limit, int waiting) {
-    int now = inUse(word.get()) + waiting;
+    int now = inUse(state) + waiting;
     int p = Math.max(peak, now);
     peak = now;
     int previous = lastPeak;
@@ -164,9 +190,9 @@ final class LeaseSlots {
       admitUntil = until; // before the CAS that publishes the cap (grant vs take)
     }
     for (; ; ) {
-      long w = word.get();
+      long w = state;
       long next = (w & IN_USE) | ((long) Math.min(cap, MAX_SLOTS) << CAP_SHIFT);
-      if (word.compareAndSet(w, next)) {
+      if (STATE.compareAndSet(this, w, next)) {
         return inFallback(w);
       }
     }
@@ -178,11 +204,11 @@ final class LeaseSlots {
    */
   boolean lapseIfDue(int share) {
     for (; ; ) {
-      long w = word.get();
+      long w = state;
       if (inFallback(w) || System.nanoTime() - admitUntil < 0) {
         return false;
       }
-      if (word.compareAndSet(w, FALLBACK_BIT | ((long) share << CAP_SHIFT) | (w & IN_USE))) {
+      if (STATE.compareAndSet(this, w, FALLBACK_BIT | ((long) share << CAP_SHIFT) | (w & IN_USE))) {
         return true;
       }
     }
@@ -191,8 +217,8 @@ final class LeaseSlots {
   /** Admits nothing more, whatever the mode: the fleet is closing. Returns the calls running. */
   int close() {
     for (; ; ) {
-      long w = word.get();
-      if (word.compareAndSet(w, FALLBACK_BIT | (w & IN_USE))) {
+      long w = state;
+      if (STATE.compareAndSet(this, w, FALLBACK_BIT | (w & IN_USE))) {
         return inUse(w);
       }
     }

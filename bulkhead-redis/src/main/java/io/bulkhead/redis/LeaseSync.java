@@ -1,6 +1,8 @@
 package io.bulkhead.redis;
 
 import java.lang.System.Logger.Level;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -11,16 +13,32 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * Algorithm
  * ---------
- * sync(), every rebalance interval (a quarter of it while the process wants more than it holds or a
- * call of it found no slot, and at once when another process announces freed slots or unmet demand):
+ * sync(), every rebalance interval; a quarter of it while Redis's last answer was short of the want;
+ * at once when a call finds no slot and the last answer covered the demand (demandRose: Redis does not
+ * know yet); at once when another process announces freed slots or unmet demand; and a second time at
+ * once when an answer records more than the cap and the calls running (owesSlots):
  *   1. want = the demand of the last two intervals (LeaseSlots.sampleWant);
  *   2. one script (LettuceLeaseStore SYNC) records keep = max(calls running, cap), running and want,
  *      lowers the record to keep (what the last answer's cap left above it comes back to the fleet),
  *      and grants up to the fair target within what the others leave;
  *   3. the answer's cap becomes the cap, good until sentAt + leaseTtl - margin (LeaseSlots.grant), and
- *      the timer is set to lapse() at that instant. An answer that records more than its cap (the
- *      fair target went down: another process wants more) is followed by another sync at once, which
- *      gives the difference back.
+ *      the timer is set to lapse() at that instant. An answer that records more than its cap and its
+ *      running calls (the fair target went down: another process wants more) is followed by another
+ *      sync at once, whose keep is the lowered cap: it gives the difference back and announces it.
+ * Rebalance, in rounds: a process P that runs short while others sit on idle slots asks at once
+ * (round 1: Redis records P's want, P's cap stays within the room, and the answer is announced), each
+ * idle process syncs on the announcement (round 2: its cap drops to its fair target) and again at once
+ * (round 3: its record drops to keep, announced), and P syncs on that (round 4: the room is P's). No
+ * step waits for a tick, so the bound is four round trips and two pub/sub deliveries, not an interval
+ * (FleetLeaseTest holds every periodic sync and counts the syncs). P's want grows with the calls that
+ * keep finding no slot; each sync that reports a larger unmet want announces it again, so the idle
+ * processes shrink to the fair target of P's whole demand in further rounds of the same kind. The
+ * rounds are paced by that demand: another needs a larger want, so one shortage makes at most `limit`
+ * of them (and one more per interval), and a want that jumps (many calls finding no slot at once)
+ * takes one. Without the subscription (a refused SUBSCRIBE) the idle processes hear of P at their
+ * next periodic sync and P at its next quarter-interval retry: at most 1.25 intervals. The two syncs
+ * of round 2 and 3 are needed: the record may only go down to what the process has stopped admitting
+ * into, and it stops only when it learns the lower cap (S2).
  * lapse(): if no later sync extended the lease, the compartment switches to its fallback policy: the
  * state "no sync succeeded for a whole lease TTL", counted and logged once; the next sync that Redis
  * answers ends it (the rejoin), and if Redis had dropped this process's record by then, or lost its
@@ -51,6 +69,10 @@ import java.util.concurrent.atomic.LongAdder;
  *      sync ran (its bytes were held by the network). Its keep is of the past, possibly below the
  *      calls running now; run, it would lower the record and hand those calls' slots to the others.
  *      Each sync carries a number above the last one's, and Redis runs none older than one it ran.
+ *   ask vs answer: a call that finds no slot CASes shortAsked and requests a sync while a sync is in
+ *      flight whose answer then writes shortAsked from a want sent before that call. The request is
+ *      not lost: requestSync queues another sync unless one is pending and not yet started, which
+ *      samples the demand when it runs. The write only decides whether the next call asks again.
  *   an epoch change between two syncs: calls admitted after the first sync under the old lease are not
  *      in `running` of the sync that meets the new epoch; they are in the next sync's, within one
  *      interval, long before the learning window (a term) ends, and their slots were counted by the old
@@ -59,6 +81,17 @@ import java.util.concurrent.atomic.LongAdder;
 final class LeaseSync {
 
   private static final System.Logger LOG = System.getLogger("io.bulkhead.redis");
+
+  private static final VarHandle SHORT_ASKED;
+
+  static {
+    try {
+      SHORT_ASKED =
+          MethodHandles.lookup().findVarHandle(LeaseSync.class, "shortAsked", boolean.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
 
   /** The part of a term allowed for the two clocks running at different rates (0.2%). */
   private static final long CLOCK_RATE_MARGIN = 500;
@@ -82,11 +115,19 @@ final class LeaseSync {
   private String epoch = "";
   private boolean registered; // a sync was answered, under `epoch`
   private long lastAnnounce;
+  private int announcedWant; // the want of the last unmet demand announced; 0 once one is met
   private long sequence; // of the last sync sent
 
   private volatile long nextSyncAt;
-  private volatile long lastSentAt; // written on the sync thread
-  private volatile boolean owesSlots; // the last answer recorded more than its cap
+  private volatile boolean periodic = true; // false only in tests (holdPeriodicSyncs)
+  // The last answer recorded more than its cap and the calls running: give it back at once.
+  private volatile boolean owesSlots;
+
+  // The process is short and Redis knows (the last answer's cap was below its want), or an
+  // immediate sync to tell it is pending: calls that find no slot do not ask again.
+  @SuppressWarnings("unused") // through SHORT_ASKED
+  private volatile boolean shortAsked;
+
   private volatile boolean learning;
 
   LeaseSync(
@@ -121,20 +162,20 @@ final class LeaseSync {
 
   /** Whether this compartment's next periodic sync is due. */
   boolean due(long now) {
-    return now - nextSyncAt >= 0;
+    return periodic && now - nextSyncAt >= 0;
   }
 
   /**
-   * A call found no slot (any thread): unless in fallback, the next sync comes a quarter interval
-   * after the last one instead of a whole interval, so a process whose demand rose asks for slots
-   * (and the others hear of it) within one interval. A write that the sync thread overwrites with
-   * its own schedule only leaves the sync at that schedule.
+   * A call found no slot (any thread). Returns true when the process should sync at once: the last
+   * answer covered its demand, so Redis does not know it is short. Otherwise (Redis knows, or the
+   * compartment is in fallback) the schedule stands: a quarter interval while short, and at once
+   * when another process announces freed slots. So one process that runs short asks once, not once
+   * per call, and asks again only after an answer that covered it.
    */
-  void demandRose() {
-    long soon = lastSentAt + intervalNanos / 4;
-    if (nextSyncAt - soon > 0 && !LeaseSlots.inFallback(slots.word())) {
-      nextSyncAt = soon;
-    }
+  boolean demandRose() {
+    return !shortAsked
+        && !LeaseSlots.inFallback(slots.word())
+        && SHORT_ASKED.compareAndSet(this, false, true);
   }
 
   /**
@@ -142,6 +183,14 @@ final class LeaseSync {
    */
   boolean owesSlots() {
     return owesSlots;
+  }
+
+  /**
+   * For tests: no more periodic syncs, only those a call, an announcement or an owed give-back asks
+   * for, so a test can count what a rebalance needs without the schedule's help.
+   */
+  void holdPeriodicSyncs() {
+    periodic = false;
   }
 
   /** Whether Redis grants nothing new now, after it lost its state. */
@@ -160,9 +209,9 @@ final class LeaseSync {
     int running = LeaseSlots.inUse(w);
     int keep = LeaseSlots.inFallback(w) ? running : Math.max(running, LeaseSlots.cap(w));
     long now = System.nanoTime();
-    boolean announce = now - lastAnnounce >= intervalNanos;
+    // Unmet demand is announced when it grew since the last announcement, or an interval after it.
+    boolean announce = want > announcedWant || now - lastAnnounce >= intervalNanos;
     long sentAt = now;
-    lastSentAt = sentAt;
     LeaseStore.SyncReply reply;
     try {
       limit.publishIfPending(keyLifeMillis);
@@ -190,16 +239,25 @@ final class LeaseSync {
     epoch = reply.epoch();
     registered = true;
     learning = reply.learningMillis() > 0;
-    if (reply.cap() < want && announce) {
-      lastAnnounce = now; // Redis announced this unmet demand: not again before an interval
+    if (reply.cap() >= want) {
+      announcedWant = 0;
+    } else if (announce) {
+      lastAnnounce = now; // Redis announced this unmet demand: not again unless it grows
+      announcedWant = want;
     }
     long until = sentAt + leaseTtlNanos - marginNanos;
     if (slots.grant(reply.cap(), until, reply.fencingToken()) && fallback.switches.sum() > 0) {
       fallback.ended(); // not at start-up, where every compartment begins in FALLBACK
     }
+    // What Redis still records above the cap and the calls running comes back by a second sync at
+    // once (RedisCompartments.syncOne): the process that waits for it hears of it then, not an
+    // interval later.
+    owesSlots = reply.held() > Math.max(reply.cap(), running);
     // Wanting more than it got: ask again sooner, as other processes give back what they do not
-    // use.
-    nextSyncAt = System.nanoTime() + (reply.cap() < want ? intervalNanos / 4 : intervalNanos);
+    // use; a call that finds no slot meanwhile does not ask at once (Redis knows).
+    boolean short_ = reply.cap() < want;
+    shortAsked = short_;
+    nextSyncAt = System.nanoTime() + (short_ ? intervalNanos / 4 : intervalNanos);
     line.serve();
     return until;
   }

@@ -58,6 +58,12 @@ import org.jspecify.annotations.Nullable;
  *                   cancelled): counted cancelled.
  * While a call waits in the lease line (slot.queued()) the gate reports it waiting, not in flight.
  *
+ * Cost of a call admitted at once (see DESIGN.md): the gate's lock-free provisional slot, the lease's
+ * CAS and one clock reading (LeaseSlots M3's, which is also the call's start), one SlotTicket (the
+ * ticket, and for acquire/tryAcquire the permit too); its release: the ticket's flag, the lease's
+ * decrement, one clock reading (overran?), the gate's release. A wait deadline is computed only by a
+ * call that waits, from what the gate says is left of its maxWait (ProvisionalSlot.remainingWaitNanos).
+ *
  * Threads: a synchronous caller waits, runs and releases on its own thread. A submit admitted at once
  * starts on the caller's thread; one that waited starts on `threads`, this compartment's own, as does the
  * completion of one refused after waiting: never on the fleet's sync thread or timer, which every
@@ -102,7 +108,6 @@ final class RedisBulkhead implements FleetBulkhead {
   private final ProvisionalAdmission admission; // the gate's two-step admission
   private final String name;
   private final boolean waitBounded;
-  private final long maxWaitNanos;
   private final long maxCallNanos;
   private volatile Executor threads; // replaced only by tests, before any call (startWaitedCallsOn)
 
@@ -116,6 +121,7 @@ final class RedisBulkhead implements FleetBulkhead {
   private final LongAdder startsLost = new LongAdder();
   private final LongAdder callsOverran = new LongAdder();
   private final AtomicBoolean overrunLogged = new AtomicBoolean();
+  private final LeaseSlots.Taken<SlotTicket> newTicket = this::newTicket;
 
   /** A sync of this compartment is pending on the sync thread (RedisCompartments.requestSync). */
   final AtomicBoolean syncRequested = new AtomicBoolean();
@@ -135,7 +141,6 @@ final class RedisBulkhead implements FleetBulkhead {
     this.name = gate.name();
     Optional<Duration> wait = gate.config().maxWait();
     this.waitBounded = wait.isPresent();
-    this.maxWaitNanos = wait.map(Duration::toNanos).orElse(Long.MAX_VALUE);
     this.maxCallNanos = maxCallNanos;
     this.threads = CompartmentThreads.forCompartment(name);
     this.limit = new FleetLimit(name, store, gate.config().limit());
@@ -162,10 +167,9 @@ final class RedisBulkhead implements FleetBulkhead {
   @Override
   public <T extends @Nullable Object> T call(Callable<T> task) throws Exception {
     Objects.requireNonNull(task, "task");
-    long deadline = deadlineFromNow();
     ProvisionalSlot slot =
         admission.acquireProvisionally(); // a local refusal is counted by the gate
-    SlotTicket ticket = obtainOrClose(deadline, slot);
+    SlotTicket ticket = obtainOrClose(slot);
     try {
       return task.call();
     } finally {
@@ -177,9 +181,8 @@ final class RedisBulkhead implements FleetBulkhead {
   @Override
   public <T extends @Nullable Object> T callFenced(FencedCall<T> task) throws Exception {
     Objects.requireNonNull(task, "task");
-    long deadline = deadlineFromNow();
     ProvisionalSlot slot = admission.acquireProvisionally();
-    SlotTicket ticket = obtainOrClose(deadline, slot);
+    SlotTicket ticket = obtainOrClose(slot);
     try {
       return task.call(ticket.token);
     } finally {
@@ -190,9 +193,8 @@ final class RedisBulkhead implements FleetBulkhead {
 
   @Override
   public FleetPermit acquire() {
-    long deadline = deadlineFromNow();
     ProvisionalSlot slot = admission.acquireProvisionally();
-    return new Both(slot, obtainOrClose(deadline, slot));
+    return obtainOrClose(slot).heldWith(slot);
   }
 
   @Override
@@ -205,7 +207,7 @@ final class RedisBulkhead implements FleetBulkhead {
     try {
       SlotTicket ticket = line.isEmpty() ? attempt() : null;
       if (ticket != null) {
-        return Optional.of(new Both(slot, confirmed(slot, ticket)));
+        return Optional.of(confirmed(slot, ticket).heldWith(slot));
       }
       unmet();
       slot.abandon(BulkheadFullException.Reason.QUEUE_FULL); // tryAcquire does not wait
@@ -235,15 +237,16 @@ final class RedisBulkhead implements FleetBulkhead {
 
   private <T extends @Nullable Object> CompletableFuture<T> submitWith(
       LongFunction<? extends CompletionStage<T>> task) {
-    long deadline = deadlineFromNow();
     return admission.submitProvisionally(
         slot -> {
           SlotTicket now;
           LeaseLine.Waiter w = null;
+          long deadline = 0;
           try {
             now = line.isEmpty() ? attempt() : null;
             if (now == null) {
               unmet();
+              deadline = deadlineOf(slot);
               w = line.joinAsync(deadline, slot, false);
               slots.noteWaiting(line.size());
             }
@@ -337,30 +340,45 @@ final class RedisBulkhead implements FleetBulkhead {
         });
   }
 
-  private long deadlineFromNow() {
-    return waitBounded ? System.nanoTime() + maxWaitNanos : Long.MAX_VALUE;
+  /**
+   * The instant a call that must wait for a slot of the lease gives up: what is left of its maxWait
+   * (counted by the gate from when it asked) from now. Read only by a call that waits, so an
+   * admission at once reads no clock for it.
+   */
+  private long deadlineOf(ProvisionalSlot slot) {
+    if (!waitBounded) {
+      return Long.MAX_VALUE;
+    }
+    long left = slot.remainingWaitNanos();
+    long now = System.nanoTime();
+    return left > Long.MAX_VALUE / 2 ? now + Long.MAX_VALUE / 2 : now + Math.max(0, left);
   }
 
   /**
    * Stage 2 for a caller that may park: a ticket and the slot confirmed, or the slot abandoned (or,
    * on an unexpected failure, closed) and the exception thrown.
    */
-  private SlotTicket obtainOrClose(long deadline, ProvisionalSlot slot) {
+  private SlotTicket obtainOrClose(ProvisionalSlot slot) {
     try {
-      Ticket ticket = line.isEmpty() ? attempt() : null;
-      boolean queued = false;
-      while (ticket == null || stale(ticket)) {
-        if (!queued) {
-          unmet();
-        }
-        LeaseLine.Waiter w = line.join(deadline, slot, queued);
-        if (!queued) {
-          slots.noteWaiting(line.size());
-        }
-        ticket = line.await(w, deadline);
-        queued = true;
+      // A ticket of attempt() was checked against the clock just now (LeaseSlots M3): only one
+      // handed over by the line may be stale (R2).
+      SlotTicket ticket = line.isEmpty() ? attempt() : null;
+      if (ticket == null) {
+        unmet();
+        long deadline = deadlineOf(slot);
+        boolean queued = false;
+        Ticket served;
+        do {
+          LeaseLine.Waiter w = line.join(deadline, slot, queued);
+          if (!queued) {
+            slots.noteWaiting(line.size());
+          }
+          served = line.await(w, deadline);
+          queued = true;
+        } while (stale(served));
+        ticket = (SlotTicket) served;
       }
-      return (SlotTicket) confirmed(slot, ticket);
+      return confirmed(slot, ticket);
     } catch (Refusal r) {
       unmet();
       throw refuse(slot, r);
@@ -370,10 +388,15 @@ final class RedisBulkhead implements FleetBulkhead {
     }
   }
 
-  /** A call found no slot of the lease: demand for the next sync, which comes sooner. */
+  /**
+   * A call found no slot of the lease: demand for the next sync, which comes at once if Redis does
+   * not know this process is short (LeaseSync.demandRose).
+   */
   private void unmet() {
     slots.noteUnmet();
-    sync.demandRose();
+    if (sync.demandRose()) {
+      fleet.requestSync(this);
+    }
   }
 
   /**
@@ -425,13 +448,9 @@ final class RedisBulkhead implements FleetBulkhead {
    * when the lease has none free; the fallback policy's refusal when the share has none.
    */
   private @Nullable SlotTicket attempt() {
-    int kind = slots.tryTake();
-    if (kind == LeaseSlots.LEASED) {
-      return new SlotTicket(true, slots.fencingToken());
-    }
-    if (kind == LeaseSlots.FALLBACK) {
-      fallbackInFlight.incrementAndGet();
-      return new SlotTicket(false, 0);
+    SlotTicket ticket = slots.tryTake(newTicket);
+    if (ticket != null) {
+      return ticket;
     }
     if (LeaseSlots.inFallback(slots.word())) {
       throw fallback.refusal();
@@ -461,6 +480,11 @@ final class RedisBulkhead implements FleetBulkhead {
     if (previous != null) {
       previous.cancel(false);
     }
+  }
+
+  /** For tests: only the syncs that calls, announcements and give-backs ask for from now on. */
+  void holdPeriodicSyncs() {
+    sync.holdPeriodicSyncs();
   }
 
   /** For tests: how many syncs Redis answered. */
@@ -588,16 +612,27 @@ final class RedisBulkhead implements FleetBulkhead {
 
   // ------------------------------------------------------------------------------------------------
 
-  /** A slot of the lease, or of the fallback share. */
-  private final class SlotTicket extends Ticket {
+  /**
+   * A slot of the lease, or of the fallback share; for acquire() and tryAcquire() also the permit,
+   * with the gate's slot, given back before the gate's slot: one object per call.
+   */
+  private final class SlotTicket extends Ticket implements FleetPermit {
     private final boolean leased;
     final long token;
-    private volatile long startedAt;
+    // Written by the thread that takes the slot, or that the line hands it to (usable()), before
+    // the call starts; read by its release, which the call's own hand-offs order after it.
+    private long startedAt;
+    private @Nullable ProvisionalSlot slot; // the gate's, when this ticket is a permit
 
-    SlotTicket(boolean leased, long token) {
+    SlotTicket(boolean leased, long token, long startedAt) {
       this.leased = leased;
       this.token = token;
-      this.startedAt = System.nanoTime();
+      this.startedAt = startedAt;
+    }
+
+    SlotTicket heldWith(ProvisionalSlot gateSlot) {
+      this.slot = gateSlot;
+      return this;
     }
 
     @Override
@@ -620,6 +655,35 @@ final class RedisBulkhead implements FleetBulkhead {
       }
       line.serveIfWaiting(); // R4
     }
+
+    @Override
+    public long fencingToken() {
+      return token;
+    }
+
+    /** Gives the ticket back before the gate's slot: a local waiter handed it finds it free. */
+    @Override
+    public void close() {
+      release();
+      ProvisionalSlot gateSlot = slot;
+      if (gateSlot != null) {
+        gateSlot.close();
+      }
+    }
+
+    @Override
+    public boolean isClosed() {
+      ProvisionalSlot gateSlot = slot;
+      return gateSlot != null ? gateSlot.isClosed() : released();
+    }
+  }
+
+  private SlotTicket newTicket(boolean leased, long at) {
+    if (leased) {
+      return new SlotTicket(true, slots.fencingToken(), at);
+    }
+    fallbackInFlight.incrementAndGet();
+    return new SlotTicket(false, 0, at);
   }
 
   private void overran() {
@@ -634,33 +698,6 @@ final class RedisBulkhead implements FleetBulkhead {
               + " ms); the fleet counts such a call only while this process reaches Redis, so it can"
               + " take the fleet past its limit: raise maxCallDuration or bound the call (counted in"
               + " fleetStats().callsOverran(); logged once)");
-    }
-  }
-
-  /** A permit of both stages: the ticket is given back before the local (confirmed) slot. */
-  private static final class Both implements FleetPermit {
-    private final Permit local;
-    private final SlotTicket ticket;
-
-    Both(Permit local, SlotTicket ticket) {
-      this.local = local;
-      this.ticket = ticket;
-    }
-
-    @Override
-    public long fencingToken() {
-      return ticket.token;
-    }
-
-    @Override
-    public void close() {
-      ticket.release();
-      local.close();
-    }
-
-    @Override
-    public boolean isClosed() {
-      return local.isClosed();
     }
   }
 }

@@ -1,17 +1,36 @@
 package io.bulkhead.redis;
 
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
-/** What the fleet hands a call before it may run: a lease or a slot of the fallback share. */
+/**
+ * What the fleet hands a call before it may run: a lease or a slot of the fallback share. Given
+ * back once, by the CAS of a flag of its own (a field, not an AtomicBoolean: one object per call).
+ */
 abstract class Ticket {
 
-  private final AtomicBoolean released = new AtomicBoolean();
+  private static final VarHandle RELEASED;
+
+  static {
+    try {
+      RELEASED = MethodHandles.lookup().findVarHandle(Ticket.class, "released", boolean.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  private volatile boolean released;
 
   /** Gives the ticket back the first time it is called; later calls do nothing. */
   final void release() {
-    if (released.compareAndSet(false, true)) {
+    if (!released && RELEASED.compareAndSet(this, false, true)) {
       giveBack();
     }
+  }
+
+  /** Whether {@link #release()} has run. */
+  final boolean released() {
+    return released;
   }
 
   abstract void giveBack();

@@ -17,20 +17,29 @@ import org.junit.jupiter.api.Test;
 class LeaseSlotsTest {
 
   private static final long FUTURE = TimeUnit.HOURS.toNanos(1);
+  private static final int NONE = 0;
+  private static final int LEASED = 1;
+  private static final int FALLBACK = 2;
+
+  /** Takes a slot: the mode it was taken in, or NONE. */
+  private static int take(LeaseSlots slots) {
+    Integer kind = slots.tryTake((leased, at) -> leased ? LEASED : FALLBACK);
+    return kind == null ? NONE : kind;
+  }
 
   @Test
   void startsInFallbackWithItsShareAndAGrantLeasesThatMany() {
     LeaseSlots slots = new LeaseSlots(1);
-    assertThat(slots.tryTake()).isEqualTo(LeaseSlots.FALLBACK);
-    assertThat(slots.tryTake()).as("the share of 1").isEqualTo(LeaseSlots.NONE);
+    assertThat(take(slots)).isEqualTo(FALLBACK);
+    assertThat(take(slots)).as("the share of 1").isEqualTo(NONE);
 
     assertThat(slots.grant(3, System.nanoTime() + FUTURE, 42)).as("left FALLBACK").isTrue();
     assertThat(slots.fencingToken()).isEqualTo(42);
-    assertThat(slots.tryTake()).as("the fallback call still counts").isEqualTo(LeaseSlots.LEASED);
-    assertThat(slots.tryTake()).isEqualTo(LeaseSlots.LEASED);
-    assertThat(slots.tryTake()).isEqualTo(LeaseSlots.NONE);
+    assertThat(take(slots)).as("the fallback call still counts").isEqualTo(LEASED);
+    assertThat(take(slots)).isEqualTo(LEASED);
+    assertThat(take(slots)).isEqualTo(NONE);
     slots.giveBack();
-    assertThat(slots.tryTake()).isEqualTo(LeaseSlots.LEASED);
+    assertThat(take(slots)).isEqualTo(LEASED);
     assertThat(slots.grant(3, System.nanoTime() + FUTURE, 0)).as("already LEASED").isFalse();
     assertThat(slots.fencingToken()).as("0 keeps the token").isEqualTo(42);
   }
@@ -39,7 +48,7 @@ class LeaseSlotsTest {
   void aSlotTakenAfterTheLeaseStoppedAdmittingIsGivenBackAtOnce() {
     LeaseSlots slots = new LeaseSlots(0);
     slots.grant(2, System.nanoTime() - 1, 1); // answered, but too long ago to cover a call
-    assertThat(slots.tryTake()).isEqualTo(LeaseSlots.NONE);
+    assertThat(take(slots)).isEqualTo(NONE);
     assertThat(LeaseSlots.inUse(slots.word())).as("M3: never used").isZero();
     assertThat(slots.coversFromNow()).isFalse();
   }
@@ -49,16 +58,16 @@ class LeaseSlotsTest {
     LeaseSlots slots = new LeaseSlots(0);
     slots.grant(5, System.nanoTime() + FUTURE, 1);
     for (int i = 0; i < 4; i++) {
-      slots.tryTake();
+      take(slots);
     }
     slots.grant(2, System.nanoTime() + FUTURE, 0); // another process wants more: the target fell
     assertThat(LeaseSlots.cap(slots.word())).isEqualTo(2);
-    assertThat(slots.tryTake()).as("4 run above a cap of 2").isEqualTo(LeaseSlots.NONE);
+    assertThat(take(slots)).as("4 run above a cap of 2").isEqualTo(NONE);
     slots.giveBack();
     slots.giveBack();
-    assertThat(slots.tryTake()).as("still 2 run").isEqualTo(LeaseSlots.NONE);
+    assertThat(take(slots)).as("still 2 run").isEqualTo(NONE);
     slots.giveBack();
-    assertThat(slots.tryTake()).isEqualTo(LeaseSlots.LEASED);
+    assertThat(take(slots)).isEqualTo(LEASED);
     assertThat(LeaseSlots.inFallback(new LeaseSlots(3).word())).isTrue();
   }
 
@@ -67,22 +76,22 @@ class LeaseSlotsTest {
     LeaseSlots slots = new LeaseSlots(2);
     slots.grant(4, System.nanoTime() + TimeUnit.SECONDS.toNanos(2), 7);
     for (int i = 0; i < 3; i++) {
-      assertThat(slots.tryTake()).isEqualTo(LeaseSlots.LEASED);
+      assertThat(take(slots)).isEqualTo(LEASED);
     }
     slots.grant(4, System.nanoTime() - 1, 0); // an older send time never moves admitUntil back
     assertThat(slots.coversFromNow()).isTrue();
     await().atMost(Duration.ofSeconds(10)).until(() -> slots.lapseIfDue(2)); // once 2 s passed
     assertThat(slots.lapseIfDue(2)).as("once").isFalse();
     assertThat(LeaseSlots.inFallback(slots.word())).isTrue();
-    assertThat(slots.tryTake()).as("M4: the share of 2 counts the 3 still running").isEqualTo(0);
+    assertThat(take(slots)).as("M4: the share of 2 counts the 3 still running").isEqualTo(NONE);
     slots.giveBack();
     slots.giveBack();
-    assertThat(slots.tryTake()).isEqualTo(LeaseSlots.FALLBACK);
-    assertThat(slots.tryTake()).as("the share of 2").isEqualTo(LeaseSlots.NONE);
+    assertThat(take(slots)).isEqualTo(FALLBACK);
+    assertThat(take(slots)).as("the share of 2").isEqualTo(NONE);
     assertThat(slots.grant(4, System.nanoTime() + FUTURE, 0)).as("a sync ends it").isTrue();
     assertThat(slots.close()).as("the calls running when it closes").isEqualTo(2);
     slots.giveBack();
-    assertThat(slots.tryTake()).as("closed: nothing more").isEqualTo(LeaseSlots.NONE);
+    assertThat(take(slots)).as("closed: nothing more").isEqualTo(NONE);
   }
 
   @Test
@@ -90,7 +99,7 @@ class LeaseSlotsTest {
     LeaseSlots slots = new LeaseSlots(0);
     slots.grant(10, System.nanoTime() + FUTURE, 1);
     for (int i = 0; i < 4; i++) {
-      slots.tryTake();
+      take(slots);
     }
     for (int i = 0; i < 4; i++) {
       slots.giveBack();
@@ -129,7 +138,7 @@ class LeaseSlotsTest {
               () -> {
                 started.countDown();
                 while (!stop.get()) {
-                  if (slots.tryTake() == LeaseSlots.LEASED) {
+                  if (take(slots) == LEASED) {
                     int reported = keep.get(); // read before the count it bounds
                     if (LeaseSlots.inUse(slots.word()) > reported) {
                       violations.incrementAndGet();
