@@ -159,9 +159,9 @@ import org.jspecify.annotations.Nullable;
  * the sample, so choosing writes nothing to shared memory. The sampling mode is one racy int, written
  * only when it changes: a lost update only changes which call gets timed.
  *
- * Memory layout: `state` sits alone on its cache line (io.bulkhead.internal.PaddedState), so that the CASes on it do not
- * evict the read-mostly fields every admission reads (limit, sampling mode, listeners, ticker) from
- * the other cores' caches. A Permit is a Lease whose close() CASes a flag of its own (see Lease for
+ * Memory layout: `state` sits alone on its cache line (io.bulkhead.internal.PaddedState), so that
+ * the CASes on it do not evict the read-mostly fields every admission reads (limit, sampling mode,
+ * listeners, ticker) from the other cores' caches. A Permit is a Lease whose close() CASes a flag of its own (see Lease for
  * what that costs and why it is not a monitor).
  *
  * `completed` is not counted on release: it is admitted - inFlight, derived in stats(). The derivation
@@ -1155,8 +1155,7 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
     Provisional taken = takeFreeProvisionally();
     if (taken != null) {
       // As enqueueAsync's ADMITTED, without its lock and node: a provisional call's own slot
-      // decides
-      // what finishing counts, so `timed` and `admittedAt` are not used.
+      // decides what finishing counts, so `timed` and `admittedAt` are not used.
       AsyncCall<T> call = new AsyncCall<>(this, () -> task.apply(taken), taken);
       call.start(true, 0L);
       return call;
