@@ -2,6 +2,7 @@ package io.bulkhead.demo;
 
 import io.bulkhead.internal.Durations;
 import io.bulkhead.scenarios.CheckoutVsReports;
+import io.bulkhead.scenarios.Svg;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -205,52 +206,42 @@ final class DbReport {
       double yMaxMs) {
     int plotW = WIDTH - LEFT - RIGHT;
     int plotH = HEIGHT - TOP - BOTTOM;
-    h.append("<svg width=\"")
-        .append(WIDTH)
-        .append("\" height=\"")
-        .append(HEIGHT)
-        .append("\" viewBox=\"0 0 ")
-        .append(WIDTH)
-        .append(' ')
-        .append(HEIGHT)
-        .append("\" role=\"img\" aria-label=\"")
-        .append(Report.esc(title))
-        .append("\">\n");
+    h.append(Svg.open(WIDTH, HEIGHT, title, ""));
     h.append(
         text(LEFT, 20, "start", "<tspan font-weight=\"600\">" + Report.esc(title) + "</tspan>"));
     // Vertical grid: decades of latency.
     for (double ms = yMinMs; ms <= yMaxMs * 1.0001; ms *= 10) {
       double y = TOP + yFor(ms, yMinMs, yMaxMs, plotH);
-      h.append(line(LEFT, y, LEFT + plotW, y, "#d0d7de"));
+      h.append(Svg.line(LEFT, y, LEFT + plotW, y, "#d0d7de", ""));
       h.append(text(LEFT - 8, y + 4, "end", decade(ms)));
     }
     // Horizontal grid: every 10 s.
     for (int sec = 0; sec <= xMax; sec += 10) {
       double x = LEFT + sec / xMax * plotW;
-      h.append(line(x, TOP + plotH, x, TOP + plotH + 5, "#57606a"));
+      h.append(Svg.line(x, TOP + plotH, x, TOP + plotH + 5, "#57606a", ""));
       h.append(text(x, TOP + plotH + 20, "middle", sec + " s"));
     }
     double degradeAt = LEFT + markerSeconds / xMax * plotW;
     h.append("<line x1=\"")
-        .append(f(degradeAt))
+        .append(Svg.num(degradeAt))
         .append("\" y1=\"")
         .append(TOP)
         .append("\" x2=\"")
-        .append(f(degradeAt))
+        .append(Svg.num(degradeAt))
         .append("\" y2=\"")
         .append(TOP + plotH)
         .append("\" stroke=\"#57606a\" stroke-dasharray=\"4 4\"/>\n");
     h.append(text(degradeAt + 6, TOP + 12, "start", Report.esc(markerLabel)));
-    h.append(line(LEFT, TOP, LEFT, TOP + plotH, "#57606a"));
-    h.append(line(LEFT, TOP + plotH, LEFT + plotW, TOP + plotH, "#57606a"));
+    h.append(Svg.line(LEFT, TOP, LEFT, TOP + plotH, "#57606a", ""));
+    h.append(Svg.line(LEFT, TOP + plotH, LEFT + plotW, TOP + plotH, "#57606a", ""));
     for (Point c : points) {
       double ms = Math.max(yMinMs, c.latencyMs());
       double x = LEFT + Math.min(xMax, c.dueSeconds()) / xMax * plotW;
       double y = TOP + yFor(ms, yMinMs, yMaxMs, plotH);
       h.append("<circle cx=\"")
-          .append(f(x))
+          .append(Svg.num(x))
           .append("\" cy=\"")
-          .append(f(y))
+          .append(Svg.num(y))
           .append("\" r=\"2\" fill=\"")
           .append(c.ok() ? "#1a7f37" : "#cf222e")
           .append("\" fill-opacity=\"0.6\"><title>")
@@ -280,43 +271,17 @@ final class DbReport {
     return plotH - Math.max(0, Math.min(1, frac)) * plotH;
   }
 
+  private static String text(double x, double y, String anchor, String markup) {
+    return Svg.text(x, y, anchor, "font-size=\"12\" ", markup);
+  }
+
   private static String decade(double ms) {
     return ms >= 1000
         ? String.format(Locale.ROOT, "%.0f s", ms / 1000)
         : String.format(Locale.ROOT, "%.0f ms", ms);
   }
 
-  private static String line(double x1, double y1, double x2, double y2, String stroke) {
-    return "<line x1=\""
-        + f(x1)
-        + "\" y1=\""
-        + f(y1)
-        + "\" x2=\""
-        + f(x2)
-        + "\" y2=\""
-        + f(y2)
-        + "\" stroke=\""
-        + stroke
-        + "\"/>\n";
-  }
-
-  private static String text(double x, double y, String anchor, String content) {
-    return "<text x=\""
-        + f(x)
-        + "\" y=\""
-        + f(y)
-        + "\" text-anchor=\""
-        + anchor
-        + "\" font-size=\"12\" fill=\"#57606a\">"
-        + content
-        + "</text>\n";
-  }
-
   private static double seconds(Duration d) {
     return d.toNanos() / 1e9;
-  }
-
-  private static String f(double v) {
-    return String.format(Locale.ROOT, "%.1f", v);
   }
 }

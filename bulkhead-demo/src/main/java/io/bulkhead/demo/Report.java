@@ -9,6 +9,7 @@ import io.bulkhead.scenarios.LoadResult;
 import io.bulkhead.scenarios.ModeResult;
 import io.bulkhead.scenarios.Route;
 import io.bulkhead.scenarios.Sample;
+import io.bulkhead.scenarios.Svg;
 import java.math.BigDecimal;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -287,17 +288,12 @@ final class Report {
     int plotW = WIDTH - LEFT - RIGHT;
     int plotH = HEIGHT - TOP - BOTTOM;
     LoadResult load = m.load();
-    h.append("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"")
-        .append(WIDTH)
-        .append("\" height=\"")
-        .append(HEIGHT)
-        .append("\" viewBox=\"0 0 ")
-        .append(WIDTH)
-        .append(' ')
-        .append(HEIGHT)
-        .append("\" role=\"img\" aria-label=\"")
-        .append(m.mode().label())
-        .append(" mode latency chart\" font-family=\"system-ui,sans-serif\" font-size=\"12\">\n");
+    h.append(
+        Svg.open(
+            WIDTH,
+            HEIGHT,
+            m.mode().label() + " mode latency chart",
+            " font-family=\"system-ui,sans-serif\" font-size=\"12\""));
     h.append("<text x=\"")
         .append(LEFT)
         .append("\" y=\"20\" font-size=\"14\" font-weight=\"600\">")
@@ -317,7 +313,7 @@ final class Report {
     // Y grid: decades.
     for (double ms = 1; ms <= yMaxMs; ms *= 10) {
       double y = yFor(ms, yMinMs, yMaxMs, plotH);
-      h.append(line(LEFT, y, LEFT + plotW, y, "#e5e7eb"))
+      h.append(Svg.line(LEFT, y, LEFT + plotW, y, "#e5e7eb", ""))
           .append(text(LEFT - 8, y + 4, "end", decade(ms)));
     }
     h.append(
@@ -327,7 +323,7 @@ final class Report {
     double step = xMax <= 10 ? 1 : xMax <= 30 ? 5 : 10;
     for (double t = 0; t <= xMax + 1e-9; t += step) {
       double x = LEFT + t / xMax * plotW;
-      h.append(line(x, TOP, x, TOP + plotH, "#eef0f3"))
+      h.append(Svg.line(x, TOP, x, TOP + plotH, "#eef0f3", ""))
           .append(text(x, TOP + plotH + 16, "middle", fmt(t) + " s"));
     }
     h.append(
@@ -343,21 +339,21 @@ final class Report {
       h.append("<line x1=\"")
           .append(LEFT)
           .append("\" y1=\"")
-          .append(f(y))
+          .append(Svg.num(y))
           .append("\" x2=\"")
           .append(LEFT + plotW)
           .append("\" y2=\"")
-          .append(f(y))
+          .append(Svg.num(y))
           .append("\" stroke=\"#8b949e\" stroke-dasharray=\"4 4\"/>\n")
           .append(text(LEFT + 6, y - 5, "start", "upstream delay"));
     }
     double loginX = LEFT + seconds(s.loginsAfter().toNanos()) / xMax * plotW;
     h.append("<line x1=\"")
-        .append(f(loginX))
+        .append(Svg.num(loginX))
         .append("\" y1=\"")
         .append(TOP)
         .append("\" x2=\"")
-        .append(f(loginX))
+        .append(Svg.num(loginX))
         .append("\" y2=\"")
         .append(TOP + plotH)
         .append("\" stroke=\"#2563eb\" stroke-opacity=\".35\" stroke-dasharray=\"2 3\"/>\n")
@@ -369,9 +365,9 @@ final class Report {
       double y = yFor(Math.max(latencyMs, yMinMs), yMinMs, yMaxMs, plotH);
       String kind = kind(sample);
       h.append("<circle cx=\"")
-          .append(f(x))
+          .append(Svg.num(x))
           .append("\" cy=\"")
-          .append(f(y))
+          .append(Svg.num(y))
           .append("\" r=\"3.5\" fill=\"")
           .append(color(kind))
           .append("\" fill-opacity=\".65\"><title>")
@@ -465,32 +461,6 @@ final class Report {
     return fmt(ms / 1000) + " s";
   }
 
-  private static String line(double x1, double y1, double x2, double y2, String stroke) {
-    return "<line x1=\""
-        + f(x1)
-        + "\" y1=\""
-        + f(y1)
-        + "\" x2=\""
-        + f(x2)
-        + "\" y2=\""
-        + f(y2)
-        + "\" stroke=\""
-        + stroke
-        + "\"/>\n";
-  }
-
-  private static String text(double x, double y, String anchor, String content) {
-    return "<text x=\""
-        + f(x)
-        + "\" y=\""
-        + f(y)
-        + "\" text-anchor=\""
-        + anchor
-        + "\" fill=\"#57606a\">"
-        + esc(content)
-        + "</text>\n";
-  }
-
   private static double seconds(long nanos) {
     return nanos / 1e9;
   }
@@ -509,10 +479,6 @@ final class Report {
     return Math.max(step, Math.ceil(v / step) * step);
   }
 
-  private static String f(double v) {
-    return String.format(Locale.ROOT, "%.1f", v);
-  }
-
   private static String fmt(double v) {
     return BigDecimal.valueOf(v)
         .setScale(v < 10 ? 2 : 0, java.math.RoundingMode.HALF_UP)
@@ -521,6 +487,10 @@ final class Report {
   }
 
   static String esc(String s) {
-    return LineChart.escape(s);
+    return Svg.escape(s);
+  }
+
+  private static String text(double x, double y, String anchor, String content) {
+    return Svg.text(x, y, anchor, "", esc(content));
   }
 }

@@ -80,18 +80,9 @@ public final class LineChart {
     int plotW = WIDTH - LEFT - RIGHT;
     int plotH = HEIGHT - TOP - BOTTOM;
     StringBuilder h = new StringBuilder(4096);
-    h.append("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"")
-        .append(WIDTH)
-        .append("\" height=\"")
-        .append(HEIGHT)
-        .append("\" viewBox=\"0 0 ")
-        .append(WIDTH)
-        .append(' ')
-        .append(HEIGHT)
-        .append("\" role=\"img\" aria-label=\"")
-        .append(escape(title))
-        .append("\" font-family=\"system-ui,sans-serif\" font-size=\"12\">\n");
-    h.append(text(LEFT, 20, "start", title).replace("<text ", "<text font-weight=\"600\" "));
+    h.append(
+        Svg.open(WIDTH, HEIGHT, title, " font-family=\"system-ui,sans-serif\" font-size=\"12\""));
+    h.append(Svg.text(LEFT, 20, "start", "font-weight=\"600\" ", Svg.escape(title)));
     h.append("<rect x=\"")
         .append(LEFT)
         .append("\" y=\"")
@@ -104,19 +95,19 @@ public final class LineChart {
     double yStep = step(yMax);
     for (double v = 0; v <= yMax + 1e-9; v += yStep) {
       double y = y(v, plotH);
-      h.append(line(LEFT, y, LEFT + plotW, y, "#e5e7eb", ""))
-          .append(text(LEFT - 8, y + 4, "end", number(v)));
+      h.append(Svg.line(LEFT, y, LEFT + plotW, y, "#e5e7eb", ""))
+          .append(Svg.text(LEFT - 8, y + 4, "end", "", Svg.escape(number(v))));
     }
     double xStep = step(xMax);
     for (double t = 0; t <= xMax + 1e-9; t += xStep) {
       double x = x(t, plotW);
-      h.append(line(x, TOP, x, TOP + plotH, "#eef0f3", ""))
-          .append(text(x, TOP + plotH + 16, "middle", number(t) + " " + xUnit));
+      h.append(Svg.line(x, TOP, x, TOP + plotH, "#eef0f3", ""))
+          .append(Svg.text(x, TOP + plotH + 16, "middle", "", Svg.escape(number(t) + " " + xUnit)));
     }
     for (Marker m : markers) {
       double x = x(m.x(), plotW);
-      h.append(line(x, TOP, x, TOP + plotH, "#8b949e", " stroke-dasharray=\"4 4\""))
-          .append(text(x + 4, TOP + 12, "start", m.label()));
+      h.append(Svg.line(x, TOP, x, TOP + plotH, "#8b949e", " stroke-dasharray=\"4 4\""))
+          .append(Svg.text(x + 4, TOP + 12, "start", "", Svg.escape(m.label())));
     }
     for (int i = 0; i < series.size(); i++) {
       Series s = series.get(i);
@@ -125,12 +116,16 @@ public final class LineChart {
       for (int p = 0; p < s.xs().length; p++) {
         double x = x(s.xs()[p], plotW);
         if (p > 0) { // hold the previous value until this point: a step
-          points.append(f(x)).append(',').append(f(y(s.ys()[p - 1], plotH))).append(' ');
+          points
+              .append(Svg.num(x))
+              .append(',')
+              .append(Svg.num(y(s.ys()[p - 1], plotH)))
+              .append(' ');
         }
-        points.append(f(x)).append(',').append(f(y(s.ys()[p], plotH))).append(' ');
+        points.append(Svg.num(x)).append(',').append(Svg.num(y(s.ys()[p], plotH))).append(' ');
       }
       h.append("<polyline data-series=\"")
-          .append(escape(s.name()))
+          .append(Svg.escape(s.name()))
           .append("\" fill=\"none\" stroke-width=\"1.5\" stroke=\"")
           .append(colour)
           .append("\" points=\"")
@@ -138,23 +133,23 @@ public final class LineChart {
           .append("\"/>\n");
       for (int p = 0; p < s.xs().length; p++) {
         h.append("<circle cx=\"")
-            .append(f(x(s.xs()[p], plotW)))
+            .append(Svg.num(x(s.xs()[p], plotW)))
             .append("\" cy=\"")
-            .append(f(y(s.ys()[p], plotH)))
+            .append(Svg.num(y(s.ys()[p], plotH)))
             .append("\" r=\"2.5\" fill=\"")
             .append(colour)
             .append("\"><title>")
-            .append(escape(s.name()))
+            .append(Svg.escape(s.name()))
             .append(": ")
             .append(number(s.ys()[p]))
             .append(" at ")
             .append(number(s.xs()[p]))
             .append(' ')
-            .append(escape(xUnit))
+            .append(Svg.escape(xUnit))
             .append("</title></circle>\n");
       }
       h.append(
-          text(LEFT + i * 170, HEIGHT - 8, "start", s.name())
+          Svg.text(LEFT + i * 170, HEIGHT - 8, "start", "", Svg.escape(s.name()))
               .replace("fill=\"#57606a\"", "fill=\"" + colour + "\""));
     }
     return h.append("</svg>\n").toString();
@@ -180,50 +175,9 @@ public final class LineChart {
     return 10 * power;
   }
 
-  private static String line(
-      double x1, double y1, double x2, double y2, String stroke, String extra) {
-    return "<line x1=\""
-        + f(x1)
-        + "\" y1=\""
-        + f(y1)
-        + "\" x2=\""
-        + f(x2)
-        + "\" y2=\""
-        + f(y2)
-        + "\" stroke=\""
-        + stroke
-        + "\""
-        + extra
-        + "/>\n";
-  }
-
-  private static String text(double x, double y, String anchor, String content) {
-    return "<text x=\""
-        + f(x)
-        + "\" y=\""
-        + f(y)
-        + "\" text-anchor=\""
-        + anchor
-        + "\" fill=\"#57606a\">"
-        + escape(content)
-        + "</text>\n";
-  }
-
   private static String number(double v) {
     return v == Math.rint(v)
         ? Long.toString((long) v)
         : String.format(Locale.ROOT, "%.3f", v).replaceAll("\\.?0+$", "");
-  }
-
-  private static String f(double v) {
-    return String.format(Locale.ROOT, "%.1f", v);
-  }
-
-  /** {@code s} safe inside HTML or SVG text and double-quoted attributes. */
-  public static String escape(String s) {
-    return s.replace("&", "&amp;")
-        .replace("<", "&lt;")
-        .replace(">", "&gt;")
-        .replace("\"", "&quot;");
   }
 }
