@@ -301,15 +301,7 @@ final class Report {
         .append(" mode: login p99 ")
         .append(esc(ms(load.login().p99Ms())))
         .append("</text>\n");
-    h.append("<rect x=\"")
-        .append(LEFT)
-        .append("\" y=\"")
-        .append(TOP)
-        .append("\" width=\"")
-        .append(plotW)
-        .append("\" height=\"")
-        .append(plotH)
-        .append("\" fill=\"#fbfbfc\" stroke=\"#d0d7de\"/>\n");
+    h.append(Svg.plotArea(LEFT, TOP, plotW, plotH));
     // Y grid: decades.
     for (double ms = 1; ms <= yMaxMs; ms *= 10) {
       double y = yFor(ms, yMinMs, yMaxMs, plotH);

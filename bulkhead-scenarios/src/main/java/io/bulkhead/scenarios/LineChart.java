@@ -83,15 +83,7 @@ public final class LineChart {
     h.append(
         Svg.open(WIDTH, HEIGHT, title, " font-family=\"system-ui,sans-serif\" font-size=\"12\""));
     h.append(Svg.text(LEFT, 20, "start", "font-weight=\"600\" ", Svg.escape(title)));
-    h.append("<rect x=\"")
-        .append(LEFT)
-        .append("\" y=\"")
-        .append(TOP)
-        .append("\" width=\"")
-        .append(plotW)
-        .append("\" height=\"")
-        .append(plotH)
-        .append("\" fill=\"#fbfbfc\" stroke=\"#d0d7de\"/>\n");
+    h.append(Svg.plotArea(LEFT, TOP, plotW, plotH));
     double yStep = step(yMax);
     for (double v = 0; v <= yMax + 1e-9; v += yStep) {
       double y = y(v, plotH);

@@ -39,6 +39,19 @@ public final class Svg {
         + ">\n";
   }
 
+  /** The plot's background: a light rectangle with a grey border. */
+  public static String plotArea(int left, int top, int width, int height) {
+    return "<rect x=\""
+        + left
+        + "\" y=\""
+        + top
+        + "\" width=\""
+        + width
+        + "\" height=\""
+        + height
+        + "\" fill=\"#fbfbfc\" stroke=\"#d0d7de\"/>\n";
+  }
+
   /** A coordinate or length: one decimal, a dot whatever the locale. */
   public static String num(double v) {
     return String.format(Locale.ROOT, "%.1f", v);
