@@ -31,8 +31,8 @@ class ProcessesCommandTest {
   private static final String SHORT_BEFORE = "2s";
 
   /**
-   * Long enough for a worker held to half a CPU, sharing it with two spinning threads, to leak past
-   * its 192 MiB several times over on a busy machine (the leak is paced to cross it in a quarter).
+   * Short: the runaway lasts until the worker's fate is known (dead and restarted), however long a
+   * busy machine makes that, so this is only how long it lasts at least.
    */
   private static final String SHORT_DURING = "6s";
 
