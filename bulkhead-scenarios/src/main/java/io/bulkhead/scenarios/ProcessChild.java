@@ -40,8 +40,8 @@ import org.eclipse.jetty.util.Callback;
  * <p>It reads commands on standard input: {@code rogue} makes the report worker's current report go
  * rogue (spin one thread per available processor and allocate without freeing, up to
  * LEAK_CAP_BYTES, at LEAK_BYTES_PER_SECOND, then print {@code leak held BYTES} should the process
- * still be alive). When standard input ends — the parent is gone — the
- * process exits, so that a parent killed without a chance to clean up leaves nothing running.
+ * still be alive). When standard input ends — the parent is gone — the process exits, so that a
+ * parent killed without a chance to clean up leaves nothing running.
  *
  * <p>Not an API: its own main class, so that it runs from the demo's jar or classpath as is.
  */

@@ -95,9 +95,9 @@ public final class ProcessIsolation {
    * What to run.
    *
    * @param before how long the load runs before the report goes rogue
-   * @param during how long it runs after, at least: the runaway goes on until its process's fate
-   *     is known (it died, and when separate was restarted, or its leak reached its cap), for at
-   *     most {@link #FATE_PATIENCE} more
+   * @param during how long it runs after, at least: the runaway goes on until its process's fate is
+   *     known (it died, and when separate was restarted, or its leak reached its cap), for at most
+   *     {@link #FATE_PATIENCE} more
    * @param allowCgroup false to use the JVM's ceilings even where control groups are at hand
    */
   public record Settings(Duration before, Duration during, boolean allowCgroup) {
@@ -255,7 +255,9 @@ public final class ProcessIsolation {
     Child rogueSide = workerSide != null ? workerSide : apiSide;
     if (!(worker != null ? worker : api).send(ProcessChild.ROGUE)) {
       throw new CliException(
-          "the " + rogueSide.role + " JVM was not running when its report was to go rogue: "
+          "the "
+              + rogueSide.role
+              + " JVM was not running when its report was to go rogue: "
               + rogueSide.lastLines);
     }
     log.accept(name + ": the report went rogue");
@@ -292,7 +294,12 @@ public final class ProcessIsolation {
         name
             + ": the runaway lasted "
             + seconds(System.nanoTime() - rogueSent)
-            + (rogueSide.settled() ? "" : "; the " + rogueSide.role + "'s fate is still unknown"));
+            + (rogueSide.settled()
+                ? ""
+                : "; the "
+                    + rogueSide.role
+                    + "'s fate is still unknown, its last lines: "
+                    + rogueSide.lastLines));
     boolean apiSurvived = api.stats().pid().isPresent();
     List<PacedLoad.Call> calls;
     try {
@@ -345,10 +352,7 @@ public final class ProcessIsolation {
       deaths = 1;
       fate =
           "took the API down with it: "
-              + api.stats()
-                  .lastExit()
-                  .map(Exit::description)
-                  .orElse("ended without an exit status")
+              + api.stats().lastExit().map(Exit::description).orElse("ended without an exit status")
               + apiSide.fateSeen(rogueSent);
     }
     ProcessStats s = api.stats();
@@ -514,10 +518,13 @@ public final class ProcessIsolation {
     private final CompletableFuture<Integer> ready = new CompletableFuture<>();
     final AtomicInteger spinning = new AtomicInteger();
     final AtomicReference<Exit> firstExit = new AtomicReference<>();
+
     /** System.nanoTime() when its first death was heard; 0 until then. */
     private final AtomicLong firstExitHeard = new AtomicLong();
+
     /** The bytes its leak held at its cap, alive; 0 until it said so. */
     private final AtomicLong leakHeld = new AtomicLong();
+
     private final CountDownLatch stopped = new CountDownLatch(1);
     private final CountDownLatch settled = new CountDownLatch(1);
     private final LastLines lastLines = new LastLines(KEPT_OUTPUT_LINES);
