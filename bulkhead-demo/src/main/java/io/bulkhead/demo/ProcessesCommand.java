@@ -64,7 +64,10 @@ final class ProcessesCommand implements Callable<Integer> {
       names = "--during",
       defaultValue = "20s",
       paramLabel = "DURATION",
-      description = "How long the runaway lasts. Default: ${DEFAULT-VALUE}.")
+      description =
+          "How long the runaway lasts at least: it goes on until the rogue process's fate is known"
+              + " (dead, and restarted when separate), up to 2 minutes more. Default:"
+              + " ${DEFAULT-VALUE}.")
   Duration during;
 
   @Option(

@@ -39,8 +39,9 @@ import org.eclipse.jetty.util.Callback;
  *
  * <p>It reads commands on standard input: {@code rogue} makes the report worker's current report go
  * rogue (spin one thread per available processor and allocate without freeing, up to
- * LEAK_CAP_BYTES, at LEAK_BYTES_PER_SECOND). When standard input ends — the parent is gone — the
- * process exits, so that a parent killed without a chance to clean up leaves nothing running.
+ * LEAK_CAP_BYTES, at LEAK_BYTES_PER_SECOND, then print {@code leak held BYTES} should the process
+ * still be alive). When standard input ends — the parent is gone — the process exits, so that a
+ * parent killed without a chance to clean up leaves nothing running.
  *
  * <p>Not an API: its own main class, so that it runs from the demo's jar or classpath as is.
  */
@@ -54,6 +55,12 @@ public final class ProcessChild {
 
   /** What the child prints when the rogue report starts, followed by how many threads spin. */
   static final String ROGUE_STARTED = "rogue threads ";
+
+  /**
+   * What the child prints when its leak reached LEAK_CAP_BYTES and the process is still alive,
+   * followed by the bytes held: the runaway's end when it did not kill the process.
+   */
+  static final String LEAK_HELD = "leak held ";
 
   /** A checkout's work: hashing this many bytes (about a millisecond on a laptop core). */
   private static final int CHECKOUT_BYTES = 256 * 1024;
@@ -181,13 +188,17 @@ public final class ProcessChild {
       }
     }
 
-    /** Adds a chunk on schedule until the cap; never frees one. */
+    /**
+     * Adds a chunk on schedule until the cap, never frees one, and says so once at the cap. A leak
+     * that falls behind its schedule catches up without pausing.
+     */
     private void leak() {
       List<byte[]> kept = new ArrayList<>();
       long nanosPerChunk =
           Math.max(1, TimeUnit.SECONDS.toNanos(1) * CHUNK_BYTES / leakBytesPerSecond);
       long next = System.nanoTime();
-      for (long held = 0; held + CHUNK_BYTES <= leakCapBytes; held += CHUNK_BYTES) {
+      long held = 0;
+      for (; held + CHUNK_BYTES <= leakCapBytes; held += CHUNK_BYTES) {
         byte[] chunk = new byte[CHUNK_BYTES];
         Arrays.fill(chunk, (byte) 1);
         kept.add(chunk);
@@ -196,7 +207,10 @@ public final class ProcessChild {
           LockSupport.parkNanos(left); // pacing the leak, not waiting for an event
         }
       }
-      // At the cap without being stopped: hold on to it all.
+      // At the cap without being stopped: say so (the parent's event that the runaway is over),
+      // then hold on to it all.
+      System.out.println(LEAK_HELD + held);
+      System.out.flush();
       while (!kept.isEmpty()) {
         LockSupport.park();
       }

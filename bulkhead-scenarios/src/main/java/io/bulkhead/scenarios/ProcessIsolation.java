@@ -16,6 +16,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
@@ -75,6 +76,13 @@ public final class ProcessIsolation {
 
   private static final Duration MOST_BACKOFF = Duration.ofSeconds(2);
 
+  /**
+   * How much longer than {@code --during} the runaway may last while its process's fate is not yet
+   * known: the leak's death takes a fraction of a CPU second, but a JVM on a busy machine may wait
+   * many seconds for it (each collection runnable, not running).
+   */
+  private static final Duration FATE_PATIENCE = Duration.ofMinutes(2);
+
   /** How often the processes' cards are read during the runaway. */
   private static final Duration CARD_PERIOD = Duration.ofSeconds(1);
 
@@ -87,7 +95,9 @@ public final class ProcessIsolation {
    * What to run.
    *
    * @param before how long the load runs before the report goes rogue
-   * @param during how long it runs after
+   * @param during how long it runs after, at least: the runaway goes on until its process's fate is
+   *     known (it died, and when separate was restarted, or its leak reached its cap), for at most
+   *     {@link #FATE_PATIENCE} more
    * @param allowCgroup false to use the JVM's ceilings even where control groups are at hand
    */
   public record Settings(Duration before, Duration during, boolean allowCgroup) {
@@ -240,12 +250,20 @@ public final class ProcessIsolation {
     load.warmUp(WARM_UP_CALLS);
     load.begin();
     sleep(settings.before());
-    long rogueAt = System.nanoTime() - load.start();
-    (worker != null ? worker : api).send(ProcessChild.ROGUE);
+    long rogueSent = System.nanoTime();
+    long rogueAt = rogueSent - load.start();
+    Child rogueSide = workerSide != null ? workerSide : apiSide;
+    if (!(worker != null ? worker : api).send(ProcessChild.ROGUE)) {
+      throw new CliException(
+          "the "
+              + rogueSide.role
+              + " JVM was not running when its report was to go rogue: "
+              + rogueSide.lastLines);
+    }
     log.accept(name + ": the report went rogue");
     CardReadings apiCard = new CardReadings(api);
     CardReadings workerCard = worker == null ? null : new CardReadings(worker);
-    long end = System.nanoTime() + settings.during().toNanos();
+    long end = rogueSent + settings.during().toNanos();
     for (long left; (left = end - System.nanoTime()) > 0; ) {
       sleep(Duration.ofNanos(Math.min(left, CARD_PERIOD.toNanos())));
       apiCard.read();
@@ -253,6 +271,35 @@ public final class ProcessIsolation {
         workerCard.read();
       }
     }
+    // The runaway ends when its fate is known, not at a time a busy machine may not keep.
+    if (!rogueSide.settled()) {
+      log.accept(
+          name
+              + ": the "
+              + rogueSide.role
+              + "'s fate is not known yet; the runaway goes on, for at most "
+              + Durations.format(FATE_PATIENCE)
+              + " more");
+      long deadline = System.nanoTime() + FATE_PATIENCE.toNanos();
+      for (long left = FATE_PATIENCE.toNanos();
+          left > 0 && !rogueSide.awaitSettled(Math.min(left, CARD_PERIOD.toNanos()));
+          left = deadline - System.nanoTime()) {
+        apiCard.read();
+        if (workerCard != null) {
+          workerCard.read();
+        }
+      }
+    }
+    log.accept(
+        name
+            + ": the runaway lasted "
+            + seconds(System.nanoTime() - rogueSent)
+            + (rogueSide.settled()
+                ? ""
+                : "; the "
+                    + rogueSide.role
+                    + "'s fate is still unknown, its last lines: "
+                    + rogueSide.lastLines));
     boolean apiSurvived = api.stats().pid().isPresent();
     List<PacedLoad.Call> calls;
     try {
@@ -263,8 +310,8 @@ public final class ProcessIsolation {
     }
     Worker outcome =
         worker != null
-            ? separateOutcome(worker, workerSide)
-            : insideOutcome(api, apiSide, apiSurvived);
+            ? separateOutcome(worker, workerSide, rogueSent)
+            : insideOutcome(api, apiSide, apiSurvived, rogueSent);
     List<ProcessCard> cards = new ArrayList<>();
     cards.add(apiCard.card("API"));
     if (workerCard != null) {
@@ -293,21 +340,20 @@ public final class ProcessIsolation {
         cards);
   }
 
-  private static Worker insideOutcome(WorkerProcess api, Child apiSide, boolean apiSurvived) {
+  private static Worker insideOutcome(
+      WorkerProcess api, Child apiSide, boolean apiSurvived, long rogueSent) {
     String fate;
     int deaths = 0;
     if (apiSurvived) {
-      fate = "ran its runaway in the API's JVM, which is still up";
+      fate = "ran its runaway in the API's JVM, which is still up" + apiSide.fateSeen(rogueSent);
     } else {
       // Not restarted: STOPPED comes once its death, and all it printed, has been taken in.
       apiSide.awaitStopped();
       deaths = 1;
       fate =
           "took the API down with it: "
-              + api.stats()
-                  .lastExit()
-                  .map(Exit::description)
-                  .orElse("ended without an exit status");
+              + api.stats().lastExit().map(Exit::description).orElse("ended without an exit status")
+              + apiSide.fateSeen(rogueSent);
     }
     ProcessStats s = api.stats();
     if (s.ceilings().kernel() && s.throttledPeriods() > 0) {
@@ -319,15 +365,16 @@ public final class ProcessIsolation {
     return new Worker(deaths, 0, s.throttledPeriods(), apiSide.spinning.get(), fate);
   }
 
-  private static Worker separateOutcome(WorkerProcess worker, Child workerSide) {
+  private static Worker separateOutcome(WorkerProcess worker, Child workerSide, long rogueSent) {
     ProcessStats s = worker.stats();
     List<String> parts = new ArrayList<>();
     Exit first = workerSide.firstExit.get();
     if (s.deaths() == 0 || first == null) {
-      parts.add("kept running");
+      parts.add("kept running" + workerSide.fateSeen(rogueSent));
     } else {
       parts.add(
           first.description()
+              + workerSide.fateSeen(rogueSent)
               + (s.deaths() > 1 ? " (" + s.deaths() + " times)" : "")
               + ", restarted alone");
     }
@@ -399,6 +446,11 @@ public final class ProcessIsolation {
     return c.ok() ? c.latencyNanos() : Math.max(c.latencyNanos(), CALL_TIMEOUT.toNanos());
   }
 
+  /** {@code nanos} in seconds to the millisecond, e.g. "9.123s". */
+  private static String seconds(long nanos) {
+    return Durations.format(Duration.ofMillis(TimeUnit.NANOSECONDS.toMillis(nanos)));
+  }
+
   private static void sleep(Duration d) {
     long end = System.nanoTime() + d.toNanos();
     for (long left; (left = end - System.nanoTime()) > 0; ) {
@@ -451,20 +503,30 @@ public final class ProcessIsolation {
 
   /**
    * One child of a case: what its output says (the API's port once ready, how many threads the
-   * rogue report spun, its last lines for an error message) and what its listener hears (its first
-   * death, that it stopped). Output lines arrive on the process's reader thread, state changes on
-   * its supervisor's; the run's thread reads them: a completed future, atomics, and the last lines
-   * under their lock.
+   * rogue report spun, that its leak reached its cap, its last lines for an error message) and what
+   * its listener hears (its first death and when it was heard, a restart, that it stopped). It is
+   * settled once its fate is known: its leak held its cap, it stopped, or it was restarted after
+   * dying. Output lines arrive on the process's reader thread, state changes on its supervisor's;
+   * the run's thread reads them: a completed future, atomics, a latch, and the last lines under
+   * their lock.
    */
   private static final class Child {
     private final String caseName;
-    private final String role;
+    final String role;
     private final boolean restarted;
     private final Consumer<String> log;
     private final CompletableFuture<Integer> ready = new CompletableFuture<>();
     final AtomicInteger spinning = new AtomicInteger();
     final AtomicReference<Exit> firstExit = new AtomicReference<>();
+
+    /** System.nanoTime() when its first death was heard; 0 until then. */
+    private final AtomicLong firstExitHeard = new AtomicLong();
+
+    /** The bytes its leak held at its cap, alive; 0 until it said so. */
+    private final AtomicLong leakHeld = new AtomicLong();
+
     private final CountDownLatch stopped = new CountDownLatch(1);
+    private final CountDownLatch settled = new CountDownLatch(1);
     private final LastLines lastLines = new LastLines(KEPT_OUTPUT_LINES);
 
     Child(String caseName, String role, boolean restarted, Consumer<String> log) {
@@ -505,15 +567,29 @@ public final class ProcessIsolation {
         try {
           int n = Integer.parseInt(line.substring(ProcessChild.ROGUE_STARTED.length()).trim());
           spinning.accumulateAndGet(n, Math::max);
+          log.accept(caseName + ": the " + role + "'s rogue report spins " + n + " thread(s)");
         } catch (NumberFormatException e) {
           // Not the line it looked like: counted as no spinning threads.
+        }
+      } else if (line.startsWith(ProcessChild.LEAK_HELD)) {
+        try {
+          leakHeld.set(Long.parseLong(line.substring(ProcessChild.LEAK_HELD.length()).trim()));
+          settled.countDown();
+        } catch (NumberFormatException e) {
+          // Not the line it looked like: the runaway's end is still to come.
         }
       }
       lastLines.add(line);
     }
 
     private void changed(ProcessStats s) {
-      s.lastExit().ifPresent(e -> firstExit.compareAndSet(null, e));
+      s.lastExit()
+          .ifPresent(
+              e -> {
+                if (firstExit.compareAndSet(null, e)) {
+                  firstExitHeard.set(System.nanoTime());
+                }
+              });
       switch (s.state()) {
         case BACKING_OFF ->
             log.accept(
@@ -526,7 +602,13 @@ public final class ProcessIsolation {
                     + Durations.format(s.backoff()));
         case STOPPED -> {
           stopped.countDown();
+          settled.countDown();
           ready.completeExceptionally(new IllegalStateException("stopped"));
+        }
+        case STARTING, RUNNING -> {
+          if (s.restarts() > 0) {
+            settled.countDown(); // died and was restarted: that is its fate
+          }
         }
         default -> {}
       }
@@ -548,6 +630,36 @@ public final class ProcessIsolation {
                 + ": "
                 + lastLines);
       }
+    }
+
+    boolean settled() {
+      return settled.getCount() == 0;
+    }
+
+    /** Whether its fate became known within {@code nanos}. */
+    boolean awaitSettled(long nanos) {
+      try {
+        return settled.await(nanos, TimeUnit.NANOSECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new CliException("the run was interrupted");
+      }
+    }
+
+    /**
+     * When its fate was seen, from {@code rogueSent}, for the log and the table: ", 9.1s after the
+     * report went rogue" for its death or its leak at its cap; "" when neither was seen.
+     */
+    String fateSeen(long rogueSent) {
+      long died = firstExitHeard.get();
+      if (died != 0) {
+        return ", " + seconds(died - rogueSent) + " after the report went rogue";
+      }
+      long held = leakHeld.get();
+      if (held != 0) {
+        return ", its leak holding " + held / MIB + " MiB";
+      }
+      return "";
     }
 
     void awaitStopped() {
