@@ -361,8 +361,9 @@ def fmt_us(v):
     return "%.0f ns" % (v * 1000)
 
 
-def fleet_cost_section(fc):
-    """The fleet-cost section, from FleetCost's JSON."""
+def fleet_cost_section(fc, before=None):
+    """The fleet-cost section, from FleetCost's JSON; `before`, if given, is the same measurement of
+    an earlier build in the same session (fleet-cost-before.json beside it), shown as more rows."""
     q = []
     q.append("## A fleet compartment on Redis: admit and release")
     q.append("")
@@ -370,8 +371,10 @@ def fleet_cost_section(fc):
              "`RedisCompartments` (Redis at `%s`, loopback) and on a local `Bulkhead`, with one "
              "thread and with four. The limit (1000) is far above the thread count, so nobody "
              "waits: this is the admitted path alone. For the fleet compartment that is the local "
-             "gate, one script round trip to take the lease and one to give it back (which also "
-             "publishes a release message, received by this process's own subscription). Every "
+             "gate's lock-free CAS, then a slot taken in memory from the batch its process holds "
+             "on lease (a CAS on the lease word and one clock reading), and the same undone at "
+             "release; no round trip to Redis, which the process's background sync talks to "
+             "while its demand changes. Every "
              "operation is timed on its own (`System.nanoTime`, HdrHistogram), so the figures are "
              "per-operation percentiles, and the throughput is all threads together; %s s of "
              "warm-up, then %s s measured, per row, in the order of the table's rows."
@@ -387,7 +390,25 @@ def fleet_cost_section(fc):
             "fleet (Redis)" if r["subject"] == "fleet" else "local",
             r["threads"], fmt_us(r["p50_us"]), fmt_us(r["p99_us"]), fmt_us(r["p999_us"]),
             fmt_us(r["max_us"]), "{:,}".format(r["ops_per_s"]), ratio))
+    for r in (before or {}).get("results", []):
+        if r["subject"] != "fleet":
+            continue
+        base = local.get(r["threads"])
+        ratio = "{:,.0f}×".format(r["p50_us"] / base["p50_us"]) if base and base["p50_us"] > 0 else "–"
+        q.append("| fleet, the build before (%s) | %d | %s | %s | %s | %s | %s | %s |" % (
+            before.get("label", "earlier"), r["threads"], fmt_us(r["p50_us"]), fmt_us(r["p99_us"]),
+            fmt_us(r["p999_us"]), fmt_us(r["max_us"]), "{:,}".format(r["ops_per_s"]), ratio))
     q.append("")
+    if before:
+        q.append("Throughput of the fleet compartment as a share of the local one's, same threads: %s; "
+                 "the build before: %s (load average %s before it ran)." % (
+                     ", ".join("%d thread%s %.0f%%" % (t, "" if t == 1 else "s", 100.0 * f["ops_per_s"] / local[t]["ops_per_s"])
+                               for t, f in sorted((r["threads"], r) for r in fc["results"] if r["subject"] == "fleet")),
+                     ", ".join("%d thread%s %.0f%%" % (t, "" if t == 1 else "s", 100.0 * f["ops_per_s"] / lb[t]["ops_per_s"])
+                               for lb in [{r["threads"]: r for r in before["results"] if r["subject"] == "local"}]
+                               for t, f in sorted((r["threads"], r) for r in before["results"] if r["subject"] == "fleet")),
+                     before.get("load_before", "?")))
+        q.append("")
     q.append("Machine: %d processors, load average %s before and %s after; the fleet compartment "
              "fell back to its local policy %d times during the run. The local figures include "
              "the two `System.nanoTime` reads around each operation. Run it alone with "
@@ -1563,7 +1584,9 @@ def benchmarks_sections(run_dir=None):
         sections["jmh"] = jmh_sections(jmh_dir)
     fleet_dir = newest(["run", "fleet-cost"], "fleet-cost.json", run_dir)
     if fleet_dir:
-        sections["fleet-cost"] = fleet_cost_section(read_json_file(os.path.join(fleet_dir, "fleet-cost.json")))
+        sections["fleet-cost"] = fleet_cost_section(
+            read_json_file(os.path.join(fleet_dir, "fleet-cost.json")),
+            read_json_file(os.path.join(fleet_dir, "fleet-cost-before.json")))
     peer_dir = newest(["run", "peer"], "peer.json", run_dir)
     if peer_dir:
         sections["peer"] = peer_section(peer_dir)

@@ -43,16 +43,20 @@ def jcmd(pid, *args):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--jar", required=True)
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out", required=True, help="the views, rounds.json and the app's log")
+    ap.add_argument("--work", default=os.path.join(headline.ROOT, "bulkhead-benchmarks", "target",
+                                                   "headline-profile"),
+                    help="the Node files (never committed) and the recordings")
     ap.add_argument("--app-flags", default="")
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--delay-ms", type=int, default=3000)
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
+    os.makedirs(args.work, exist_ok=True)
     jfr = jfr_tool()
     app_port, upstream_port = headline.free_port(), headline.free_port()
     node = headline_node.extract(headline_node.find_article(headline.ROOT),
-                                 os.path.join(args.out, "node"), app_port, upstream_port)
+                                 os.path.join(args.work, "node"), app_port, upstream_port)
     upstream = subprocess.Popen(["node", node["upstream"]], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.STDOUT, env=dict(os.environ, DELAY_MS=str(args.delay_ms)))
     rounds = []
@@ -67,7 +71,7 @@ def main():
                 child = headline.ChildCpu()
                 for rnd in range(args.rounds):
                     name = "round-%d-%s" % (rnd, "fresh" if rnd == 0 else "warm")
-                    path = os.path.abspath(os.path.join(args.out, name + ".jfr"))
+                    path = os.path.abspath(os.path.join(args.work, name + ".jfr"))
                     # The execution sampler at 1 ms: a burst is tens of milliseconds.
                     jcmd(proc.pid, "JFR.start", "name=" + name, "settings=profile",
                          "jdk.ExecutionSample#period=1ms")
