@@ -149,6 +149,13 @@ def headline_section(path):
              " It is also measured with `app --no-warm-up`, cold, to show what the warm-up is worth."
              if c.get("cold") else ""))
         p("")
+    if c.get("floor"):
+        p("The floor: the same clients, in the same run, against a server that does nothing "
+          "(`lib/headline_floor.c`: one C thread, epoll, canned answers with one header, the llm "
+          "compartment's behaviour played from counters), started and stopped like the apps. It is "
+          "the least any server can add to the client's own time, so a row of ours below Node and "
+          "above the floor is as much as a server can win with that client.")
+        p("")
     if c.get("cds"):
         p("Class data sharing: before the measured runs, the script makes an AppCDS archive for each "
           "variant of our app, once, by a training run (start the app with "
