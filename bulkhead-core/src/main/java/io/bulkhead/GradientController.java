@@ -44,14 +44,13 @@ final class GradientController implements LimitController {
   @Override
   public Decision next(Sample s) {
     int limit = s.limit();
-    if (s.latency().count() == 0) {
+    long p50 = LatencyBaseline.p50(s);
+    if (p50 < 0) {
       return new Decision(limit, "no timed call finished");
     }
-    long p50 = Math.max(1, s.latency().percentileNanos(0.5));
     long previous = lastP50 < 0 ? p50 : lastP50;
     lastP50 = p50;
-    double base = baseline.before(p50);
-    baseline.learn(p50, s.saturated());
+    double base = baseline.update(p50, s);
     if (good < 0) {
       good = limit;
     }

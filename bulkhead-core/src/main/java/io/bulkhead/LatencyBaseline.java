@@ -19,6 +19,20 @@ final class LatencyBaseline {
     this.window = window;
   }
 
+  /** The interval's admitted p50 (at least 1 ns), or -1 when no timed call finished in it. */
+  static long p50(LimitController.Sample s) {
+    return s.latency().count() == 0 ? -1 : Math.max(1, s.latency().percentileNanos(0.5));
+  }
+
+  /**
+   * Learns {@code s}'s {@code p50} and returns the baseline it had before (see the methods below).
+   */
+  double update(long p50, LimitController.Sample s) {
+    double before = before(p50);
+    learn(p50, s.saturated());
+    return before;
+  }
+
   /** The baseline before {@code p50} is learnt (the first p50 itself). */
   double before(long p50) {
     if (nanos < 0) {
