@@ -368,6 +368,14 @@ def fmt_us(v):
     return "%.0f ns" % (v * 1000)
 
 
+def fleet_shares(fc):
+    """'1 thread 45%, 4 threads 47%': each thread count's fleet throughput over the local one's."""
+    local = {r["threads"]: r["ops_per_s"] for r in fc["results"] if r["subject"] == "local"}
+    fleet = sorted((r["threads"], r["ops_per_s"]) for r in fc["results"] if r["subject"] == "fleet")
+    return ", ".join("%d thread%s %.0f%%" % (t, "" if t == 1 else "s", 100.0 * ops / local[t])
+                     for t, ops in fleet)
+
+
 def fleet_cost_section(fc, before=None):
     """The fleet-cost section, from FleetCost's JSON; `before`, if given, is the same measurement of
     an earlier build in the same session (fleet-cost-before.json beside it), shown as more rows."""
@@ -408,13 +416,8 @@ def fleet_cost_section(fc, before=None):
     q.append("")
     if before:
         q.append("Throughput of the fleet compartment as a share of the local one's, same threads: %s; "
-                 "the build before: %s (load average %s before it ran)." % (
-                     ", ".join("%d thread%s %.0f%%" % (t, "" if t == 1 else "s", 100.0 * f["ops_per_s"] / local[t]["ops_per_s"])
-                               for t, f in sorted((r["threads"], r) for r in fc["results"] if r["subject"] == "fleet")),
-                     ", ".join("%d thread%s %.0f%%" % (t, "" if t == 1 else "s", 100.0 * f["ops_per_s"] / lb[t]["ops_per_s"])
-                               for lb in [{r["threads"]: r for r in before["results"] if r["subject"] == "local"}]
-                               for t, f in sorted((r["threads"], r) for r in before["results"] if r["subject"] == "fleet")),
-                     before.get("load_before", "?")))
+                 "the build before: %s (load average %s before it ran)."
+                 % (fleet_shares(fc), fleet_shares(before), before.get("load_before", "?")))
         q.append("")
     q.append("Machine: %d processors, load average %s before and %s after; the fleet compartment "
              "fell back to its local policy %d times during the run. The local figures include "
