@@ -40,10 +40,15 @@ import java.util.concurrent.locks.LockSupport;
  * <p>The dependency serves {@value #KNEE} calls at its base latency; beyond that its latency grows
  * with the calls inside (latency = base × max(1, inside / knee)), like a server sharing its CPUs.
  *
- * <p>Per phase and variant: goodput (answers per second the dependency completed), refusals, the
- * neighbour's p99 from arrival to answer, convergence (time from the phase's start until the limit
- * stays within 10% of its median over the phase's second half) and oscillation (the limit's
- * standard deviation over the phase's second half). Usage: {@code AdaptiveSideBySide <out-dir>}.
+ * <p>Per phase and variant: goodput (answers per second the dependency completed during the phase,
+ * whenever the call arrived: a call still running when its phase ends is credited to the phase that
+ * sees its answer, so a gate is not credited with work its backlog does after the script moved on),
+ * the answers per second to the phase's own arrivals (the count used before: it credits a gate with
+ * the backlog it still holds when the phase ends), refusals, the neighbour's p99 from arrival to
+ * answer, convergence (time from the phase's start until the limit stays within 10% of its median
+ * over the phase's second half) and oscillation (the limit's standard deviation over the phase's
+ * second half). Usage: {@code AdaptiveSideBySide <out-dir> [rounds]}: with several rounds the
+ * variants take turns in each, and the table holds each cell's median (and every round's goodput).
  */
 public final class AdaptiveSideBySide {
 
@@ -140,56 +145,119 @@ public final class AdaptiveSideBySide {
 
   /** Per phase of one variant's run. */
   static final class PhaseStats {
-    final AtomicLong completed = new AtomicLong();
+    final AtomicLong completed = new AtomicLong(); // answered during the phase
+    final AtomicLong answeredArrivals = new AtomicLong(); // arrived in it, answered at any time
     final AtomicLong refused = new AtomicLong();
     final ConcurrentLinkedQueue<Long> login = new ConcurrentLinkedQueue<>();
     final List<long[]> limits = new ArrayList<>(); // {nanos since phase start, limit}
   }
 
+  /** One variant's figures in one phase of one round: the table's columns. */
+  record Row(
+      double goodput,
+      double answered,
+      long refused,
+      double loginP99Millis,
+      double convergedMillis,
+      double limitMedian,
+      double limitStddev) {}
+
   public static void main(String[] args) throws Exception {
     Path out = Path.of(args.length > 0 ? args[0] : "bulkhead-benchmarks/results/adaptive");
+    int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 1;
     Files.createDirectories(out);
-    StringBuilder table = new StringBuilder();
+    String loadBefore = Files.readString(Path.of("/proc/loadavg")).trim();
     StringBuilder csv = new StringBuilder("variant,phase,t_ms,limit\n");
-    String load = Files.readString(Path.of("/proc/loadavg")).trim();
-    table.append("load average before: ").append(load).append("\n\n");
-    table.append(
-        "| variant | phase | goodput/s | refused | login p99 ms | converged after ms |"
-            + " limit median | limit stddev |\n|---|---|---|---|---|---|---|---|\n");
-    List<String[]> series = new ArrayList<>();
-    for (Variant v : variants()) {
-      PhaseStats[] stats = run(v.gate().get());
+    List<Variant> variants = variants();
+    // rows[variant][phase] over the rounds; the variants take turns within each round.
+    List<List<List<Row>>> rows = new ArrayList<>();
+    for (int v = 0; v < variants.size(); v++) {
+      List<List<Row>> phases = new ArrayList<>();
       for (int i = 0; i < PHASES.size(); i++) {
-        PhaseStats s = stats[i];
-        Phase p = PHASES.get(i);
-        double seconds = p.length().toNanos() / 1e9;
-        double[] tail = secondHalf(s.limits, p.length().toNanos());
-        double median = median(tail);
+        phases.add(new ArrayList<>());
+      }
+      rows.add(phases);
+    }
+    for (int r = 0; r < rounds; r++) {
+      for (int v = 0; v < variants.size(); v++) {
+        PhaseStats[] stats = run(variants.get(v).gate().get());
+        for (int i = 0; i < PHASES.size(); i++) {
+          PhaseStats s = stats[i];
+          Phase p = PHASES.get(i);
+          double seconds = p.length().toNanos() / 1e9;
+          double[] tail = secondHalf(s.limits, p.length().toNanos());
+          double median = median(tail);
+          rows.get(v)
+              .get(i)
+              .add(
+                  new Row(
+                      s.completed.get() / seconds,
+                      s.answeredArrivals.get() / seconds,
+                      s.refused.get(),
+                      p99(s.login) / 1e6,
+                      converged(s.limits, median),
+                      median,
+                      stddev(tail)));
+          if (r == 0) { // the chart shows the first round
+            for (long[] l : s.limits) {
+              csv.append(variants.get(v).name())
+                  .append(',')
+                  .append(p.name())
+                  .append(',')
+                  .append(l[0] / 1_000_000)
+                  .append(',')
+                  .append(l[1])
+                  .append('\n');
+            }
+          }
+        }
+      }
+      System.out.println("round " + (r + 1) + " of " + rounds + " done");
+    }
+    StringBuilder table = new StringBuilder();
+    table.append("load average before: ").append(loadBefore).append("\n\n");
+    table.append(
+        rounds == 1
+            ? "One round.\n\n"
+            : "Medians over "
+                + rounds
+                + " rounds (the variants take turns in each); goodput of every round in"
+                + " brackets.\n\n");
+    table.append(
+        "| variant | phase | goodput/s | arrivals answered/s | refused | login p99 ms |"
+            + " converged after ms | limit median | limit stddev |\n"
+            + "|---|---|---|---|---|---|---|---|---|\n");
+    for (int v = 0; v < variants.size(); v++) {
+      for (int i = 0; i < PHASES.size(); i++) {
+        List<Row> runs = rows.get(v).get(i);
+        double converged = medianOf(runs, Row::convergedMillis);
+        StringBuilder every = new StringBuilder();
+        if (rounds > 1) {
+          every.append(" [");
+          for (Row row : runs) {
+            every
+                .append(every.length() > 2 ? ", " : "")
+                .append(String.format(Locale.ROOT, "%.1f", row.goodput()));
+          }
+          every.append(']');
+        }
         table.append(
             String.format(
                 Locale.ROOT,
-                "| %s | %s | %.1f | %d | %.1f | %s | %.0f | %.2f |%n",
-                v.name(),
-                p.name(),
-                s.completed.get() / seconds,
-                s.refused.get(),
-                p99(s.login) / 1e6,
-                converged(s.limits, median),
-                median,
-                stddev(tail)));
-        for (long[] l : s.limits) {
-          csv.append(v.name())
-              .append(',')
-              .append(p.name())
-              .append(',')
-              .append(l[0] / 1_000_000)
-              .append(',')
-              .append(l[1])
-              .append('\n');
-        }
+                "| %s | %s | %.1f%s | %.1f | %.0f | %.1f | %s | %.0f | %.2f |%n",
+                variants.get(v).name(),
+                PHASES.get(i).name(),
+                medianOf(runs, Row::goodput),
+                every,
+                medianOf(runs, Row::answered),
+                medianOf(runs, row -> row.refused()),
+                medianOf(runs, Row::loginP99Millis),
+                Double.isInfinite(converged)
+                    ? "never"
+                    : String.format(Locale.ROOT, "%.0f", converged),
+                medianOf(runs, Row::limitMedian),
+                medianOf(runs, Row::limitStddev)));
       }
-      series.add(new String[] {v.name()});
-      System.out.print(table);
     }
     table
         .append("\nload average after: ")
@@ -201,16 +269,23 @@ public final class AdaptiveSideBySide {
     System.out.println(table);
   }
 
+  static double medianOf(List<Row> runs, java.util.function.ToDoubleFunction<Row> column) {
+    return median(runs.stream().mapToDouble(column).toArray());
+  }
+
   static PhaseStats[] run(Gate gate) throws InterruptedException {
     ExecutorService server = Executors.newFixedThreadPool(SERVER_THREADS);
     // As many as the server has threads: login is never refused, it only waits for a thread.
     Bulkhead loginGate = Bulkhead.builder("login").limit(SERVER_THREADS).build();
     AtomicInteger inside = new AtomicInteger();
-    PhaseStats[] stats = new PhaseStats[PHASES.size()];
+    // One more than the phases: answers after the script ended count nowhere.
+    PhaseStats[] stats = new PhaseStats[PHASES.size() + 1];
     for (int i = 0; i < stats.length; i++) {
       stats[i] = new PhaseStats();
     }
+    AtomicInteger current = new AtomicInteger(); // the phase running now, for the answers
     for (int i = 0; i < PHASES.size(); i++) {
+      current.set(i);
       Phase p = PHASES.get(i);
       PhaseStats s = stats[i];
       long start = System.nanoTime();
@@ -242,7 +317,8 @@ public final class AdaptiveSideBySide {
                   long latency = (long) (base * Math.max(1.0, (double) n / KNEE));
                   LockSupport.parkNanos(latency);
                   inside.decrementAndGet();
-                  s.completed.incrementAndGet();
+                  stats[current.get()].completed.incrementAndGet();
+                  s.answeredArrivals.incrementAndGet();
                 } finally {
                   release.get().run();
                 }
@@ -271,9 +347,10 @@ public final class AdaptiveSideBySide {
         LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
       }
     }
+    current.set(PHASES.size());
     server.shutdown();
     server.awaitTermination(1, TimeUnit.MINUTES);
-    return stats;
+    return Arrays.copyOf(stats, PHASES.size());
   }
 
   static double[] secondHalf(List<long[]> limits, long length) {
@@ -294,8 +371,11 @@ public final class AdaptiveSideBySide {
     return Math.sqrt(Arrays.stream(v).map(x -> (x - mean) * (x - mean)).average().orElse(0));
   }
 
-  /** Milliseconds until the limit stays within 10% (at least 1) of {@code target}. */
-  static String converged(List<long[]> limits, double target) {
+  /**
+   * Milliseconds until the limit stays within 10% (at least 1) of {@code target}; infinite if it
+   * never does.
+   */
+  static double converged(List<long[]> limits, double target) {
     double band = Math.max(1, target * 0.1);
     long at = 0;
     for (long[] l : limits) {
@@ -305,10 +385,7 @@ public final class AdaptiveSideBySide {
         at = l[0];
       }
     }
-    if (at < 0) {
-      return "never";
-    }
-    return Long.toString(at / 1_000_000);
+    return at < 0 ? Double.POSITIVE_INFINITY : at / 1e6;
   }
 
   static double p99(ConcurrentLinkedQueue<Long> samples) {
