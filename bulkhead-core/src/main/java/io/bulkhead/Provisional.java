@@ -76,7 +76,7 @@ final class Provisional implements ProvisionalSlot {
   /** Set before the integration sees the slot when the call waited in the compartment's queue. */
   volatile boolean waitedForSlot;
 
-  private volatile int state = PENDING;
+  private volatile int state; // PENDING (0) by default: no volatile store, and its fence, per slot
   // Written before the CAS to CONFIRMED, read only after a read of CONFIRMED: published by it.
   private long admittedAt;
   private boolean timed; // likewise: whether its latency is measured (a waited call always is)
