@@ -112,6 +112,10 @@ def headline_section(path):
     m, c = h["machine"], h["config"]
     summary = {(s["app"], s["client"], s["phase"]): s for s in h["summary"]}
     clients = {"demo": "the demo's `load` (a fresh JVM per round)",
+               "demo-warmed": "the demo's `load` warmed up in its own process before its burst"
+                              " (`load --warm-up %d`: bursts to a throwaway app inside the client,"
+                              " then the compiler's settling; nothing reaches the measured app)"
+                              % c.get("client_warm_up", 3),
                "node": "the article's `load.ts` (Node)"}
     lines = []
     p = lines.append

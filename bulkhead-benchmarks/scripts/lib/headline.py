@@ -268,8 +268,11 @@ def main():
     ap.add_argument("--settle-ms", type=int, default=1000,
                     help="pause after an app listens and between rounds")
     ap.add_argument("--clients", default="demo,node",
-                    help="load clients: demo (the demo's load, a fresh JVM per round), node (the"
-                         " article's load.ts)")
+                    help="load clients: demo (the demo's load, a fresh JVM per round), demo-warmed"
+                         " (the same, warmed up in its own process before its burst: load --warm-up"
+                         " N, see --client-warm-up), node (the article's load.ts)")
+    ap.add_argument("--client-warm-up", type=int, default=3, metavar="ROUNDS",
+                    help="the demo-warmed client's `load --warm-up ROUNDS` (default 3)")
     ap.add_argument("--app-flags", default="",
                     help="JVM flags of our app (space-separated); default: none beyond the jar's")
     ap.add_argument("--java-app", nargs=3, action="append", metavar=("LABEL", "JAR", "FLAGS"),
@@ -328,6 +331,9 @@ def main():
     clients = {
         "demo": lambda: ["java"] + args.client_flags.split() + [
             "-jar", args.jar, "load", "--target", "http://127.0.0.1:%d" % app_port, "--json"],
+        "demo-warmed": lambda: ["java"] + args.client_flags.split() + [
+            "-jar", args.jar, "load", "--target", "http://127.0.0.1:%d" % app_port, "--json",
+            "--warm-up", str(args.client_warm_up)],
         "node": lambda: ["node", node["load"]],
     }
     chosen = [c for c in args.clients.split(",") if c]
@@ -338,7 +344,8 @@ def main():
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "config": {"runs": args.runs, "rounds": args.rounds, "delay_ms": args.delay_ms,
                    "settle_ms": args.settle_ms, "app_flags": args.app_flags,
-                   "client_flags": args.client_flags, "clients": chosen, "note": args.note,
+                   "client_flags": args.client_flags, "clients": chosen,
+                   "client_warm_up": args.client_warm_up, "note": args.note,
                    "java_apps": [[l, os.path.basename(j), f] for l, j, f in args.java_app],
                    "warm_up": args.warm_up, "default_warm_up": True, "cold": args.cold,
                    "cds": args.cds, "floor": args.floor,
@@ -391,7 +398,7 @@ def main():
                                    "listen_ms": round(listen_ms, 1), "loadavg": la}
                             if rnd == 0 and warm_up:
                                 rec["warm_up"] = warm_up
-                            if client == "demo":
+                            if client in ("demo", "demo-warmed"):
                                 doc = json.loads(out)
                                 rec.update({"login_p50_ms": doc["login"]["p50_ms"],
                                             "login_p99_ms": doc["login"]["p99_ms"],

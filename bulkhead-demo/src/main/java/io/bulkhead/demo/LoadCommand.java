@@ -2,9 +2,12 @@ package io.bulkhead.demo;
 
 import io.bulkhead.internal.Durations;
 import io.bulkhead.internal.JsonWriter;
+import io.bulkhead.scenarios.AppSettings;
 import io.bulkhead.scenarios.CliException;
 import io.bulkhead.scenarios.LoadGenerator;
 import io.bulkhead.scenarios.LoadResult;
+import io.bulkhead.scenarios.Mode;
+import io.bulkhead.scenarios.WarmUp;
 import java.io.PrintWriter;
 import java.net.URI;
 import java.time.Duration;
@@ -49,6 +52,20 @@ final class LoadCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Print the result as JSON instead of text.")
   boolean json;
 
+  @Option(
+      names = "--warm-up",
+      defaultValue = "0",
+      paramLabel = "ROUNDS",
+      description =
+          "Before the measured burst, warm this load generator itself: ROUNDS bursts of the same"
+              + " shape to a throwaway copy of the app inside this process, then the JIT compiler's"
+              + " settling (the app's own --warm-up), so that the burst measures the app rather"
+              + " than the client's first run. Nothing reaches --target before the burst. What it"
+              + " cost goes to stderr. 0 (none) to "
+              + WarmUpOptions.MAX_ROUNDS
+              + ". Default: ${DEFAULT-VALUE}.")
+  int warmUp;
+
   @Override
   public Integer call() {
     LoadGenerator load =
@@ -59,9 +76,33 @@ final class LoadCommand implements Callable<Integer> {
                 throw new CliException(
                     "--timeout must be above zero but was " + Durations.format(timeout));
               }
+              if (warmUp < 0 || warmUp > WarmUpOptions.MAX_ROUNDS) {
+                throw new CliException(
+                    "--warm-up must be between 0 and "
+                        + WarmUpOptions.MAX_ROUNDS
+                        + " but was "
+                        + warmUp);
+              }
               return new LoadGenerator(
                   target, shape.chats, shape.logins, shape.loginsAfter, timeout);
             });
+    if (warmUp > 0) {
+      // The throwaway app's upstream is the warm-up's own; the address given here is replaced.
+      WarmUp.Done done = WarmUp.run(AppSettings.defaults(Mode.BULKHEAD, target), warmUp);
+      System.gc(); // the bursts' garbage, collected now rather than during the measured burst
+      PrintWriter err = spec.commandLine().getErr();
+      err.println(
+          "load generator warmed up: "
+              + done.rounds()
+              + " bursts ("
+              + done.requests()
+              + " requests) in "
+              + Durations.format(done.took())
+              + " (compiler settled: "
+              + (done.settled() ? "yes" : "no, gave up waiting")
+              + ")");
+      err.flush();
+    }
     LoadResult result = load.run();
     PrintWriter out = spec.commandLine().getOut();
     if (json) {

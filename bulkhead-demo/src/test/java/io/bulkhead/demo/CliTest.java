@@ -142,6 +142,32 @@ class CliTest {
   }
 
   @Test
+  void loadWarmUp_warmsTheClientInItsOwnProcess_andSendsTheTargetOnlyTheBurst() throws Exception {
+    try (FakeUpstream target = FakeUpstream.start(0, Duration.ZERO)) {
+      Run r =
+          run(
+              "load",
+              "--target",
+              target.uri().toString(),
+              "--chats",
+              "3",
+              "--logins",
+              "2",
+              "--logins-after",
+              "0s",
+              "--warm-up",
+              "1",
+              "--json");
+
+      assertThat(r.exit()).as(r.err()).isZero();
+      assertThat(r.err()).contains("load generator warmed up: 1 bursts (");
+      JsonNode doc = new ObjectMapper().readTree(r.out()); // stdout is the result alone
+      assertThat(doc.path("chat").path("200").asInt()).isEqualTo(3);
+      assertThat(target.requests()).isEqualTo(5); // the warm-up went to its own throwaway app
+    }
+  }
+
+  @Test
   void portInUse_isOneLine_exit1() throws Exception {
     try (ServerSocket held = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
         FakeUpstream upstream = FakeUpstream.start(0, Duration.ofMillis(10))) {

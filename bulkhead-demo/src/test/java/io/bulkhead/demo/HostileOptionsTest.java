@@ -75,6 +75,12 @@ class HostileOptionsTest {
   }
 
   @Test
+  void load_aWarmUpOutOfRange_isAUsageError() throws IOException {
+    usageError(CliTest.run("load", "--target", closedUpstream(), "--warm-up", "21"), "--warm-up");
+    usageError(CliTest.run("load", "--target", closedUpstream(), "--warm-up", "-1"), "--warm-up");
+  }
+
+  @Test
   void demo_countsAndServerLimitsAtTheEdge_areAUsageErrorOrValid() {
     usageError(
         CliTest.run("demo", "--chats", "2000000000", "--dashboard", "--port", "-1"), "--chats");

@@ -165,6 +165,10 @@ public final class AdaptiveSideBySide {
   public static void main(String[] args) throws Exception {
     Path out = Path.of(args.length > 0 ? args[0] : "bulkhead-benchmarks/results/adaptive");
     int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 1;
+    if (rounds < 1) {
+      System.err.println("AdaptiveSideBySide: rounds must be at least 1 but was " + rounds);
+      System.exit(2);
+    }
     Files.createDirectories(out);
     String loadBefore = Files.readString(Path.of("/proc/loadavg")).trim();
     StringBuilder csv = new StringBuilder("variant,phase,t_ms,limit\n");
