@@ -88,19 +88,11 @@ final class LoadCommand implements Callable<Integer> {
             });
     if (warmUp > 0) {
       // The throwaway app's upstream is the warm-up's own; the address given here is replaced.
-      WarmUp.Done done = WarmUp.run(AppSettings.defaults(Mode.BULKHEAD, target), warmUp);
+      AppSettings settings = AppSettings.defaults(Mode.BULKHEAD, target);
+      WarmUp.Done done = WarmUp.run(settings, warmUp);
       System.gc(); // the bursts' garbage, collected now rather than during the measured burst
       PrintWriter err = spec.commandLine().getErr();
-      err.println(
-          "load generator warmed up: "
-              + done.rounds()
-              + " bursts ("
-              + done.requests()
-              + " requests) in "
-              + Durations.format(done.took())
-              + " (compiler settled: "
-              + (done.settled() ? "yes" : "no, gave up waiting")
-              + ")");
+      err.println("load generator " + WarmUpOptions.line(done, settings));
       err.flush();
     }
     LoadResult result = load.run();

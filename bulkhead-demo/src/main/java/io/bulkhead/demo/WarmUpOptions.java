@@ -60,20 +60,23 @@ final class WarmUpOptions {
       return;
     }
     for (AppSettings settings : apps) {
-      WarmUp.Done done = WarmUp.run(settings, n);
-      out.println(
-          "warmed up: "
-              + done.rounds()
-              + " bursts ("
-              + done.requests()
-              + " requests) to a throwaway copy of the app in "
-              + settings.mode().label()
-              + " mode in "
-              + Durations.format(done.took())
-              + " (compiler settled: "
-              + (done.settled() ? "yes" : "no, gave up waiting")
-              + ")");
+      out.println(line(WarmUp.run(settings, n), settings));
       out.flush();
     }
+  }
+
+  /** What a warm-up of a copy of an app with {@code settings} did, in one line. */
+  static String line(WarmUp.Done done, AppSettings settings) {
+    return "warmed up: "
+        + done.rounds()
+        + " bursts ("
+        + done.requests()
+        + " requests) to a throwaway copy of the app in "
+        + settings.mode().label()
+        + " mode in "
+        + Durations.format(done.took())
+        + " (compiler settled: "
+        + (done.settled() ? "yes" : "no, gave up waiting")
+        + ")";
   }
 }
