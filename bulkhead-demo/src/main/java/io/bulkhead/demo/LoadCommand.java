@@ -57,8 +57,9 @@ final class LoadCommand implements Callable<Integer> {
       defaultValue = "0",
       paramLabel = "ROUNDS",
       description =
-          "Before the measured burst, warm this load generator itself: ROUNDS bursts of the same"
-              + " shape to a throwaway copy of the app inside this process, then the JIT compiler's"
+          "Before the measured burst, warm this load generator itself: ROUNDS bursts of the"
+              + " experiment's default shape to a throwaway copy of the app inside this process,"
+              + " then the JIT compiler's"
               + " settling (the app's own --warm-up), so that the burst measures the app rather"
               + " than the client's first run. Nothing reaches --target before the burst. What it"
               + " cost goes to stderr. 0 (none) to "
