@@ -2,6 +2,7 @@ package io.bulkhead.demo;
 
 import io.bulkhead.internal.Durations;
 import io.bulkhead.scenarios.CheckoutVsReports;
+import io.bulkhead.scenarios.Experiment;
 import io.bulkhead.scenarios.Svg;
 import java.time.Duration;
 import java.time.Instant;
@@ -43,17 +44,8 @@ final class DbReport {
 
   static String machine(Run run) {
     return "machine: "
-        + run.processors()
-        + " processors, load average "
-        + load(run.loadAverageBefore())
-        + " before and "
-        + load(run.loadAverageAfter())
-        + " after; Java "
-        + run.javaVersion();
-  }
-
-  private static String load(double average) {
-    return average < 0 ? "n/a" : String.format(Locale.ROOT, "%.2f", average);
+        + Experiment.machineLine(
+            run.processors(), run.loadAverageBefore(), run.loadAverageAfter(), run.javaVersion());
   }
 
   /**

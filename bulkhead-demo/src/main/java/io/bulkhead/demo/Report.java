@@ -3,6 +3,7 @@ package io.bulkhead.demo;
 import io.bulkhead.internal.Durations;
 import io.bulkhead.internal.JsonWriter;
 import io.bulkhead.scenarios.DemoSettings;
+import io.bulkhead.scenarios.Experiment;
 import io.bulkhead.scenarios.ExperimentResult;
 import io.bulkhead.scenarios.LineChart;
 import io.bulkhead.scenarios.LoadResult;
@@ -91,13 +92,8 @@ final class Report {
 
   static String machine(ExperimentResult r) {
     return "machine: "
-        + r.processors()
-        + " processors, load average "
-        + load(r.loadAverageBefore())
-        + " before and "
-        + load(r.loadAverageAfter())
-        + " after; Java "
-        + r.javaVersion();
+        + Experiment.machineLine(
+            r.processors(), r.loadAverageBefore(), r.loadAverageAfter(), r.javaVersion());
   }
 
   private static void row(StringBuilder out, String label, String shared, String bulkhead) {
@@ -116,10 +112,6 @@ final class Report {
 
   private static String count(int n) {
     return Integer.toString(n);
-  }
-
-  private static String load(double average) {
-    return average < 0 ? "n/a" : String.format(Locale.ROOT, "%.2f", average);
   }
 
   // ----------------------------------------------------------------------------------------------

@@ -194,4 +194,23 @@ public final class Experiment {
   public static double loadAverage() {
     return ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
   }
+
+  /**
+   * The machine a run had, as every report prints it: "2 processors, load average 0.31 before and
+   * 0.52 after; Java 17.0.13" (a negative load average, unknown, is "n/a").
+   */
+  public static String machineLine(
+      int processors, double loadBefore, double loadAfter, String javaVersion) {
+    return processors
+        + " processors, load average "
+        + loadFigure(loadBefore)
+        + " before and "
+        + loadFigure(loadAfter)
+        + " after; Java "
+        + javaVersion;
+  }
+
+  private static String loadFigure(double average) {
+    return average < 0 ? "n/a" : String.format(java.util.Locale.ROOT, "%.2f", average);
+  }
 }

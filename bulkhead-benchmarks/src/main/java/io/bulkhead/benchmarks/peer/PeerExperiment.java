@@ -2,13 +2,13 @@ package io.bulkhead.benchmarks.peer;
 
 import io.bulkhead.config.Quantities;
 import io.bulkhead.scenarios.DemoSettings;
+import io.bulkhead.scenarios.Experiment;
 import io.bulkhead.scenarios.FakeUpstream;
 import io.bulkhead.scenarios.LoadGenerator;
 import io.bulkhead.scenarios.LoadResult;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -97,7 +97,7 @@ public final class PeerExperiment {
       runVariant(v, warmUp, o.sampleEvery);
     }
 
-    double loadBefore = loadAverage();
+    double loadBefore = Experiment.loadAverage();
     Instant started = Instant.now();
     long t0 = System.nanoTime();
     VariantResult ours = announce(runVariant(Variant.BULKHEAD, settings, o.sampleEvery));
@@ -112,7 +112,7 @@ public final class PeerExperiment {
             started,
             elapsed,
             loadBefore,
-            loadAverage(),
+            Experiment.loadAverage(),
             Runtime.getRuntime().availableProcessors(),
             System.getProperty("java.version"),
             r4jVersion);
@@ -204,10 +204,6 @@ public final class PeerExperiment {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write " + file + " (" + option + "): " + e, e);
     }
-  }
-
-  private static double loadAverage() {
-    return ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
   }
 
   private static String oneLine(Throwable e) {

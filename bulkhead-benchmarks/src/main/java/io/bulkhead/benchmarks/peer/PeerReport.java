@@ -2,6 +2,7 @@ package io.bulkhead.benchmarks.peer;
 
 import io.bulkhead.internal.JsonWriter;
 import io.bulkhead.scenarios.DemoSettings;
+import io.bulkhead.scenarios.Experiment;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.time.ZoneOffset;
@@ -84,13 +85,8 @@ final class PeerReport {
 
   static String machine(PeerResult r) {
     return "Machine: "
-        + r.processors()
-        + " processors, load average "
-        + load(r.loadAverageBefore())
-        + " before and "
-        + load(r.loadAverageAfter())
-        + " after; Java "
-        + r.javaVersion()
+        + Experiment.machineLine(
+            r.processors(), r.loadAverageBefore(), r.loadAverageAfter(), r.javaVersion())
         + "; started "
         + DateTimeFormatter.ISO_LOCAL_DATE_TIME.format(
             r.startedAt().atOffset(ZoneOffset.UTC).withNano(0))
@@ -235,9 +231,5 @@ final class PeerReport {
 
   private static double round3(double v) {
     return Math.round(v * 1000) / 1000.0;
-  }
-
-  private static String load(double average) {
-    return average < 0 ? "unknown" : String.format(Locale.ROOT, "%.2f", average);
   }
 }
