@@ -269,8 +269,11 @@ class BulkheadServerInterceptorTest {
         call.halfClose();
         started.add(call);
       }
-      // Cancel a random third of them, queued or admitted, whichever they are by now; answer the
-      // rest as they reach the handler.
+      // Every call reaches the server before any is cancelled: a cancel that overtakes its call's
+      // headers never reaches the interceptor, and if all did (a cold connection on a busy
+      // machine) nothing would test a withdrawn waiter. Then cancel a random third, queued or
+      // admitted, whichever they are; answer the rest as they reach the handler.
+      await().atMost(Duration.ofSeconds(30)).until(() -> reached.get() == calls);
       for (ClientCall<String, String> call : started) {
         if (random.nextInt(3) == 0) {
           call.cancel("gone", null);

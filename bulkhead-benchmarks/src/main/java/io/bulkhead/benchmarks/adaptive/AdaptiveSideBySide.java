@@ -37,8 +37,13 @@ import java.util.concurrent.locks.LockSupport;
  * container's pool), so calls the gate lets pile up on the slow dependency hold threads the
  * protected neighbour, "login" (5 ms, arriving at 100/s), then waits for.
  *
- * <p>The dependency serves {@value #KNEE} calls at its base latency; beyond that its latency grows
- * with the calls inside (latency = base × max(1, inside / knee)), like a server sharing its CPUs.
+ * <p>The dependency serves {@value #KNEE} calls at its base latency; beyond that, by default
+ * ({@code fixed}), a call's latency is stretched once, by the calls inside when it starts (latency
+ * = base × max(1, inside / knee)), and it keeps that latency after others leave. With {@code
+ * shared}, calls past the knee share the dependency's capacity while inside ({@link
+ * SharedDependency}: each of n progresses at knee / n of full speed, and speeds up when others
+ * leave), like a server sharing its CPUs; a gate that lowers its limit then loses no answers while
+ * the calls admitted before drain.
  *
  * <p>Per phase and variant: goodput (answers per second the dependency completed during the phase,
  * whenever the call arrived: a call still running when its phase ends is credited to the phase that
@@ -47,8 +52,9 @@ import java.util.concurrent.locks.LockSupport;
  * the backlog it still holds when the phase ends), refusals, the neighbour's p99 from arrival to
  * answer, convergence (time from the phase's start until the limit stays within 10% of its median
  * over the phase's second half) and oscillation (the limit's standard deviation over the phase's
- * second half). Usage: {@code AdaptiveSideBySide <out-dir> [rounds]}: with several rounds the
- * variants take turns in each, and the table holds each cell's median (and every round's goodput).
+ * second half). Usage: {@code AdaptiveSideBySide <out-dir> [rounds] [shared|fixed]}: with several
+ * rounds the variants take turns in each, and the table holds each cell's median (and every round's
+ * goodput); the last argument chooses the dependency's model (fixed by default).
  */
 public final class AdaptiveSideBySide {
 
@@ -169,6 +175,12 @@ public final class AdaptiveSideBySide {
       System.err.println("AdaptiveSideBySide: rounds must be at least 1 but was " + rounds);
       System.exit(2);
     }
+    String model = args.length > 2 ? args[2] : "fixed";
+    if (!model.equals("shared") && !model.equals("fixed")) {
+      System.err.println("AdaptiveSideBySide: model must be shared or fixed but was " + model);
+      System.exit(2);
+    }
+    boolean shared = model.equals("shared");
     Files.createDirectories(out);
     String loadBefore = Files.readString(Path.of("/proc/loadavg")).trim();
     StringBuilder csv = new StringBuilder("variant,phase,t_ms,limit\n");
@@ -184,7 +196,7 @@ public final class AdaptiveSideBySide {
     }
     for (int r = 0; r < rounds; r++) {
       for (int v = 0; v < variants.size(); v++) {
-        PhaseStats[] stats = run(variants.get(v).gate().get());
+        PhaseStats[] stats = run(variants.get(v).gate().get(), shared);
         for (int i = 0; i < PHASES.size(); i++) {
           PhaseStats s = stats[i];
           Phase p = PHASES.get(i);
@@ -220,6 +232,10 @@ public final class AdaptiveSideBySide {
     }
     StringBuilder table = new StringBuilder();
     table.append("load average before: ").append(loadBefore).append("\n\n");
+    table.append(
+        shared
+            ? "Dependency: shared (calls past the knee share its capacity while inside).\n\n"
+            : "Dependency: fixed (a call's latency is set by the calls inside when it starts).\n\n");
     table.append(
         rounds == 1
             ? "One round.\n\n"
@@ -277,8 +293,9 @@ public final class AdaptiveSideBySide {
     return median(runs.stream().mapToDouble(column).toArray());
   }
 
-  static PhaseStats[] run(Gate gate) throws InterruptedException {
+  static PhaseStats[] run(Gate gate, boolean sharedModel) throws InterruptedException {
     ExecutorService server = Executors.newFixedThreadPool(SERVER_THREADS);
+    SharedDependency dependency = sharedModel ? new SharedDependency(KNEE) : null;
     // As many as the server has threads: login is never refused, it only waits for a thread.
     Bulkhead loginGate = Bulkhead.builder("login").limit(SERVER_THREADS).build();
     AtomicInteger inside = new AtomicInteger();
@@ -317,10 +334,14 @@ public final class AdaptiveSideBySide {
                   return;
                 }
                 try {
-                  int n = inside.incrementAndGet();
-                  long latency = (long) (base * Math.max(1.0, (double) n / KNEE));
-                  LockSupport.parkNanos(latency);
-                  inside.decrementAndGet();
+                  if (dependency != null) {
+                    dependency.serve(base);
+                  } else {
+                    int n = inside.incrementAndGet();
+                    long latency = (long) (base * Math.max(1.0, (double) n / KNEE));
+                    LockSupport.parkNanos(latency);
+                    inside.decrementAndGet();
+                  }
                   stats[current.get()].completed.incrementAndGet();
                   s.answeredArrivals.incrementAndGet();
                 } finally {
@@ -354,6 +375,9 @@ public final class AdaptiveSideBySide {
     current.set(PHASES.size());
     server.shutdown();
     server.awaitTermination(1, TimeUnit.MINUTES);
+    if (dependency != null) {
+      dependency.close();
+    }
     return Arrays.copyOf(stats, PHASES.size());
   }
 
