@@ -125,9 +125,12 @@ public fun <T> Flow<T>.withPermit(bulkhead: Bulkhead): Flow<T> = flow {
 }
 
 private fun unwrap(failure: Throwable): Throwable =
-    if (failure is CompletionException && failure.cause != null) failure.cause!! else failure
+  if (failure is CompletionException && failure.cause != null) failure.cause!! else failure
 
-/** One withPermit call: the compartment's task, the slot's stage and who won the race out of WAITING. */
+/**
+ * One withPermit call: the compartment's task, the slot's stage and who won the race out of
+ * WAITING.
+ */
 private class Admission : Supplier<CompletionStage<Void?>> {
   val state = AtomicInteger(WAITING)
   val slot = CompletableFuture<Void?>()

@@ -18,15 +18,15 @@ import org.assertj.core.api.Assertions.assertThat
 import org.junit.jupiter.api.Test
 
 /**
- * withPermit and Flow.withPermit on kotlinx-coroutines-test's single-threaded scheduler with virtual
- * time: a withPermit that blocked its thread while it waits would stop the whole test, so every test
- * here that queues also proves that waiting suspends.
+ * withPermit and Flow.withPermit on kotlinx-coroutines-test's single-threaded scheduler with
+ * virtual time: a withPermit that blocked its thread while it waits would stop the whole test, so
+ * every test here that queues also proves that waiting suspends.
  */
 @OptIn(ExperimentalCoroutinesApi::class)
 class WithPermitTest {
 
   private fun compartment(limit: Int, maxQueue: Int, maxWait: Duration = Duration.ofMinutes(5)) =
-      Bulkhead.builder("llm").limit(limit).maxQueue(maxQueue).maxWait(maxWait).build()
+    Bulkhead.builder("llm").limit(limit).maxQueue(maxQueue).maxWait(maxWait).build()
 
   @Test
   fun queuedCoroutinesRunOneAtATimeInArrivalOrderWithoutBlockingTheThread() = runTest {
@@ -35,17 +35,17 @@ class WithPermitTest {
     var running = 0
     var maxRunning = 0
     val jobs =
-        (1..50).map { i ->
-          launch {
-            llm.withPermit {
-              running++
-              maxRunning = maxOf(maxRunning, running)
-              order += i
-              delay(10) // virtual time, holding the slot
-              running--
-            }
+      (1..50).map { i ->
+        launch {
+          llm.withPermit {
+            running++
+            maxRunning = maxOf(maxRunning, running)
+            order += i
+            delay(10) // virtual time, holding the slot
+            running--
           }
         }
+      }
     jobs.forEach { it.join() }
 
     assertThat(order).isEqualTo((1..50).toList())
@@ -127,7 +127,7 @@ class WithPermitTest {
 
     assertThat(refused).isInstanceOf(BulkheadFullException::class.java)
     assertThat((refused as BulkheadFullException).reason())
-        .isEqualTo(BulkheadFullException.Reason.WAIT_TIMEOUT)
+      .isEqualTo(BulkheadFullException.Reason.WAIT_TIMEOUT)
     release.complete(Unit)
     holder.join()
     assertThat(llm.stats().inFlight()).isZero()

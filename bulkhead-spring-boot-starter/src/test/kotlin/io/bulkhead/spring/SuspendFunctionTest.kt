@@ -21,8 +21,9 @@ import org.springframework.context.annotation.Configuration
 
 /**
  * `@Bulkhead` on a Kotlin `suspend fun`: Spring AOP calls it as a `Mono` through
- * kotlinx-coroutines-reactor, so the slot is held while the coroutine is suspended and freed when it
- * completes or is cancelled, never at its first suspension. Without that module, start-up refuses it.
+ * kotlinx-coroutines-reactor, so the slot is held while the coroutine is suspended and freed when
+ * it completes or is cancelled, never at its first suspension. Without that module, start-up
+ * refuses it.
  */
 class SuspendFunctionTest {
 
@@ -77,7 +78,8 @@ class SuspendFunctionTest {
           withTimeout(30_000) {
             val first = async(Dispatchers.Default) { chat.complete("first") }
             gate.entered.await()
-            // The coroutine is suspended on the gate: it has returned nothing yet, and holds the slot.
+            // The coroutine is suspended on the gate: it has returned nothing yet, and holds the
+            // slot.
             assertThat(llm.stats().inFlight()).isEqualTo(1)
 
             val refused = runCatching { chat.complete("second") }.exceptionOrNull()
