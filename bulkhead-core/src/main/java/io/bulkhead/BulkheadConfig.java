@@ -17,7 +17,7 @@ import org.jspecify.annotations.Nullable;
  * <p>Instances come from {@link BulkheadBuilder#build()} and {@link Bulkhead#config()}. This class
  * is immutable and thread-safe.
  */
-public final class BulkheadConfig {
+public final class BulkheadConfig implements QueueSettings.Holder {
 
   private final String name;
   private final int limit;
@@ -39,19 +39,7 @@ public final class BulkheadConfig {
     return limit;
   }
 
-  /**
-   * How many callers may wait for a slot; empty when unbounded. {@code 0} means: reject at once.
-   */
-  public OptionalInt maxQueue() {
-    return queue.maxQueue();
-  }
-
-  /** How long one caller may wait for a slot; empty when it may wait until it gets one. */
-  public Optional<Duration> maxWait() {
-    return queue.maxWait();
-  }
-
-  /** {@link #maxQueue()} and {@link #maxWait()} together, as the builders take them. */
+  @Override
   public QueueSettings queue() {
     return queue;
   }

@@ -111,6 +111,33 @@ public record QueueSettings(OptionalInt maxQueue, Optional<Duration> maxWait) {
     return new QueueSettings(maxQueue, Optional.empty());
   }
 
+  /**
+   * Settings that carry queue settings: a compartment's ({@link BulkheadConfig}), a database pool's
+   * and a configuration file's compartment. Their {@code maxQueue()} and {@code maxWait()} are
+   * those of their {@link #queue()}, read here once.
+   */
+  public interface Holder {
+
+    /** {@link #maxQueue()} and {@link #maxWait()} together, as the builders take them. */
+    QueueSettings queue();
+
+    /**
+     * How many callers may wait for a slot ({@code max-queue}); empty when unbounded, {@code 0}
+     * rejects at once.
+     */
+    default OptionalInt maxQueue() {
+      return queue().maxQueue();
+    }
+
+    /**
+     * How long one caller may wait for a slot ({@code max-wait}); empty when it may wait until it
+     * is handed one, zero when nobody waits.
+     */
+    default Optional<Duration> maxWait() {
+      return queue().maxWait();
+    }
+  }
+
   /** Whether any caller may wait: {@code maxQueue} is unbounded or above zero. */
   public boolean mayQueue() {
     return maxQueue.isEmpty() || maxQueue.getAsInt() > 0;

@@ -7,7 +7,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalDouble;
-import java.util.OptionalInt;
 
 /**
  * A compartment as the file declares it, validated and sized: its limit is either given, or derived
@@ -16,7 +15,7 @@ import java.util.OptionalInt;
  *
  * <p>This class is immutable.
  */
-public final class CompartmentSpec {
+public final class CompartmentSpec implements QueueSettings.Holder {
 
   private final String name;
   private final String path;
@@ -148,23 +147,8 @@ public final class CompartmentSpec {
     return limitDerived;
   }
 
-  /**
-   * How many callers may wait for a slot ({@code max-queue}); empty when unbounded, 0 rejects at
-   * once.
-   */
-  public OptionalInt maxQueue() {
-    return queue.maxQueue();
-  }
-
-  /**
-   * How long a caller may wait ({@code max-wait}); empty when unbounded, zero when there is no
-   * queue.
-   */
-  public Optional<Duration> maxWait() {
-    return queue.maxWait();
-  }
-
   /** {@link #maxQueue()} and {@link #maxWait()} together, as every builder takes them. */
+  @Override
   public QueueSettings queue() {
     return queue;
   }

@@ -3,8 +3,6 @@ package io.bulkhead.jdbc;
 import io.bulkhead.QueueSettings;
 import java.time.Duration;
 import java.util.Objects;
-import java.util.Optional;
-import java.util.OptionalInt;
 
 /**
  * The immutable settings of one workload's pool: its limit (how many connections it holds), how
@@ -25,7 +23,7 @@ import java.util.OptionalInt;
  *
  * <p>This class is immutable and thread-safe.
  */
-public final class PoolConfig {
+public final class PoolConfig implements QueueSettings.Holder {
 
   /**
    * The default {@link #connectionTimeout()}: a server that cannot open a connection in 5 s is
@@ -66,20 +64,10 @@ public final class PoolConfig {
   }
 
   /**
-   * How many callers may wait for a connection; empty when unbounded, {@code 0} to reject at once.
+   * How many callers may wait for a connection, and how long ({@link #maxQueue()}, {@link
+   * #maxWait()}).
    */
-  public OptionalInt maxQueue() {
-    return queue.maxQueue();
-  }
-
-  /**
-   * How long one caller may wait for a connection; empty when unbounded, zero when nobody waits.
-   */
-  public Optional<Duration> maxWait() {
-    return queue.maxWait();
-  }
-
-  /** {@link #maxQueue()} and {@link #maxWait()} together. */
+  @Override
   public QueueSettings queue() {
     return queue;
   }
