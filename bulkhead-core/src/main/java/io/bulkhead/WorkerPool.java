@@ -114,6 +114,13 @@ import org.jspecify.annotations.Nullable;
  *   P5 submitter cancel vs admission: as P2, with WITHDRAWN in place of HANDED_BACK; a cancel that
  *      arrives once the job is RUNNING does not interrupt it (CompletableFuture.cancel never does),
  *      the task finishes and only its result is discarded.
+ *   P6 job end vs the gate attaching its release. T1 (a releasing worker) grants the job's slot and
+ *      runs dispatch(); the job's worker T2 runs a short task and completes `done` before T1's gate
+ *      has attached its release to `done`. The release then runs on T1, when it attaches, while T2
+ *      goes on. So T2 never settles the job's future itself: it stores the outcome and completes
+ *      `done`; the gate releases the slot and only then completes its future (`admission`), whose
+ *      dependent settles the job's future and retires the job, on T1 or T2. Either way a job's slot
+ *      is free, and a queued job it hands the slot to started, before the job's future completes.
  *
  * Waiting in shutdown and awaitTermination uses `idle`, a Condition of `lock`, signalled when `live`
  * empties after shutdown: real time, not the ticker, because it bounds a real wait.
@@ -433,6 +440,12 @@ public final class WorkerPool {
     volatile CompletableFuture<Void> admission;
     volatile BulkheadFullException rejection;
     private Thread runner; // guarded by runLock
+    // The task's outcome, written by the worker before it completes `done` and read after the
+    // gate's
+    // future completes, which the completion of `done` happens before (P6).
+    private T outcome;
+    private Throwable thrown;
+    private boolean ran;
 
     Job(WorkerPool pool, Callable<T> task, Object submitted) {
       this.pool = pool;
@@ -494,9 +507,12 @@ public final class WorkerPool {
         runLock.unlock();
       }
       Thread.interrupted(); // P4: an interrupt aimed at this job ends with it
-      done.complete(null); // frees the slot, which may start the next queued job
-      settle(value, failure);
-      pool.retire(this);
+      outcome = value;
+      thrown = failure;
+      ran = true;
+      // Frees the slot (which may start the next queued job), then the gate completes `admission`,
+      // whose dependent, admissionSettled, settles the job's future (P6).
+      done.complete(null);
     }
 
     private void settle(T value, Throwable failure) {
@@ -507,8 +523,18 @@ public final class WorkerPool {
       }
     }
 
-    /** The gate's future settled: a rejection before admission, or our own cancellation. */
+    /**
+     * The gate's future settled: the job ran and its slot is free (P6), a rejection before
+     * admission, or our own cancellation.
+     */
     void admissionSettled(Void ignored, Throwable failure) {
+      if (failure == null) {
+        if (ran) {
+          settle(outcome, thrown);
+          pool.retire(this);
+        }
+        return;
+      }
       Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
       if (cause instanceof BulkheadFullException && move(QUEUED, REJECTED)) {
         rejection = (BulkheadFullException) cause;
