@@ -4,6 +4,8 @@ import io.bulkhead.spi.ProvisionalSlot;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Objects;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /*
  * A provisional slot (io.bulkhead.spi): a slot of the state word that DefaultBulkhead has taken without
@@ -11,7 +13,8 @@ import java.util.Objects;
  *
  * States, one word moved by CAS:
  *   PENDING  -> WAITING    queued(): the integration makes the call wait for something else (a lease)
- *   PENDING | WAITING -> CONFIRMED   confirm(): counted admitted, onAdmitted
+ *   PENDING | WAITING -> CONFIRMED   confirm(): counted admitted, onAdmitted; confirmOwned(): the same
+ *                                    by a plain release-store, for a slot no other thread can reach
  *   PENDING | WAITING -> ABANDONED   abandon(reason): slot passed on, counted rejected, onRejected
  *   PENDING | WAITING -> WITHDRAWN   close() before either: slot passed on, counted cancelled
  *   CONFIRMED -> RELEASED            close(): the ordinary release, latency from confirm()
@@ -29,6 +32,11 @@ import java.util.Objects;
  *   confirm vs close (an async call's caller cancels as the integration's lease arrives): one CAS wins.
  *      If close wins, confirm returns false and the integration gives its lease back without running
  *      the call, which counts cancelled. If confirm wins, the call is admitted and close releases it.
+ *   confirmOwned vs anything: none by contract. Its caller took the slot and has not handed it on (a
+ *      synchronous caller, or an async call before the stage it returns exists), so no close or abandon
+ *      can run until that caller publishes the slot, and the publishing orders it after the store.
+ *   close(first) vs close(first) (a permit closed on two threads at once): the CAS that frees the slot
+ *      runs `first`, so an integration's own give-back runs once, before the slot is passed on.
  *   abandon vs close (the wait times out as the caller cancels): one CAS wins; the loser counts and
  *      frees nothing. abandon still returns an exception, which the integration may complete with.
  *   any of them vs setLimit: a provisional slot is an ordinary taken slot in the state word, so setLimit
@@ -38,8 +46,9 @@ import java.util.Objects;
  *      remainingWaitNanos()); two threads that read it at once each write a reading, and each wait is
  *      measured from one of them: at most the gap between the two reads is lost.
  * Cost: a slot taken at once, confirmed and closed reads the ticker only if sampled (timed), like a
- *   fast admission; `timed` and `admittedAt` are written before the CAS to CONFIRMED and read after a
- *   read of it.
+ *   fast admission; `timed` and `admittedAt` are written before the CAS (or confirmOwned's
+ *   release-store) to CONFIRMED and read after a read of it. confirmOwned and close(first) spare a
+ *   fleet compartment two CASes per call: the confirming one, and its ticket's own once-only flag.
  * Listeners run after the CAS, on the calling thread, never under the compartment's lock.
  */
 final class Provisional implements ProvisionalSlot {
@@ -147,6 +156,27 @@ final class Provisional implements ProvisionalSlot {
   }
 
   @Override
+  public void confirmOwned() {
+    int from = state;
+    if (from != PENDING && from != WAITING) {
+      throw new IllegalStateException(
+          "a slot of bulkhead '"
+              + bulkhead.name()
+              + "' left its provisional state before confirmOwned()");
+    }
+    boolean waited = waitedForSlot || from == WAITING;
+    boolean measured = waited || timed;
+    long now = measured ? bulkhead.tickerRead() : 0L;
+    admittedAt = now;
+    timed = measured;
+    STATE.setRelease(this, CONFIRMED); // no other thread can reach the slot: see the races above
+    if (from == WAITING) {
+      bulkhead.provisionalWaitEnded(); // P3
+    }
+    bulkhead.provisionalAdmitted(waited ? now - since() : -1, now);
+  }
+
+  @Override
   public BulkheadFullException abandon(BulkheadFullException.Reason reason) {
     Objects.requireNonNull(reason, "reason");
     if (state == CONFIRMED || state == RELEASED) {
@@ -161,21 +191,41 @@ final class Provisional implements ProvisionalSlot {
 
   @Override
   public void close() {
+    close(null, null);
+  }
+
+  @Override
+  public <A extends @Nullable Object> void close(@Nullable Consumer<? super A> first, A argument) {
     for (; ; ) {
       int s = state;
       if (s == CONFIRMED) {
         if (STATE.compareAndSet(this, CONFIRMED, RELEASED)) {
-          bulkhead.release(timed, admittedAt);
+          try {
+            runFirst(first, argument);
+          } finally {
+            bulkhead.release(timed, admittedAt);
+          }
           return;
         }
       } else if (s == PENDING || s == WAITING) {
         if (leaveProvisional(WITHDRAWN) >= 0) {
-          bulkhead.provisionalWithdrawn(since());
+          try {
+            runFirst(first, argument);
+          } finally {
+            bulkhead.provisionalWithdrawn(since());
+          }
           return;
         }
       } else {
         return; // abandoned, withdrawn or released already
       }
+    }
+  }
+
+  private static <A extends @Nullable Object> void runFirst(
+      @Nullable Consumer<? super A> first, A argument) {
+    if (first != null) {
+      first.accept(argument);
     }
   }
 

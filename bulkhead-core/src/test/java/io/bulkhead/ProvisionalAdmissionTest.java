@@ -11,6 +11,8 @@ import io.bulkhead.spi.ProvisionalAdmission;
 import io.bulkhead.spi.ProvisionalSlot;
 import io.bulkhead.testing.FakeTicker;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -19,7 +21,9 @@ import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -416,6 +420,89 @@ class ProvisionalAdmissionTest {
     assertThat(s.completed()).isEqualTo(confirmedWins);
     assertThat(s.cancelled()).isEqualTo(rounds - confirmedWins);
     assertThat(s.rejected()).isZero();
+  }
+
+  @Test
+  void confirmOwnedCountsAsConfirmDoes_withTheWholeWaitOfAQueuedSlot() {
+    Bulkhead b = fake(1, 1, Duration.ofSeconds(1));
+    ProvisionalSlot slot = admission(b).tryAcquireProvisionally().orElseThrow();
+    assertThat(slot.queued()).isTrue();
+    ticker.advance(Duration.ofMillis(120));
+    slot.confirmOwned();
+    assertThat(b.stats().waiting()).as("it left the wait (P3)").isZero();
+    assertThat(b.stats().inFlight()).isEqualTo(1);
+    ticker.advance(Duration.ofMillis(30));
+    slot.close();
+
+    BulkheadStats s = b.stats();
+    assertThat(s.admitted()).isEqualTo(1);
+    assertThat(s.completed()).isEqualTo(1);
+    assertThat(s.queueWait().max()).isEqualTo(Duration.ofMillis(120));
+    assertThat(s.latency().max()).isEqualTo(Duration.ofMillis(30));
+    assertThat(events.events).containsExactly("queued", "admitted 120", "released");
+    assertThatThrownBy(slot::confirmOwned)
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("'gate'")
+        .hasMessageContaining("left its provisional state");
+  }
+
+  @Test
+  void closeRunsItsFirstStepOnceBeforeTheSlotGoesToTheNextWaiter() {
+    Bulkhead b = fake(1, 1, Duration.ofSeconds(1));
+    ProvisionalSlot slot = admission(b).acquireProvisionally();
+    slot.confirmOwned();
+    CompletableFuture<Object> next = b.submit(() -> CompletableFuture.completedFuture("ran"));
+    assertThat(next).as("queued behind the slot").isNotDone();
+    List<String> steps = new ArrayList<>();
+    Consumer<String> first =
+        label -> steps.add(label + (next.isDone() ? " after" : " before") + " the hand-off");
+
+    slot.close(first, "given back");
+    slot.close(first, "again");
+    slot.close();
+
+    assertThat(steps).containsExactly("given back before the hand-off");
+    assertThat(next).isCompletedWithValue("ran");
+    assertThat(b.stats().completed()).isEqualTo(2);
+  }
+
+  @Test
+  void closeOfAProvisionalSlotRunsItsFirstStepAndCountsTheCallCancelled() {
+    Bulkhead b = fake(1, 0, Duration.ZERO);
+    ProvisionalSlot slot = admission(b).acquireProvisionally();
+    List<String> steps = new ArrayList<>();
+    slot.close(steps::add, "withdrawn");
+    slot.close(steps::add, "again");
+    assertThat(steps).containsExactly("withdrawn");
+    assertThat(b.stats().cancelled()).isEqualTo(1);
+    assertThat(b.stats().admitted()).isZero();
+  }
+
+  @Test
+  void racingClosesRunTheFirstStepOnceAndFreeTheSlotOnce() throws Exception {
+    Bulkhead b = Bulkhead.builder("race").limit(1).build();
+    ProvisionalAdmission a = admission(b);
+    int rounds = 2_000;
+    CyclicBarrier start = new CyclicBarrier(2);
+    AtomicInteger firstSteps = new AtomicInteger();
+    for (int i = 0; i < rounds; i++) {
+      ProvisionalSlot slot = a.tryAcquireProvisionally().orElseThrow();
+      slot.confirmOwned();
+      Future<?> other =
+          threads.submit(
+              () -> {
+                start.await();
+                slot.close(AtomicInteger::incrementAndGet, firstSteps);
+                return null;
+              });
+      start.await(10, SECONDS);
+      slot.close(AtomicInteger::incrementAndGet, firstSteps);
+      other.get(10, SECONDS);
+      assertThat(firstSteps.get()).as("round %d runs its first step once", i).isEqualTo(i + 1);
+      assertThat(b.stats().inFlight()).as("round %d frees its slot", i).isZero();
+    }
+    assertThat(b.stats().admitted()).isEqualTo(rounds);
+    assertThat(b.stats().completed()).isEqualTo(rounds);
   }
 
   private static Throwable catchCause(CompletableFuture<?> f) {

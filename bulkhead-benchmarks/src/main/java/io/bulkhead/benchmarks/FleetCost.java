@@ -49,6 +49,11 @@ public final class FleetCost {
     String redis = args.length > 0 ? args[0] : "redis://127.0.0.1:6379";
     Duration warmUp = Quantities.parseDuration(args.length > 1 ? args[1] : "3s");
     Duration measure = Quantities.parseDuration(args.length > 2 ? args[2] : "10s");
+    String only = args.length > 3 ? args[3] : "both";
+    if (!List.of("both", "local", "fleet").contains(only)) {
+      System.err.println("FleetCost: SUBJECTS must be both, local or fleet, not '" + only + "'");
+      System.exit(2);
+    }
     String loadBefore = loadAverage();
     JsonWriter out = JsonWriter.compact().beginObject();
     out.name("redis").value(redis.replaceAll("//[^@/]*@", "//")); // never a password
@@ -72,6 +77,9 @@ public final class FleetCost {
       for (int threads : THREADS) {
         for (Bulkhead subject : List.of(local, (Bulkhead) remote)) {
           String name = subject == local ? "local" : "fleet";
+          if (!only.equals("both") && !only.equals(name)) {
+            continue;
+          }
           run(subject, threads, warmUp);
           Result r = run(subject, threads, measure);
           out.beginObject()

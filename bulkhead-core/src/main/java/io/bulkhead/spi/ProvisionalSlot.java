@@ -2,6 +2,8 @@ package io.bulkhead.spi;
 
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.Permit;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A slot taken by {@link ProvisionalAdmission} before the call it is for is known to be admitted.
@@ -55,6 +57,17 @@ public interface ProvisionalSlot extends Permit {
   boolean confirm();
 
   /**
+   * Confirms, as {@link #confirm()} does, a slot that no other thread can reach yet: one its caller
+   * took and has not handed on (a synchronous caller's, or an asynchronous call's before the stage
+   * its task returns exists). Nothing can have closed or abandoned it, so it is always admitted,
+   * and it is admitted without the compare-and-set {@code confirm()} needs to settle that race.
+   * Calling it on a slot another thread may close or abandon at the same time breaks the counts.
+   *
+   * @throws IllegalStateException if the slot has left its provisional state already
+   */
+  void confirmOwned();
+
+  /**
    * Rejects the call: frees the slot (to the next waiter in line), counts the rejection and fires
    * {@code onRejected}. Returns the exception for the caller, whose {@code retryAfter} is the
    * compartment's own estimate. If the slot was closed or abandoned first, nothing is counted or
@@ -71,4 +84,12 @@ public interface ProvisionalSlot extends Permit {
    */
   @Override
   void close();
+
+  /**
+   * Closes the slot as {@link #close()} does and, if this call is the one that frees it, first runs
+   * {@code first.accept(argument)} on this thread: what the integration took for the call is given
+   * back once, however many threads close the slot at once, and before the slot can go to a waiter.
+   * If {@code first} throws, the slot is freed all the same and the exception propagates.
+   */
+  <A extends @Nullable Object> void close(@Nullable Consumer<? super A> first, A argument);
 }

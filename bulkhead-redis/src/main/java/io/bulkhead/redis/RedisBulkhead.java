@@ -15,7 +15,6 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
@@ -24,6 +23,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
 import java.util.function.LongFunction;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -60,8 +60,10 @@ import org.jspecify.annotations.Nullable;
  *
  * Cost of a call admitted at once (see DESIGN.md): the gate's lock-free provisional slot, the lease's
  * CAS and one clock reading (LeaseSlots M3's, which is also the call's start), one SlotTicket (the
- * ticket, and for acquire/tryAcquire the permit too); its release: the ticket's flag, the lease's
- * decrement, one clock reading (overran?), the gate's release. A wait deadline is computed only by a
+ * ticket, and for acquire/tryAcquire the permit too), the slot confirmed by a plain store (its caller
+ * alone holds it: ProvisionalSlot.confirmOwned); its release: the gate slot's CAS, which runs the
+ * ticket's give-back (the lease's decrement, one clock reading: overran?) before the gate's release.
+ * The ticket's own flag is CASed only where no gate slot guards it (a submit's stage, the line's R1). A wait deadline is computed only by a
  * call that waits, from what the gate says is left of its maxWait (ProvisionalSlot.remainingWaitNanos).
  *
  * Threads: a synchronous caller waits, runs and releases on its own thread. A submit admitted at once
@@ -71,8 +73,10 @@ import org.jspecify.annotations.Nullable;
  *
  * Invariants
  * ----------
- *   I1 every admitted call holds exactly one ticket, given back exactly once (Ticket.release CASes), and
- *      a gate slot confirmed once; a gate slot leaves its provisional state once and is freed once.
+ *   I1 every admitted call holds exactly one ticket, given back exactly once, and a gate slot confirmed
+ *      once; a gate slot leaves its provisional state once and is freed once. The once is a CAS: the
+ *      gate slot's close(GIVE_BACK, ticket) for a synchronous call or a permit (its close may race),
+ *      Ticket.release's flag for the rest; a ticket goes through one of the two, never both.
  *   I2 a call admitted under the lease took its slot before the lease's admitUntil (LeaseSlots M3), and
  *      when it waited for its slot, still could when it started (R2 below).
  *   I3 a submit cancelled while it waits never runs its supplier and keeps no ticket, and is counted
@@ -173,8 +177,8 @@ final class RedisBulkhead implements FleetBulkhead {
     try {
       return task.call();
     } finally {
-      ticket.release(); // before the local slot: a local waiter handed it finds the lease slot free
-      slot.close();
+      slot.close(
+          GIVE_BACK, ticket); // the ticket first: a local waiter handed the slot finds it free
     }
   }
 
@@ -186,8 +190,7 @@ final class RedisBulkhead implements FleetBulkhead {
     try {
       return task.call(ticket.token);
     } finally {
-      ticket.release();
-      slot.close();
+      slot.close(GIVE_BACK, ticket);
     }
   }
 
@@ -207,7 +210,8 @@ final class RedisBulkhead implements FleetBulkhead {
     try {
       SlotTicket ticket = line.isEmpty() ? attempt() : null;
       if (ticket != null) {
-        return Optional.of(confirmed(slot, ticket).heldWith(slot));
+        slot.confirmOwned(); // nobody else holds a slot tryAcquire took
+        return Optional.of(ticket.heldWith(slot));
       }
       unmet();
       slot.abandon(BulkheadFullException.Reason.QUEUE_FULL); // tryAcquire does not wait
@@ -256,9 +260,9 @@ final class RedisBulkhead implements FleetBulkhead {
           }
           if (now != null) {
             // Admitted at once: on the caller's thread, as core does. Nobody else holds `slot` yet
-            // (the gate forwards a cancel only to the stage this returns), so confirming cannot
-            // fail.
-            return start(task, confirmed(slot, now));
+            // (the gate forwards a cancel only to the stage this returns).
+            slot.confirmOwned();
+            return start(task, now);
           }
           CompletableFuture<T> out = new CompletableFuture<>();
           startWhenServed(task, w, deadline, slot, out);
@@ -378,7 +382,8 @@ final class RedisBulkhead implements FleetBulkhead {
         } while (stale(served));
         ticket = (SlotTicket) served;
       }
-      return confirmed(slot, ticket);
+      slot.confirmOwned(); // a synchronous caller's slot: the line never hands it to anyone else
+      return ticket;
     } catch (Refusal r) {
       unmet();
       throw refuse(slot, r);
@@ -417,18 +422,6 @@ final class RedisBulkhead implements FleetBulkhead {
             + " process paused?); the slot was given back, and the call waits for another within"
             + " what is left of its maxWait");
     return true;
-  }
-
-  /**
-   * Confirms the slot of a call that got {@code ticket}. Only the call's own caller closes a slot
-   * it has not handed on, so this fails only for a submit withdrawn meanwhile.
-   */
-  private static <K extends Ticket> K confirmed(ProvisionalSlot slot, K ticket) {
-    if (!slot.confirm()) {
-      ticket.release();
-      throw new CancellationException("the call was withdrawn while it waited for a lease slot");
-    }
-    return ticket;
   }
 
   /**
@@ -616,6 +609,11 @@ final class RedisBulkhead implements FleetBulkhead {
    * A slot of the lease, or of the fallback share; for acquire() and tryAcquire() also the permit,
    * with the gate's slot, given back before the gate's slot: one object per call.
    */
+  /**
+   * Gives a ticket back without its flag's CAS: for the gate slot's close, whose CAS runs it once.
+   */
+  private static final Consumer<Ticket> GIVE_BACK = Ticket::giveBack;
+
   private final class SlotTicket extends Ticket implements FleetPermit {
     private final boolean leased;
     final long token;
@@ -661,13 +659,17 @@ final class RedisBulkhead implements FleetBulkhead {
       return token;
     }
 
-    /** Gives the ticket back before the gate's slot: a local waiter handed it finds it free. */
+    /**
+     * Gives the ticket back before the gate's slot, so that a local waiter handed that slot finds
+     * the lease's free; the gate slot's CAS makes it happen once, however many threads close.
+     */
     @Override
     public void close() {
-      release();
       ProvisionalSlot gateSlot = slot;
       if (gateSlot != null) {
-        gateSlot.close();
+        gateSlot.close(GIVE_BACK, this);
+      } else {
+        release();
       }
     }
 
