@@ -11,8 +11,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.HdrHistogram.Histogram;
 
 /**
@@ -80,6 +82,7 @@ public final class FleetCost {
           if (!only.equals("both") && !only.equals(name)) {
             continue;
           }
+          settle(subject, threads);
           run(subject, threads, warmUp);
           Result r = run(subject, threads, measure);
           out.beginObject()
@@ -118,6 +121,37 @@ public final class FleetCost {
   private record Result(Histogram histogram, double seconds) {}
 
   /**
+   * Waits until {@code threads} permits can be held at once: a fleet process that joined a moment
+   * ago may hold no slot of the lease until the members that came first give back theirs (one
+   * rebalance), and with no queue its first calls would be refused. At most 30 s.
+   */
+  private static void settle(Bulkhead subject, int threads) throws InterruptedException {
+    long giveUpAt = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    for (; ; ) {
+      List<Permit> held = new ArrayList<>();
+      try {
+        for (int i = 0; i < threads; i++) {
+          Optional<Permit> p = subject.tryAcquire();
+          if (p.isEmpty()) {
+            break;
+          }
+          held.add(p.get());
+        }
+        if (held.size() == threads) {
+          return;
+        }
+      } finally {
+        held.forEach(Permit::close);
+      }
+      if (System.nanoTime() - giveUpAt > 0) {
+        throw new IllegalStateException(
+            "FleetCost: " + threads + " permits could not be held at once within 30 s");
+      }
+      Thread.sleep(50);
+    }
+  }
+
+  /**
    * {@code threads} threads admit and release on {@code subject} for {@code length}; each records
    * into its own histogram, merged once every thread has stopped.
    */
@@ -128,6 +162,7 @@ public final class FleetCost {
     CountDownLatch ready = new CountDownLatch(threads);
     CountDownLatch go = new CountDownLatch(1);
     long[] stopAt = new long[1];
+    AtomicReference<Throwable> failed = new AtomicReference<>();
     for (int t = 0; t < threads; t++) {
       Histogram h = new Histogram(HIGHEST_NANOS, 3);
       histograms.add(h);
@@ -141,14 +176,18 @@ public final class FleetCost {
                   return;
                 }
                 long end = stopAt[0]; // written before go opened: the latch orders it
-                for (long before = System.nanoTime();
-                    before - end < 0;
-                    before = System.nanoTime()) {
-                  try (Permit p = subject.acquire()) {
-                    // admitted and released at once: the path itself is the subject
+                try {
+                  for (long before = System.nanoTime();
+                      before - end < 0;
+                      before = System.nanoTime()) {
+                    try (Permit p = subject.acquire()) {
+                      // admitted and released at once: the path itself is the subject
+                    }
+                    long after = System.nanoTime();
+                    h.recordValue(Math.min(HIGHEST_NANOS, Math.max(1, after - before)));
                   }
-                  long after = System.nanoTime();
-                  h.recordValue(Math.min(HIGHEST_NANOS, Math.max(1, after - before)));
+                } catch (RuntimeException | Error e) {
+                  failed.compareAndSet(null, e); // a refused call: the run measured nothing
                 }
               },
               "fleet-cost-" + t);
@@ -161,6 +200,9 @@ public final class FleetCost {
     go.countDown();
     for (Thread w : workers) {
       w.join();
+    }
+    if (failed.get() != null) {
+      throw new IllegalStateException("FleetCost: a worker stopped; the run is void", failed.get());
     }
     double seconds = (System.nanoTime() - start) / 1e9;
     Histogram all = new Histogram(HIGHEST_NANOS, 3);
