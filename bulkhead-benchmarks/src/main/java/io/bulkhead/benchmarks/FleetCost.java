@@ -30,9 +30,11 @@ import org.HdrHistogram.Histogram;
  * rebalance interval in the background, whatever the call rate.
  *
  * <p>Usage: {@code java -cp benchmarks.jar io.bulkhead.benchmarks.FleetCost [REDIS_URI [WARM_UP
- * [MEASURE]]]}, defaults {@code redis://127.0.0.1:6379 3s 10s}; prints one line of JSON. Each
- * subject and thread count runs its warm-up, then its measurement, in the order local 1, fleet 1,
- * local 4, fleet 4.
+ * [MEASURE [SUBJECTS]]]]}, defaults {@code redis://127.0.0.1:6379 3s 10s both}; prints one line of
+ * JSON. Each subject and thread count runs its warm-up, then its measurement, in the order local 1,
+ * fleet 1, local 4, fleet 4. {@code local} or {@code fleet} as SUBJECTS measures that one alone, so
+ * that its loop is not compiled with the other's profile: the steadier comparison runs the local
+ * JVMs, then the fleet's, and divides.
  */
 public final class FleetCost {
 
