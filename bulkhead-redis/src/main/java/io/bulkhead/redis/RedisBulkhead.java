@@ -63,8 +63,9 @@ import org.jspecify.annotations.Nullable;
  * ticket, and for acquire/tryAcquire the permit too), the slot confirmed by a plain store (its caller
  * alone holds it: ProvisionalSlot.confirmOwned); its release: the gate slot's CAS, which runs the
  * ticket's give-back (the lease's decrement, one clock reading: overran?) before the gate's release.
- * The ticket's own flag is CASed only where no gate slot guards it (a submit's stage, the line's R1). A wait deadline is computed only by a
- * call that waits, from what the gate says is left of its maxWait (ProvisionalSlot.remainingWaitNanos).
+ * The ticket's own flag is CASed only where no gate slot guards it (a submit's stage, the line's R1).
+ * A wait deadline is computed only by a call that waits, from what the gate says is left of its
+ * maxWait (ProvisionalSlot.remainingWaitNanos).
  *
  * Threads: a synchronous caller waits, runs and releases on its own thread. A submit admitted at once
  * starts on the caller's thread; one that waited starts on `threads`, this compartment's own, as does the
@@ -177,8 +178,9 @@ final class RedisBulkhead implements FleetBulkhead {
     try {
       return task.call();
     } finally {
-      slot.close(
-          GIVE_BACK, ticket); // the ticket first: a local waiter handed the slot finds it free
+      // The ticket first, inside the slot's once-only CAS: a local waiter handed the slot finds the
+      // lease's slot free.
+      slot.close(GIVE_BACK, ticket);
     }
   }
 
@@ -606,14 +608,14 @@ final class RedisBulkhead implements FleetBulkhead {
   // ------------------------------------------------------------------------------------------------
 
   /**
-   * A slot of the lease, or of the fallback share; for acquire() and tryAcquire() also the permit,
-   * with the gate's slot, given back before the gate's slot: one object per call.
-   */
-  /**
    * Gives a ticket back without its flag's CAS: for the gate slot's close, whose CAS runs it once.
    */
   private static final Consumer<Ticket> GIVE_BACK = Ticket::giveBack;
 
+  /**
+   * A slot of the lease, or of the fallback share; for acquire() and tryAcquire() also the permit,
+   * with the gate's slot, given back before the gate's slot: one object per call.
+   */
   private final class SlotTicket extends Ticket implements FleetPermit {
     private final boolean leased;
     final long token;
