@@ -35,7 +35,8 @@ import java.util.concurrent.atomic.LongAdder;
  * processes shrink to the fair target of P's whole demand in further rounds of the same kind. The
  * rounds are paced by that demand: another needs a larger want, so one shortage makes at most `limit`
  * of them (and one more per interval), and a want that jumps (many calls finding no slot at once)
- * takes one. Without the subscription (a refused SUBSCRIBE) the idle processes hear of P at their
+ * takes one. A process that joins below its fair share starts at round 2 the same way: its first
+ * sync announces it (LettuceLeaseStore step 8), so it has its share before its first call asks. Without the subscription (a refused SUBSCRIBE) the idle processes hear of P at their
  * next periodic sync and P at its next quarter-interval retry: at most 1.25 intervals. The two syncs
  * of round 2 and 3 are needed: the record may only go down to what the process has stopped admitting
  * into, and it stops only when it learns the lower cap (S2).

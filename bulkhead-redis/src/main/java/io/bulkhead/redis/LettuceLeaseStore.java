@@ -69,8 +69,10 @@ import org.jspecify.annotations.Nullable;
  *      only within the room (S1); an adopted record above it (running calls the store did not count)
  *      gets a cap within the room, so the fleet admits nothing new while it is over.
  *   7. A new fencing token when slots are granted anew (grow, or a record the store did not know).
- *   8. Announcements on the rebalance channel: the record went down (slots freed), or the member
- *      wants more than its cap and asked to say so.
+ *   8. Announcements on the rebalance channel: the record went down (slots freed), the member wants
+ *      more than its cap and asked to say so, or the member has just joined (no record) below its fair
+ *      target outside a learning window, so that the members that hold its share give it back now
+ *      rather than at their next sync (a newcomer's calls would otherwise find no slot meanwhile).
  * Scripts run by EVALSHA. A server restarted without its script cache answers NOSCRIPT; the call is then
  * repeated once with EVAL, which runs the script and loads it again (counted in scriptReloads).
  *
@@ -207,7 +209,8 @@ final class LettuceLeaseStore implements LeaseStore {
           + "  token = string.format('%.0f', math.max(last + 1, us))\n"
           + "  redis.call('SET', KEYS[2], token)\n"
           + "end\n"
-          + "if (record and new < tonumber(record)) or (ARGV[8] == '1' and cap < want) then\n"
+          + "if (record and new < tonumber(record)) or (ARGV[8] == '1' and cap < want)\n"
+          + "    or (not record and now >= learnUntil and cap < target) then\n"
           + "  redis.call('PUBLISH', ARGV[9], me .. ' ' .. ARGV[11])\n"
           + "end\n"
           + "for k = 1, 7 do\n"

@@ -92,7 +92,7 @@ class FleetAccountingTest {
    * slots is idle, so it gives them back at its next sync. The empty attempts before count only in
    * {@code b}'s own stats.
    */
-  private static Permit takeOver(FleetBulkhead b) {
+  static Permit takeOver(FleetBulkhead b) {
     AtomicReference<Permit> taken = new AtomicReference<>();
     await()
         .atMost(Duration.ofSeconds(10))
@@ -198,7 +198,8 @@ class FleetAccountingTest {
     String name = "acct-cancel-" + UUID.randomUUID();
     try (RedisCompartments other = connect(REDIS);
         RedisCompartments mine = connect(REDIS)) {
-      // `theirs` is built first: alone, it holds the fleet's one slot; `ours` gets none.
+      // `theirs` takes the fleet's one slot: whichever of the two it went to when they joined,
+      // `ours` is idle, so the fleet gives it to the one with demand; `ours` then has none.
       FleetBulkhead theirs = other.builder(name).limit(1).maxCallDuration(CALL).build();
       FleetBulkhead ours =
           mine.builder(name)
@@ -209,7 +210,7 @@ class FleetAccountingTest {
               .build();
       Events events = new Events();
       ours.addListener(events);
-      Permit held = theirs.tryAcquire().orElseThrow();
+      Permit held = takeOver(theirs);
 
       AtomicBoolean ran = new AtomicBoolean();
       CompletableFuture<String> f =
@@ -249,7 +250,8 @@ class FleetAccountingTest {
     String name = "acct-throws-" + UUID.randomUUID();
     try (RedisCompartments other = connect(REDIS);
         RedisCompartments mine = connect(REDIS)) {
-      // `theirs` is built first: alone, it holds the fleet's one slot; `ours` gets none.
+      // `theirs` takes the fleet's one slot: whichever of the two it went to when they joined,
+      // `ours` is idle, so the fleet gives it to the one with demand; `ours` then has none.
       FleetBulkhead theirs = other.builder(name).limit(1).maxCallDuration(CALL).build();
       FleetBulkhead ours =
           mine.builder(name)
@@ -258,7 +260,7 @@ class FleetAccountingTest {
               .maxWait(Duration.ofSeconds(30))
               .maxCallDuration(CALL)
               .build();
-      Permit held = theirs.tryAcquire().orElseThrow();
+      Permit held = takeOver(theirs);
       CompletableFuture<String> f =
           ours.submit(
               () -> {

@@ -169,6 +169,53 @@ class FleetLeaseTest {
     }
   }
 
+  @Test
+  void aProcessThatJoinsAnIdleFleetGetsItsShareWithoutWaitingForATick() throws Exception {
+    String name = "join-" + UUID.randomUUID();
+    List<RedisCompartments> fleets = new ArrayList<>();
+    try {
+      List<FleetBulkhead> members = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        RedisCompartments fleet =
+            RedisCompartments.settings()
+                .leaseTtl(Duration.ofSeconds(10))
+                .rebalanceInterval(Duration.ofMillis(500))
+                .connect(REDIS);
+        fleets.add(fleet);
+      }
+      for (int i = 0; i < 2; i++) {
+        members.add(fleets.get(i).builder(name).limit(9).maxCallDuration(CALL).build());
+      }
+      // Idle, the first two hold the whole limit between them.
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .pollInterval(Duration.ofMillis(20))
+          .until(() -> members.stream().mapToInt(m -> m.fleetStats().leaseSlots()).sum() == 9);
+      for (FleetBulkhead m : members) {
+        ((RedisBulkhead) m).holdPeriodicSyncs();
+      }
+      // The third joins and makes no call: only the announcement of its join can move the slots
+      // (its own periodic syncs are held too, and the others' were before it joined).
+      FleetBulkhead newcomer = fleets.get(2).builder(name).limit(9).maxCallDuration(CALL).build();
+      ((RedisBulkhead) newcomer).holdPeriodicSyncs();
+      members.add(newcomer);
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .pollInterval(Duration.ofMillis(5))
+          .until(() -> newcomer.fleetStats().leaseSlots() == 3);
+      assertThat(members.stream().mapToInt(m -> m.fleetStats().leaseSlots()).sum())
+          .isLessThanOrEqualTo(9);
+      assertThat(FleetWaitTest.slotsInRedis(name)).isLessThanOrEqualTo(9);
+      List<Permit> held = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        held.add(newcomer.tryAcquire().orElseThrow());
+      }
+      held.forEach(Permit::close);
+    } finally {
+      fleets.forEach(RedisCompartments::close);
+    }
+  }
+
   private static String loadAverage() {
     try {
       return java.nio.file.Files.readString(java.nio.file.Path.of("/proc/loadavg")).trim();

@@ -37,7 +37,8 @@ class FleetWaitTest {
     String name = "wait-" + UUID.randomUUID();
     try (RedisCompartments other = connect();
         RedisCompartments mine = connect()) {
-      // `theirs` is built first: alone, it holds the fleet's one slot; `ours` gets none.
+      // `theirs` takes the fleet's one slot: whichever of the two it went to when they joined,
+      // `ours` is idle, so the fleet gives it to the one with demand; `ours` then has none.
       FleetBulkhead theirs = other.builder(name).limit(1).maxCallDuration(CALL).build();
       FleetBulkhead ours =
           mine.builder(name)
@@ -46,7 +47,7 @@ class FleetWaitTest {
               .maxWait(Duration.ofSeconds(30))
               .maxCallDuration(CALL)
               .build();
-      Permit held = theirs.tryAcquire().orElseThrow();
+      Permit held = FleetAccountingTest.takeOver(theirs);
 
       CompletableFuture<String> ranOn = new CompletableFuture<>();
       CompletableFuture<String> call =
@@ -80,7 +81,8 @@ class FleetWaitTest {
     String name = "cancel-" + UUID.randomUUID();
     try (RedisCompartments other = connect();
         RedisCompartments mine = connect()) {
-      // `theirs` is built first: alone, it holds the fleet's one slot; `ours` gets none.
+      // `theirs` takes the fleet's one slot: whichever of the two it went to when they joined,
+      // `ours` is idle, so the fleet gives it to the one with demand; `ours` then has none.
       FleetBulkhead theirs = other.builder(name).limit(1).maxCallDuration(CALL).build();
       FleetBulkhead ours =
           mine.builder(name)
@@ -89,7 +91,7 @@ class FleetWaitTest {
               .maxWait(Duration.ofSeconds(30))
               .maxCallDuration(CALL)
               .build();
-      Permit held = theirs.tryAcquire().orElseThrow();
+      Permit held = FleetAccountingTest.takeOver(theirs);
 
       AtomicInteger firstRan = new AtomicInteger();
       CompletableFuture<String> first =
