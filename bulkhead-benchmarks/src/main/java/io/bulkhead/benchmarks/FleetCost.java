@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.HdrHistogram.Histogram;
 
@@ -34,7 +35,10 @@ import org.HdrHistogram.Histogram;
  * JSON. Each subject and thread count runs its warm-up, then its measurement, in the order local 1,
  * fleet 1, local 4, fleet 4. {@code local} or {@code fleet} as SUBJECTS measures that one alone, so
  * that its loop is not compiled with the other's profile: the steadier comparison runs the local
- * JVMs, then the fleet's, and divides.
+ * JVMs, then the fleet's, and divides. {@code clocked} measures the local compartment with the two
+ * {@code System.nanoTime()} readings a fleet call makes added to each operation (one after its slot
+ * is taken, one as it is given back): the most a fleet compartment whose lease expires, and which
+ * counts every call that overruns, can reach against a local one.
  */
 public final class FleetCost {
 
@@ -47,6 +51,9 @@ public final class FleetCost {
   private static final int[] THREADS = {1, 4};
   private static final long HIGHEST_NANOS = TimeUnit.SECONDS.toNanos(10);
 
+  /** Where the clocked subject's readings go, so that the compiler keeps them. */
+  private static final AtomicLong sink = new AtomicLong();
+
   private FleetCost() {}
 
   public static void main(String[] args) throws Exception {
@@ -54,8 +61,9 @@ public final class FleetCost {
     Duration warmUp = Quantities.parseDuration(args.length > 1 ? args[1] : "3s");
     Duration measure = Quantities.parseDuration(args.length > 2 ? args[2] : "10s");
     String only = args.length > 3 ? args[3] : "both";
-    if (!List.of("both", "local", "fleet").contains(only)) {
-      System.err.println("FleetCost: SUBJECTS must be both, local or fleet, not '" + only + "'");
+    if (!List.of("both", "local", "fleet", "clocked").contains(only)) {
+      System.err.println(
+          "FleetCost: SUBJECTS must be both, local, fleet or clocked, not '" + only + "'");
       System.exit(2);
     }
     String loadBefore = loadAverage();
@@ -79,14 +87,16 @@ public final class FleetCost {
       }
       Bulkhead local = Bulkhead.builder("local").limit(LIMIT).build();
       for (int threads : THREADS) {
-        for (Bulkhead subject : List.of(local, (Bulkhead) remote)) {
-          String name = subject == local ? "local" : "fleet";
-          if (!only.equals("both") && !only.equals(name)) {
+        for (String name : List.of("local", "fleet", "clocked")) {
+          boolean wanted = only.equals(name) || (only.equals("both") && !name.equals("clocked"));
+          if (!wanted) {
             continue;
           }
+          Bulkhead subject = name.equals("fleet") ? remote : local;
+          boolean clocked = name.equals("clocked");
           settle(subject, threads);
-          run(subject, threads, warmUp);
-          Result r = run(subject, threads, measure);
+          run(subject, clocked, threads, warmUp);
+          Result r = run(subject, clocked, threads, measure);
           out.beginObject()
               .name("subject")
               .value(name)
@@ -155,9 +165,10 @@ public final class FleetCost {
 
   /**
    * {@code threads} threads admit and release on {@code subject} for {@code length}; each records
-   * into its own histogram, merged once every thread has stopped.
+   * into its own histogram, merged once every thread has stopped. With {@code clocked}, each
+   * operation also reads the clock twice, as a fleet call does.
    */
-  private static Result run(Bulkhead subject, int threads, Duration length)
+  private static Result run(Bulkhead subject, boolean clocked, int threads, Duration length)
       throws InterruptedException {
     List<Histogram> histograms = new ArrayList<>();
     List<Thread> workers = new ArrayList<>();
@@ -178,12 +189,19 @@ public final class FleetCost {
                   return;
                 }
                 long end = stopAt[0]; // written before go opened: the latch orders it
+                long readings = 0;
                 try {
                   for (long before = System.nanoTime();
                       before - end < 0;
                       before = System.nanoTime()) {
                     try (Permit p = subject.acquire()) {
                       // admitted and released at once: the path itself is the subject
+                      if (clocked) {
+                        readings += System.nanoTime(); // a fleet call's reading after its slot
+                      }
+                    }
+                    if (clocked) {
+                      readings += System.nanoTime(); // and its reading as the slot is given back
                     }
                     long after = System.nanoTime();
                     h.recordValue(Math.min(HIGHEST_NANOS, Math.max(1, after - before)));
@@ -191,6 +209,7 @@ public final class FleetCost {
                 } catch (RuntimeException | Error e) {
                   failed.compareAndSet(null, e); // a refused call: the run measured nothing
                 }
+                sink.addAndGet(readings); // used, so the readings are made
               },
               "fleet-cost-" + t);
       workers.add(w);
