@@ -7,11 +7,16 @@
  *
  * <p>The package is public API, not an export to the adapters only: an application passes the same
  * route table and body to whichever edge it runs, and an edge for another server (Netty, Vert.x,
- * Helidon) is a short file on top of it.
+ * Helidon) is a short file on top of it. {@code io.bulkhead.edge.internal} is what the Jetty and
+ * Servlet edges share in their implementation, exported to them only.
  */
 module io.bulkhead.edge {
   requires static transitive org.jspecify;
   requires transitive io.bulkhead.core;
 
   exports io.bulkhead.edge;
+  // What the edges share in their implementation (submitting a request); not an API.
+  exports io.bulkhead.edge.internal to
+      io.bulkhead.jetty,
+      io.bulkhead.servlet;
 }

@@ -3,6 +3,7 @@ package io.bulkhead.jetty;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.edge.RejectionBody;
+import io.bulkhead.edge.internal.Submission;
 import java.lang.System.Logger.Level;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
@@ -13,7 +14,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
-import java.util.function.Supplier;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
@@ -60,9 +60,9 @@ import org.eclipse.jetty.util.Callback;
  *      wins, the handler runs and T2 does nothing: Jetty and the handler see the failure themselves. If
  *      T2 wins, it fails the callback and cancels the queued call; T1's get() then returns a completed
  *      stage, so a slot granted at that very moment is freed at once without running the handler.
- *   R2 disconnect before submit returns. T2 abandons the request before T1 has stored `admission`.
- *      T2 reads `admission` after its CAS, T1 reads `state` after storing `admission` (both volatile):
- *      at least one of them sees the other and cancels the queued call. Cancelling twice is harmless.
+ *   R2 disconnect before submit returns. T2 abandons the request (its CAS to ABANDONED) before T1's
+ *      submit() has returned: T2's withdraw() and T1's submitTo() each withdraw the queued call if they
+ *      see the other's write (Submission's race), so at least one does.
  *   R3 cancellation forwarded after admission. If the queued call is cancelled after it was granted,
  *      the core forwards the cancellation to the stage get() returned. That stage is a minimal view of
  *      `done`, or, for a request answered before get() returned, a shared future completed already;
@@ -85,7 +85,7 @@ import org.eclipse.jetty.util.Callback;
  *      stops being watched when admitted: its handler may read the socket, and the watcher, judging by
  *      the bytes left unread, could take a read for a disconnect.
  */
-final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
+final class ProtectedExchange extends Submission {
 
   private static final System.Logger LOG = System.getLogger("io.bulkhead.jetty");
 
@@ -116,9 +116,7 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
   private final AtomicBoolean finished = new AtomicBoolean();
   private final CompletableFuture<Void> done = new CompletableFuture<>();
   private final Callback completion = new Completion();
-  private volatile CompletableFuture<Void> admission;
   private volatile DisconnectWatcher.Watch watch;
-  private volatile Thread submitting;
 
   ProtectedExchange(
       Bulkhead bulkhead,
@@ -151,17 +149,9 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
    */
   void begin() {
     request.addFailureListener(this::clientGone);
-    submitting = Thread.currentThread();
-    CompletableFuture<Void> queued;
-    try {
-      queued = bulkhead.submit(this);
-    } finally {
-      submitting = null;
-    }
-    admission = queued;
-    if (state.get() == ABANDONED) {
-      queued.cancel(false); // R2
-      return;
+    CompletableFuture<Void> queued = submitTo(bulkhead);
+    if (queued == null) {
+      return; // R2: abandoned while submit() ran, and withdrawn
     }
     // The failure is taken from whenComplete, never from join(): join() wraps it in a new
     // CompletionException, whose stack trace (the whole Jetty stack) cost more than the rest of a
@@ -196,6 +186,11 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
     return s == WAITING || (s == RUNNING && watchWhileRunning && !finished.get());
   }
 
+  @Override
+  protected boolean abandoned() {
+    return state.get() == ABANDONED;
+  }
+
   /** The compartment granted a slot: run the wrapped handler while holding it. */
   @Override
   public CompletionStage<Void> get() {
@@ -205,7 +200,7 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
     if (!watchWhileRunning) {
       stopWatching(); // the handler may read the body: the watcher's verdict would be unsound (R6)
     }
-    if (Thread.currentThread() == submitting) {
+    if (onSubmittingThread()) {
       runHandler();
       if (done.isDone()) {
         return ANSWERED; // R3: answered before get() returned, nothing left to hold
@@ -280,10 +275,7 @@ final class ProtectedExchange implements Supplier<CompletionStage<Void>> {
       return; // R1: running (the handler sees the failure itself), refused or already abandoned
     }
     stopWatching();
-    CompletableFuture<Void> queued = admission;
-    if (queued != null) {
-      queued.cancel(false); // leaves the queue; R2 covers a null here
-    }
+    withdraw(); // leaves the queue (R2 when submit() has not returned yet)
     completion.failed(
         failure != null
             ? failure

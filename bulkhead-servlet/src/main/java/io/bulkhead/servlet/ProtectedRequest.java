@@ -3,6 +3,7 @@ package io.bulkhead.servlet;
 import io.bulkhead.Bulkhead;
 import io.bulkhead.BulkheadFullException;
 import io.bulkhead.edge.RejectionBody;
+import io.bulkhead.edge.internal.Submission;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
@@ -21,7 +22,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Supplier;
 
 /*
  * One request on its way through a compartment: waiting for a slot without a container thread, then
@@ -102,9 +102,9 @@ import java.util.function.Supplier;
  *      filter's destroy() calls shutdown() on every live request: it abandons a waiting one (the
  *      same CASes as onError) and releases any other, so it is one more party to I2 and R2, not a new
  *      path. A request that submit() has not returned for yet is abandoned from SUBMITTING; begin()
- *      then finds ABANDONED and withdraws the call itself, as `admission` was not yet set.
+ *      then finds ABANDONED and withdraws the call itself (Submission's race: one of the two does).
  */
-final class ProtectedRequest implements Supplier<CompletionStage<Void>>, AsyncListener {
+final class ProtectedRequest extends Submission implements AsyncListener {
 
   /** The request attribute that carries this object from the first dispatch to the second. */
   static final String ATTRIBUTE = ProtectedRequest.class.getName();
@@ -138,8 +138,6 @@ final class ProtectedRequest implements Supplier<CompletionStage<Void>>, AsyncLi
 
   private final AtomicInteger state = new AtomicInteger(SUBMITTING);
   private final CompletableFuture<Void> done = new CompletableFuture<>();
-  private volatile CompletableFuture<Void> admission;
-  private volatile Thread submitting;
   private volatile AsyncContext async;
   private volatile BulkheadFullException refusal;
 
@@ -161,17 +159,9 @@ final class ProtectedRequest implements Supplier<CompletionStage<Void>>, AsyncLi
     request.setAttribute(ATTRIBUTE, this);
     live.add(this);
     done.whenComplete((ignored, never) -> live.remove(this));
-    submitting = Thread.currentThread();
-    CompletableFuture<Void> queued;
-    try {
-      queued = bulkhead.submit(this);
-    } finally {
-      submitting = null;
-    }
-    admission = queued;
-    if (state.get() == ABANDONED) { // R8: the filter was destroyed while submit() ran
-      queued.cancel(false);
-      return;
+    CompletableFuture<Void> queued = submitTo(bulkhead);
+    if (queued == null) {
+      return; // R8: the filter was destroyed while submit() ran; the call is withdrawn
     }
     if (state.get() == INLINE) {
       state.set(RUNNING); // only this thread moves INLINE
@@ -266,10 +256,15 @@ final class ProtectedRequest implements Supplier<CompletionStage<Void>>, AsyncLi
     }
   }
 
+  @Override
+  protected boolean abandoned() {
+    return state.get() == ABANDONED;
+  }
+
   /** The compartment granted a slot: run the chain while holding it. */
   @Override
   public CompletionStage<Void> get() {
-    if (Thread.currentThread() == submitting && state.compareAndSet(SUBMITTING, INLINE)) {
+    if (onSubmittingThread() && state.compareAndSet(SUBMITTING, INLINE)) {
       return done.minimalCompletionStage();
     }
     if (state.compareAndSet(SUBMITTING, GRANTED_EARLY)) {
@@ -340,10 +335,7 @@ final class ProtectedRequest implements Supplier<CompletionStage<Void>>, AsyncLi
     if (!state.compareAndSet(PARKED, ABANDONED) && !state.compareAndSet(SUBMITTING, ABANDONED)) {
       return false;
     }
-    CompletableFuture<Void> queued = admission;
-    if (queued != null) { // else begin() withdraws it once submit() returns (R8)
-      queued.cancel(false);
-    }
+    withdraw(); // if submit() has not returned yet, begin() withdraws the call (R8)
     release();
     return true;
   }
