@@ -4,6 +4,8 @@ import io.bulkhead.Bulkhead;
 import io.bulkhead.Permit;
 import io.bulkhead.redis.FleetBulkhead;
 import io.bulkhead.redis.RedisCompartments;
+import io.bulkhead.spi.ProvisionalAdmission;
+import io.bulkhead.spi.ProvisionalSlot;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
@@ -27,8 +29,11 @@ import org.openjdk.jmh.annotations.Warmup;
  * so that neither is compiled with the other's profile: {@code permit} takes a permit and closes
  * it, {@code call} runs a trivial task inside the compartment. The fleet compartment holds a lease
  * on the Redis at {@code -Dbulkhead.redis} (default {@code redis://127.0.0.1:6379}) and is alone in
- * its fleet, so every call is admitted from the lease in memory. {@link FleetCost} is the
- * several-process measurement; this one isolates the per-call cost.
+ * its fleet, so every call is admitted from the lease in memory. {@code provisional} is a local
+ * compartment's two-step admission that a fleet compartment's gate makes (take a slot
+ * provisionally, confirm it, close it) without the lease, its ticket or its clock readings: the
+ * fleet's cost less that is what the lease adds. {@link FleetCost} is the several-process
+ * measurement; this one isolates the per-call cost.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -39,18 +44,22 @@ import org.openjdk.jmh.annotations.Warmup;
 @State(Scope.Benchmark)
 public class FleetAdmitBenchmark {
 
-  @Param({"local", "fleet"})
+  @Param({"local", "provisional", "fleet"})
   public String subject;
 
   private @Nullable RedisCompartments fleet;
   private Bulkhead bulkhead;
+  private @Nullable ProvisionalAdmission provisional;
   private final Object value = new Object();
   private final Callable<Object> task = () -> value;
 
   @Setup
   public void setUp() {
-    if (subject.equals("local")) {
+    if (!subject.equals("fleet")) {
       bulkhead = Bulkhead.builder("local").limit(1_000).build();
+      if (subject.equals("provisional")) {
+        provisional = ProvisionalAdmission.of(bulkhead).orElseThrow();
+      }
       return;
     }
     fleet =
@@ -76,6 +85,13 @@ public class FleetAdmitBenchmark {
 
   @Benchmark
   public boolean permit() {
+    ProvisionalAdmission twoStep = provisional;
+    if (twoStep != null) {
+      ProvisionalSlot slot = twoStep.acquireProvisionally();
+      slot.confirmOwned();
+      slot.close();
+      return slot.isClosed();
+    }
     try (Permit p = bulkhead.acquire()) {
       return p.isClosed();
     }
@@ -83,6 +99,16 @@ public class FleetAdmitBenchmark {
 
   @Benchmark
   public Object call() throws Exception {
+    ProvisionalAdmission twoStep = provisional;
+    if (twoStep != null) {
+      ProvisionalSlot slot = twoStep.acquireProvisionally();
+      slot.confirmOwned();
+      try {
+        return task.call();
+      } finally {
+        slot.close();
+      }
+    }
     return bulkhead.call(task);
   }
 }
