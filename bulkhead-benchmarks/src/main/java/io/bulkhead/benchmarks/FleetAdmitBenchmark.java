@@ -87,8 +87,7 @@ public class FleetAdmitBenchmark {
   public boolean permit() {
     ProvisionalAdmission twoStep = provisional;
     if (twoStep != null) {
-      ProvisionalSlot slot = twoStep.acquireProvisionally();
-      slot.confirmOwned();
+      ProvisionalSlot slot = admitted(twoStep);
       slot.close();
       return slot.isClosed();
     }
@@ -101,8 +100,7 @@ public class FleetAdmitBenchmark {
   public Object call() throws Exception {
     ProvisionalAdmission twoStep = provisional;
     if (twoStep != null) {
-      ProvisionalSlot slot = twoStep.acquireProvisionally();
-      slot.confirmOwned();
+      ProvisionalSlot slot = admitted(twoStep);
       try {
         return task.call();
       } finally {
@@ -110,5 +108,12 @@ public class FleetAdmitBenchmark {
       }
     }
     return bulkhead.call(task);
+  }
+
+  /** The gate's two-step admission: a slot taken provisionally, then confirmed by its owner. */
+  private static ProvisionalSlot admitted(ProvisionalAdmission twoStep) {
+    ProvisionalSlot slot = twoStep.acquireProvisionally();
+    slot.confirmOwned();
+    return slot;
   }
 }
