@@ -191,12 +191,19 @@ import org.jspecify.annotations.Nullable;
  * (provisionalWaiting), retryAfter counts it ahead of a newcomer, and it takes a place of maxQueue.
  * `completed` stays admitted - inFlight of the word, which a provisional slot makes lag by one until
  * it is confirmed and released or passed on: an under-count, never an over-count, exact at rest.
+ * takeAtOnce, confirmTaken and releaseTaken are the lock-free path's slot without its Provisional: the
+ * same CAS, count and release, for an integration whose own permit frees the slot once (its own CAS);
+ * slotOf turns such a slot into the Provisional the lock-free path would have made, for a call that
+ * must wait for the integration.
  */
 final class DefaultBulkhead extends PaddedState implements Bulkhead, ProvisionalAdmission {
 
   private static final System.Logger LOG = System.getLogger("io.bulkhead");
 
   private static final long ONE_PERMIT = 1L << 32;
+  // takeAtOnce's codes for a slot taken without an object (ProvisionalAdmission.NOT_TAKEN is 0).
+  private static final int TAKEN = 1;
+  private static final int TAKEN_TIMED = 2;
   private static final int FAST_BITS = 8;
   private static final long ONE_WAITER = 1L << FAST_BITS;
   private static final long FAST_MASK = ONE_WAITER - 1;
@@ -1131,6 +1138,13 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
    * no `fast` count picks it. Null when no slot is free or someone waits.
    */
   private @Nullable Provisional takeFreeProvisionally() {
+    int taken = takeAtOnce();
+    return taken == NOT_TAKEN ? null : new Provisional(this, taken == TAKEN_TIMED);
+  }
+
+  /** takeFreeProvisionally's slot without its object: TAKEN or TAKEN_TIMED, or NOT_TAKEN. */
+  @Override
+  public int takeAtOnce() {
     long s = state;
     while (waiting(s) == 0 && available(s) > 0) {
       long witness = (long) STATE.compareAndExchange(this, s, s - ONE_PERMIT);
@@ -1141,11 +1155,37 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
                 || (available(s) - 1) * 2 < limit
                 || listeners.any()
                 || (ThreadLocalRandom.current().nextInt() & mask) == 0;
-        return new Provisional(this, timed);
+        return timed ? TAKEN_TIMED : TAKEN;
       }
       s = witness;
     }
-    return null;
+    return NOT_TAKEN;
+  }
+
+  @Override
+  public ProvisionalSlot slotOf(int taken) {
+    return new Provisional(this, timedOf(taken));
+  }
+
+  /** As Provisional.confirmOwned for a slot taken at once that never waited. */
+  @Override
+  public long confirmTaken(int taken) {
+    long now = timedOf(taken) ? ticker.read() : 0L;
+    provisionalAdmitted(-1, now);
+    return now;
+  }
+
+  /** As Provisional.close for a confirmed slot; the caller's permit makes it happen once. */
+  @Override
+  public void releaseTaken(int taken, long admittedAt) {
+    release(timedOf(taken), admittedAt);
+  }
+
+  private static boolean timedOf(int taken) {
+    if (taken != TAKEN && taken != TAKEN_TIMED) {
+      throw new IllegalArgumentException("not a slot takeAtOnce() took: " + taken);
+    }
+    return taken == TAKEN_TIMED;
   }
 
   @Override

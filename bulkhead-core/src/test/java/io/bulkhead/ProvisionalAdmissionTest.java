@@ -120,6 +120,63 @@ class ProvisionalAdmissionTest {
   }
 
   @Test
+  void aSlotTakenAtOnceWithoutAnObjectCountsAsAConfirmedOne() {
+    Bulkhead b = fake(1, 1, Duration.ofSeconds(1));
+    ProvisionalAdmission admission = admission(b);
+    int taken = admission.takeAtOnce();
+    assertThat(taken).isNotEqualTo(ProvisionalAdmission.NOT_TAKEN);
+    assertThat(b.stats().admitted()).as("nothing admitted before confirmTaken").isZero();
+    assertThat(b.stats().inFlight()).as("it holds the slot").isEqualTo(1);
+    assertThat(admission.takeAtOnce()).as("none free").isEqualTo(ProvisionalAdmission.NOT_TAKEN);
+    assertThat(b.stats().rejected()).as("takeAtOnce counts nothing").isZero();
+    assertThat(b.tryAcquire()).as("its slot is still taken").isEmpty();
+
+    long admittedAt = admission.confirmTaken(taken);
+    ticker.advance(Duration.ofMillis(50));
+    admission.releaseTaken(taken, admittedAt);
+
+    BulkheadStats s = b.stats();
+    assertThat(s.admitted()).isEqualTo(1);
+    assertThat(s.completed()).isEqualTo(1);
+    assertThat(s.inFlight()).isZero();
+    assertThat(s.rejected()).as("the tryAcquire above").isEqualTo(1);
+    assertThat(s.queueWait().count()).isZero();
+    assertThat(s.latency().max())
+        .as("timed, a listener being attached: held from confirmTaken")
+        .isEqualTo(Duration.ofMillis(50));
+    assertThat(events.events).containsExactly("rejected QUEUE_FULL", "admitted 0", "released");
+    assertThat(b.tryAcquire()).isPresent();
+  }
+
+  @Test
+  void slotOfMakesASlotTakenAtOnceAProvisionalSlotThatMayWaitAndBeAbandoned() {
+    Bulkhead b = fake(1, 1, Duration.ofSeconds(1));
+    ProvisionalAdmission admission = admission(b);
+    ProvisionalSlot slot = admission.slotOf(admission.takeAtOnce());
+    assertThat(slot.queued()).isTrue();
+    assertThat(b.stats().waiting()).isEqualTo(1);
+    slot.abandon(Reason.QUEUE_FULL);
+    assertThat(b.stats().inFlight()).isZero();
+    assertThat(b.stats().waiting()).isZero();
+    assertThat(b.stats().rejected()).isEqualTo(1);
+    assertThat(b.stats().admitted()).isZero();
+    assertThat(events.events).containsExactly("queued", "rejected QUEUE_FULL");
+    assertThat(b.tryAcquire()).as("the slot was passed on").isPresent();
+  }
+
+  @Test
+  void aCodeTakeAtOnceDidNotReturnIsRefused() {
+    ProvisionalAdmission admission = admission(fake(1, 0, Duration.ZERO));
+    assertThatThrownBy(() -> admission.slotOf(ProvisionalAdmission.NOT_TAKEN))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("not a slot takeAtOnce() took: 0");
+    assertThatThrownBy(() -> admission.confirmTaken(7))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> admission.releaseTaken(-1, 0L))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
   void anAbandonedSlotIsARejectionAndGoesToTheNextWaiterInLine() {
     Bulkhead b = fake(1, 2, Duration.ofSeconds(1));
     oneCallOf(b, Duration.ofMillis(200));

@@ -5,7 +5,6 @@ import io.bulkhead.Permit;
 import io.bulkhead.redis.FleetBulkhead;
 import io.bulkhead.redis.RedisCompartments;
 import io.bulkhead.spi.ProvisionalAdmission;
-import io.bulkhead.spi.ProvisionalSlot;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
@@ -30,10 +29,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * it, {@code call} runs a trivial task inside the compartment. The fleet compartment holds a lease
  * on the Redis at {@code -Dbulkhead.redis} (default {@code redis://127.0.0.1:6379}) and is alone in
  * its fleet, so every call is admitted from the lease in memory. {@code provisional} is a local
- * compartment's two-step admission that a fleet compartment's gate makes (take a slot
- * provisionally, confirm it, close it) without the lease, its ticket or its clock readings: the
- * fleet's cost less that is what the lease adds. {@link FleetCost} is the several-process
- * measurement; this one isolates the per-call cost.
+ * compartment's two-step admission that a fleet compartment's gate makes for a call admitted at
+ * once (take a slot without an object, confirm it, release it) without the lease, its ticket or its
+ * clock readings: the fleet's cost less that is what the lease adds. {@link FleetCost} is the
+ * several-process measurement; this one isolates the per-call cost.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -87,9 +86,9 @@ public class FleetAdmitBenchmark {
   public boolean permit() {
     ProvisionalAdmission twoStep = provisional;
     if (twoStep != null) {
-      ProvisionalSlot slot = admitted(twoStep);
-      slot.close();
-      return slot.isClosed();
+      int taken = twoStep.takeAtOnce();
+      twoStep.releaseTaken(taken, twoStep.confirmTaken(taken));
+      return taken != ProvisionalAdmission.NOT_TAKEN;
     }
     try (Permit p = bulkhead.acquire()) {
       return p.isClosed();
@@ -100,20 +99,14 @@ public class FleetAdmitBenchmark {
   public Object call() throws Exception {
     ProvisionalAdmission twoStep = provisional;
     if (twoStep != null) {
-      ProvisionalSlot slot = admitted(twoStep);
+      int taken = twoStep.takeAtOnce();
+      long admittedAt = twoStep.confirmTaken(taken);
       try {
         return task.call();
       } finally {
-        slot.close();
+        twoStep.releaseTaken(taken, admittedAt);
       }
     }
     return bulkhead.call(task);
-  }
-
-  /** The gate's two-step admission: a slot taken provisionally, then confirmed by its owner. */
-  private static ProvisionalSlot admitted(ProvisionalAdmission twoStep) {
-    ProvisionalSlot slot = twoStep.acquireProvisionally();
-    slot.confirmOwned();
-    return slot;
   }
 }

@@ -66,6 +66,49 @@ public interface ProvisionalAdmission {
    */
   Optional<ProvisionalSlot> tryAcquireProvisionally();
 
+  /** What {@link #takeAtOnce()} returns when it took no slot. */
+  int NOT_TAKEN = 0;
+
+  /**
+   * Takes a slot if one is free and nobody waits, as {@link #tryAcquireProvisionally()} does, but
+   * without an object and without counting anything (not even a rejection when none is free): for
+   * an integration whose own permit stands for the slot. Returns {@link #NOT_TAKEN}, or a code that
+   * stands for the slot taken, which the integration passes to exactly one of two paths:
+   *
+   * <ul>
+   *   <li>{@link #confirmTaken} (the call is admitted, as by {@link
+   *       ProvisionalSlot#confirmOwned()}) and, when the call ends, {@link #releaseTaken} exactly
+   *       once: the integration's permit guarantees the once, under racing closes too;
+   *   <li>{@link #slotOf}, which makes the slot a {@link ProvisionalSlot}, as {@link
+   *       #tryAcquireProvisionally()} would have returned it: to wait in it, abandon or close it.
+   * </ul>
+   */
+  int takeAtOnce();
+
+  /**
+   * The slot {@code taken} (a code of {@link #takeAtOnce()}, not confirmed) as a provisional slot.
+   *
+   * @throws IllegalArgumentException if {@code taken} is not such a code
+   */
+  ProvisionalSlot slotOf(int taken);
+
+  /**
+   * Admits the call of the slot {@code taken} (a code of {@link #takeAtOnce()}): counts it admitted
+   * and fires {@code onAdmitted}. Returns the reading to pass to {@link #releaseTaken}.
+   *
+   * @throws IllegalArgumentException if {@code taken} is not such a code
+   */
+  long confirmTaken(int taken);
+
+  /**
+   * Frees the slot of a call {@link #confirmTaken} admitted, as closing its permit does: counts it
+   * completed, records its latency if it was timed, and hands the slot to the next waiter. Call it
+   * once per slot; a second call frees a slot that is not this call's.
+   *
+   * @throws IllegalArgumentException if {@code taken} is not a code of {@link #takeAtOnce()}
+   */
+  void releaseTaken(int taken, long admittedAt);
+
   /**
    * Like {@link Bulkhead#submit}: when a slot is free, runs {@code task} with it, provisional, and
    * holds the slot until the stage {@code task} returns completes. The task runs on the caller's

@@ -58,12 +58,16 @@ import org.jspecify.annotations.Nullable;
  *                   cancelled): counted cancelled.
  * While a call waits in the lease line (slot.queued()) the gate reports it waiting, not in flight.
  *
- * Cost of a call admitted at once (see DESIGN.md): the gate's lock-free provisional slot, the lease's
- * CAS and one clock reading (LeaseSlots M3's, which is also the call's start), one SlotTicket (the
- * ticket, and for acquire/tryAcquire the permit too), the slot confirmed by a plain store (its caller
- * alone holds it: ProvisionalSlot.confirmOwned); its release: the gate slot's CAS, which runs the
- * ticket's give-back (the lease's decrement, one clock reading: overran?) before the gate's release.
- * The ticket's own flag is CASed only where no gate slot guards it (a submit's stage, the line's R1).
+ * Cost of a call admitted at once (see DESIGN.md): the gate's slot taken lock-free without an object
+ * (ProvisionalAdmission.takeAtOnce), the lease's CAS and one clock reading (LeaseSlots M3's, which is
+ * also the call's start), the admission counted (confirmTaken), one SlotTicket (for acquire/tryAcquire
+ * the permit too); its release: the ticket's give-back (the lease's decrement, one clock reading:
+ * overran?) before the gate's (releaseTaken). A synchronous call gives both back on its own thread;
+ * a permit, which may be closed on several threads at once, behind its ticket's flag. A call that
+ * finds no slot of the lease at once turns its gate slot into a ProvisionalSlot (slotOf) and waits in
+ * it; its release is then the gate slot's CAS, which runs the ticket's give-back first.
+ * The ticket's own flag is CASed for a permit admitted at once and where no gate slot guards it (a
+ * submit's stage, the line's R1).
  * A wait deadline is computed only by a call that waits, from what the gate says is left of its
  * maxWait (ProvisionalSlot.remainingWaitNanos).
  *
@@ -75,9 +79,11 @@ import org.jspecify.annotations.Nullable;
  * Invariants
  * ----------
  *   I1 every admitted call holds exactly one ticket, given back exactly once, and a gate slot confirmed
- *      once; a gate slot leaves its provisional state once and is freed once. The once is a CAS: the
- *      gate slot's close(GIVE_BACK, ticket) for a synchronous call or a permit (its close may race),
- *      Ticket.release's flag for the rest; a ticket goes through one of the two, never both.
+ *      once; a gate slot leaves its provisional state once and is freed once. The once is: for a
+ *      synchronous call admitted at once, its own thread, the only one that holds the two; for a
+ *      permit admitted at once, its ticket's flag (Ticket.claim), whose winner gives back the ticket
+ *      and then the gate's slot; for a call or permit that waited, the gate slot's close(GIVE_BACK,
+ *      ticket) CAS; Ticket.release's flag for the rest. A ticket goes through one of them, never two.
  *   I2 a call admitted under the lease took its slot before the lease's admitUntil (LeaseSlots M3), and
  *      when it waited for its slot, still could when it started (R2 below).
  *   I3 a submit cancelled while it waits never runs its supplier and keeps no ticket, and is counted
@@ -172,11 +178,38 @@ final class RedisBulkhead implements FleetBulkhead {
   @Override
   public <T extends @Nullable Object> T call(Callable<T> task) throws Exception {
     Objects.requireNonNull(task, "task");
-    ProvisionalSlot slot =
-        admission.acquireProvisionally(); // a local refusal is counted by the gate
-    SlotTicket ticket = obtainOrClose(slot);
+    return callWith(task, null);
+  }
+
+  @Override
+  public <T extends @Nullable Object> T callFenced(FencedCall<T> task) throws Exception {
+    Objects.requireNonNull(task, "task");
+    return callWith(null, task);
+  }
+
+  /** A synchronous call: {@code task}, or {@code fenced} told the fencing token. */
+  private <T extends @Nullable Object> T callWith(
+      @Nullable Callable<T> task, @Nullable FencedCall<T> fenced) throws Exception {
+    int taken = admission.takeAtOnce();
+    SlotTicket ticket = taken == ProvisionalAdmission.NOT_TAKEN ? null : leaseAtOnce();
+    if (ticket != null) {
+      // Admitted at once, without the gate's slot object (I1): this thread alone gives both back.
+      long admittedAt = admission.confirmTaken(taken);
+      try {
+        return task != null ? task.call() : fenced.call(ticket.token);
+      } finally {
+        try {
+          ticket
+              .giveBack(); // the lease's slot first: a local waiter handed the gate's finds it free
+        } finally {
+          admission.releaseTaken(taken, admittedAt);
+        }
+      }
+    }
+    ProvisionalSlot slot = gateSlot(taken); // a local refusal is counted by the gate
+    ticket = obtainOrClose(slot);
     try {
-      return task.call();
+      return task != null ? task.call() : fenced.call(ticket.token);
     } finally {
       // The ticket first, inside the slot's once-only CAS: a local waiter handed the slot finds the
       // lease's slot free.
@@ -185,30 +218,33 @@ final class RedisBulkhead implements FleetBulkhead {
   }
 
   @Override
-  public <T extends @Nullable Object> T callFenced(FencedCall<T> task) throws Exception {
-    Objects.requireNonNull(task, "task");
-    ProvisionalSlot slot = admission.acquireProvisionally();
-    SlotTicket ticket = obtainOrClose(slot);
-    try {
-      return task.call(ticket.token);
-    } finally {
-      slot.close(GIVE_BACK, ticket);
-    }
-  }
-
-  @Override
   public FleetPermit acquire() {
-    ProvisionalSlot slot = admission.acquireProvisionally();
+    int taken = admission.takeAtOnce();
+    SlotTicket ticket = taken == ProvisionalAdmission.NOT_TAKEN ? null : leaseAtOnce();
+    if (ticket != null) {
+      return ticket.heldAtOnce(taken, admission.confirmTaken(taken));
+    }
+    ProvisionalSlot slot = gateSlot(taken);
     return obtainOrClose(slot).heldWith(slot);
   }
 
   @Override
   public Optional<Permit> tryAcquire() {
-    Optional<ProvisionalSlot> local = admission.tryAcquireProvisionally();
-    if (local.isEmpty()) {
-      return Optional.empty(); // counted QUEUE_FULL by the gate
+    int taken = admission.takeAtOnce();
+    SlotTicket atOnce = taken == ProvisionalAdmission.NOT_TAKEN ? null : leaseAtOnce();
+    if (atOnce != null) {
+      return Optional.of(atOnce.heldAtOnce(taken, admission.confirmTaken(taken)));
     }
-    ProvisionalSlot slot = local.get();
+    ProvisionalSlot slot;
+    if (taken != ProvisionalAdmission.NOT_TAKEN) {
+      slot = admission.slotOf(taken);
+    } else {
+      Optional<ProvisionalSlot> local = admission.tryAcquireProvisionally();
+      if (local.isEmpty()) {
+        return Optional.empty(); // counted QUEUE_FULL by the gate
+      }
+      slot = local.get();
+    }
     try {
       SlotTicket ticket = line.isEmpty() ? attempt() : null;
       if (ticket != null) {
@@ -344,6 +380,26 @@ final class RedisBulkhead implements FleetBulkhead {
             line.withdraw(w); // I3: withdrawn before a ticket came; none was ever taken
           }
         });
+  }
+
+  /**
+   * The gate's slot that takeAtOnce took ({@code taken}) as an object, for a call that did not get
+   * a slot of the lease at once; or, if it took none, one taken as acquire() takes it (waiting in
+   * the gate's queue if need be).
+   */
+  private ProvisionalSlot gateSlot(int taken) {
+    return taken == ProvisionalAdmission.NOT_TAKEN
+        ? admission.acquireProvisionally()
+        : admission.slotOf(taken);
+  }
+
+  /**
+   * A slot of the lease taken at once (one CAS and LeaseSlots M3's clock reading), when nobody
+   * waits in the lease line; null otherwise, and in fallback when the share has none free (the
+   * caller then goes through obtainOrClose, whose attempt() refuses).
+   */
+  private @Nullable SlotTicket leaseAtOnce() {
+    return line.isEmpty() ? slots.tryTake(newTicket) : null;
   }
 
   /**
@@ -623,6 +679,10 @@ final class RedisBulkhead implements FleetBulkhead {
     // the call starts; read by its release, which the call's own hand-offs order after it.
     private long startedAt;
     private @Nullable ProvisionalSlot slot; // the gate's, when this ticket is a permit
+    // A permit admitted at once holds its gate slot as takeAtOnce's code instead (NOT_TAKEN else),
+    // with the gate's reading at admission; written before the permit is returned.
+    private int gateTaken;
+    private long gateAdmittedAt;
 
     SlotTicket(boolean leased, long token, long startedAt) {
       this.leased = leased;
@@ -632,6 +692,13 @@ final class RedisBulkhead implements FleetBulkhead {
 
     SlotTicket heldWith(ProvisionalSlot gateSlot) {
       this.slot = gateSlot;
+      return this;
+    }
+
+    /** A permit that holds the gate's slot taken at once, by takeAtOnce's code {@code taken}. */
+    SlotTicket heldAtOnce(int taken, long admittedAt) {
+      this.gateTaken = taken;
+      this.gateAdmittedAt = admittedAt;
       return this;
     }
 
@@ -663,13 +730,22 @@ final class RedisBulkhead implements FleetBulkhead {
 
     /**
      * Gives the ticket back before the gate's slot, so that a local waiter handed that slot finds
-     * the lease's free; the gate slot's CAS makes it happen once, however many threads close.
+     * the lease's free; the gate slot's CAS, or for a permit admitted at once the ticket's own,
+     * makes it happen once, however many threads close.
      */
     @Override
     public void close() {
       ProvisionalSlot gateSlot = slot;
       if (gateSlot != null) {
         gateSlot.close(GIVE_BACK, this);
+      } else if (gateTaken != ProvisionalAdmission.NOT_TAKEN) {
+        if (claim()) {
+          try {
+            giveBack();
+          } finally {
+            admission.releaseTaken(gateTaken, gateAdmittedAt);
+          }
+        }
       } else {
         release();
       }

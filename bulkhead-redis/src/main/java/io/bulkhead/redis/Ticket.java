@@ -23,9 +23,17 @@ abstract class Ticket {
 
   /** Gives the ticket back the first time it is called; later calls do nothing. */
   final void release() {
-    if (!released && RELEASED.compareAndSet(this, false, true)) {
+    if (claim()) {
       giveBack();
     }
+  }
+
+  /**
+   * Sets the flag: true for the first caller only, who then gives the ticket back (and whatever the
+   * ticket holds besides) itself.
+   */
+  final boolean claim() {
+    return !released && RELEASED.compareAndSet(this, false, true);
   }
 
   /** Whether {@link #release()} has run. */

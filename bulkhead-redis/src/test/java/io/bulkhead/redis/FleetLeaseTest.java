@@ -10,9 +10,14 @@ import io.bulkhead.Permit;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -322,6 +327,51 @@ class FleetLeaseTest {
               });
       assertThat(((FleetPermit) taken.get()).fencingToken()).isGreaterThan(token);
       taken.get().close();
+    }
+  }
+
+  @Test
+  void aPermitClosedOnSeveralThreadsAtOnceGivesItsTwoSlotsBackOnce() throws Exception {
+    String name = "closes-" + UUID.randomUUID();
+    int closers = 4;
+    ExecutorService pool = Executors.newFixedThreadPool(closers);
+    try (RedisCompartments fleet = RedisCompartments.connect(REDIS)) {
+      FleetBulkhead two = fleet.builder(name).limit(2).maxCallDuration(CALL).build();
+      for (int round = 0; round < 200; round++) {
+        FleetPermit permit = two.acquire(); // admitted at once: the gate's slot without an object
+        CyclicBarrier together = new CyclicBarrier(closers);
+        List<Future<?>> closes = new ArrayList<>();
+        for (int i = 0; i < closers; i++) {
+          closes.add(
+              pool.submit(
+                  () -> {
+                    together.await();
+                    permit.close();
+                    return null;
+                  }));
+        }
+        for (Future<?> close : closes) {
+          close.get(10, TimeUnit.SECONDS);
+        }
+        assertThat(permit.isClosed()).isTrue();
+        // Each slot given back once: neither counts a call any more (a second give-back of the
+        // lease's would wrap its count below zero).
+        assertThat(two.fleetStats().leaseInUse()).as("round %d", round).isZero();
+        assertThat(two.stats().inFlight()).as("round %d", round).isZero();
+        // A slot given back twice would let a third permit in; one never given back, only one.
+        Optional<Permit> a = two.tryAcquire();
+        Optional<Permit> b = two.tryAcquire();
+        Optional<Permit> c = two.tryAcquire();
+        assertThat(a).as("round %d", round).isPresent();
+        assertThat(b).as("round %d", round).isPresent();
+        assertThat(c).as("round %d: the limit is 2", round).isEmpty();
+        a.get().close();
+        b.get().close();
+      }
+      assertThat(two.stats().completed()).isEqualTo(200 * 3);
+      assertThat(two.stats().inFlight()).isZero();
+    } finally {
+      pool.shutdownNow();
     }
   }
 
