@@ -196,11 +196,11 @@ final class RedisBulkhead implements FleetBulkhead {
       // Admitted at once, without the gate's slot object (I1): this thread alone gives both back.
       long admittedAt = admission.confirmTaken(taken);
       try {
-        return task != null ? task.call() : fenced.call(ticket.token);
+        return run(task, fenced, ticket);
       } finally {
+        // The lease's slot first: a local waiter handed the gate's finds it free.
         try {
-          ticket
-              .giveBack(); // the lease's slot first: a local waiter handed the gate's finds it free
+          ticket.giveBack();
         } finally {
           admission.releaseTaken(taken, admittedAt);
         }
@@ -209,12 +209,18 @@ final class RedisBulkhead implements FleetBulkhead {
     ProvisionalSlot slot = gateSlot(taken); // a local refusal is counted by the gate
     ticket = obtainOrClose(slot);
     try {
-      return task != null ? task.call() : fenced.call(ticket.token);
+      return run(task, fenced, ticket);
     } finally {
       // The ticket first, inside the slot's once-only CAS: a local waiter handed the slot finds the
       // lease's slot free.
       slot.close(GIVE_BACK, ticket);
     }
+  }
+
+  private static <T extends @Nullable Object> T run(
+      @Nullable Callable<T> task, @Nullable FencedCall<T> fenced, SlotTicket ticket)
+      throws Exception {
+    return task != null ? task.call() : Objects.requireNonNull(fenced).call(ticket.token);
   }
 
   @Override
