@@ -191,7 +191,7 @@ final class RedisBulkhead implements FleetBulkhead {
   private <T extends @Nullable Object> T callWith(
       @Nullable Callable<T> task, @Nullable FencedCall<T> fenced) throws Exception {
     int taken = admission.takeAtOnce();
-    SlotTicket ticket = taken == ProvisionalAdmission.NOT_TAKEN ? null : leaseAtOnce();
+    SlotTicket ticket = leaseAtOnce(taken);
     if (ticket != null) {
       // Admitted at once, without the gate's slot object (I1): this thread alone gives both back.
       long admittedAt = admission.confirmTaken(taken);
@@ -226,7 +226,7 @@ final class RedisBulkhead implements FleetBulkhead {
   @Override
   public FleetPermit acquire() {
     int taken = admission.takeAtOnce();
-    SlotTicket ticket = taken == ProvisionalAdmission.NOT_TAKEN ? null : leaseAtOnce();
+    SlotTicket ticket = leaseAtOnce(taken);
     if (ticket != null) {
       return ticket.heldAtOnce(taken, admission.confirmTaken(taken));
     }
@@ -237,7 +237,7 @@ final class RedisBulkhead implements FleetBulkhead {
   @Override
   public Optional<Permit> tryAcquire() {
     int taken = admission.takeAtOnce();
-    SlotTicket atOnce = taken == ProvisionalAdmission.NOT_TAKEN ? null : leaseAtOnce();
+    SlotTicket atOnce = leaseAtOnce(taken);
     if (atOnce != null) {
       return Optional.of(atOnce.heldAtOnce(taken, admission.confirmTaken(taken)));
     }
@@ -400,12 +400,15 @@ final class RedisBulkhead implements FleetBulkhead {
   }
 
   /**
-   * A slot of the lease taken at once (one CAS and LeaseSlots M3's clock reading), when nobody
-   * waits in the lease line; null otherwise, and in fallback when the share has none free (the
-   * caller then goes through obtainOrClose, whose attempt() refuses).
+   * A slot of the lease taken at once (one CAS and LeaseSlots M3's clock reading) for a call whose
+   * gate slot takeAtOnce took ({@code taken}), when nobody waits in the lease line; null otherwise,
+   * and in fallback when the share has none free (the caller then goes through obtainOrClose, whose
+   * attempt() refuses).
    */
-  private @Nullable SlotTicket leaseAtOnce() {
-    return line.isEmpty() ? slots.tryTake(newTicket) : null;
+  private @Nullable SlotTicket leaseAtOnce(int taken) {
+    return taken != ProvisionalAdmission.NOT_TAKEN && line.isEmpty()
+        ? slots.tryTake(newTicket)
+        : null;
   }
 
   /**
