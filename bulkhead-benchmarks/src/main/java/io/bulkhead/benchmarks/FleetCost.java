@@ -12,11 +12,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.HdrHistogram.Histogram;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a fleet compartment costs: admit and release (take a permit, give it back at once) on a
@@ -31,14 +33,15 @@ import org.HdrHistogram.Histogram;
  * rebalance interval in the background, whatever the call rate.
  *
  * <p>Usage: {@code java -cp benchmarks.jar io.bulkhead.benchmarks.FleetCost [REDIS_URI [WARM_UP
- * [MEASURE [SUBJECTS]]]]}, defaults {@code redis://127.0.0.1:6379 3s 10s both}; prints one line of
- * JSON. Each subject and thread count runs its warm-up, then its measurement, in the order local 1,
- * fleet 1, local 4, fleet 4. {@code local} or {@code fleet} as SUBJECTS measures that one alone, so
- * that its loop is not compiled with the other's profile: the steadier comparison runs the local
- * JVMs, then the fleet's, and divides. {@code clocked} measures the local compartment with the two
- * {@code System.nanoTime()} readings a fleet call makes added to each operation (one after its slot
- * is taken, one as it is given back): the most a fleet compartment whose lease expires, and which
- * counts every call that overruns, can reach against a local one.
+ * [MEASURE [SUBJECTS [OPERATION]]]]]}, defaults {@code redis://127.0.0.1:6379 3s 10s both permit};
+ * prints one line of JSON. OPERATION {@code call} admits and releases through {@code call()}
+ * instead of a permit. Each subject and thread count runs its warm-up, then its measurement, in the
+ * order local 1, fleet 1, local 4, fleet 4. {@code local} or {@code fleet} as SUBJECTS measures
+ * that one alone, so that its loop is not compiled with the other's profile: the steadier
+ * comparison runs the local JVMs, then the fleet's, and divides. {@code clocked} measures the local
+ * compartment with the two {@code System.nanoTime()} readings a fleet call makes added to each
+ * operation (one after its slot is taken, one as it is given back): the most a fleet compartment
+ * whose lease expires, and which counts every call that overruns, can reach against a local one.
  */
 public final class FleetCost {
 
@@ -61,6 +64,12 @@ public final class FleetCost {
     Duration warmUp = Quantities.parseDuration(args.length > 1 ? args[1] : "3s");
     Duration measure = Quantities.parseDuration(args.length > 2 ? args[2] : "10s");
     String only = args.length > 3 ? args[3] : "both";
+    String operation = args.length > 4 ? args[4] : "permit";
+    if (!List.of("permit", "call").contains(operation)) {
+      System.err.println("FleetCost: OPERATION must be permit or call, not '" + operation + "'");
+      System.exit(2);
+    }
+    boolean viaCall = operation.equals("call");
     if (!List.of("both", "local", "fleet", "clocked").contains(only)) {
       System.err.println(
           "FleetCost: SUBJECTS must be both, local, fleet or clocked, not '" + only + "'");
@@ -71,6 +80,7 @@ public final class FleetCost {
     out.name("redis").value(redis.replaceAll("//[^@/]*@", "//")); // never a password
     out.name("cores").value(Runtime.getRuntime().availableProcessors());
     out.name("load_before").value(loadBefore);
+    out.name("operation").value(operation);
     out.name("warm_up_s").value(warmUp.toMillis() / 1000.0);
     out.name("measure_s").value(measure.toMillis() / 1000.0);
     out.name("results").beginArray();
@@ -95,8 +105,8 @@ public final class FleetCost {
           Bulkhead subject = name.equals("fleet") ? remote : local;
           boolean clocked = name.equals("clocked");
           settle(subject, threads);
-          run(subject, clocked, threads, warmUp);
-          Result r = run(subject, clocked, threads, measure);
+          run(subject, clocked, viaCall, threads, warmUp);
+          Result r = run(subject, clocked, viaCall, threads, measure);
           out.beginObject()
               .name("subject")
               .value(name)
@@ -168,7 +178,8 @@ public final class FleetCost {
    * into its own histogram, merged once every thread has stopped. With {@code clocked}, each
    * operation also reads the clock twice, as a fleet call does.
    */
-  private static Result run(Bulkhead subject, boolean clocked, int threads, Duration length)
+  private static Result run(
+      Bulkhead subject, boolean clocked, boolean viaCall, int threads, Duration length)
       throws InterruptedException {
     List<Histogram> histograms = new ArrayList<>();
     List<Thread> workers = new ArrayList<>();
@@ -190,14 +201,27 @@ public final class FleetCost {
                 }
                 long end = stopAt[0]; // written before go opened: the latch orders it
                 long readings = 0;
+                long[] inside = new long[1]; // the clocked call's readings inside the task
+                Callable<@Nullable Void> task =
+                    clocked
+                        ? () -> {
+                          inside[0] += System.nanoTime();
+                          return null;
+                        }
+                        : () -> null;
                 try {
                   for (long before = System.nanoTime();
                       before - end < 0;
                       before = System.nanoTime()) {
-                    try (Permit p = subject.acquire()) {
-                      // admitted and released at once: the path itself is the subject
-                      if (clocked) {
-                        readings += System.nanoTime(); // a fleet call's reading after its slot
+                    if (viaCall) {
+                      // the same through call(): no permit object for the caller to hold
+                      subject.call(task);
+                    } else {
+                      try (Permit p = subject.acquire()) {
+                        // admitted and released at once: the path itself is the subject
+                        if (clocked) {
+                          readings += System.nanoTime(); // a fleet call's reading after its slot
+                        }
                       }
                     }
                     if (clocked) {
@@ -206,10 +230,10 @@ public final class FleetCost {
                     long after = System.nanoTime();
                     h.recordValue(Math.min(HIGHEST_NANOS, Math.max(1, after - before)));
                   }
-                } catch (RuntimeException | Error e) {
+                } catch (Exception | Error e) {
                   failed.compareAndSet(null, e); // a refused call: the run measured nothing
                 }
-                sink.addAndGet(readings); // used, so the readings are made
+                sink.addAndGet(readings + inside[0]); // used, so the readings are made
               },
               "fleet-cost-" + t);
       workers.add(w);
