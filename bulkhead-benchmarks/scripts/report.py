@@ -427,7 +427,9 @@ def fleet_cost_section(fc, before=None):
              "fell back to its local policy %d times during the run. The local figures include "
              "the two `System.nanoTime` reads around each operation. Run it alone with "
              "`java -cp bulkhead-benchmarks/target/benchmarks.jar io.bulkhead.benchmarks.FleetCost "
-             "[REDIS_URI [WARM_UP [MEASURE]]]` after building the benchmarks."
+             "[REDIS_URI [WARM_UP [MEASURE [SUBJECTS [OPERATION]]]]]` after building the benchmarks "
+             "(SUBJECTS `local`, `fleet` or `clocked` runs one alone; OPERATION `call` measures "
+             "`call()` instead of a permit)."
              % (fc["cores"], fc["load_before"], fc["load_after"], fc["fallback_switches"]))
     return q
 

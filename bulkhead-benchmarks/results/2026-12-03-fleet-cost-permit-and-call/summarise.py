@@ -1,0 +1,24 @@
+# Summarises FleetCost rounds: python3 summarise.py DIR SUBJECT,SUBJECT,... (each against local, a -call subject against local-call)
+import json,glob,sys,statistics,re
+d=sys.argv[1]
+subs=sys.argv[2].split(',')
+rows={}
+for f in glob.glob(d+'/round*-jvm*.json'):
+    m=re.search(r'round(\d+)-(.+)-jvm(\d)\.json',f)
+    r,s,j=int(m[1]),m[2],int(m[3])
+    try: o=json.load(open(f))
+    except Exception as e: print('bad',f,e); continue
+    for x in o['results']:
+        k=(s,x['threads'],r)
+        rows.setdefault(k,{'ops':0,'p50':[],'p99':[]})
+        rows[k]['ops']+=x['ops_per_s']; rows[k]['p50'].append(x['p50_us']); rows[k]['p99'].append(x['p99_us'])
+rounds=sorted({k[2] for k in rows})
+for t in (1,4):
+    print('threads',t)
+    for s in subs:
+        if not any((s,t,r) in rows for r in rounds):
+            continue
+        shares=[rows[(s,t,r)]['ops']/rows[('local-call' if s.endswith('-call') else 'local',t,r)]['ops']*100 for r in rounds if (s,t,r) in rows]
+        ops=[rows[(s,t,r)]['ops'] for r in rounds if (s,t,r) in rows]
+        p50=[v for r in rounds if (s,t,r) in rows for v in rows[(s,t,r)]['p50']]; p99=[v for r in rounds if (s,t,r) in rows for v in rows[(s,t,r)]['p99']]
+        print(f"  {s:24s} ops/s median {statistics.median(ops)/1e6:6.2f} M  share median {statistics.median(shares):5.1f}% per round {['%.1f'%x for x in shares]}  p50 {min(p50)}-{max(p50)} p99 {min(p99)}-{max(p99)}")
