@@ -1,4 +1,6 @@
-# Summarises FleetCost rounds: python3 summarise.py DIR SUBJECT,SUBJECT,... (the first is local)
+# Summarises fleet-cost-rounds' output: python3 fleet_cost_summary.py DIR LABEL,LABEL,...
+# Each label's throughput (its three JVMs summed) as a share of the same round's `local`, a label
+# ending in -call of `local-call`; the median and each round's share, and p50/p99 over its JVMs.
 import json,glob,sys,statistics,re
 d=sys.argv[1]
 subs=sys.argv[2].split(',')
@@ -18,7 +20,7 @@ for t in (1,4):
     for s in subs:
         if not any((s,t,r) in rows for r in rounds):
             continue
-        shares=[rows[(s,t,r)]['ops']/rows[('local',t,r)]['ops']*100 for r in rounds if (s,t,r) in rows]
+        shares=[rows[(s,t,r)]['ops']/rows[('local-call' if s.endswith('-call') else 'local',t,r)]['ops']*100 for r in rounds if (s,t,r) in rows]
         ops=[rows[(s,t,r)]['ops'] for r in rounds if (s,t,r) in rows]
         p50=[v for r in rounds if (s,t,r) in rows for v in rows[(s,t,r)]['p50']]; p99=[v for r in rounds if (s,t,r) in rows for v in rows[(s,t,r)]['p99']]
         print(f"  {s:24s} ops/s median {statistics.median(ops)/1e6:6.2f} M  share median {statistics.median(shares):5.1f}% per round {['%.1f'%x for x in shares]}  p50 {min(p50)}-{max(p50)} p99 {min(p99)}-{max(p99)}")
