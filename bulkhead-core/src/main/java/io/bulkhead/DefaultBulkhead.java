@@ -191,17 +191,17 @@ import org.jspecify.annotations.Nullable;
  * (provisionalWaiting), retryAfter counts it ahead of a newcomer, and it takes a place of maxQueue.
  * `completed` stays admitted - inFlight of the word, which a provisional slot makes lag by one until
  * it is confirmed and released or passed on: an under-count, never an over-count, exact at rest.
- * takeAtOnce, confirmTaken and releaseTaken are the lock-free path's slot without its Provisional: the
- * same CAS, count and release, for an integration whose own permit frees the slot once (its own CAS);
- * slotOf turns such a slot into the Provisional the lock-free path would have made, for a call that
- * must wait for the integration.
+ * admitAtOnce and releaseTaken are tryAcquire's admission and a Lease's release without the Lease, for
+ * an integration that has what else its call needs before it asks and whose own permit frees the slot
+ * once (its own CAS): the same CAS, the same count in the `fast` field, the same sample.
  */
 final class DefaultBulkhead extends PaddedState implements Bulkhead, ProvisionalAdmission {
 
   private static final System.Logger LOG = System.getLogger("io.bulkhead");
 
   private static final long ONE_PERMIT = 1L << 32;
-  // takeAtOnce's codes for a slot taken without an object (ProvisionalAdmission.NOT_TAKEN is 0).
+  // admitAtOnce's codes for a call admitted without an object, and takeAtOnce's for a slot taken
+  // provisionally (ProvisionalAdmission.NOT_TAKEN is 0).
   private static final int TAKEN = 1;
   private static final int TAKEN_TIMED = 2;
   private static final int FAST_BITS = 8;
@@ -1143,8 +1143,7 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
   }
 
   /** takeFreeProvisionally's slot without its object: TAKEN or TAKEN_TIMED, or NOT_TAKEN. */
-  @Override
-  public int takeAtOnce() {
+  private int takeAtOnce() {
     long s = state;
     while (waiting(s) == 0 && available(s) > 0) {
       long witness = (long) STATE.compareAndExchange(this, s, s - ONE_PERMIT);
@@ -1162,30 +1161,34 @@ final class DefaultBulkhead extends PaddedState implements Bulkhead, Provisional
     return NOT_TAKEN;
   }
 
+  /** tryAcquire's admission without its Lease: takeFree's CAS counts it, as for any fast one. */
   @Override
-  public ProvisionalSlot slotOf(int taken) {
-    return new Provisional(this, timedOf(taken));
-  }
-
-  /** As Provisional.confirmOwned for a slot taken at once that never waited. */
-  @Override
-  public long confirmTaken(int taken) {
-    long now = timedOf(taken) ? ticker.read() : 0L;
-    provisionalAdmitted(-1, now);
-    return now;
-  }
-
-  /** As Provisional.close for a confirmed slot; the caller's permit makes it happen once. */
-  @Override
-  public void releaseTaken(int taken, long admittedAt) {
-    release(timedOf(taken), admittedAt);
-  }
-
-  private static boolean timedOf(int taken) {
-    if (taken != TAKEN && taken != TAKEN_TIMED) {
-      throw new IllegalArgumentException("not a slot takeAtOnce() took: " + taken);
+  public int admitAtOnce() {
+    long before = takeFree();
+    if (before == NO_FREE_SLOT) {
+      return NOT_TAKEN;
     }
-    return taken == TAKEN_TIMED;
+    boolean timed = shouldTime(before);
+    listeners.admitted(0L);
+    return timed ? TAKEN_TIMED : TAKEN;
+  }
+
+  @Override
+  public long admittedAt(int admitted) {
+    return timedOf(admitted) ? ticker.read() : 0L;
+  }
+
+  /** As Lease.close for a call admitAtOnce admitted; the caller's permit makes it happen once. */
+  @Override
+  public void releaseTaken(int admitted, long admittedAt) {
+    release(timedOf(admitted), admittedAt);
+  }
+
+  private static boolean timedOf(int admitted) {
+    if (admitted != TAKEN && admitted != TAKEN_TIMED) {
+      throw new IllegalArgumentException("not a code admitAtOnce() returned: " + admitted);
+    }
+    return admitted == TAKEN_TIMED;
   }
 
   @Override

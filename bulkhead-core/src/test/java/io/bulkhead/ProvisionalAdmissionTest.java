@@ -120,20 +120,20 @@ class ProvisionalAdmissionTest {
   }
 
   @Test
-  void aSlotTakenAtOnceWithoutAnObjectCountsAsAConfirmedOne() {
+  void aCallAdmittedAtOnceWithoutAnObjectCountsAsTryAcquiresDoes() {
     Bulkhead b = fake(1, 1, Duration.ofSeconds(1));
     ProvisionalAdmission admission = admission(b);
-    int taken = admission.takeAtOnce();
-    assertThat(taken).isNotEqualTo(ProvisionalAdmission.NOT_TAKEN);
-    assertThat(b.stats().admitted()).as("nothing admitted before confirmTaken").isZero();
+    int admitted = admission.admitAtOnce();
+    assertThat(admitted).isNotEqualTo(ProvisionalAdmission.NOT_TAKEN);
+    long admittedAt = admission.admittedAt(admitted);
+    assertThat(b.stats().admitted()).as("counted by the CAS that took the slot").isEqualTo(1);
     assertThat(b.stats().inFlight()).as("it holds the slot").isEqualTo(1);
-    assertThat(admission.takeAtOnce()).as("none free").isEqualTo(ProvisionalAdmission.NOT_TAKEN);
-    assertThat(b.stats().rejected()).as("takeAtOnce counts nothing").isZero();
+    assertThat(admission.admitAtOnce()).as("none free").isEqualTo(ProvisionalAdmission.NOT_TAKEN);
+    assertThat(b.stats().rejected()).as("admitAtOnce counts no rejection").isZero();
     assertThat(b.tryAcquire()).as("its slot is still taken").isEmpty();
 
-    long admittedAt = admission.confirmTaken(taken);
     ticker.advance(Duration.ofMillis(50));
-    admission.releaseTaken(taken, admittedAt);
+    admission.releaseTaken(admitted, admittedAt);
 
     BulkheadStats s = b.stats();
     assertThat(s.admitted()).isEqualTo(1);
@@ -142,36 +142,42 @@ class ProvisionalAdmissionTest {
     assertThat(s.rejected()).as("the tryAcquire above").isEqualTo(1);
     assertThat(s.queueWait().count()).isZero();
     assertThat(s.latency().max())
-        .as("timed, a listener being attached: held from confirmTaken")
+        .as("timed, a listener being attached: held from admittedAt's reading")
         .isEqualTo(Duration.ofMillis(50));
-    assertThat(events.events).containsExactly("rejected QUEUE_FULL", "admitted 0", "released");
+    assertThat(events.events).containsExactly("admitted 0", "rejected QUEUE_FULL", "released");
     assertThat(b.tryAcquire()).isPresent();
   }
 
   @Test
-  void slotOfMakesASlotTakenAtOnceAProvisionalSlotThatMayWaitAndBeAbandoned() {
+  void admitAtOnceTakesNoSlotASlowerCallerIsOwedAndCountsNothingWhenNoneIsFree() {
     Bulkhead b = fake(1, 1, Duration.ofSeconds(1));
     ProvisionalAdmission admission = admission(b);
-    ProvisionalSlot slot = admission.slotOf(admission.takeAtOnce());
-    assertThat(slot.queued()).isTrue();
+    Permit held = b.acquire();
+    CompletableFuture<String> stage = new CompletableFuture<>();
+    CompletableFuture<String> queued = b.submit(() -> stage);
     assertThat(b.stats().waiting()).isEqualTo(1);
-    slot.abandon(Reason.QUEUE_FULL);
-    assertThat(b.stats().inFlight()).isZero();
-    assertThat(b.stats().waiting()).isZero();
-    assertThat(b.stats().rejected()).isEqualTo(1);
-    assertThat(b.stats().admitted()).isZero();
-    assertThat(events.events).containsExactly("queued", "rejected QUEUE_FULL");
-    assertThat(b.tryAcquire()).as("the slot was passed on").isPresent();
+    assertThat(admission.admitAtOnce()).isEqualTo(ProvisionalAdmission.NOT_TAKEN);
+
+    held.close(); // handed to the waiter, not freed
+    assertThat(admission.admitAtOnce()).as("the slot went to the waiter").isEqualTo(0);
+    stage.complete("done");
+    assertThat(queued).isCompletedWithValue("done");
+
+    int admitted = admission.admitAtOnce();
+    assertThat(admitted).isNotEqualTo(ProvisionalAdmission.NOT_TAKEN);
+    admission.releaseTaken(admitted, admission.admittedAt(admitted));
+    BulkheadStats s = b.stats();
+    assertThat(s.admitted()).isEqualTo(3);
+    assertThat(s.completed()).isEqualTo(3);
+    assertThat(s.rejected()).as("admitAtOnce's refusals are not counted").isZero();
   }
 
   @Test
-  void aCodeTakeAtOnceDidNotReturnIsRefused() {
+  void aCodeAdmitAtOnceDidNotReturnIsRefused() {
     ProvisionalAdmission admission = admission(fake(1, 0, Duration.ZERO));
-    assertThatThrownBy(() -> admission.slotOf(ProvisionalAdmission.NOT_TAKEN))
+    assertThatThrownBy(() -> admission.admittedAt(ProvisionalAdmission.NOT_TAKEN))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("not a slot takeAtOnce() took: 0");
-    assertThatThrownBy(() -> admission.confirmTaken(7))
-        .isInstanceOf(IllegalArgumentException.class);
+        .hasMessage("not a code admitAtOnce() returned: 0");
     assertThatThrownBy(() -> admission.releaseTaken(-1, 0L))
         .isInstanceOf(IllegalArgumentException.class);
   }

@@ -29,10 +29,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * it, {@code call} runs a trivial task inside the compartment. The fleet compartment holds a lease
  * on the Redis at {@code -Dbulkhead.redis} (default {@code redis://127.0.0.1:6379}) and is alone in
  * its fleet, so every call is admitted from the lease in memory. {@code provisional} is a local
- * compartment's two-step admission that a fleet compartment's gate makes for a call admitted at
- * once (take a slot without an object, confirm it, release it) without the lease, its ticket or its
- * clock readings: the fleet's cost less that is what the lease adds. {@link FleetCost} is the
- * several-process measurement; this one isolates the per-call cost.
+ * compartment's admission that a fleet compartment's gate makes for a call admitted at once
+ * (admitAtOnce: a slot without an object, counted by its CAS; releaseTaken) without the lease, its
+ * ticket or its clock readings: the fleet's cost less that is what the lease adds. {@link
+ * FleetCost} is the several-process measurement; this one isolates the per-call cost.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -86,9 +86,9 @@ public class FleetAdmitBenchmark {
   public boolean permit() {
     ProvisionalAdmission twoStep = provisional;
     if (twoStep != null) {
-      int taken = twoStep.takeAtOnce();
-      twoStep.releaseTaken(taken, twoStep.confirmTaken(taken));
-      return taken != ProvisionalAdmission.NOT_TAKEN;
+      int admitted = twoStep.admitAtOnce();
+      twoStep.releaseTaken(admitted, twoStep.admittedAt(admitted));
+      return admitted != ProvisionalAdmission.NOT_TAKEN;
     }
     try (Permit p = bulkhead.acquire()) {
       return p.isClosed();
@@ -99,12 +99,12 @@ public class FleetAdmitBenchmark {
   public Object call() throws Exception {
     ProvisionalAdmission twoStep = provisional;
     if (twoStep != null) {
-      int taken = twoStep.takeAtOnce();
-      long admittedAt = twoStep.confirmTaken(taken);
+      int admitted = twoStep.admitAtOnce();
+      long admittedAt = twoStep.admittedAt(admitted);
       try {
         return task.call();
       } finally {
-        twoStep.releaseTaken(taken, admittedAt);
+        twoStep.releaseTaken(admitted, admittedAt);
       }
     }
     return bulkhead.call(task);

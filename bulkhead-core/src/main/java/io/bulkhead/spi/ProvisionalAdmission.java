@@ -66,48 +66,39 @@ public interface ProvisionalAdmission {
    */
   Optional<ProvisionalSlot> tryAcquireProvisionally();
 
-  /** What {@link #takeAtOnce()} returns when it took no slot. */
+  /** What {@link #admitAtOnce()} returns when it admitted nothing. */
   int NOT_TAKEN = 0;
 
   /**
-   * Takes a slot if one is free and nobody waits, as {@link #tryAcquireProvisionally()} does, but
-   * without an object and without counting anything (not even a rejection when none is free): for
-   * an integration whose own permit stands for the slot. Returns {@link #NOT_TAKEN}, or a code that
-   * stands for the slot taken, which the integration passes to exactly one of two paths:
-   *
-   * <ul>
-   *   <li>{@link #confirmTaken} (the call is admitted, as by {@link
-   *       ProvisionalSlot#confirmOwned()}) and, when the call ends, {@link #releaseTaken} exactly
-   *       once: the integration's permit guarantees the once, under racing closes too;
-   *   <li>{@link #slotOf}, which makes the slot a {@link ProvisionalSlot}, as {@link
-   *       #tryAcquireProvisionally()} would have returned it: to wait in it, abandon or close it.
-   * </ul>
+   * Admits a call at once if a slot is free and nobody waits, exactly as {@link
+   * Bulkhead#tryAcquire()} does when it admits (counted admitted, {@code onAdmitted} fired), but
+   * without an object, and counting nothing when no slot is free (not even a rejection): for an
+   * integration that holds what else its call needs before it asks (a slot of a fleet's lease, say)
+   * and whose own permit stands for the slot. Returns {@link #NOT_TAKEN}, or a code that stands for
+   * the slot, to pass to {@link #admittedAt} at once and, when the call ends, to {@link
+   * #releaseTaken} exactly once: the integration's permit guarantees the once, under racing closes
+   * too. A call that finds no slot at once takes the provisional path ({@link
+   * #acquireProvisionally()} and the rest), which may wait.
    */
-  int takeAtOnce();
+  int admitAtOnce();
 
   /**
-   * The slot {@code taken} (a code of {@link #takeAtOnce()}, not confirmed) as a provisional slot.
+   * The reading to pass to {@link #releaseTaken} with {@code admitted}, a code of {@link
+   * #admitAtOnce()}: called right after it (the compartment's clock is read only if the call is
+   * timed).
    *
-   * @throws IllegalArgumentException if {@code taken} is not such a code
+   * @throws IllegalArgumentException if {@code admitted} is not such a code
    */
-  ProvisionalSlot slotOf(int taken);
+  long admittedAt(int admitted);
 
   /**
-   * Admits the call of the slot {@code taken} (a code of {@link #takeAtOnce()}): counts it admitted
-   * and fires {@code onAdmitted}. Returns the reading to pass to {@link #releaseTaken}.
-   *
-   * @throws IllegalArgumentException if {@code taken} is not such a code
-   */
-  long confirmTaken(int taken);
-
-  /**
-   * Frees the slot of a call {@link #confirmTaken} admitted, as closing its permit does: counts it
+   * Frees the slot of a call {@link #admitAtOnce} admitted, as closing its permit does: counts it
    * completed, records its latency if it was timed, and hands the slot to the next waiter. Call it
    * once per slot; a second call frees a slot that is not this call's.
    *
-   * @throws IllegalArgumentException if {@code taken} is not a code of {@link #takeAtOnce()}
+   * @throws IllegalArgumentException if {@code admitted} is not a code of {@link #admitAtOnce()}
    */
-  void releaseTaken(int taken, long admittedAt);
+  void releaseTaken(int admitted, long admittedAt);
 
   /**
    * Like {@link Bulkhead#submit}: when a slot is free, runs {@code task} with it, provisional, and

@@ -38,7 +38,8 @@ import org.jspecify.annotations.Nullable;
  *
  * Algorithm
  * ---------
- * Admission has two stages, neither of which waits for Redis.
+ * Admission has two stages, neither of which waits for Redis. A call admitted at once takes them in
+ * the other order, both at once (below); one that may wait takes them in this one.
  *   1. The gate, an ordinary core Bulkhead of this process's limit, queue and wait. It gives FIFO waiting
  *      without a thread per waiter, the fast local "no", stats and listeners. Its slot is taken
  *      provisionally (io.bulkhead.spi): the gate counts nothing as admitted until stage 2 has a ticket.
@@ -58,14 +59,16 @@ import org.jspecify.annotations.Nullable;
  *                   cancelled): counted cancelled.
  * While a call waits in the lease line (slot.queued()) the gate reports it waiting, not in flight.
  *
- * Cost of a call admitted at once (see DESIGN.md): the gate's slot taken lock-free without an object
- * (ProvisionalAdmission.takeAtOnce), the lease's CAS and one clock reading (LeaseSlots M3's, which is
- * also the call's start), the admission counted (confirmTaken), one SlotTicket (for acquire/tryAcquire
- * the permit too); its release: the ticket's give-back (the lease's decrement, one clock reading:
- * overran?) before the gate's (releaseTaken). A synchronous call gives both back on its own thread;
- * a permit, which may be closed on several threads at once, behind its ticket's flag. A call that
- * finds no slot of the lease at once turns its gate slot into a ProvisionalSlot (slotOf) and waits in
- * it; its release is then the gate slot's CAS, which runs the ticket's give-back first.
+ * A call admitted at once (admitAtOnce(), see DESIGN.md) costs: the lease's CAS and one clock reading
+ * (LeaseSlots M3's, which is also the call's start), then the gate's lock-free CAS, which counts the
+ * admission as a local one's does (ProvisionalAdmission.admitAtOnce), and one SlotTicket (for
+ * acquire/tryAcquire the permit too); its release: the ticket's give-back (the lease's decrement, one
+ * clock reading: overran?) before the gate's (releaseTaken). The lease comes first because the gate's
+ * admission cannot be taken back once counted, and the lease's slot can: given back unused when the
+ * gate has none free at once. A synchronous call gives both back on its own thread; a permit, which
+ * may be closed on several threads at once, behind its ticket's flag. A call not admitted at once takes
+ * a provisional gate slot (stage 1) and waits in it; its release is then the gate slot's CAS, which
+ * runs the ticket's give-back first.
  * The ticket's own flag is CASed for a permit admitted at once and where no gate slot guards it (a
  * submit's stage, the line's R1).
  * A wait deadline is computed only by a call that waits, from what the gate says is left of its
@@ -79,11 +82,13 @@ import org.jspecify.annotations.Nullable;
  * Invariants
  * ----------
  *   I1 every admitted call holds exactly one ticket, given back exactly once, and a gate slot confirmed
- *      once; a gate slot leaves its provisional state once and is freed once. The once is: for a
- *      synchronous call admitted at once, its own thread, the only one that holds the two; for a
- *      permit admitted at once, its ticket's flag (Ticket.claim), whose winner gives back the ticket
- *      and then the gate's slot; for a call or permit that waited, the gate slot's close(GIVE_BACK,
- *      ticket) CAS; Ticket.release's flag for the rest. A ticket goes through one of them, never two.
+ *      once (a call admitted at once: by the gate's CAS that admitted it); a gate slot leaves its
+ *      provisional state once and is freed once. The once is: for a synchronous call admitted at once,
+ *      its own thread, the only one that holds the two; for a permit admitted at once, its ticket's flag
+ *      (Ticket.claim), whose winner gives back the ticket and then the gate's slot; for a call or
+ *      permit that waited, the gate slot's close(GIVE_BACK, ticket) CAS; Ticket.release's flag for the
+ *      rest. A ticket goes through one of them, never two; one the gate refused at once goes through
+ *      none: its slot of the lease is given back unused by the thread that took it (giveBackUnused).
  *   I2 a call admitted under the lease took its slot before the lease's admitUntil (LeaseSlots M3), and
  *      when it waited for its slot, still could when it started (R2 below).
  *   I3 a submit cancelled while it waits never runs its supplier and keeps no ticket, and is counted
@@ -108,6 +113,11 @@ import org.jspecify.annotations.Nullable;
  *      abandons the slot (WAIT_TIMEOUT) and fails `out`. One count either way.
  *   R4 release vs waiter: the releasing thread gives its slot back to the lease, then serves the line
  *      (LeaseLine W4), so a waiter that joined meanwhile gets it.
+ *   R5 at once vs a full gate: a call takes a slot of the lease, finds the gate with none free (or a
+ *      local waiter), and gives the slot back unused, then serves the line as a release does (R4). In
+ *      between, the lease counts one slot more than runs: a waiter that found the lease full meanwhile
+ *      joined the line and is served by that give-back; a sync reports one slot more than needed, which
+ *      Redis may record (M1 allows more, never less).
  */
 final class RedisBulkhead implements FleetBulkhead {
 
@@ -190,23 +200,16 @@ final class RedisBulkhead implements FleetBulkhead {
   /** A synchronous call: {@code task}, or {@code fenced} told the fencing token. */
   private <T extends @Nullable Object> T callWith(
       @Nullable Callable<T> task, @Nullable FencedCall<T> fenced) throws Exception {
-    int taken = admission.takeAtOnce();
-    SlotTicket ticket = leaseAtOnce(taken);
+    SlotTicket ticket = admitAtOnce();
     if (ticket != null) {
       // Admitted at once, without the gate's slot object (I1): this thread alone gives both back.
-      long admittedAt = admission.confirmTaken(taken);
       try {
         return run(task, fenced, ticket);
       } finally {
-        // The lease's slot first: a local waiter handed the gate's finds it free.
-        try {
-          ticket.giveBack();
-        } finally {
-          admission.releaseTaken(taken, admittedAt);
-        }
+        ticket.giveBackBoth();
       }
     }
-    ProvisionalSlot slot = gateSlot(taken); // a local refusal is counted by the gate
+    ProvisionalSlot slot = admission.acquireProvisionally(); // a local refusal: counted by the gate
     ticket = obtainOrClose(slot);
     try {
       return run(task, fenced, ticket);
@@ -225,32 +228,25 @@ final class RedisBulkhead implements FleetBulkhead {
 
   @Override
   public FleetPermit acquire() {
-    int taken = admission.takeAtOnce();
-    SlotTicket ticket = leaseAtOnce(taken);
+    SlotTicket ticket = admitAtOnce();
     if (ticket != null) {
-      return ticket.heldAtOnce(taken, admission.confirmTaken(taken));
+      return ticket;
     }
-    ProvisionalSlot slot = gateSlot(taken);
+    ProvisionalSlot slot = admission.acquireProvisionally();
     return obtainOrClose(slot).heldWith(slot);
   }
 
   @Override
   public Optional<Permit> tryAcquire() {
-    int taken = admission.takeAtOnce();
-    SlotTicket atOnce = leaseAtOnce(taken);
+    SlotTicket atOnce = admitAtOnce();
     if (atOnce != null) {
-      return Optional.of(atOnce.heldAtOnce(taken, admission.confirmTaken(taken)));
+      return Optional.of(atOnce);
     }
-    ProvisionalSlot slot;
-    if (taken != ProvisionalAdmission.NOT_TAKEN) {
-      slot = admission.slotOf(taken);
-    } else {
-      Optional<ProvisionalSlot> local = admission.tryAcquireProvisionally();
-      if (local.isEmpty()) {
-        return Optional.empty(); // counted QUEUE_FULL by the gate
-      }
-      slot = local.get();
+    Optional<ProvisionalSlot> local = admission.tryAcquireProvisionally();
+    if (local.isEmpty()) {
+      return Optional.empty(); // counted QUEUE_FULL by the gate
     }
+    ProvisionalSlot slot = local.get();
     try {
       SlotTicket ticket = line.isEmpty() ? attempt() : null;
       if (ticket != null) {
@@ -389,26 +385,26 @@ final class RedisBulkhead implements FleetBulkhead {
   }
 
   /**
-   * The gate's slot that takeAtOnce took ({@code taken}) as an object, for a call that did not get
-   * a slot of the lease at once; or, if it took none, one taken as acquire() takes it (waiting in
-   * the gate's queue if need be).
+   * A call admitted at once, when nobody waits in the lease line: a slot of the lease (one CAS and
+   * LeaseSlots M3's clock reading, also the call's start), then the gate's, counted admitted by the
+   * gate's own CAS (admitAtOnce). Null when either has none free at once: a slot of the lease taken
+   * for nothing is given back unused, and the caller goes the provisional way (its attempt() takes
+   * it again, or waits, or is refused). In fallback the slot is one of the share's.
    */
-  private ProvisionalSlot gateSlot(int taken) {
-    return taken == ProvisionalAdmission.NOT_TAKEN
-        ? admission.acquireProvisionally()
-        : admission.slotOf(taken);
-  }
-
-  /**
-   * A slot of the lease taken at once (one CAS and LeaseSlots M3's clock reading) for a call whose
-   * gate slot takeAtOnce took ({@code taken}), when nobody waits in the lease line; null otherwise,
-   * and in fallback when the share has none free (the caller then goes through obtainOrClose, whose
-   * attempt() refuses).
-   */
-  private @Nullable SlotTicket leaseAtOnce(int taken) {
-    return taken != ProvisionalAdmission.NOT_TAKEN && line.isEmpty()
-        ? slots.tryTake(newTicket)
-        : null;
+  private @Nullable SlotTicket admitAtOnce() {
+    if (!line.isEmpty()) {
+      return null;
+    }
+    SlotTicket ticket = slots.tryTake(newTicket);
+    if (ticket == null) {
+      return null;
+    }
+    int admitted = admission.admitAtOnce();
+    if (admitted == ProvisionalAdmission.NOT_TAKEN) {
+      ticket.giveBackUnused();
+      return null;
+    }
+    return ticket.heldAtOnce(admitted, admission.admittedAt(admitted));
   }
 
   /**
@@ -688,8 +684,8 @@ final class RedisBulkhead implements FleetBulkhead {
     // the call starts; read by its release, which the call's own hand-offs order after it.
     private long startedAt;
     private @Nullable ProvisionalSlot slot; // the gate's, when this ticket is a permit
-    // A permit admitted at once holds its gate slot as takeAtOnce's code instead (NOT_TAKEN else),
-    // with the gate's reading at admission; written before the permit is returned.
+    // A call admitted at once holds its gate slot as admitAtOnce's code instead (NOT_TAKEN else),
+    // with the gate's reading at admission; written before the call starts or the permit returns.
     private int gateTaken;
     private long gateAdmittedAt;
 
@@ -704,11 +700,32 @@ final class RedisBulkhead implements FleetBulkhead {
       return this;
     }
 
-    /** A permit that holds the gate's slot taken at once, by takeAtOnce's code {@code taken}. */
-    SlotTicket heldAtOnce(int taken, long admittedAt) {
-      this.gateTaken = taken;
+    /** A ticket whose call the gate admitted at once, by admitAtOnce's code {@code admitted}. */
+    SlotTicket heldAtOnce(int admitted, long admittedAt) {
+      this.gateTaken = admitted;
       this.gateAdmittedAt = admittedAt;
       return this;
+    }
+
+    /**
+     * A synchronous call's release, on its own thread, the only one that holds the ticket: the
+     * lease's slot first, so that a local waiter handed the gate's finds it free.
+     */
+    void giveBackBoth() {
+      try {
+        giveBack();
+      } finally {
+        admission.releaseTaken(gateTaken, gateAdmittedAt);
+      }
+    }
+
+    /** A slot of the lease no call used (the gate had none free at once): no overrun to check. */
+    void giveBackUnused() {
+      slots.giveBack();
+      if (!leased) {
+        fallbackInFlight.decrementAndGet();
+      }
+      line.serveIfWaiting(); // R4
     }
 
     @Override
@@ -749,11 +766,7 @@ final class RedisBulkhead implements FleetBulkhead {
         gateSlot.close(GIVE_BACK, this);
       } else if (gateTaken != ProvisionalAdmission.NOT_TAKEN) {
         if (claim()) {
-          try {
-            giveBack();
-          } finally {
-            admission.releaseTaken(gateTaken, gateAdmittedAt);
-          }
+          giveBackBoth();
         }
       } else {
         release();

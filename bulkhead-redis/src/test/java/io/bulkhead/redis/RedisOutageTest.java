@@ -65,6 +65,34 @@ class RedisOutageTest {
   }
 
   @Test
+  void aSlotOfTheShareTakenWhenTheLocalLimitHasNoneIsGivenBackUnused() throws Exception {
+    int port = RedisServerProcess.freePort(); // nothing listens there
+    try (RedisCompartments fleet = connect("redis://127.0.0.1:" + port)) {
+      FleetBulkhead shared =
+          fleet.builder("llm").limit(3).maxCallDuration(CALL).fallbackToLocalShare(3).build();
+      assertThat(shared.fleetStats().inFallback()).isTrue();
+      shared.setLimit(1); // the local limit at once; the share stays 3 while Redis is away
+      Permit held = shared.tryAcquire().orElseThrow();
+
+      // A call admitted at once takes the share's slot first, then the local limit's: none free.
+      assertThat(shared.tryAcquire()).as("the local limit is 1").isEmpty();
+      FleetStats stats = shared.fleetStats();
+      assertThat(stats.fallbackInFlight()).as("the share's slot was given back").isEqualTo(1);
+      assertThat(stats.refusedByFallback()).as("the share had room").isZero();
+      assertThat(shared.stats().rejected()).as("refused by the local limit").isEqualTo(1);
+      assertThat(shared.stats().admitted()).isEqualTo(1);
+
+      held.close();
+      assertThat(shared.fleetStats().fallbackInFlight()).isZero();
+      try (Permit next = shared.tryAcquire().orElseThrow()) {
+        assertThat(shared.fleetStats().fallbackInFlight()).isEqualTo(1);
+      }
+      assertThat(shared.stats().inFlight()).isZero();
+      assertThat(shared.stats().completed()).isEqualTo(2);
+    }
+  }
+
+  @Test
   void aKilledRedisIsCoveredForOneLeaseTtlThenTheShareAdmitsAndAnEmptyRestartHoldsGrowthOneTerm()
       throws Exception {
     String name = "llm";
