@@ -159,7 +159,9 @@ class ProvisionalAdmissionTest {
     assertThat(admission.admitAtOnce()).isEqualTo(ProvisionalAdmission.NOT_TAKEN);
 
     held.close(); // handed to the waiter, not freed
-    assertThat(admission.admitAtOnce()).as("the slot went to the waiter").isEqualTo(0);
+    assertThat(admission.admitAtOnce())
+        .as("the slot went to the waiter")
+        .isEqualTo(ProvisionalAdmission.NOT_TAKEN);
     stage.complete("done");
     assertThat(queued).isCompletedWithValue("done");
 
