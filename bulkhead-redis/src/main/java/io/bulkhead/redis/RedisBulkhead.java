@@ -59,10 +59,11 @@ import org.jspecify.annotations.Nullable;
  *                   cancelled): counted cancelled.
  * While a call waits in the lease line (slot.queued()) the gate reports it waiting, not in flight.
  *
- * A call admitted at once (admitAtOnce(), see DESIGN.md) costs: the lease's CAS and one clock reading
- * (LeaseSlots M3's, which is also the call's start), then the gate's lock-free CAS, which counts the
- * admission as a local one's does (ProvisionalAdmission.admitAtOnce), and one SlotTicket (for
- * acquire/tryAcquire the permit too); its release: the ticket's give-back (the lease's decrement, one
+ * A call admitted at once (permitAtOnce(), whose steps callWith writes out; see DESIGN.md) costs: the
+ * lease's CAS and one clock reading (LeaseSlots M3's, which is also the call's start), then the gate's
+ * lock-free CAS, which counts the admission as a local one's does (ProvisionalAdmission.admitAtOnce),
+ * and one SlotTicket (for acquire/tryAcquire the permit; a synchronous call's the JIT keeps in
+ * registers); its release: the ticket's give-back (the lease's decrement, one
  * clock reading: overran?) before the gate's (releaseTaken). The lease comes first because the gate's
  * admission cannot be taken back once counted, and the lease's slot can: given back unused when the
  * gate has none free at once. A synchronous call gives both back on its own thread; a permit, which
@@ -200,14 +201,27 @@ final class RedisBulkhead implements FleetBulkhead {
   /** A synchronous call: {@code task}, or {@code fenced} told the fencing token. */
   private <T extends @Nullable Object> T callWith(
       @Nullable Callable<T> task, @Nullable FencedCall<T> fenced) throws Exception {
-    SlotTicket ticket = admitAtOnce();
+    // permitAtOnce()'s steps, written out: compiled apart, that method is too big for the JIT to
+    // inline
+    // here, and the ticket it returns would then be allocated; in this method it is not.
+    SlotTicket ticket = leaseAtOnce();
     if (ticket != null) {
-      // Admitted at once, without the gate's slot object (I1): this thread alone gives both back.
-      try {
-        return run(task, fenced, ticket);
-      } finally {
-        ticket.giveBackBoth();
+      int admitted = admission.admitAtOnce();
+      if (admitted != ProvisionalAdmission.NOT_TAKEN) {
+        // Admitted at once, without the gate's slot object (I1): this thread alone gives both back.
+        long admittedAt = admission.admittedAt(admitted);
+        try {
+          return run(task, fenced, ticket);
+        } finally {
+          // The lease's slot first: a local waiter handed the gate's finds it free.
+          try {
+            ticket.giveBack();
+          } finally {
+            admission.releaseTaken(admitted, admittedAt);
+          }
+        }
       }
+      ticket.giveBackUnused();
     }
     ProvisionalSlot slot = admission.acquireProvisionally(); // a local refusal: counted by the gate
     ticket = obtainOrClose(slot);
@@ -228,7 +242,7 @@ final class RedisBulkhead implements FleetBulkhead {
 
   @Override
   public FleetPermit acquire() {
-    SlotTicket ticket = admitAtOnce();
+    SlotTicket ticket = permitAtOnce();
     if (ticket != null) {
       return ticket;
     }
@@ -238,7 +252,7 @@ final class RedisBulkhead implements FleetBulkhead {
 
   @Override
   public Optional<Permit> tryAcquire() {
-    SlotTicket atOnce = admitAtOnce();
+    SlotTicket atOnce = permitAtOnce();
     if (atOnce != null) {
       return Optional.of(atOnce);
     }
@@ -391,11 +405,8 @@ final class RedisBulkhead implements FleetBulkhead {
    * for nothing is given back unused, and the caller goes the provisional way (its attempt() takes
    * it again, or waits, or is refused). In fallback the slot is one of the share's.
    */
-  private @Nullable SlotTicket admitAtOnce() {
-    if (!line.isEmpty()) {
-      return null;
-    }
-    SlotTicket ticket = slots.tryTake(newTicket);
+  private @Nullable SlotTicket permitAtOnce() {
+    SlotTicket ticket = leaseAtOnce();
     if (ticket == null) {
       return null;
     }
@@ -405,6 +416,11 @@ final class RedisBulkhead implements FleetBulkhead {
       return null;
     }
     return ticket.heldAtOnce(admitted, admission.admittedAt(admitted));
+  }
+
+  /** The first step of an admission at once: a slot of the lease, when nobody waits in its line. */
+  private @Nullable SlotTicket leaseAtOnce() {
+    return line.isEmpty() ? slots.tryTake(newTicket) : null;
   }
 
   /**
@@ -708,8 +724,8 @@ final class RedisBulkhead implements FleetBulkhead {
     }
 
     /**
-     * A synchronous call's release, on its own thread, the only one that holds the ticket: the
-     * lease's slot first, so that a local waiter handed the gate's finds it free.
+     * A permit's release at once, by the thread that won its flag: the lease's slot first, so that
+     * a local waiter handed the gate's finds it free.
      */
     void giveBackBoth() {
       try {
