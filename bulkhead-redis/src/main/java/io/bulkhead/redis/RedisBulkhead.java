@@ -63,8 +63,8 @@ import org.jspecify.annotations.Nullable;
  * lease's CAS and one clock reading (LeaseSlots M3's, which is also the call's start), then the gate's
  * lock-free CAS, which counts the admission as a local one's does (ProvisionalAdmission.admitAtOnce),
  * and one SlotTicket (for acquire/tryAcquire the permit; a synchronous call's the JIT keeps in
- * registers); its release: the ticket's give-back (the lease's decrement, one
- * clock reading: overran?) before the gate's (releaseTaken). The lease comes first because the gate's
+ * registers); its release: the ticket's give-back (the lease's decrement, one clock reading:
+ * overran?) before the gate's (releaseTaken). The lease comes first because the gate's
  * admission cannot be taken back once counted, and the lease's slot can: given back unused when the
  * gate has none free at once. A synchronous call gives both back on its own thread; a permit, which
  * may be closed on several threads at once, behind its ticket's flag. A call not admitted at once takes
@@ -202,8 +202,7 @@ final class RedisBulkhead implements FleetBulkhead {
   private <T extends @Nullable Object> T callWith(
       @Nullable Callable<T> task, @Nullable FencedCall<T> fenced) throws Exception {
     // permitAtOnce()'s steps, written out: compiled apart, that method is too big for the JIT to
-    // inline
-    // here, and the ticket it returns would then be allocated; in this method it is not.
+    // inline here, and the ticket it returns would then be allocated; in this method it is not.
     SlotTicket ticket = leaseAtOnce();
     if (ticket != null) {
       int admitted = admission.admitAtOnce();
